@@ -1,0 +1,411 @@
+/**
+ * The MCP client: discovery under one deadline, then tool calls, each under its own.
+ *
+ * ```ts
+ * import { McpClient } from "@phasebound/client"
+ * import { FetchHttpClient } from "@effect/platform"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const connection = yield* McpClient.connect({
+ *     url: "http://127.0.0.1:3000/mcp",
+ *     policy: { timeout: "30 seconds", discovery: { timeout: "5 seconds" } }
+ *   })
+ *   return yield* connection.callTool("add", { a: 1, b: 2 })
+ * }).pipe(Effect.scoped, Effect.provide(FetchHttpClient.layer))
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Failures from "./internal/failures.js"
+import { secretsOf } from "./internal/secrets.js"
+import {
+  InvalidOption,
+  LimitExceeded,
+  type McpConnectionError,
+  type Outcome,
+  type Stage
+} from "./McpConnectionError.js"
+import * as McpSchema from "./McpSchema.js"
+import * as PhasePolicy from "./PhasePolicy.js"
+import * as StreamableHttp from "./StreamableHttp.js"
+import type { Diagnostics, Exchange, Transport, TransportKind } from "./Transport.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConnectOptions {
+  /** The server's MCP endpoint (http or https). Userinfo becomes a Basic `Authorization` header. */
+  readonly url: string | URL
+  /** Sent with every request, to the configured origin only. */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /** `"auto"` (default) or a forced transport. */
+  readonly transport?: "auto" | "streamable-http" | undefined
+  readonly policy?: PhasePolicy.Options | undefined
+  readonly clientInfo?: McpSchema.Implementation | undefined
+}
+
+/**
+ * What one operation cost: wall time and raw bytes read.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Observation {
+  readonly operation: "discovery" | "tools/call" | "tools/list"
+  readonly stage: Stage
+  readonly durationMs: number
+  readonly bytes: number
+  readonly outcome: "ok" | McpConnectionError["_tag"]
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Connection {
+  readonly transport: TransportKind
+  readonly protocolVersion: McpSchema.Revision
+  readonly serverInfo: McpSchema.Implementation
+  readonly capabilities: Readonly<Record<string, unknown>>
+  readonly instructions: string | undefined
+  readonly tools: ReadonlyArray<McpSchema.Tool>
+  readonly policy: PhasePolicy.PhasePolicy
+  /** Per-stage timings and bytes of the discovery. */
+  readonly discovery: ReadonlyArray<Observation>
+  /**
+   * Calls a tool once, under the call budget (or the validated overrides). A result with
+   * `isError: true` is returned, not raised. Never retried.
+   */
+  readonly callTool: (
+    name: string,
+    args?: Readonly<Record<string, unknown>>,
+    overrides?: PhasePolicy.BudgetOptions
+  ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
+  /** Lists the tools again, every page under one discovery-budget deadline. */
+  readonly listTools: Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError>
+  /** The last 100 operations after discovery. */
+  readonly observations: Effect.Effect<ReadonlyArray<Observation>>
+  /** What the connection still holds (pending requests, background fibers). */
+  readonly diagnostics: Effect.Effect<Diagnostics>
+}
+
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
+export const defaultClientInfo: McpSchema.Implementation = { name: "phasebound", version: "0.1.0" }
+
+const configError = (option: string, reason: "invalid-url" | "invalid-value") =>
+  new InvalidOption({
+    stage: "config",
+    phase: "discovery",
+    limits: { timeoutMs: PhasePolicy.defaults.timeoutMs, maxBytes: PhasePolicy.defaults.maxBytes },
+    option,
+    reason,
+    outcome: "not-sent",
+    retryable: false
+  })
+
+// RFC 7230 token for names; values without CR, LF or NUL (header injection).
+const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+const headerValue = /^[^\r\n\0]*$/
+
+interface Target {
+  readonly url: URL
+  readonly headers: Readonly<Record<string, string>>
+  readonly secrets: ReadonlyArray<string>
+}
+
+/** Validates the target before any I/O; moves URL userinfo into an Authorization header. */
+const validateTarget = (options: ConnectOptions): Effect.Effect<Target, InvalidOption> =>
+  Effect.gen(function*() {
+    let url: URL
+    try {
+      url = new URL(options.url)
+    } catch {
+      return yield* Effect.fail(configError("url", "invalid-url"))
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") return yield* Effect.fail(configError("url", "invalid-url"))
+    const headers: Record<string, string> = {}
+    for (const [name, value] of Object.entries(options.headers ?? {})) {
+      if (!headerName.test(name)) return yield* Effect.fail(configError("headers", "invalid-value"))
+      if (typeof value !== "string" || !headerValue.test(value)) {
+        return yield* Effect.fail(configError("headers", "invalid-value"))
+      }
+      headers[name.toLowerCase()] = value
+    }
+    const secrets = secretsOf(url, headers)
+    if (url.username !== "" || url.password !== "") {
+      if (headers["authorization"] === undefined) {
+        const user = decodeURIComponent(url.username)
+        const password = decodeURIComponent(url.password)
+        headers["authorization"] = `Basic ${btoa(unescape(encodeURIComponent(`${user}:${password}`)))}`
+      }
+      url.username = ""
+      url.password = ""
+    }
+    return { url, headers, secrets: [...secrets, ...secretsOf(undefined, headers)] }
+  })
+
+const validateClientInfo = (info: McpSchema.Implementation | undefined) =>
+  Schema.decodeUnknown(McpSchema.Implementation)(info ?? defaultClientInfo).pipe(
+    Effect.mapError(() => configError("clientInfo", "invalid-value"))
+  )
+
+const decodeInitialize = Schema.decodeUnknown(McpSchema.InitializeResult)
+const decodeListPage = Schema.decodeUnknown(McpSchema.ListToolsPage)
+const decodeTool = Schema.decodeUnknown(McpSchema.Tool)
+const decodeCallResult = Schema.decodeUnknown(McpSchema.CallToolResult)
+
+const limitExceeded = (exchange: Exchange, limit: "maxTools" | "maxPages" | "maxSchemaBytes") =>
+  new LimitExceeded({
+    stage: exchange.stage,
+    phase: exchange.phase,
+    limits: exchange.budget,
+    limit,
+    outcome: "applied",
+    retryable: false
+  })
+
+const invalidResult = (exchange: Exchange, bytes: number) => (cause: unknown) =>
+  Failures.protocol(exchange, "invalid-result", { observedBytes: bytes }, cause)
+
+const utf8Length = (value: unknown): number => new TextEncoder().encode(JSON.stringify(value)).length
+
+/**
+ * Lists every page of tools, bounded by `maxPages`, `maxTools` and `maxSchemaBytes`.
+ * The caller puts the whole listing under one deadline.
+ */
+const listAllTools = (
+  transport: Transport,
+  policy: PhasePolicy.PhasePolicy,
+  record: (stage: Stage, bytes: number) => void
+): Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError> =>
+  Effect.gen(function*() {
+    const exchange: Exchange = { stage: "list-tools", phase: "discovery", budget: policy.discovery, cancellable: true }
+    const tools: Array<McpSchema.Tool> = []
+    let cursor: string | undefined
+    for (let page = 1;; page++) {
+      if (page > policy.maxPages) return yield* Effect.fail(limitExceeded(exchange, "maxPages"))
+      const response = yield* transport.request("tools/list", cursor === undefined ? undefined : { cursor }, exchange)
+      record("list-tools", response.bytes)
+      const decoded = yield* decodeListPage(response.result).pipe(Effect.mapError(invalidResult(exchange, response.bytes)))
+      if (tools.length + decoded.tools.length > policy.maxTools) {
+        return yield* Effect.fail(limitExceeded(exchange, "maxTools"))
+      }
+      for (const candidate of decoded.tools) {
+        const tool = yield* decodeTool(candidate).pipe(Effect.mapError(invalidResult(exchange, response.bytes)))
+        if (utf8Length(tool.inputSchema) > policy.maxSchemaBytes) {
+          return yield* Effect.fail(limitExceeded(exchange, "maxSchemaBytes"))
+        }
+        tools.push(tool)
+      }
+      if (decoded.nextCursor === undefined) return tools
+      cursor = decoded.nextCursor
+    }
+  })
+
+/** What is known about the remote effect when a deadline passes at a stage. */
+const deadlineOutcome = (stage: Stage): Outcome => (stage === "config" || stage === "connect" ? "not-sent" : "unknown")
+
+/**
+ * Connects to an MCP server: validates every option, then runs the discovery (initialize,
+ * initialized, every tools/list page) under ONE deadline. The connection lives in the current
+ * scope; closing it releases the session. When discovery fails, everything it opened is
+ * released before the failure is returned.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const connect = (
+  options: ConnectOptions
+): Effect.Effect<Connection, McpConnectionError, HttpClient.HttpClient | Scope.Scope> =>
+  Effect.gen(function*() {
+    const policy = yield* PhasePolicy.make(options.policy)
+    const target = yield* validateTarget(options)
+    const clientInfo = yield* validateClientInfo(options.clientInfo)
+    if (options.transport !== undefined && options.transport !== "auto" && options.transport !== "streamable-http") {
+      return yield* Effect.fail(configError("transport", "invalid-value"))
+    }
+
+    const connectionScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    const discoveryLog: Array<Observation> = []
+    let stage: Stage = "connect"
+    let stageStarted = Date.now()
+    const record = (at: Stage, bytes: number) => {
+      const now = Date.now()
+      discoveryLog.push({ operation: "discovery", stage: at, durationMs: now - stageStarted, bytes, outcome: "ok" })
+      stageStarted = now
+    }
+    const exchange = (at: Stage, cancellable: boolean): Exchange => {
+      stage = at
+      return { stage: at, phase: "discovery", budget: policy.discovery, cancellable }
+    }
+
+    const discovery = Effect.gen(function*() {
+      const transport = yield* StreamableHttp.make({
+        url: target.url,
+        headers: target.headers,
+        secrets: target.secrets,
+        releaseTimeoutMs: policy.releaseTimeoutMs
+      }).pipe(Scope.extend(connectionScope))
+      stageStarted = Date.now()
+
+      // initialize is never cancelled (the spec forbids it).
+      const initializeExchange = exchange("initialize", false)
+      const initialize = yield* transport.request(
+        "initialize",
+        { protocolVersion: McpSchema.latestRevision, capabilities: {}, clientInfo },
+        initializeExchange
+      )
+      record("initialize", initialize.bytes)
+      const init = yield* decodeInitialize(initialize.result).pipe(
+        Effect.mapError(invalidResult(initializeExchange, initialize.bytes))
+      )
+      if (!McpSchema.isSupportedRevision(init.protocolVersion)) {
+        return yield* Effect.fail(
+          Failures.protocol(initializeExchange, "unsupported-protocol-version", { observedBytes: initialize.bytes })
+        )
+      }
+      yield* transport.setProtocolVersion(init.protocolVersion)
+
+      yield* transport.notify("notifications/initialized", undefined, exchange("initialized", false))
+      record("initialized", 0)
+
+      stage = "list-tools"
+      const tools = yield* listAllTools(transport, policy, record)
+      return { transport, init, tools }
+    })
+
+    const discovered = yield* discovery.pipe(
+      Effect.timeoutFail({
+        duration: Duration.millis(policy.discovery.timeoutMs),
+        onTimeout: () => Failures.deadline(exchange(stage, false), deadlineOutcome(stage))
+      }),
+      Effect.onExit((exit) => (Exit.isFailure(exit) ? Scope.close(connectionScope, exit) : Effect.void)),
+      Effect.withSpan("mcp.connect", {
+        kind: "client",
+        captureStackTrace: false,
+        attributes: { "mcp.phase": "discovery", "mcp.transport": "streamable-http" }
+      })
+    )
+    return makeConnection(discovered, policy, discoveryLog, connectionScope)
+  })
+
+const makeConnection = (
+  discovered: {
+    readonly transport: Transport
+    readonly init: McpSchema.InitializeResult
+    readonly tools: ReadonlyArray<McpSchema.Tool>
+  },
+  policy: PhasePolicy.PhasePolicy,
+  discovery: ReadonlyArray<Observation>,
+  scope: Scope.Scope
+): Connection => {
+  const { init, transport } = discovered
+  const revision = init.protocolVersion as McpSchema.Revision
+  const observations: Array<Observation> = []
+  let closed = false
+  const observe = (observation: Observation) => {
+    observations.push(observation)
+    if (observations.length > 100) observations.shift()
+  }
+  // Closing the connection's scope marks it closed first, so later calls fail without I/O.
+  Effect.runSync(Scope.addFinalizer(scope, Effect.sync(() => {
+    closed = true
+  })))
+
+  const closedFailure = (exchange: Exchange) =>
+    Failures.transport(exchange, "session-closed", "not-sent")
+
+  /** Runs one operation under a deadline, recording its cost and its span. */
+  const observed = <A extends { readonly bytes: number }>(
+    operation: "tools/call" | "tools/list",
+    exchange: Exchange,
+    effect: Effect.Effect<A, McpConnectionError>
+  ) =>
+    Effect.gen(function*() {
+      if (closed) return yield* Effect.fail(closedFailure(exchange))
+      const started = yield* Clock.currentTimeMillis
+      const exit = yield* effect.pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(exchange.budget.timeoutMs),
+          onTimeout: () => Failures.deadline(exchange, "unknown")
+        }),
+        Effect.exit
+      )
+      const durationMs = (yield* Clock.currentTimeMillis) - started
+      const outcome = Exit.isSuccess(exit)
+        ? "ok" as const
+        : exit.cause._tag === "Fail"
+        ? exit.cause.error._tag
+        : undefined
+      if (outcome !== undefined) {
+        const bytes = Exit.isSuccess(exit) ? exit.value.bytes : exit.cause._tag === "Fail" ? exit.cause.error.observedBytes ?? 0 : 0
+        observe({ operation, stage: exchange.stage, durationMs, bytes, outcome })
+        yield* Effect.annotateCurrentSpan({ "mcp.outcome": outcome, "mcp.observed_bytes": bytes })
+      }
+      return yield* exit
+    }).pipe(
+      Effect.withSpan(operation === "tools/call" ? "mcp.tools.call" : "mcp.tools.list", {
+        kind: "client",
+        captureStackTrace: false,
+        attributes: {
+          "mcp.phase": exchange.phase,
+          "mcp.stage": exchange.stage,
+          "mcp.transport": transport.kind,
+          "mcp.protocol.version": revision
+        }
+      })
+    )
+
+  const callTool: Connection["callTool"] = (name, args, overrides) =>
+    Effect.gen(function*() {
+      const budget = yield* PhasePolicy.callBudget(policy, overrides)
+      const exchange: Exchange = { stage: "call", phase: "call", budget, cancellable: true }
+      const response = yield* observed(
+        "tools/call",
+        exchange,
+        transport.request("tools/call", { name, arguments: args ?? {} }, exchange)
+      )
+      return yield* decodeCallResult(response.result).pipe(Effect.mapError(invalidResult(exchange, response.bytes)))
+    })
+
+  const listTools: Connection["listTools"] = Effect.gen(function*() {
+    const exchange: Exchange = { stage: "list-tools", phase: "discovery", budget: policy.discovery, cancellable: true }
+    let bytes = 0
+    const tools = yield* observed(
+      "tools/list",
+      exchange,
+      listAllTools(transport, policy, (_, n) => {
+        bytes += n
+      }).pipe(Effect.map((tools) => ({ tools, bytes })))
+    )
+    return tools.tools
+  })
+
+  return {
+    transport: transport.kind,
+    protocolVersion: revision,
+    serverInfo: init.serverInfo,
+    capabilities: init.capabilities,
+    instructions: init.instructions,
+    tools: discovered.tools,
+    policy,
+    discovery,
+    callTool,
+    listTools,
+    observations: Effect.sync(() => [...observations]),
+    diagnostics: transport.diagnostics
+  }
+}

@@ -1,0 +1,346 @@
+/**
+ * The public error family of phasebound (CONTRACT section 3).
+ *
+ * Every error carries public, typed, finite fields only. A URL, a header, a credential, a
+ * response body or a stack never reaches a public field, `message`, `toString()` or
+ * `JSON.stringify`. The original cause stays in process as the non-enumerable `cause`.
+ *
+ * @since 0.1.0
+ */
+import * as Data from "effect/Data"
+import * as Predicate from "effect/Predicate"
+
+/**
+ * Where the failure happened.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Stage =
+  | "config"
+  | "connect"
+  | "initialize"
+  | "initialized"
+  | "endpoint"
+  | "discover"
+  | "list-tools"
+  | "call"
+  | "stream"
+  | "close"
+
+/**
+ * Which budget was in force.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Phase = "discovery" | "call" | "session"
+
+/**
+ * What is known about the remote effect of the request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Outcome = "not-sent" | "not-applied" | "applied" | "unknown"
+
+/**
+ * The budget in force when the error happened (finite numbers).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Limits {
+  readonly timeoutMs: number
+  readonly maxBytes: number
+}
+
+/**
+ * The public fields shared by every error of the family.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PublicFields {
+  readonly stage: Stage
+  readonly phase: Phase
+  readonly limits: Limits
+  readonly outcome: Outcome
+  readonly retryable: boolean
+  /** Bytes actually read before the client stopped reading. */
+  readonly observedBytes?: number | undefined
+  /** HTTP status, when one was received. */
+  readonly status?: number | undefined
+  /** JSON-RPC error code (RemoteRefusal, or a modern refusal inside another failure). */
+  readonly code?: number | undefined
+  /** RemoteRefusal only: the server's message, sanitized (see `sanitizeRemoteMessage`). */
+  readonly remoteMessage?: string | undefined
+  /** InvalidOption only: the option's path, such as `discovery.timeout`. */
+  readonly option?: string | undefined
+  /** A short reason from a fixed vocabulary, such as `invalid-utf8` or `missing-response`. */
+  readonly reason?: Reason | undefined
+  /** LimitExceeded only: which constraint, and the limit. */
+  readonly limit?: "maxTools" | "maxPages" | "maxSchemaBytes" | undefined
+  /** TransportFailure on stdio: the child's exit code, when it exited. */
+  readonly exitCode?: number | undefined
+}
+
+/**
+ * A fixed vocabulary of reasons: never free text from a peer or an exception.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Reason =
+  | "not-finite"
+  | "not-positive"
+  | "not-integer"
+  | "not-a-duration"
+  | "unsafe-integer"
+  | "invalid-url"
+  | "invalid-value"
+  | "invalid-utf8"
+  | "invalid-json"
+  | "invalid-message"
+  | "invalid-result"
+  | "unexpected-content-type"
+  | "missing-response"
+  | "unknown-id"
+  | "unsupported-protocol-version"
+  | "bad-endpoint"
+  | "foreign-endpoint"
+  | "missing-session"
+  | "connection-failed"
+  | "connection-closed"
+  | "stream-ended"
+  | "process-exited"
+  | "spawn-failed"
+  | "unexpected-status"
+  | "session-closed"
+
+/** Fields in the order they appear in the public record. */
+const recordKeys = [
+  "stage",
+  "phase",
+  "limits",
+  "observedBytes",
+  "status",
+  "code",
+  "remoteMessage",
+  "option",
+  "reason",
+  "limit",
+  "exitCode",
+  "outcome",
+  "retryable"
+] as const
+
+/**
+ * The plain record of an error: what `JSON.stringify` and the CLI print.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ErrorRecord extends PublicFields {
+  readonly tag: McpConnectionError["_tag"]
+}
+
+const describe = (self: PublicFields & { readonly _tag: string }): string => {
+  const parts: Array<string> = [`${summary[self._tag as keyof typeof summary] ?? "failure"}`]
+  if (self.option !== undefined) parts.push(`option ${self.option}`)
+  if (self.reason !== undefined) parts.push(`reason ${self.reason}`)
+  if (self.limit !== undefined) parts.push(`limit ${self.limit}`)
+  parts.push(`stage ${self.stage}`, `phase ${self.phase}`)
+  if (self.status !== undefined) parts.push(`HTTP ${self.status}`)
+  if (self.code !== undefined) parts.push(`JSON-RPC code ${self.code}`)
+  if (self.observedBytes !== undefined) parts.push(`read ${self.observedBytes} bytes`)
+  if (self.exitCode !== undefined) parts.push(`exit code ${self.exitCode}`)
+  parts.push(`limits ${self.limits.timeoutMs} ms / ${self.limits.maxBytes} bytes`, `outcome ${self.outcome}`)
+  const head = parts.join(", ")
+  return self.remoteMessage !== undefined ? `${head}: ${self.remoteMessage}` : head
+}
+
+const summary = {
+  InvalidOption: "invalid option",
+  DeadlineExceeded: "deadline exceeded",
+  ByteCeilingExceeded: "byte ceiling exceeded",
+  Unauthorized: "unauthorized",
+  Forbidden: "forbidden",
+  UpstreamFailure: "upstream failure",
+  RemoteRefusal: "the server refused the request",
+  ProtocolViolation: "protocol violation",
+  TransportFailure: "transport failure",
+  SessionExpired: "session expired",
+  LimitExceeded: "limit exceeded"
+} as const
+
+/**
+ * The base of every error: public fields assigned as own enumerable properties, the cause kept
+ * non-enumerable, and `message`, `toString` and `toJSON` derived from the public fields only.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export abstract class McpErrorBase extends Data.Error<{}> {
+  abstract readonly _tag: keyof typeof summary
+  declare readonly stage: Stage
+  declare readonly phase: Phase
+  declare readonly limits: Limits
+  declare readonly outcome: Outcome
+  declare readonly retryable: boolean
+  declare readonly observedBytes?: number | undefined
+  declare readonly status?: number | undefined
+  declare readonly code?: number | undefined
+  declare readonly remoteMessage?: string | undefined
+  declare readonly option?: string | undefined
+  declare readonly reason?: Reason | undefined
+  declare readonly limit?: "maxTools" | "maxPages" | "maxSchemaBytes" | undefined
+  declare readonly exitCode?: number | undefined
+
+  constructor(fields: PublicFields, cause?: unknown) {
+    super()
+    for (const key of recordKeys) {
+      const value = fields[key]
+      if (value !== undefined) {
+        ;(this as Record<string, unknown>)[key] = key === "limits" ? { ...(value as Limits) } : value
+      }
+    }
+    // In process only: never enumerable, so never in a spread or JSON.
+    Object.defineProperty(this, "cause", { value: cause, enumerable: false, writable: false, configurable: true })
+  }
+
+  override toString(): string {
+    return `${this._tag}: ${this.message}`
+  }
+
+  override toJSON(): ErrorRecord {
+    return toRecord(this as McpConnectionError)
+  }
+}
+
+// `message` and `name` are derived on read, from typed fields only (never own properties).
+Object.defineProperty(McpErrorBase.prototype, "message", {
+  get(this: McpErrorBase) {
+    return describe(this)
+  },
+  configurable: true
+})
+Object.defineProperty(McpErrorBase.prototype, "name", {
+  get(this: McpErrorBase) {
+    return this._tag
+  },
+  configurable: true
+})
+
+/** @since 0.1.0 @category errors */
+export class InvalidOption extends McpErrorBase {
+  readonly _tag = "InvalidOption" as const
+}
+/** @since 0.1.0 @category errors */
+export class DeadlineExceeded extends McpErrorBase {
+  readonly _tag = "DeadlineExceeded" as const
+}
+/** @since 0.1.0 @category errors */
+export class ByteCeilingExceeded extends McpErrorBase {
+  readonly _tag = "ByteCeilingExceeded" as const
+}
+/** @since 0.1.0 @category errors */
+export class Unauthorized extends McpErrorBase {
+  readonly _tag = "Unauthorized" as const
+}
+/** @since 0.1.0 @category errors */
+export class Forbidden extends McpErrorBase {
+  readonly _tag = "Forbidden" as const
+}
+/** @since 0.1.0 @category errors */
+export class UpstreamFailure extends McpErrorBase {
+  readonly _tag = "UpstreamFailure" as const
+}
+/** @since 0.1.0 @category errors */
+export class RemoteRefusal extends McpErrorBase {
+  readonly _tag = "RemoteRefusal" as const
+}
+/** @since 0.1.0 @category errors */
+export class ProtocolViolation extends McpErrorBase {
+  readonly _tag = "ProtocolViolation" as const
+}
+/** @since 0.1.0 @category errors */
+export class TransportFailure extends McpErrorBase {
+  readonly _tag = "TransportFailure" as const
+}
+/** @since 0.1.0 @category errors */
+export class SessionExpired extends McpErrorBase {
+  readonly _tag = "SessionExpired" as const
+}
+/** @since 0.1.0 @category errors */
+export class LimitExceeded extends McpErrorBase {
+  readonly _tag = "LimitExceeded" as const
+}
+
+/**
+ * The union of every public error.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type McpConnectionError =
+  | InvalidOption
+  | DeadlineExceeded
+  | ByteCeilingExceeded
+  | Unauthorized
+  | Forbidden
+  | UpstreamFailure
+  | RemoteRefusal
+  | ProtocolViolation
+  | TransportFailure
+  | SessionExpired
+  | LimitExceeded
+
+const tags: ReadonlySet<string> = new Set(Object.keys(summary))
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isMcpConnectionError = (u: unknown): u is McpConnectionError =>
+  Predicate.hasProperty(u, "_tag") && typeof u._tag === "string" && tags.has(u._tag) &&
+  Predicate.hasProperty(u, "stage") && Predicate.hasProperty(u, "phase")
+
+/**
+ * The public record of an error, with only its public fields.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const toRecord = (error: McpConnectionError): ErrorRecord => {
+  const record: Record<string, unknown> = { tag: error._tag }
+  for (const key of recordKeys) {
+    const value = error[key]
+    if (value !== undefined) record[key] = key === "limits" ? { ...(value as Limits) } : value
+  }
+  return record as unknown as ErrorRecord
+}
+
+const REMOTE_MESSAGE_MAX = 512
+
+/**
+ * Makes a peer's JSON-RPC error message safe to show: configured secret values are redacted
+ * first (so a secret cut by the length limit cannot leak a prefix), then control characters
+ * are removed, URLs are replaced, and the result is cut to 512 characters.
+ *
+ * @since 0.1.0
+ * @category redaction
+ */
+export const sanitizeRemoteMessage = (message: unknown, secrets: ReadonlyArray<string>): string | undefined => {
+  if (typeof message !== "string") return undefined
+  let text = message
+  for (const secret of secrets) {
+    if (secret.length >= 3) text = text.split(secret).join("[redacted]")
+  }
+  // Remove C0/C1 control characters (newlines included: the record stays one line).
+  // eslint-disable-next-line no-control-regex
+  text = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, " ")
+  // A URL can carry userinfo or query tokens that we were not told about.
+  text = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, "[url]")
+  return text.length > REMOTE_MESSAGE_MAX ? text.slice(0, REMOTE_MESSAGE_MAX) : text
+}

@@ -1,0 +1,263 @@
+/**
+ * JSON-RPC 2.0 and the MCP messages phasebound reads, as strict `effect` Schemas.
+ *
+ * Unknown fields of MCP results are preserved (servers add fields across revisions); required
+ * fields are checked and a wrong type is a `ProtocolViolation`, never repaired.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * The protocol revisions this client speaks, newest first.
+ *
+ * @since 0.1.0
+ * @category protocol
+ */
+export const supportedRevisions = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] as const
+
+/**
+ * @since 0.1.0
+ * @category protocol
+ */
+export type Revision = (typeof supportedRevisions)[number]
+
+/**
+ * The revision a 2025-era client asks for in `initialize`.
+ *
+ * @since 0.1.0
+ * @category protocol
+ */
+export const latestRevision: Revision = "2025-11-25"
+
+/**
+ * @since 0.1.0
+ * @category protocol
+ */
+export const isSupportedRevision = (u: unknown): u is Revision =>
+  typeof u === "string" && (supportedRevisions as ReadonlyArray<string>).includes(u)
+
+/**
+ * @since 0.1.0
+ * @category json-rpc
+ */
+export const RequestId = Schema.Union(Schema.String, Schema.Int)
+
+/**
+ * @since 0.1.0
+ * @category json-rpc
+ */
+export type RequestId = typeof RequestId.Type
+
+const Params = Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+
+/**
+ * @since 0.1.0
+ * @category json-rpc
+ */
+export const JsonRpcRequest = Schema.Struct({
+  jsonrpc: Schema.Literal("2.0"),
+  id: RequestId,
+  method: Schema.String,
+  params: Params
+})
+
+/**
+ * @since 0.1.0
+ * @category json-rpc
+ */
+export const JsonRpcNotification = Schema.Struct({
+  jsonrpc: Schema.Literal("2.0"),
+  method: Schema.String,
+  params: Params
+})
+
+/**
+ * @since 0.1.0
+ * @category json-rpc
+ */
+export const JsonRpcSuccess = Schema.Struct({
+  jsonrpc: Schema.Literal("2.0"),
+  id: RequestId,
+  result: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+
+/**
+ * @since 0.1.0
+ * @category json-rpc
+ */
+export const JsonRpcErrorObject = Schema.Struct({
+  code: Schema.Int,
+  message: Schema.String,
+  data: Schema.optional(Schema.Unknown)
+})
+
+/**
+ * @since 0.1.0
+ * @category json-rpc
+ */
+export const JsonRpcFailure = Schema.Struct({
+  jsonrpc: Schema.Literal("2.0"),
+  id: Schema.NullOr(RequestId),
+  error: JsonRpcErrorObject
+})
+
+/**
+ * A message from the server, classified.
+ *
+ * @since 0.1.0
+ * @category json-rpc
+ */
+export type IncomingMessage =
+  | { readonly _tag: "Request"; readonly message: typeof JsonRpcRequest.Type }
+  | { readonly _tag: "Notification"; readonly message: typeof JsonRpcNotification.Type }
+  | { readonly _tag: "Success"; readonly message: typeof JsonRpcSuccess.Type }
+  | { readonly _tag: "Failure"; readonly message: typeof JsonRpcFailure.Type }
+
+const decodeRequest = Schema.decodeUnknownOption(JsonRpcRequest)
+const decodeNotification = Schema.decodeUnknownOption(JsonRpcNotification)
+const decodeSuccess = Schema.decodeUnknownOption(JsonRpcSuccess)
+const decodeFailure = Schema.decodeUnknownOption(JsonRpcFailure)
+
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * Classifies a parsed JSON value as a JSON-RPC message, or `undefined` when it is none.
+ * The shape decides the kind: `method` with `id` is a request, `method` alone a notification,
+ * `result` a success, `error` a failure; anything ambiguous is refused.
+ *
+ * @since 0.1.0
+ * @category json-rpc
+ */
+export const classify = (u: unknown): IncomingMessage | undefined => {
+  if (!isObject(u)) return undefined
+  const hasMethod = "method" in u
+  const hasResult = "result" in u
+  const hasError = "error" in u
+  if (hasMethod && !hasResult && !hasError) {
+    if ("id" in u) {
+      const message = decodeRequest(u)
+      return message._tag === "Some" ? { _tag: "Request", message: message.value } : undefined
+    }
+    const message = decodeNotification(u)
+    return message._tag === "Some" ? { _tag: "Notification", message: message.value } : undefined
+  }
+  if (hasResult && !hasError && !hasMethod) {
+    const message = decodeSuccess(u)
+    return message._tag === "Some" ? { _tag: "Success", message: message.value } : undefined
+  }
+  if (hasError && !hasResult && !hasMethod) {
+    const message = decodeFailure(u)
+    return message._tag === "Some" ? { _tag: "Failure", message: message.value } : undefined
+  }
+  return undefined
+}
+
+const preserve = { onExcessProperty: "preserve" } as const
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export const Implementation = Schema.Struct({
+  name: Schema.String,
+  version: Schema.String,
+  title: Schema.optional(Schema.String)
+}).annotations({ parseOptions: preserve })
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type Implementation = typeof Implementation.Type
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export const InitializeResult = Schema.Struct({
+  protocolVersion: Schema.String,
+  capabilities: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  serverInfo: Implementation,
+  instructions: Schema.optional(Schema.String)
+}).annotations({ parseOptions: preserve })
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type InitializeResult = typeof InitializeResult.Type
+
+/**
+ * A tool as listed by the server. `inputSchema` must be a JSON Schema object of type
+ * `object`; its size is bounded separately by `maxSchemaBytes`.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const Tool = Schema.Struct({
+  name: Schema.String.pipe(Schema.minLength(1)),
+  title: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  inputSchema: Schema.Struct({ type: Schema.Literal("object") }).annotations({ parseOptions: preserve }),
+  outputSchema: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  annotations: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+}).annotations({ parseOptions: preserve })
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type Tool = typeof Tool.Type
+
+/**
+ * One page of `tools/list`. Tools are checked one by one afterwards (see `Tool`), so that a
+ * page is refused before its tools are decoded when it has too many.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const ListToolsPage = Schema.Struct({
+  tools: Schema.Array(Schema.Unknown),
+  nextCursor: Schema.optional(Schema.String)
+}).annotations({ parseOptions: preserve })
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export const ContentBlock = Schema.Struct({
+  type: Schema.String
+}).annotations({ parseOptions: preserve })
+
+/**
+ * The result of `tools/call`. `isError: true` is a tool-level failure returned as a result.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const CallToolResult = Schema.Struct({
+  content: Schema.Array(ContentBlock),
+  structuredContent: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  isError: Schema.optional(Schema.Boolean)
+}).annotations({ parseOptions: preserve })
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type CallToolResult = typeof CallToolResult.Type
+
+/**
+ * JSON-RPC error codes phasebound uses or recognizes.
+ *
+ * @since 0.1.0
+ * @category json-rpc
+ */
+export const ErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603
+} as const

@@ -1,0 +1,204 @@
+/**
+ * Phase budgets (CONTRACT section 1): a shared baseline `{ timeout, maxBytes }`, per-phase
+ * overrides for discovery and call, a bound for unsolicited frames, and the separate
+ * constraints `maxTools`, `maxPages` and `maxSchemaBytes`. Everything is validated before any
+ * I/O into a typed `InvalidOption` that names the option: never a silent clamp, never an
+ * unlimited wait or read.
+ *
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { InvalidOption, type Limits, type Reason, type Stage } from "./McpConnectionError.js"
+
+/**
+ * A budget override: either field may be left out to inherit it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface BudgetOptions {
+  /** A finite duration > 0. A number is milliseconds. */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** A safe integer >= 1. */
+  readonly maxBytes?: number | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends BudgetOptions {
+  readonly discovery?: BudgetOptions | undefined
+  readonly call?: BudgetOptions | undefined
+  /** Bounds frames that belong to no pending request (default: the baseline maxBytes). */
+  readonly unsolicited?: { readonly maxBytes?: number | undefined } | undefined
+  /** Most tools accepted from tools/list (default 4,096). */
+  readonly maxTools?: number | undefined
+  /** Most tools/list pages followed (default 64). */
+  readonly maxPages?: number | undefined
+  /** Largest input schema accepted per tool, in bytes of its JSON (default 1 MiB). */
+  readonly maxSchemaBytes?: number | undefined
+  /** Bound of each release step: DELETE of a session, a cancellation notice (default 2 s). */
+  readonly releaseTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * A validated budget: finite milliseconds and bytes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Budget {
+  readonly timeoutMs: number
+  readonly maxBytes: number
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface PhasePolicy {
+  readonly discovery: Budget
+  readonly call: Budget
+  readonly unsolicitedMaxBytes: number
+  readonly maxTools: number
+  readonly maxPages: number
+  readonly maxSchemaBytes: number
+  readonly releaseTimeoutMs: number
+}
+
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
+export const defaults = {
+  timeoutMs: 60_000,
+  maxBytes: 16 * 1024 * 1024,
+  maxTools: 4_096,
+  maxPages: 64,
+  maxSchemaBytes: 1024 * 1024,
+  releaseTimeoutMs: 2_000
+} as const
+
+const configLimits: Limits = { timeoutMs: defaults.timeoutMs, maxBytes: defaults.maxBytes }
+
+const invalid = (option: string, reason: Reason, stage: Stage = "config"): InvalidOption =>
+  new InvalidOption({
+    stage,
+    phase: stage === "call" ? "call" : "discovery",
+    limits: configLimits,
+    option,
+    reason,
+    outcome: "not-sent",
+    retryable: false
+  })
+
+/**
+ * Validates a duration option into finite milliseconds > 0.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const validateTimeout = (
+  option: string,
+  input: unknown,
+  stage: Stage = "config"
+): Effect.Effect<number, InvalidOption> => {
+  if (typeof input === "number") {
+    if (Number.isNaN(input) || !Number.isFinite(input)) return Effect.fail(invalid(option, "not-finite", stage))
+    if (input <= 0) return Effect.fail(invalid(option, "not-positive", stage))
+    return Effect.succeed(input)
+  }
+  if (typeof input === "bigint") {
+    return input > 0n && input <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Effect.succeed(Number(input))
+      : Effect.fail(invalid(option, input <= 0n ? "not-positive" : "not-finite", stage))
+  }
+  const decoded = Duration.decodeUnknown(input)
+  if (decoded._tag === "None") return Effect.fail(invalid(option, "not-a-duration", stage))
+  const duration = decoded.value
+  if (!Duration.isFinite(duration)) return Effect.fail(invalid(option, "not-finite", stage))
+  const millis = Duration.toMillis(duration)
+  if (Number.isNaN(millis) || !Number.isFinite(millis)) return Effect.fail(invalid(option, "not-finite", stage))
+  if (millis <= 0) return Effect.fail(invalid(option, "not-positive", stage))
+  return Effect.succeed(millis)
+}
+
+/**
+ * Validates a byte or count option into a safe integer >= 1.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const validateCount = (
+  option: string,
+  input: unknown,
+  stage: Stage = "config"
+): Effect.Effect<number, InvalidOption> => {
+  if (typeof input !== "number") return Effect.fail(invalid(option, "invalid-value", stage))
+  if (Number.isNaN(input) || !Number.isFinite(input)) return Effect.fail(invalid(option, "not-finite", stage))
+  if (!Number.isInteger(input)) return Effect.fail(invalid(option, "not-integer", stage))
+  if (input < 1) return Effect.fail(invalid(option, "not-positive", stage))
+  if (!Number.isSafeInteger(input)) return Effect.fail(invalid(option, "unsafe-integer", stage))
+  return Effect.succeed(input)
+}
+
+const optional = <A>(
+  input: unknown,
+  fallback: A,
+  validate: (input: unknown) => Effect.Effect<A, InvalidOption>
+): Effect.Effect<A, InvalidOption> => (input === undefined ? Effect.succeed(fallback) : validate(input))
+
+const resolveBudget = (
+  prefix: string,
+  options: BudgetOptions | undefined,
+  base: Budget,
+  stage: Stage
+): Effect.Effect<Budget, InvalidOption> =>
+  Effect.all({
+    timeoutMs: optional(options?.timeout, base.timeoutMs, (u) => validateTimeout(`${prefix}timeout`, u, stage)),
+    maxBytes: optional(options?.maxBytes, base.maxBytes, (u) => validateCount(`${prefix}maxBytes`, u, stage))
+  })
+
+/**
+ * Validates options into a policy. Runs before any I/O.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options = {}): Effect.Effect<PhasePolicy, InvalidOption> =>
+  Effect.gen(function*() {
+    const baseline = yield* resolveBudget("", options, configLimits, "config")
+    return {
+      discovery: yield* resolveBudget("discovery.", options.discovery, baseline, "config"),
+      call: yield* resolveBudget("call.", options.call, baseline, "config"),
+      unsolicitedMaxBytes: yield* optional(
+        options.unsolicited?.maxBytes,
+        baseline.maxBytes,
+        (u) => validateCount("unsolicited.maxBytes", u)
+      ),
+      maxTools: yield* optional(options.maxTools, defaults.maxTools, (u) => validateCount("maxTools", u)),
+      maxPages: yield* optional(options.maxPages, defaults.maxPages, (u) => validateCount("maxPages", u)),
+      maxSchemaBytes: yield* optional(
+        options.maxSchemaBytes,
+        defaults.maxSchemaBytes,
+        (u) => validateCount("maxSchemaBytes", u)
+      ),
+      releaseTimeoutMs: yield* optional(
+        options.releaseTimeout,
+        defaults.releaseTimeoutMs,
+        (u) => validateTimeout("releaseTimeout", u)
+      )
+    }
+  })
+
+/**
+ * The budget of one call: the policy's call budget with the per-call overrides, validated the
+ * same way (stage `call`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const callBudget = (policy: PhasePolicy, overrides?: BudgetOptions): Effect.Effect<Budget, InvalidOption> =>
+  overrides === undefined ? Effect.succeed(policy.call) : resolveBudget("call.", overrides, policy.call, "call")

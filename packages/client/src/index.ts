@@ -1,0 +1,24 @@
+/**
+ * phasebound: an MCP client for Effect with phase budgets, typed and redacted errors, and no
+ * silent replays.
+ *
+ * @since 0.1.0
+ */
+
+/** @since 0.1.0 */
+export * as McpClient from "./McpClient.js"
+
+/** @since 0.1.0 */
+export * as McpConnectionError from "./McpConnectionError.js"
+
+/** @since 0.1.0 */
+export * as McpSchema from "./McpSchema.js"
+
+/** @since 0.1.0 */
+export * as PhasePolicy from "./PhasePolicy.js"
+
+/** @since 0.1.0 */
+export * as StreamableHttp from "./StreamableHttp.js"
+
+/** @since 0.1.0 */
+export * as Transport from "./Transport.js"

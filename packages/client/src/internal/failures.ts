@@ -1,0 +1,116 @@
+/**
+ * Builds the public errors of one exchange: stage, phase and limits come from the exchange,
+ * outcome and retryability from what is known about the remote effect.
+ *
+ * Outcome rules (documented in the README):
+ * - nothing reached the server: `not-sent`, retryable;
+ * - the server refused before processing (401, 403, 4xx, JSON-RPC error, expired session):
+ *   `not-applied`;
+ * - a response arrived, even one refused for its size: `applied`;
+ * - anything else after the request left (deadline, reset, 5xx, malformed answer): `unknown`.
+ * Discovery requests are idempotent, so a transient discovery failure is retryable; a call
+ * is retryable only when it was not sent.
+ */
+import {
+  ByteCeilingExceeded,
+  DeadlineExceeded,
+  Forbidden,
+  type Outcome,
+  ProtocolViolation,
+  type Reason,
+  RemoteRefusal,
+  SessionExpired,
+  TransportFailure,
+  Unauthorized,
+  UpstreamFailure
+} from "../McpConnectionError.js"
+import type { Exchange } from "../Transport.js"
+
+const base = (exchange: Exchange) => ({
+  stage: exchange.stage,
+  phase: exchange.phase,
+  limits: { timeoutMs: exchange.budget.timeoutMs, maxBytes: exchange.budget.maxBytes }
+})
+
+const transientRetryable = (exchange: Exchange, outcome: Outcome): boolean =>
+  outcome === "not-sent" || (exchange.phase === "discovery" && outcome !== "applied")
+
+/** @internal */
+export const deadline = (exchange: Exchange, outcome: Outcome, observedBytes?: number): DeadlineExceeded =>
+  new DeadlineExceeded({
+    ...base(exchange),
+    observedBytes,
+    outcome,
+    retryable: transientRetryable(exchange, outcome)
+  })
+
+/** @internal */
+export const ceiling = (exchange: Exchange, observedBytes: number, status?: number, cause?: unknown) =>
+  new ByteCeilingExceeded({ ...base(exchange), observedBytes, status, outcome: "applied", retryable: false }, cause)
+
+/** @internal */
+export const protocol = (
+  exchange: Exchange,
+  reason: Reason,
+  details: { readonly observedBytes?: number; readonly status?: number; readonly code?: number } = {},
+  cause?: unknown
+) =>
+  new ProtocolViolation({
+    ...base(exchange),
+    reason,
+    observedBytes: details.observedBytes,
+    status: details.status,
+    code: details.code,
+    outcome: "unknown",
+    retryable: false
+  }, cause)
+
+/** @internal */
+export const transport = (
+  exchange: Exchange,
+  reason: Reason,
+  outcome: Outcome,
+  details: { readonly observedBytes?: number; readonly exitCode?: number } = {},
+  cause?: unknown
+) =>
+  new TransportFailure({
+    ...base(exchange),
+    reason,
+    observedBytes: details.observedBytes,
+    exitCode: details.exitCode,
+    outcome,
+    retryable: transientRetryable(exchange, outcome)
+  }, cause)
+
+/** @internal */
+export const sessionExpired = (exchange: Exchange, outcome: Outcome, status?: number) =>
+  new SessionExpired({ ...base(exchange), status, outcome, retryable: false })
+
+/** @internal */
+export const remoteRefusal = (
+  exchange: Exchange,
+  code: number,
+  remoteMessage: string | undefined,
+  details: { readonly status?: number; readonly observedBytes?: number } = {}
+) =>
+  new RemoteRefusal({
+    ...base(exchange),
+    code,
+    remoteMessage,
+    status: details.status,
+    observedBytes: details.observedBytes,
+    outcome: "not-applied",
+    retryable: false
+  })
+
+/** @internal */
+export const httpStatus = (exchange: Exchange, status: number, observedBytes?: number, cause?: unknown) => {
+  const fields = { ...base(exchange), status, observedBytes }
+  if (status === 401) return new Unauthorized({ ...fields, outcome: "not-applied", retryable: false }, cause)
+  if (status === 403) return new Forbidden({ ...fields, outcome: "not-applied", retryable: false }, cause)
+  if (status >= 500) {
+    // 502/503/504 come from gateways as often as from the server: the effect is unknown.
+    return new UpstreamFailure({ ...fields, outcome: "unknown", retryable: exchange.phase === "discovery" }, cause)
+  }
+  return new UpstreamFailure({ ...fields, outcome: "not-applied", retryable: false }, cause)
+}

@@ -1,0 +1,143 @@
+/**
+ * The Promise API, for users outside Effect.
+ *
+ * ```ts
+ * import { connect } from "@phasebound/client/promise"
+ *
+ * const connection = await connect({ url: "http://127.0.0.1:3000/mcp", policy: { timeout: 30_000 } })
+ * try {
+ *   const result = await connection.callTool("add", { a: 1, b: 2 }, { timeout: 5_000 })
+ * } finally {
+ *   await connection.close()
+ * }
+ * ```
+ *
+ * Numeric times are milliseconds. Rejections are the errors of `McpConnectionError`; an
+ * aborted `AbortSignal` rejects with the signal's own `reason`, unchanged (never a deadline).
+ *
+ * @since 0.1.0
+ */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as McpClient from "./McpClient.js"
+import type { McpConnectionError } from "./McpConnectionError.js"
+import type * as McpSchema from "./McpSchema.js"
+import type * as PhasePolicy from "./PhasePolicy.js"
+import type { TransportKind } from "./Transport.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConnectOptions {
+  readonly url: string | URL
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  readonly transport?: "auto" | "streamable-http" | undefined
+  readonly policy?: PhasePolicy.Options | undefined
+  readonly clientInfo?: McpSchema.Implementation | undefined
+  readonly signal?: AbortSignal | undefined
+  /** The HTTP client layer (default: `FetchHttpClient.layer`, which works under Node and Bun). */
+  readonly httpClient?: Layer.Layer<HttpClient.HttpClient> | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallOptions {
+  readonly signal?: AbortSignal | undefined
+  /** Milliseconds (or any Duration input): overrides the call timeout for this call. */
+  readonly timeout?: PhasePolicy.BudgetOptions["timeout"]
+  /** Overrides the call byte ceiling for this call. */
+  readonly maxBytes?: number | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Connection {
+  readonly transport: TransportKind
+  readonly protocolVersion: McpSchema.Revision
+  readonly serverInfo: McpSchema.Implementation
+  readonly tools: ReadonlyArray<McpSchema.Tool>
+  readonly callTool: (
+    name: string,
+    args?: Readonly<Record<string, unknown>>,
+    options?: CallOptions
+  ) => Promise<McpSchema.CallToolResult>
+  readonly listTools: (options?: { readonly signal?: AbortSignal | undefined }) => Promise<ReadonlyArray<McpSchema.Tool>>
+  /** Releases the session (bounded). Safe to call more than once. */
+  readonly close: () => Promise<void>
+  /** The Effect connection underneath, for observation. */
+  readonly effect: McpClient.Connection
+}
+
+/** Runs an effect; rejects with the signal's reason when the signal aborted it. */
+const run = <A>(
+  effect: Effect.Effect<A, McpConnectionError>,
+  signal: AbortSignal | undefined
+): Promise<A> => {
+  if (signal?.aborted) return Promise.reject(signal.reason)
+  return Effect.runPromiseExit(effect, signal === undefined ? undefined : { signal }).then((exit) => {
+    if (Exit.isSuccess(exit)) return exit.value
+    if (signal?.aborted && Cause.isInterruptedOnly(exit.cause)) throw signal.reason
+    const failure = Cause.failureOption(exit.cause)
+    if (failure._tag === "Some") throw failure.value
+    // A defect or an interruption we did not ask for: a bug, kept whole in process.
+    throw Cause.squash(exit.cause)
+  })
+}
+
+/**
+ * Connects and discovers. Resolves once the tools are listed.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const connect = async (options: ConnectOptions): Promise<Connection> => {
+  const layer = options.httpClient ?? FetchHttpClient.layer
+  const scope = Effect.runSync(Scope.make())
+  const close = () => Effect.runPromise(Scope.close(scope, Exit.void))
+  let connection: McpClient.Connection
+  try {
+    connection = await run(
+      Effect.gen(function*() {
+        // The HTTP client lives as long as the connection, not just the discovery.
+        const context = yield* Layer.buildWithScope(layer, scope)
+        return yield* McpClient.connect({
+          url: options.url,
+          headers: options.headers,
+          transport: options.transport,
+          policy: options.policy,
+          clientInfo: options.clientInfo
+        }).pipe(Scope.extend(scope), Effect.provide(context))
+      }),
+      options.signal
+    )
+  } catch (error) {
+    await close()
+    throw error
+  }
+  let closing: Promise<void> | undefined
+  return {
+    transport: connection.transport,
+    protocolVersion: connection.protocolVersion,
+    serverInfo: connection.serverInfo,
+    tools: connection.tools,
+    effect: connection,
+    callTool: (name, args, callOptions) => {
+      const overrides = callOptions?.timeout === undefined && callOptions?.maxBytes === undefined
+        ? undefined
+        : { timeout: callOptions.timeout, maxBytes: callOptions.maxBytes }
+      return run(connection.callTool(name, args, overrides), callOptions?.signal)
+    },
+    listTools: (listOptions) => run(connection.listTools, listOptions?.signal),
+    close: () => (closing ??= close())
+  }
+}
