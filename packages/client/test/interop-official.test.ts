@@ -1,0 +1,56 @@
+import { FetchHttpClient } from "@effect/platform"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { McpClient } from "../src/index.js"
+import { connect } from "../src/promise.js"
+import { startOfficialServer } from "./support/officialServer.js"
+
+const clients = [
+  ["FetchHttpClient", FetchHttpClient.layer],
+  ["NodeHttpClient (undici)", NodeHttpClient.layerUndici]
+] as const satisfies ReadonlyArray<readonly [string, Layer.Layer<any>]>
+
+describe.each([
+  ["JSON", true],
+  ["SSE", false]
+] as const)("official SDK 1.32.2 StreamableHTTPServerTransport, %s mode", (_, jsonResponse) => {
+  describe.each(clients)("through %s", (_, layer) => {
+    it.scoped("discovers and calls tools", () =>
+      Effect.gen(function*() {
+        const server = yield* Effect.acquireRelease(
+          Effect.promise(() => startOfficialServer({ jsonResponse })),
+          (s) => Effect.promise(() => s.close())
+        )
+        const connection = yield* McpClient.connect({ url: server.url })
+        expect(connection.transport).toBe("streamable-http")
+        expect(connection.serverInfo.name).toBe("official-sdk-peer")
+        expect(connection.protocolVersion).toBe("2025-11-25")
+        expect(connection.tools.map((t) => t.name).sort()).toEqual(["add", "echo", "fail", "increment"])
+        const sum = yield* connection.callTool("add", { a: 2, b: 40 })
+        expect(sum.content).toEqual([{ type: "text", text: "42" }])
+        const failed = yield* connection.callTool("fail")
+        expect(failed.isError).toBe(true)
+        yield* connection.callTool("increment")
+        expect(server.counter()).toBe(1)
+        const echoed = yield* connection.callTool("echo", { text: "héllo 😀" })
+        expect(echoed.content).toEqual([{ type: "text", text: "héllo 😀" }])
+      }).pipe(Effect.provide(layer)))
+  })
+
+  it("works through the Promise API", async () => {
+    const server = await startOfficialServer({ jsonResponse })
+    try {
+      const connection = await connect({ url: server.url })
+      try {
+        const result = await connection.callTool("add", { a: 1, b: 2 }, { timeout: 5_000 })
+        expect(result.content).toEqual([{ type: "text", text: "3" }])
+        expect((await connection.listTools()).length).toBe(4)
+      } finally {
+        await connection.close()
+      }
+    } finally {
+      await server.close()
+    }
+  })
+})
