@@ -1,7 +1,11 @@
 import { defineProject } from "vitest/config"
 
+// "source" resolves the workspace packages to their TypeScript sources (see package.json exports).
+const conditions = ["source", "node", "import", "module", "default"]
+
 export default defineProject({
-  resolve: { conditions: ["source"] },
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: ["source"] } },
   test: {
     name: "testkit",
     include: ["test/**/*.test.ts"],

@@ -1,0 +1,107 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Either } from "effect"
+import { PhasePolicy } from "../src/index.js"
+
+const refusal = (options: PhasePolicy.Options) =>
+  Effect.runSync(PhasePolicy.make(options).pipe(Effect.flip))
+
+describe("PhasePolicy", () => {
+  it("applies the contract defaults", () => {
+    const policy = Effect.runSync(PhasePolicy.make())
+    expect(policy).toEqual({
+      discovery: { timeoutMs: 60_000, maxBytes: 16_777_216 },
+      call: { timeoutMs: 60_000, maxBytes: 16_777_216 },
+      unsolicitedMaxBytes: 16_777_216,
+      maxTools: 4_096,
+      maxPages: 64,
+      maxSchemaBytes: 1_048_576,
+      releaseTimeoutMs: 2_000
+    })
+  })
+
+  it("lets each phase override the baseline independently", () => {
+    const policy = Effect.runSync(PhasePolicy.make({
+      timeout: "10 seconds",
+      maxBytes: 1000,
+      discovery: { timeout: 200 },
+      call: { maxBytes: 5 }
+    }))
+    expect(policy.discovery).toEqual({ timeoutMs: 200, maxBytes: 1000 })
+    expect(policy.call).toEqual({ timeoutMs: 10_000, maxBytes: 5 })
+    expect(policy.unsolicitedMaxBytes).toBe(1000)
+  })
+
+  const badTimeouts: ReadonlyArray<readonly [string, unknown, string]> = [
+    ["NaN", Number.NaN, "not-finite"],
+    ["Infinity", Number.POSITIVE_INFINITY, "not-finite"],
+    ["-Infinity", Number.NEGATIVE_INFINITY, "not-finite"],
+    ["negative", -1, "not-positive"],
+    ["zero", 0, "not-positive"],
+    ["Duration.infinity", Duration.infinity, "not-finite"],
+    ["Duration.zero", Duration.zero, "not-positive"],
+    ["a word", "soon", "not-a-duration"]
+  ]
+  const badBytes: ReadonlyArray<readonly [string, unknown, string]> = [
+    ["NaN", Number.NaN, "not-finite"],
+    ["Infinity", Number.POSITIVE_INFINITY, "not-finite"],
+    ["negative", -5, "not-positive"],
+    ["zero", 0, "not-positive"],
+    ["fractional", 1.5, "not-integer"],
+    ["unsafe", 2 ** 60, "unsafe-integer"],
+    ["a string", "1024", "invalid-value"]
+  ]
+  const placements: ReadonlyArray<readonly [string, (field: "timeout" | "maxBytes", value: unknown) => PhasePolicy.Options]> = [
+    ["", (field, value) => ({ [field]: value }) as PhasePolicy.Options],
+    ["discovery.", (field, value) => ({ discovery: { [field]: value } }) as PhasePolicy.Options],
+    ["call.", (field, value) => ({ call: { [field]: value } }) as PhasePolicy.Options]
+  ]
+
+  describe.each(placements)("option prefix '%s'", (prefix, place) => {
+    it.each(badTimeouts)("refuses a %s timeout", (_, value, reason) => {
+      const error = refusal(place("timeout", value))
+      expect(error._tag).toBe("InvalidOption")
+      expect(error.option).toBe(`${prefix}timeout`)
+      expect(error.reason).toBe(reason)
+      expect(error.stage).toBe("config")
+      expect(error.outcome).toBe("not-sent")
+      expect(error.retryable).toBe(false)
+    })
+    it.each(badBytes)("refuses %s maxBytes", (_, value, reason) => {
+      const error = refusal(place("maxBytes", value))
+      expect(error._tag).toBe("InvalidOption")
+      expect(error.option).toBe(`${prefix}maxBytes`)
+      expect(error.reason).toBe(reason)
+    })
+  })
+
+  it.each([
+    ["unsolicited.maxBytes", { unsolicited: { maxBytes: 0 } }],
+    ["maxTools", { maxTools: 1.5 }],
+    ["maxPages", { maxPages: -1 }],
+    ["maxSchemaBytes", { maxSchemaBytes: Number.NaN }],
+    ["releaseTimeout", { releaseTimeout: Duration.infinity }]
+  ] as const)("refuses a bad %s", (option, options) => {
+    expect(refusal(options as PhasePolicy.Options).option).toBe(option)
+  })
+
+  describe("per-call overrides", () => {
+    const policy = Effect.runSync(PhasePolicy.make({ call: { timeout: 5000, maxBytes: 100 } }))
+    it("inherit what they leave out", () => {
+      expect(Effect.runSync(PhasePolicy.callBudget(policy, { maxBytes: 7 }))).toEqual({ timeoutMs: 5000, maxBytes: 7 })
+      expect(Effect.runSync(PhasePolicy.callBudget(policy))).toEqual({ timeoutMs: 5000, maxBytes: 100 })
+    })
+    it.each([...badTimeouts.map(([n, v, r]) => ["timeout", n, v, r] as const), ...badBytes.map(([n, v, r]) => ["maxBytes", n, v, r] as const)])(
+      "refuse a bad %s (%s) at stage call",
+      (field, _, value, reason) => {
+        const result = Effect.runSync(Effect.either(PhasePolicy.callBudget(policy, { [field]: value } as PhasePolicy.BudgetOptions)))
+        expect(Either.isLeft(result)).toBe(true)
+        if (Either.isLeft(result)) {
+          expect(result.left.option).toBe(`call.${field}`)
+          expect(result.left.reason).toBe(reason)
+          expect(result.left.stage).toBe("call")
+          expect(result.left.phase).toBe("call")
+        }
+      }
+    )
+  })
+})
