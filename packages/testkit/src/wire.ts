@@ -73,12 +73,22 @@ const drainOrClose = (res: ServerResponse): Promise<void> =>
  */
 export const writeInChunks = async (res: ServerResponse, bytes: Uint8Array, chunkSize: number): Promise<void> => {
   res.flushHeaders()
+  if (!(await writeChunks(res, bytes, chunkSize))) return
+  if (!isGone(res)) res.end()
+}
+
+/**
+ * Writes `bytes` in chunks of `chunkSize` as `writeInChunks` does, but leaves the response open
+ * (for a long-lived SSE stream that carries more events). Resolves `false` if the client left
+ * before every chunk was written.
+ */
+export const writeChunks = async (res: ServerResponse, bytes: Uint8Array, chunkSize: number): Promise<boolean> => {
   for (let offset = 0; offset < bytes.length; offset += chunkSize) {
-    if (isGone(res)) return
+    if (isGone(res)) return false
     if (!res.write(bytes.subarray(offset, offset + chunkSize))) await drainOrClose(res)
     await nextTick()
   }
-  if (!isGone(res)) res.end()
+  return !isGone(res)
 }
 
 /**

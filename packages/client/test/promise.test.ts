@@ -1,0 +1,98 @@
+/**
+ * The Promise API over real loopback HTTP: contract errors as rejections, an aborted signal
+ * rejecting with its own reason (never a deadline), per-call overrides in milliseconds.
+ */
+import * as Testkit from "@phasebound/testkit"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { connect } from "../src/promise.js"
+
+let srv: Testkit.TestServer
+beforeEach(async () => {
+  srv = await Testkit.startServer()
+})
+afterEach(async () => {
+  await srv.close()
+})
+
+describe("Promise API", () => {
+  it("connects, lists, calls, and closes (DELETE once, even when closed twice)", async () => {
+    const connection = await connect({ url: srv.url, clientInfo: { name: "test", version: "1.0.0" } })
+    expect(connection.transport).toBe("streamable-http")
+    expect(connection.protocolVersion).toBe("2025-11-25")
+    expect(connection.serverInfo.name).toBe("phasebound-testkit")
+    expect(connection.tools.map((t) => t.name)).toEqual(["add", "echo", "increment"])
+    expect(await connection.callTool("add", { a: 1, b: 2 })).toMatchObject({ content: [{ type: "text", text: "3" }] })
+    expect((await connection.listTools()).length).toBe(3)
+    await Promise.all([connection.close(), connection.close()])
+    expect(srv.deletes()).toBe(1)
+    const initialize = JSON.parse(srv.requests[0]!.body)
+    expect(initialize.params.clientInfo).toEqual({ name: "test", version: "1.0.0" })
+  })
+
+  it("rejects with the contract error, with milliseconds as times", async () => {
+    const connection = await connect({ url: srv.url })
+    srv.script({ on: "tools/call", kind: "headers-never-sent" })
+    const error = await connection.callTool("increment", {}, { timeout: 200 }).catch((e) => e)
+    expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "call", limits: { timeoutMs: 200 } })
+    await connection.close()
+  })
+
+  it("an aborted signal rejects with the signal's reason, unchanged, and the server sees the request closed", async () => {
+    const connection = await connect({ url: srv.url, policy: { call: { timeout: 10_000 } } })
+    srv.script({ on: "tools/call", kind: "headers-never-sent" })
+    const controller = new AbortController()
+    const reason = new Error("the user went away")
+    const pending = connection.callTool("increment", {}, { signal: controller.signal })
+    await srv.waitFor(() => srv.rpcCalls("tools/call") === 1)
+    controller.abort(reason)
+    await expect(pending).rejects.toBe(reason)
+    await srv.waitFor(() => srv.abortedResponses() === 1)
+    await srv.waitFor(() => srv.rpcCalls("notifications/cancelled") === 1)
+    expect(srv.counter()).toBe(1)
+    await connection.close()
+  })
+
+  it("an already-aborted signal rejects at once and sends nothing", async () => {
+    const connection = await connect({ url: srv.url })
+    const before = srv.requests.length
+    const reason = "stop"
+    await expect(connection.callTool("increment", {}, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason)
+    expect(srv.requests.length).toBe(before)
+    await connection.close()
+  })
+
+  it("an abort during discovery rejects with the reason and releases the session", async () => {
+    srv.script({ on: "tools/list", kind: "headers-never-sent" })
+    const controller = new AbortController()
+    const reason = new DOMException("aborted by test", "AbortError")
+    const pending = connect({ url: srv.url, signal: controller.signal })
+    await srv.waitFor(() => srv.rpcCalls("tools/list") === 1)
+    controller.abort(reason)
+    await expect(pending).rejects.toBe(reason)
+    await srv.waitFor(() => srv.abortedResponses() === 1)
+    await srv.waitFor(() => srv.deletes() === 1)
+  })
+
+  it("validates per-call overrides before sending", async () => {
+    const connection = await connect({ url: srv.url })
+    const before = srv.requests.length
+    await expect(connection.callTool("increment", {}, { timeout: Number.NaN })).rejects.toMatchObject({
+      _tag: "InvalidOption",
+      option: "call.timeout"
+    })
+    await expect(connection.callTool("increment", {}, { maxBytes: 0.5 })).rejects.toMatchObject({
+      _tag: "InvalidOption",
+      option: "call.maxBytes"
+    })
+    expect(srv.requests.length).toBe(before)
+    await connection.close()
+  })
+
+  it("refuses invalid options before any I/O", async () => {
+    await expect(connect({ url: srv.url, policy: { discovery: { maxBytes: -1 } } })).rejects.toMatchObject({
+      _tag: "InvalidOption",
+      option: "discovery.maxBytes"
+    })
+    expect(srv.requests.length).toBe(0)
+  })
+})

@@ -1,0 +1,191 @@
+/**
+ * Streamable HTTP protocol details over real loopback HTTP: session and version headers,
+ * DELETE on close, session expiry, status and content mapping, discovery limits, resumable
+ * SSE streams.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Scope } from "effect"
+import { McpClient } from "../src/index.js"
+import { eventually, expectReleased, failureOf, httpClients, server } from "./support/harness.js"
+
+describe.each(httpClients)("Streamable HTTP protocol through %s", (_, httpClient) => {
+  const scoped = (name: string, body: () => Effect.Effect<void, unknown, any>) =>
+    it.scopedLive(name, () => body().pipe(Effect.provide(httpClient)) as Effect.Effect<void, unknown, never>)
+
+  scoped("captures Mcp-Session-Id, echoes it, sends MCP-Protocol-Version after initialize, DELETEs on close", () =>
+    Effect.gen(function*() {
+      const srv = yield* server()
+      const scope = yield* Scope.make()
+      const connection = yield* McpClient.connect({ url: srv.url }).pipe(Scope.extend(scope))
+      yield* connection.callTool("echo", { text: "hi" })
+      const [initialize, ...rest] = srv.requests
+      expect(initialize!.rpcMethod).toBe("initialize")
+      expect(initialize!.headers["mcp-session-id"]).toBeUndefined()
+      expect(initialize!.headers["mcp-protocol-version"]).toBeUndefined()
+      expect(initialize!.headers["accept"]).toBe("application/json, text/event-stream")
+      const sessionIds = new Set(rest.map((r) => r.headers["mcp-session-id"]))
+      expect(sessionIds.size).toBe(1)
+      expect([...sessionIds][0]).toMatch(/.+/)
+      for (const request of rest) expect(request.headers["mcp-protocol-version"]).toBe("2025-11-25")
+      expect(rest.map((r) => r.rpcMethod)).toEqual(["notifications/initialized", "tools/list", "tools/call"])
+      yield* Scope.close(scope, Exit.void)
+      expect(srv.deletes()).toBe(1)
+      const afterClose = yield* failureOf(connection.callTool("echo", { text: "late" }))
+      expect(afterClose.error).toMatchObject({ _tag: "TransportFailure", reason: "session-closed", outcome: "not-sent" })
+    }))
+
+  scoped("echoes the server's revision when it answers an older one", () =>
+    Effect.gen(function*() {
+      const srv = yield* server({ protocolVersion: "2025-03-26" })
+      const connection = yield* McpClient.connect({ url: srv.url })
+      expect(connection.protocolVersion).toBe("2025-03-26")
+      yield* connection.callTool("echo", { text: "x" })
+      expect(srv.requests.at(-1)!.headers["mcp-protocol-version"]).toBe("2025-03-26")
+    }))
+
+  scoped("refuses a revision it does not speak", () =>
+    Effect.gen(function*() {
+      const srv = yield* server({ protocolVersion: "1999-01-01" })
+      const { error } = yield* failureOf(McpClient.connect({ url: srv.url }))
+      expect(error).toMatchObject({ _tag: "ProtocolViolation", reason: "unsupported-protocol-version", stage: "initialize" })
+    }))
+
+  scoped("a 404 for a known session is SessionExpired; the connection then sends nothing", () =>
+    Effect.gen(function*() {
+      const srv = yield* server()
+      const connection = yield* McpClient.connect({ url: srv.url })
+      srv.expireSession()
+      const first = yield* failureOf(connection.callTool("increment"))
+      expect(first.error).toMatchObject({ _tag: "SessionExpired", status: 404, stage: "call", retryable: false })
+      const before = srv.requests.length
+      const second = yield* failureOf(connection.callTool("increment"))
+      expect(second.error).toMatchObject({ _tag: "SessionExpired", outcome: "not-sent" })
+      expect(srv.requests.length).toBe(before)
+      expect(srv.counter()).toBe(0)
+      yield* expectReleased(connection)
+    }))
+
+  describe("statuses and bodies keep distinct tags", () => {
+    const cases = [
+      [{ kind: "status", status: 401 }, { _tag: "Unauthorized", status: 401, outcome: "not-applied" }],
+      [{ kind: "status", status: 403 }, { _tag: "Forbidden", status: 403, outcome: "not-applied" }],
+      [{ kind: "status", status: 500 }, { _tag: "UpstreamFailure", status: 500, outcome: "unknown" }],
+      [{ kind: "status", status: 503 }, { _tag: "UpstreamFailure", status: 503 }],
+      [{ kind: "status", status: 405 }, { _tag: "UpstreamFailure", status: 405 }],
+      [{ kind: "jsonrpc-error", code: -32602, message: "bad arguments" }, {
+        _tag: "RemoteRefusal",
+        code: -32602,
+        remoteMessage: "bad arguments",
+        outcome: "not-applied"
+      }],
+      [{ kind: "wrong-content-type" }, { _tag: "ProtocolViolation", reason: "unexpected-content-type" }],
+      [{ kind: "invalid-utf8", as: "json" }, { _tag: "ProtocolViolation", reason: "invalid-utf8" }],
+      [{ kind: "invalid-utf8", as: "sse" }, { _tag: "ProtocolViolation", reason: "invalid-utf8" }],
+      [{ kind: "invalid-json", as: "json" }, { _tag: "ProtocolViolation", reason: "invalid-json" }],
+      [{ kind: "invalid-json", as: "sse" }, { _tag: "ProtocolViolation", reason: "invalid-json" }]
+    ] as const
+    for (const [fault, expected] of cases) {
+      scoped(`${JSON.stringify(fault)} on tools/call`, () =>
+        Effect.gen(function*() {
+          const srv = yield* server()
+          const connection = yield* McpClient.connect({ url: srv.url })
+          srv.script({ on: "tools/call", ...fault })
+          const { error } = yield* failureOf(connection.callTool("increment"))
+          expect(error).toMatchObject({ ...expected, stage: "call", phase: "call", retryable: false })
+          expect(srv.counter()).toBe(1)
+          yield* expectReleased(connection)
+        }))
+    }
+
+    scoped("a 401 during discovery fails discovery as Unauthorized, at stage initialize", () =>
+      Effect.gen(function*() {
+        const srv = yield* server()
+        srv.script({ on: "initialize", kind: "status", status: 401 })
+        const { error } = yield* failureOf(McpClient.connect({ url: srv.url }))
+        expect(error).toMatchObject({ _tag: "Unauthorized", stage: "initialize", phase: "discovery" })
+      }))
+
+    scoped("a 503 during discovery is retryable (discovery is idempotent)", () =>
+      Effect.gen(function*() {
+        const srv = yield* server()
+        srv.script({ on: "tools/list", kind: "status", status: 503 })
+        const { error } = yield* failureOf(McpClient.connect({ url: srv.url }))
+        expect(error).toMatchObject({ _tag: "UpstreamFailure", stage: "list-tools", retryable: true })
+      }))
+
+    scoped("a refused port is a TransportFailure at initialize, not sent, retryable", () =>
+      Effect.gen(function*() {
+        const srv = yield* server()
+        const url = srv.url
+        yield* Effect.promise(() => srv.close())
+        const { error } = yield* failureOf(McpClient.connect({ url }))
+        expect(error).toMatchObject({ _tag: "TransportFailure", stage: "initialize", outcome: "not-sent", retryable: true })
+      }))
+  })
+
+  describe("discovery limits", () => {
+    scoped("maxTools", () =>
+      Effect.gen(function*() {
+        const srv = yield* server({ extraTools: 10 })
+        const { error } = yield* failureOf(McpClient.connect({ url: srv.url, policy: { maxTools: 12 } }))
+        expect(error).toMatchObject({ _tag: "LimitExceeded", limit: "maxTools", stage: "list-tools" })
+        const ok = yield* McpClient.connect({ url: srv.url, policy: { maxTools: 13 } })
+        expect(ok.tools).toHaveLength(13)
+      }))
+
+    scoped("maxPages, with every page under the one discovery deadline", () =>
+      Effect.gen(function*() {
+        const srv = yield* server({ extraTools: 10, pageSize: 2 })
+        const { error } = yield* failureOf(McpClient.connect({ url: srv.url, policy: { maxPages: 6 } }))
+        expect(error).toMatchObject({ _tag: "LimitExceeded", limit: "maxPages", stage: "list-tools" })
+        const ok = yield* McpClient.connect({ url: srv.url, policy: { maxPages: 7 } })
+        expect(ok.tools).toHaveLength(13)
+        expect(ok.discovery.filter((o) => o.stage === "list-tools")).toHaveLength(7)
+      }))
+
+    scoped("maxSchemaBytes", () =>
+      Effect.gen(function*() {
+        const srv = yield* server({ schemaPadBytes: 10_000 })
+        const { error } = yield* failureOf(McpClient.connect({ url: srv.url, policy: { maxSchemaBytes: 5_000 } }))
+        expect(error).toMatchObject({ _tag: "LimitExceeded", limit: "maxSchemaBytes" })
+        yield* McpClient.connect({ url: srv.url, policy: { maxSchemaBytes: 20_000 } })
+      }))
+
+    scoped("a slow page sequence fails at the single discovery deadline", () =>
+      Effect.gen(function*() {
+        const srv = yield* server({ extraTools: 10, pageSize: 2 })
+        srv.script({ on: "tools/list", kind: "delay", ms: 150, times: Infinity })
+        const started = Date.now()
+        const { error } = yield* failureOf(McpClient.connect({ url: srv.url, policy: { discovery: { timeout: 500 } } }))
+        expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "list-tools", limits: { timeoutMs: 500 } })
+        expect(Date.now() - started).toBeLessThan(1_500)
+      }))
+  })
+
+  describe("resumable SSE (2025-11-25)", () => {
+    scoped("reconnects with Last-Event-ID after retry and gets the response; the call arrived once", () =>
+      Effect.gen(function*() {
+        const srv = yield* server({ mode: "sse" })
+        const connection = yield* McpClient.connect({ url: srv.url })
+        srv.script({ on: "tools/call", kind: "resumable", retryMs: 50 })
+        const result = yield* connection.callTool("increment")
+        expect(result.content).toEqual([{ type: "text", text: "1" }])
+        const resume = srv.requests.find((r) => r.method === "GET")
+        expect(resume?.headers["last-event-id"]).toMatch(/-1$/)
+        expect(srv.counter()).toBe(1)
+        expect(srv.rpcCalls("tools/call")).toBe(1)
+      }))
+
+    scoped("the reconnection stays inside the call deadline", () =>
+      Effect.gen(function*() {
+        const srv = yield* server({ mode: "sse" })
+        const connection = yield* McpClient.connect({ url: srv.url, policy: { call: { timeout: 300 } } })
+        srv.script({ on: "tools/call", kind: "resumable", retryMs: 5_000 })
+        const { error, elapsedMs } = yield* failureOf(connection.callTool("increment"))
+        expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "call" })
+        expect(elapsedMs).toBeLessThan(2_000)
+        yield* Effect.sleep("100 millis")
+        expect(srv.requests.filter((r) => r.method === "GET")).toHaveLength(0)
+      }))
+  })
+})
