@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
 import { McpClient } from "../src/index.js"
-import { eventually, expectReleased, failureOf, httpClients, server } from "./support/harness.js"
+import { expectReleased, failureOf, httpClients, server } from "./support/harness.js"
 
 describe.each(httpClients)("Streamable HTTP protocol through %s", (_, httpClient) => {
   const scoped = (name: string, body: () => Effect.Effect<void, unknown, any>) =>

@@ -17,6 +17,7 @@ import {
   type JsonRpcOutgoing
 } from "./jsonrpc.js"
 import { makeMcpBehaviour } from "./mcp.js"
+import { headerValue, parseJson, readBody, waitFor } from "./loopback.js"
 import { ResumableStreams } from "./resumable.js"
 import { isGone, sendJsonBody, sendMessage, sendText, type ResponseMode } from "./wire.js"
 
@@ -76,25 +77,6 @@ export interface TestServer {
 
 const MCP_PATH = "/mcp"
 const SESSION_HEADER = "mcp-session-id"
-
-const headerValue = (req: IncomingMessage, name: string): string | undefined => {
-  const value = req.headers[name]
-  return Array.isArray(value) ? value[0] : value
-}
-
-const readBody = async (req: IncomingMessage): Promise<string> => {
-  const chunks: Array<Buffer> = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString("utf8")
-}
-
-const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    return { ok: false }
-  }
-}
 
 export const startServer = async (options: TestServerOptions = {}): Promise<TestServer> => {
   const mode: ResponseMode = options.mode ?? "json"
@@ -280,14 +262,6 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     })
   })
   const port = (server.address() as AddressInfo).port
-
-  const waitFor = async (pred: () => boolean, timeoutMs = 5_000): Promise<void> => {
-    const deadline = Date.now() + timeoutMs
-    while (!pred()) {
-      if (Date.now() >= deadline) throw new Error(`testkit: waitFor timed out after ${timeoutMs} ms`)
-      await new Promise((resolve) => setTimeout(resolve, 5))
-    }
-  }
 
   let closed: Promise<void> | undefined
   const close = (): Promise<void> => (closed ??= shutdown())

@@ -17,3 +17,32 @@ export {
 export { DEFAULT_PROTOCOL_VERSION, SERVER_INFO, SUPPORTED_PROTOCOL_VERSIONS } from "./mcp.js"
 export type { JsonRpcId } from "./jsonrpc.js"
 export type { ResponseMode } from "./wire.js"
+export {
+  LEGACY_MESSAGES_PATH,
+  LEGACY_PROTOCOL_VERSION,
+  LEGACY_SSE_PATH,
+  scopedLegacy,
+  startLegacyServer,
+  type LegacyServerOptions,
+  type LegacyTestServer
+} from "./LegacySseServer.js"
+export {
+  exactNotificationFrame,
+  type LegacyFault,
+  type LegacyFaultKind,
+  type LegacyResponseFault,
+  type LegacyStreamFault
+} from "./legacyFaults.js"
+export {
+  makeStdioFixture,
+  STDIO_SERVER_SCRIPT,
+  stdioServerCommand,
+  type StdioFault,
+  type StdioFaultKind,
+  type StdioFixture,
+  type StdioFixtureOptions,
+  type StdioGlobalFault,
+  type StdioMethodFault,
+  type StdioServerCommand,
+  type StdioServerOptions
+} from "./StdioServer.js"

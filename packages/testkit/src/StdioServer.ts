@@ -1,0 +1,284 @@
+/**
+ * The scriptable stdio MCP server, test side: how to spawn it (`stdioServerCommand`) and a
+ * fixture that observes it from outside (`makeStdioFixture`: counter, arrivals, pid, liveness).
+ *
+ * The child program is the plain JavaScript file `stdio/stdio-server.mjs` (only `node:` imports),
+ * so it runs under Node and Bun without a TypeScript loader. It lives under `src/` so that the
+ * packed package ships it; it is found relative to this module, from `src/` and from `dist/`.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+interface StdioMethodFaultBase {
+  /** The JSON-RPC method this fault applies to, e.g. "initialize", "tools/list", "tools/call". */
+  readonly on: string
+  /** How many matching messages it applies to before it is consumed (default 1; Infinity = always). */
+  readonly times?: number
+}
+
+/**
+ * Per-method faults. Each replaces only the answer: the request's side effects (the `increment`
+ * counter) have already happened. On a notification (e.g. "notifications/cancelled") only `exit`
+ * applies.
+ */
+export type StdioMethodFault =
+  | (StdioMethodFaultBase & {
+    /** The response line, its "\n" included, is exactly `bytes` bytes, padded with multi-byte characters. */
+    readonly kind: "exact-size"
+    readonly bytes: number
+    /** Bytes per stdout write (default 7), so multi-byte characters are split across writes. */
+    readonly chunkSize?: number
+    /** Pause between writes (default 0: one event-loop turn). */
+    readonly chunkDelayMs?: number
+  })
+  /** Starts the response line and writes 64 KiB chunks forever, honouring backpressure, until stdout fails or the process ends. */
+  | (StdioMethodFaultBase & { readonly kind: "never-ending-line" })
+  /** Exits with `code` (default 3) without answering, once earlier answers are written. */
+  | (StdioMethodFaultBase & { readonly kind: "exit"; readonly code?: number })
+  /** Receives, never answers. */
+  | (StdioMethodFaultBase & { readonly kind: "never-answer" })
+  /** The response line carries the bytes 0xC3 0x28. */
+  | (StdioMethodFaultBase & { readonly kind: "invalid-utf8" })
+  /** A line that starts as the response and is not valid JSON: `{"jsonrpc":"2.0","id":…,` */
+  | (StdioMethodFaultBase & { readonly kind: "invalid-json" })
+  /** A valid JSON line that is no JSON-RPC message (`{"hello":1}`), then the real response. */
+  | (StdioMethodFaultBase & { readonly kind: "not-jsonrpc" })
+  /** The normal response with id 999999. */
+  | (StdioMethodFaultBase & { readonly kind: "wrong-id" })
+  | (StdioMethodFaultBase & { readonly kind: "delay"; readonly ms: number })
+  | (StdioMethodFaultBase & {
+    readonly kind: "jsonrpc-error"
+    readonly code: number
+    readonly message: string
+    readonly data?: unknown
+  })
+
+/** Behaviours of the whole process. */
+export type StdioGlobalFault =
+  /** A non-JSON line on stdout before anything else (default text "Server starting... ready"), and before every response if asked. */
+  | { readonly kind: "banner"; readonly text?: string; readonly bannerEachResponse?: boolean }
+  /** Writes `bytes` bytes of log lines to stderr at startup and reads nothing until they were all taken. */
+  | { readonly kind: "stderr-flood"; readonly bytes: number }
+  /** Ignores SIGTERM and stays alive after stdin closes: only SIGKILL ends it. */
+  | { readonly kind: "ignore-sigterm" }
+  /** When stdin ends, waits `ms` before exiting (default: exit promptly). */
+  | { readonly kind: "linger-after-stdin-close"; readonly ms: number }
+  /** Writes process.pid to `path` at startup. */
+  | { readonly kind: "write-pid"; readonly path: string }
+
+export type StdioFault = StdioMethodFault | StdioGlobalFault
+export type StdioFaultKind = StdioFault["kind"]
+
+export interface StdioServerOptions {
+  readonly faults?: ReadonlyArray<StdioFault>
+  /** The `increment` counter is written here (synchronously, before each answer; "0" at startup). */
+  readonly counterFile?: string
+  /** Every received message appends one line: its method, or "#response", "#invalid-json", "#invalid-utf8", "#not-jsonrpc", "#batch". */
+  readonly logFile?: string
+  /** What initialize answers; default: the client's version if supported (2024-11-05..2025-11-25), else "2025-06-18". */
+  readonly protocolVersion?: string
+  /** Additional generated tools "tool-0".."tool-N-1" (default 0). */
+  readonly extraTools?: number
+  /** tools/list page size, with nextCursor pagination (default: all in one page). */
+  readonly pageSize?: number
+  /** Pads the `add` tool's inputSchema description to this many bytes. */
+  readonly schemaPadBytes?: number
+}
+
+export interface StdioServerCommand {
+  /** `process.execPath`: node under Node, bun under Bun. */
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+  /** Extra environment for the child; the server needs none (empty), merge it with yours or pass it alone. */
+  readonly env: Record<string, string>
+}
+
+/** Absolute path of the child program (plain ESM JavaScript, `node:` imports only). */
+export const STDIO_SERVER_SCRIPT: string = fileURLToPath(new URL("../src/stdio/stdio-server.mjs", import.meta.url))
+
+const METHOD_FAULT_KINDS: ReadonlySet<string> = new Set([
+  "exact-size",
+  "never-ending-line",
+  "exit",
+  "never-answer",
+  "invalid-utf8",
+  "invalid-json",
+  "not-jsonrpc",
+  "wrong-id",
+  "delay",
+  "jsonrpc-error"
+])
+
+const isMethodFault = (fault: StdioFault): fault is StdioMethodFault => METHOD_FAULT_KINDS.has(fault.kind)
+
+const nonNegativeInteger = (value: number): boolean => Number.isSafeInteger(value) && value >= 0
+const finiteNonNegative = (value: number): boolean => Number.isFinite(value) && value >= 0
+
+/** Refuses options that could never apply, when the command is built rather than in the child. */
+const validate = (options: StdioServerOptions): void => {
+  for (const [name, value] of [
+    ["extraTools", options.extraTools],
+    ["pageSize", options.pageSize],
+    ["schemaPadBytes", options.schemaPadBytes]
+  ] as const) {
+    if (value !== undefined && !nonNegativeInteger(value)) throw new RangeError(`stdio server: ${name} must be an integer >= 0`)
+  }
+  for (const fault of options.faults ?? []) {
+    if (isMethodFault(fault)) {
+      const times = fault.times ?? 1
+      if (!(times === Infinity || (Number.isSafeInteger(times) && times >= 1))) {
+        throw new RangeError(`stdio fault ${fault.kind}: times must be an integer >= 1 or Infinity`)
+      }
+    }
+    switch (fault.kind) {
+      case "exact-size":
+        if (!Number.isSafeInteger(fault.bytes) || fault.bytes < 1) throw new RangeError("exact-size: bytes must be an integer >= 1")
+        if (fault.chunkSize !== undefined && !(Number.isSafeInteger(fault.chunkSize) && fault.chunkSize >= 1)) {
+          throw new RangeError("exact-size: chunkSize must be an integer >= 1")
+        }
+        if (fault.chunkDelayMs !== undefined && !finiteNonNegative(fault.chunkDelayMs)) {
+          throw new RangeError("exact-size: chunkDelayMs must be a finite number >= 0")
+        }
+        break
+      case "exit":
+        if (fault.code !== undefined && !(Number.isSafeInteger(fault.code) && fault.code >= 0 && fault.code <= 255)) {
+          throw new RangeError("exit: code must be an integer 0..255")
+        }
+        break
+      case "delay":
+      case "linger-after-stdin-close":
+        if (!finiteNonNegative(fault.ms)) throw new RangeError(`${fault.kind}: ms must be a finite number >= 0`)
+        break
+      case "stderr-flood":
+        if (!nonNegativeInteger(fault.bytes)) throw new RangeError("stderr-flood: bytes must be an integer >= 0")
+        break
+      case "banner":
+        if (fault.text !== undefined && /[\r\n]/.test(fault.text)) throw new RangeError("banner: text must be one line")
+        break
+      default:
+        break
+    }
+  }
+}
+
+/**
+ * How to spawn the stdio test server with these options: `process.execPath` and the script path
+ * plus arguments encoding them (`--fault <json>`, repeated; `times: Infinity` travels as null).
+ * Throws a RangeError for options that could never apply.
+ */
+export const stdioServerCommand = (options: StdioServerOptions = {}): StdioServerCommand => {
+  validate(options)
+  const args: Array<string> = [STDIO_SERVER_SCRIPT]
+  const flag = (name: string, value: string | number | undefined) => {
+    if (value !== undefined) args.push(name, String(value))
+  }
+  flag("--counter-file", options.counterFile)
+  flag("--log-file", options.logFile)
+  flag("--protocol-version", options.protocolVersion)
+  flag("--extra-tools", options.extraTools)
+  flag("--page-size", options.pageSize)
+  flag("--schema-pad-bytes", options.schemaPadBytes)
+  for (const fault of options.faults ?? []) args.push("--fault", JSON.stringify(fault))
+  return { command: process.execPath, args, env: {} }
+}
+
+export type StdioFixtureOptions = Omit<StdioServerOptions, "counterFile" | "logFile">
+
+export interface StdioFixture extends StdioServerCommand {
+  /** The temporary directory holding the files below. */
+  readonly dir: string
+  readonly counterFile: string
+  readonly logFile: string
+  readonly pidFile: string
+  /** Executions of the side-effecting `increment` tool (0 before the child started). */
+  counter(): number
+  /** Messages with that JSON-RPC method that arrived (also "#invalid-json" and the like). */
+  rpcCalls(method: string): number
+  /** Every arrival, in order. */
+  arrivals(): ReadonlyArray<string>
+  /** The child's pid once it has started. */
+  pid(): number | undefined
+  /** Whether the child's pid is still a live process (`process.kill(pid, 0)`); false before it started. */
+  isAlive(): boolean
+  /** Polls until `pred` holds; rejects after `timeoutMs` (default 5000). */
+  waitFor(pred: () => boolean, timeoutMs?: number): Promise<void>
+  /** SIGKILLs the child if it is still alive (a safety net; check `isAlive()` first), then removes the directory. */
+  cleanup(): void
+}
+
+const readText = (path: string): string | undefined => {
+  try {
+    return readFileSync(path, "utf8")
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A temporary directory, the command to spawn the server with (a counter file, an arrival log and
+ * a pid file are added to the options), and readers for what the child leaves there.
+ */
+export const makeStdioFixture = (options: StdioFixtureOptions = {}): StdioFixture => {
+  const dir = mkdtempSync(join(tmpdir(), "phasebound-stdio-"))
+  const counterFile = join(dir, "counter")
+  const logFile = join(dir, "arrivals.log")
+  const pidFile = join(dir, "pid")
+  const command = stdioServerCommand({
+    ...options,
+    counterFile,
+    logFile,
+    faults: [...(options.faults ?? []), { kind: "write-pid", path: pidFile }]
+  })
+
+  const arrivals = (): ReadonlyArray<string> => (readText(logFile) ?? "").split("\n").filter((line) => line !== "")
+  const pid = (): number | undefined => {
+    const value = Number.parseInt(readText(pidFile) ?? "", 10)
+    return Number.isSafeInteger(value) && value > 0 ? value : undefined
+  }
+  const isAlive = (): boolean => {
+    const current = pid()
+    if (current === undefined) return false
+    try {
+      process.kill(current, 0)
+      return true
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === "EPERM"
+    }
+  }
+
+  return {
+    ...command,
+    dir,
+    counterFile,
+    logFile,
+    pidFile,
+    counter: () => {
+      const value = Number.parseInt(readText(counterFile) ?? "0", 10)
+      return Number.isSafeInteger(value) ? value : 0
+    },
+    rpcCalls: (method) => arrivals().filter((line) => line === method).length,
+    arrivals,
+    pid,
+    isAlive,
+    waitFor: async (pred, timeoutMs = 5000) => {
+      const deadline = Date.now() + timeoutMs
+      while (!pred()) {
+        if (Date.now() > deadline) throw new Error(`stdio fixture: condition not met within ${timeoutMs} ms`)
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+    },
+    cleanup: () => {
+      const current = pid()
+      if (current !== undefined && isAlive()) {
+        try {
+          process.kill(current, "SIGKILL")
+        } catch {
+          // already gone
+        }
+      }
+      if (existsSync(dir)) rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
