@@ -11,22 +11,21 @@
  *
  * @since 0.1.0
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { type McpConnectionError, sanitizeRemoteMessage } from "./McpConnectionError.js"
-import * as McpSchema from "./McpSchema.js"
+import type { McpConnectionError } from "./McpConnectionError.js"
+import type * as McpSchema from "./McpSchema.js"
+import { readBounded } from "./internal/byteCount.js"
 import * as Failures from "./internal/failures.js"
-import { readBounded, decodeUtf8 } from "./internal/byteCount.js"
-import { FrameTooLarge } from "./internal/frameErrors.js"
+import type { FrameTooLarge } from "./internal/frameErrors.js"
+import * as Http from "./internal/http.js"
+import * as Messages from "./internal/messages.js"
 import { decodeSse, type SseEvent } from "./internal/sseDecoder.js"
 import type { Exchange, Response, Transport } from "./Transport.js"
 
@@ -53,13 +52,8 @@ export interface Options {
  */
 export const maxResumptions = 16
 
-/** Error bodies are read only to find a JSON-RPC error in them; they never need to be big. */
-const errorBodyMaxBytes = 64 * 1024
-
 /** Delay before resuming when the server gave no `retry` (the SDKs use 1 s as well). */
 const defaultRetryMs = 1_000
-
-type Message = McpSchema.IncomingMessage
 
 /**
  * Opens a Streamable HTTP transport. Nothing is sent until the first request.
@@ -70,12 +64,8 @@ type Message = McpSchema.IncomingMessage
 export const make = (options: Options): Effect.Effect<Transport, never, HttpClient.HttpClient | Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
-    // Redirects are not followed: a redirect could carry credentials to another origin.
-    const httpClient = (yield* HttpClient.HttpClient).pipe(
-      HttpClient.withScope,
-      HttpClient.mapRequestInput(HttpClientRequest.setHeaders(options.headers))
-    )
-    const background = yield* FiberSet.make<unknown, never>()
+    const execute = yield* Http.makeClient(options.headers)
+    const background = yield* Http.makeBackground(options.releaseTimeoutMs)
     let nextId = 0
     let sessionId: string | undefined
     let protocolVersion: string | undefined
@@ -89,112 +79,25 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       return headers
     }
 
-    const execute = (request: HttpClientRequest.HttpClientRequest) =>
-      httpClient.execute(request).pipe(
-        Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" })
-      )
-
     const post = (body: unknown) =>
       execute(
-        HttpClientRequest.post(options.url).pipe(
-          HttpClientRequest.setHeaders({ accept: "application/json, text/event-stream", ...sessionHeaders() }),
-          HttpClientRequest.bodyText(JSON.stringify(body), "application/json")
-        )
+        Http.postJson(options.url, body, { accept: "application/json, text/event-stream", ...sessionHeaders() })
       )
 
-    /** Runs a best-effort background message (reply, cancellation notice) in the transport's scope. */
-    const inBackground = (effect: Effect.Effect<unknown, unknown, Scope.Scope>) =>
-      FiberSet.run(background)(
-        Effect.scoped(effect).pipe(
-          Effect.timeout(Duration.millis(options.releaseTimeoutMs)),
-          // Best effort by definition: the exchange it belongs to has already ended.
-          Effect.ignore
-        )
-      ).pipe(Effect.asVoid)
+    const statusFailure = (exchange: Exchange, response: HttpClientResponse.HttpClientResponse, sentSession: boolean) =>
+      Http.statusFailure(exchange, response, {
+        sentSession,
+        secrets: options.secrets,
+        onExpired: () => {
+          expired = true
+        }
+      })
 
     /** Messages that are not the awaited response: answer requests, ignore the rest. */
-    const handleOther = (message: Message): Effect.Effect<void> => {
-      if (message._tag !== "Request") return Effect.void
-      const { id, method } = message.message
-      const reply = method === "ping"
-        ? { jsonrpc: "2.0", id, result: {} }
-        : { jsonrpc: "2.0", id, error: { code: McpSchema.ErrorCode.MethodNotFound, message: "Method not found" } }
-      return inBackground(post(reply))
+    const handleOther = (message: McpSchema.IncomingMessage): Effect.Effect<void> => {
+      const reply = Messages.replyTo(message)
+      return reply === undefined ? Effect.void : background.run(post(reply))
     }
-
-    const transportError = (exchange: Exchange, outcome: "not-sent" | "unknown") => (error: HttpClientError.HttpClientError) =>
-      Failures.transport(exchange, outcome === "unknown" ? "connection-closed" : "connection-failed", outcome, {}, error)
-
-    const parseMessage = (exchange: Exchange, bytes: Uint8Array, status: number) =>
-      Effect.gen(function*() {
-        const text = decodeUtf8(bytes)
-        if (text._tag === "Left") {
-          return yield* Effect.fail(Failures.protocol(exchange, "invalid-utf8", { observedBytes: bytes.length, status }))
-        }
-        let json: unknown
-        try {
-          json = JSON.parse(text.right)
-        } catch (cause) {
-          return yield* Effect.fail(
-            Failures.protocol(exchange, "invalid-json", { observedBytes: bytes.length, status }, cause)
-          )
-        }
-        const message = McpSchema.classify(json)
-        if (message === undefined) {
-          return yield* Effect.fail(Failures.protocol(exchange, "invalid-message", { observedBytes: bytes.length, status }))
-        }
-        return message
-      })
-
-    /** The awaited response, a refusal, or `undefined` when the message is something else. */
-    const answerOf = (
-      exchange: Exchange,
-      id: McpSchema.RequestId,
-      message: Message,
-      details: { readonly status: number; readonly observedBytes: number }
-    ): Effect.Effect<Response | undefined, McpConnectionError> => {
-      if (message._tag === "Success" && message.message.id === id) {
-        return Effect.succeed({ result: message.message.result, bytes: details.observedBytes })
-      }
-      if (message._tag === "Failure" && message.message.id === id) {
-        const error = message.message.error
-        return Effect.fail(
-          Failures.remoteRefusal(exchange, error.code, sanitizeRemoteMessage(error.message, options.secrets), details)
-        )
-      }
-      return Effect.succeed(undefined)
-    }
-
-    const contentTypeOf = (response: HttpClientResponse.HttpClientResponse) =>
-      (response.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
-
-    /** A refused status: the body is read (bounded) only to find a JSON-RPC error in it. */
-    const statusFailure = (exchange: Exchange, response: HttpClientResponse.HttpClientResponse, sentSession: boolean) =>
-      Effect.gen(function*() {
-        const status = response.status
-        if (status === 404 && sentSession) {
-          expired = true
-          return yield* Effect.fail(Failures.sessionExpired(exchange, "not-applied", status))
-        }
-        if (status === 401 || status === 403 || status >= 500) {
-          return yield* Effect.fail(Failures.httpStatus(exchange, status))
-        }
-        const limit = Math.min(errorBodyMaxBytes, exchange.budget.maxBytes)
-        const body = yield* readBounded(response.stream, limit).pipe(Effect.option)
-        if (Option.isSome(body) && contentTypeOf(response) === "application/json") {
-          const message = yield* parseMessage(exchange, body.value, status).pipe(Effect.option)
-          if (Option.isSome(message) && message.value._tag === "Failure") {
-            const error = message.value.message.error
-            return yield* Effect.fail(
-              Failures.remoteRefusal(exchange, error.code, sanitizeRemoteMessage(error.message, options.secrets), {
-                status,
-                observedBytes: body.value.length
-              })
-            )
-          }
-        }
-        return yield* Effect.fail(Failures.httpStatus(exchange, status))
-      })
 
     const readJson = (
       exchange: Exchange,
@@ -206,11 +109,14 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
         const bytes = yield* readBounded(response.stream, exchange.budget.maxBytes).pipe(
           Effect.catchTags({
             FrameTooLarge: (e: FrameTooLarge) => Effect.fail(Failures.ceiling(exchange, e.observedBytes, status)),
-            ResponseError: transportError(exchange, "unknown")
+            ResponseError: Http.transportError(exchange, "unknown")
           })
         )
-        const message = yield* parseMessage(exchange, bytes, status)
-        const answer = yield* answerOf(exchange, id, message, { status, observedBytes: bytes.length })
+        const message = yield* Messages.parseMessage(exchange, bytes, { status })
+        const answer = yield* Messages.answerOf(exchange, id, message, options.secrets, {
+          status,
+          observedBytes: bytes.length
+        })
         if (answer !== undefined) return answer
         yield* handleOther(message)
         // A JSON body is the whole answer: without our id the response is missing, now.
@@ -218,8 +124,8 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       })
 
     /**
-     * Reads SSE events until the response to `id`. Returns the response, or where the stream
-     * ended without it, the id of the last event and the server's retry delay (for resumption).
+     * Reads SSE events until the response to `id`, or `undefined` when the stream ended
+     * without it (`counted` keeps the last event id and retry delay, for resumption).
      */
     const readEvents = (
       exchange: Exchange,
@@ -235,9 +141,10 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
         // Priming events and events of other types carry no JSON-RPC message.
         if (event.event !== "message" || event.data === "") return Effect.succeed(undefined)
         return Effect.gen(function*() {
-          const message = yield* parseMessage(exchange, new TextEncoder().encode(event.data), status)
-          const answer = yield* answerOf(exchange, id, message, { status, observedBytes: counted.bytes })
-          if (answer !== undefined) return { ...answer, bytes: counted.bytes }
+          const details = { status, observedBytes: counted.bytes }
+          const message = yield* Messages.parseText(exchange, event.data, details)
+          const answer = yield* Messages.answerOf(exchange, id, message, options.secrets, details)
+          if (answer !== undefined) return answer
           yield* handleOther(message)
           return undefined
         })
@@ -250,8 +157,11 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
         Effect.catchTags({
           FrameTooLarge: (e: FrameTooLarge) =>
             Effect.fail(Failures.ceiling(exchange, counted.bytes + e.observedBytes, status)),
-          InvalidUtf8: (e) => Effect.fail(Failures.protocol(exchange, "invalid-utf8", { observedBytes: counted.bytes + e.observedBytes, status })),
-          ResponseError: transportError(exchange, "unknown")
+          InvalidUtf8: (e) =>
+            Effect.fail(
+              Failures.protocol(exchange, "invalid-utf8", { observedBytes: counted.bytes + e.observedBytes, status })
+            ),
+          ResponseError: Http.transportError(exchange, "unknown")
         })
       )
     }
@@ -270,7 +180,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
           }
           return yield* statusFailure(exchange, response, sentSession)
         }
-        const contentType = contentTypeOf(response)
+        const contentType = Http.contentTypeOf(response)
         if (contentType === "application/json") return yield* readJson(exchange, id, response)
         if (contentType !== "text/event-stream") {
           return yield* Effect.fail(Failures.protocol(exchange, "unexpected-content-type", { status: response.status }))
@@ -298,9 +208,9 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
           HttpClientRequest.get(options.url).pipe(
             HttpClientRequest.setHeaders({ accept: "text/event-stream", "last-event-id": lastEventId, ...sessionHeaders() })
           )
-        ).pipe(Effect.mapError(transportError(exchange, "unknown")))
+        ).pipe(Effect.mapError(Http.transportError(exchange, "unknown")))
         if (response.status !== 200) return yield* statusFailure(exchange, response, sentSession)
-        if (contentTypeOf(response) !== "text/event-stream") {
+        if (Http.contentTypeOf(response) !== "text/event-stream") {
           return yield* Effect.fail(Failures.protocol(exchange, "unexpected-content-type", { status: response.status }))
         }
         return response
@@ -313,11 +223,12 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
         if (expired) return yield* expiredFailure(exchange)
         const id = nextId++
         inFlight.add(id)
-        const message = params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params }
         const sentSession = sessionId !== undefined
         return yield* Effect.scoped(
           Effect.gen(function*() {
-            const response = yield* post(message).pipe(Effect.mapError(transportError(exchange, "not-sent")))
+            const response = yield* post(Messages.outgoing(method, params, id)).pipe(
+              Effect.mapError(Http.transportError(exchange, "not-sent"))
+            )
             if (method === "initialize" && response.status === 200) {
               const header = response.headers["mcp-session-id"]
               if (header !== undefined && header.length > 0) sessionId = header
@@ -325,13 +236,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
             return yield* readAnswer(exchange, id, response, sentSession)
           })
         ).pipe(
-          Effect.onInterrupt(() =>
-            exchange.cancellable
-              ? inBackground(
-                post({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "interrupted" } })
-              )
-              : Effect.void
-          ),
+          Effect.onInterrupt(() => (exchange.cancellable ? background.run(post(Messages.cancelled(id))) : Effect.void)),
           Effect.ensuring(Effect.sync(() => inFlight.delete(id)))
         )
       })
@@ -340,10 +245,11 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       Effect.gen(function*() {
         if (expired) return yield* expiredFailure(exchange)
         const sentSession = sessionId !== undefined
-        const message = params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params }
         yield* Effect.scoped(
           Effect.gen(function*() {
-            const response = yield* post(message).pipe(Effect.mapError(transportError(exchange, "not-sent")))
+            const response = yield* post(Messages.outgoing(method, params)).pipe(
+              Effect.mapError(Http.transportError(exchange, "not-sent"))
+            )
             if (response.status === 202 || response.status === 200 || response.status === 204) return
             return yield* statusFailure(exchange, response, sentSession)
           })
@@ -373,8 +279,6 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
         Effect.sync(() => {
           protocolVersion = revision
         }),
-      diagnostics: Effect.sync(() => ({ pending: inFlight.size, background: 0 })).pipe(
-        Effect.zipWith(FiberSet.size(background), (d, background) => ({ ...d, background }))
-      )
+      diagnostics: Effect.map(background.size, (size) => ({ pending: inFlight.size, background: size }))
     } satisfies Transport
   })
