@@ -36,6 +36,7 @@ import {
 } from "./McpConnectionError.js"
 import * as McpSchema from "./McpSchema.js"
 import * as PhasePolicy from "./PhasePolicy.js"
+import * as LegacySse from "./LegacySse.js"
 import * as StreamableHttp from "./StreamableHttp.js"
 import type { Diagnostics, Exchange, Transport, TransportKind } from "./Transport.js"
 
@@ -48,11 +49,21 @@ export interface ConnectOptions {
   readonly url: string | URL
   /** Sent with every request, to the configured origin only. */
   readonly headers?: Readonly<Record<string, string>> | undefined
-  /** `"auto"` (default) or a forced transport. */
-  readonly transport?: "auto" | "streamable-http" | undefined
+  /**
+   * `"auto"` (default): Streamable HTTP first, falling back to legacy HTTP+SSE only when the
+   * first POST of the discovery is answered 400, 404 or 405 without a JSON-RPC error body.
+   * `"streamable-http"` or `"sse"` (legacy HTTP+SSE) force one transport.
+   */
+  readonly transport?: TransportChoice | undefined
   readonly policy?: PhasePolicy.Options | undefined
   readonly clientInfo?: McpSchema.Implementation | undefined
 }
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type TransportChoice = "auto" | "streamable-http" | "sse"
 
 /**
  * What one operation cost: wall time and raw bytes read.
@@ -215,8 +226,17 @@ const listAllTools = (
     }
   })
 
+/**
+ * Whether a failed first POST allows falling back to legacy HTTP+SSE: 400, 404 or 405 whose
+ * body is not a JSON-RPC error (a JSON-RPC error proves a modern server that refused). 401,
+ * 403, 5xx, deadlines and transport failures never fall back.
+ */
+const fallsBack = (error: McpConnectionError): boolean =>
+  error._tag === "UpstreamFailure" && (error.status === 400 || error.status === 404 || error.status === 405)
+
 /** What is known about the remote effect when a deadline passes at a stage. */
-const deadlineOutcome = (stage: Stage): Outcome => (stage === "config" || stage === "connect" ? "not-sent" : "unknown")
+const deadlineOutcome = (stage: Stage): Outcome =>
+  stage === "config" || stage === "connect" || stage === "endpoint" ? "not-sent" : "unknown"
 
 /**
  * Connects to an MCP server: validates every option, then runs the discovery (initialize,
@@ -234,7 +254,8 @@ export const connect = (
     const policy = yield* PhasePolicy.make(options.policy)
     const target = yield* validateTarget(options)
     const clientInfo = yield* validateClientInfo(options.clientInfo)
-    if (options.transport !== undefined && options.transport !== "auto" && options.transport !== "streamable-http") {
+    const choice = options.transport ?? "auto"
+    if (choice !== "auto" && choice !== "streamable-http" && choice !== "sse") {
       return yield* Effect.fail(configError("transport", "invalid-value"))
     }
 
@@ -252,32 +273,58 @@ export const connect = (
       return { stage: at, phase: "discovery", budget: policy.discovery, cancellable }
     }
 
-    const discovery = Effect.gen(function*() {
-      const transport = yield* StreamableHttp.make({
-        url: target.url,
-        headers: target.headers,
-        secrets: target.secrets,
-        releaseTimeoutMs: policy.releaseTimeoutMs
-      }).pipe(Scope.extend(connectionScope))
-      stageStarted = Date.now()
+    const transportOptions = {
+      url: target.url,
+      headers: target.headers,
+      secrets: target.secrets,
+      releaseTimeoutMs: policy.releaseTimeoutMs,
+      unsolicitedMaxBytes: policy.unsolicitedMaxBytes
+    }
+    const openLegacy = () =>
+      LegacySse.make(transportOptions, exchange("endpoint", false)).pipe(Scope.extend(connectionScope))
 
-      // initialize is never cancelled (the spec forbids it).
-      const initializeExchange = exchange("initialize", false)
-      const initialize = yield* transport.request(
+    // initialize is never cancelled (the spec forbids it).
+    const initialize = (transport: Transport) =>
+      transport.request(
         "initialize",
         { protocolVersion: McpSchema.latestRevision, capabilities: {}, clientInfo },
-        initializeExchange
+        exchange("initialize", false)
       )
-      record("initialize", initialize.bytes)
-      const init = yield* decodeInitialize(initialize.result).pipe(
-        Effect.mapError(invalidResult(initializeExchange, initialize.bytes))
+
+    /**
+     * Opens the transport and sends initialize. Only here may the transport be negotiated:
+     * the first POST of the discovery, under the same deadline as everything else.
+     */
+    const negotiate = Effect.gen(function*() {
+      if (choice === "sse") {
+        const legacy = yield* openLegacy()
+        return { transport: legacy, response: yield* initialize(legacy) }
+      }
+      const attemptScope = yield* Scope.fork(connectionScope, ExecutionStrategy.sequential)
+      const streamable = yield* StreamableHttp.make(transportOptions).pipe(Scope.extend(attemptScope))
+      const first = yield* Effect.either(initialize(streamable))
+      if (first._tag === "Right") return { transport: streamable, response: first.right }
+      if (choice === "streamable-http" || !fallsBack(first.left)) return yield* Effect.fail(first.left)
+      yield* Scope.close(attemptScope, Exit.void)
+      const legacy = yield* openLegacy()
+      return { transport: legacy, response: yield* initialize(legacy) }
+    })
+
+    const discovery = Effect.gen(function*() {
+      stageStarted = Date.now()
+      const { response: initialized, transport } = yield* negotiate
+      const initializeExchange = exchange("initialize", false)
+      record("initialize", initialized.bytes)
+      const init = yield* decodeInitialize(initialized.result).pipe(
+        Effect.mapError(invalidResult(initializeExchange, initialized.bytes))
       )
       if (!McpSchema.isSupportedRevision(init.protocolVersion)) {
         return yield* Effect.fail(
-          Failures.protocol(initializeExchange, "unsupported-protocol-version", { observedBytes: initialize.bytes })
+          Failures.protocol(initializeExchange, "unsupported-protocol-version", { observedBytes: initialized.bytes })
         )
       }
       yield* transport.setProtocolVersion(init.protocolVersion)
+      yield* Effect.annotateCurrentSpan({ "mcp.transport": transport.kind, "mcp.protocol.version": init.protocolVersion })
 
       yield* transport.notify("notifications/initialized", undefined, exchange("initialized", false))
       record("initialized", 0)
@@ -296,7 +343,7 @@ export const connect = (
       Effect.withSpan("mcp.connect", {
         kind: "client",
         captureStackTrace: false,
-        attributes: { "mcp.phase": "discovery", "mcp.transport": "streamable-http" }
+        attributes: { "mcp.phase": "discovery" }
       })
     )
     return makeConnection(discovered, policy, discoveryLog, connectionScope)

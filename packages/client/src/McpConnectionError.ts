@@ -108,6 +108,7 @@ export type Reason =
   | "unknown-id"
   | "unsupported-protocol-version"
   | "bad-endpoint"
+  | "missing-endpoint"
   | "foreign-endpoint"
   | "missing-session"
   | "connection-failed"

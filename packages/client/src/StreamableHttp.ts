@@ -279,6 +279,6 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
         Effect.sync(() => {
           protocolVersion = revision
         }),
-      diagnostics: Effect.map(background.size, (size) => ({ pending: inFlight.size, background: size }))
+      diagnostics: Effect.map(background.size, (size) => ({ pending: inFlight.size, background: size, droppedFrames: 0 }))
     } satisfies Transport
   })

@@ -80,6 +80,10 @@ export interface Transport {
  * @category models
  */
 export interface Diagnostics {
+  /** Requests awaiting a response. */
   readonly pending: number
+  /** Background messages in flight (replies, cancellation notices). */
   readonly background: number
+  /** Frames dropped on a shared stream (unsolicited over their bound, late answers, banners). */
+  readonly droppedFrames: number
 }

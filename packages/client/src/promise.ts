@@ -37,7 +37,7 @@ import type { TransportKind } from "./Transport.js"
 export interface ConnectOptions {
   readonly url: string | URL
   readonly headers?: Readonly<Record<string, string>> | undefined
-  readonly transport?: "auto" | "streamable-http" | undefined
+  readonly transport?: McpClient.TransportChoice | undefined
   readonly policy?: PhasePolicy.Options | undefined
   readonly clientInfo?: McpSchema.Implementation | undefined
   readonly signal?: AbortSignal | undefined

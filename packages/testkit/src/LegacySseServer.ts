@@ -49,6 +49,8 @@ export interface LegacyServerOptions {
    * mode): 404 (default), 405 or 400, with a plain-text body (never a JSON-RPC error).
    */
   readonly postToSsePath?: 400 | 404 | 405
+  /** Delay before answering a POST to the SSE path (a slow refusal of the Streamable HTTP probe). */
+  readonly postToSsePathDelayMs?: number
 }
 
 export interface LegacyTestServer {
@@ -311,6 +313,10 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     if (url.pathname === LEGACY_SSE_PATH) {
       if (req.method === "GET") return openStream(res)
       if (req.method === "POST") {
+        if (options.postToSsePathDelayMs !== undefined) {
+          await new Promise((resolve) => setTimeout(resolve, options.postToSsePathDelayMs))
+          if (isGone(res)) return
+        }
         return sendText(res, postToSsePath, `testkit: legacy HTTP+SSE server, POST ${LEGACY_MESSAGES_PATH}`, {
           ...(postToSsePath === 405 ? { allow: "GET" } : {})
         })

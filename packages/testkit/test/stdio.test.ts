@@ -136,7 +136,8 @@ describe("stdio server: exact sizes", () => {
     ["initialize", 300, 3]
   ] as const) {
     it(`writes a ${on} response line of exactly ${bytes} bytes in ${chunkSize}-byte writes`, async () => {
-      const { driver } = start({ faults: [{ kind: "exact-size", on, bytes, chunkSize }] })
+      // A 1 ms pause between writes, so that a busy test process still reads them apart.
+      const { driver } = start({ faults: [{ kind: "exact-size", on, bytes, chunkSize, chunkDelayMs: 1 }] })
       if (on !== "initialize") await handshake(driver)
       const before = driver.stdoutBytes()
       const params = on === "tools/call" ? { name: "echo", arguments: { text: "x" } } : on === "initialize" ? initializeParams() : {}
@@ -151,9 +152,9 @@ describe("stdio server: exact sizes", () => {
       const splits = Array.from({ length: Math.floor(bytes / chunkSize) }, (_, k) => (k + 1) * chunkSize)
         .filter((offset) => isContinuationByte(wire[offset]))
       expect(splits.length).toBeGreaterThan(3)
-      // And the client did not get it in one piece.
-      const pieces = driver.chunkEnds.filter((end) => end > before).length
-      expect(pieces).toBeGreaterThan(1)
+      // And the client read it in pieces, some of them ending inside a character.
+      const observedSplits = driver.chunkEnds.filter((end) => end > before && isContinuationByte(wire[end - before]))
+      expect(observedSplits.length).toBeGreaterThan(0)
     })
   }
 })
@@ -253,6 +254,19 @@ describe("stdio server: hostile behaviours", () => {
     await handshake(driver)
     driver.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } })
     await waitUntil(() => driver.stdoutBytes() > 512 * 1024, 5000, "the never-ending line")
+    driver.child.stdin.end()
+    expect(await driver.exited).toEqual({ code: 0, signal: null })
+    expect(fixture.isAlive()).toBe(false)
+  })
+
+  it("stops the never-ending line when stdout breaks (EPIPE), then exits when stdin closes", async () => {
+    const { fixture, driver } = start({ faults: [{ kind: "never-ending-line", on: "tools/call" }] })
+    await handshake(driver)
+    driver.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } })
+    await waitUntil(() => driver.stdoutBytes() > 512 * 1024, 5000, "the never-ending line")
+    driver.child.stdout.destroy()
+    await sleep(200)
+    expect(driver.exit()).toBeUndefined() // stdout is gone, stdin is not: it waits
     driver.child.stdin.end()
     expect(await driver.exited).toEqual({ code: 0, signal: null })
     expect(fixture.isAlive()).toBe(false)

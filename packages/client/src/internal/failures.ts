@@ -61,7 +61,8 @@ export const protocol = (
     observedBytes: details.observedBytes,
     status: details.status,
     code: details.code,
-    outcome: "unknown",
+    // At readiness (the legacy endpoint) no request has been sent yet.
+    outcome: exchange.stage === "endpoint" ? "not-sent" : "unknown",
     retryable: false
   }, cause)
 

@@ -176,6 +176,7 @@ const paddedResultTemplate = (method, normal) => {
     case "initialize":
       return (pad) => ({ ...base, instructions: pad })
     case "tools/list": {
+      /** @type {Array<Record<string, unknown>>} */
       const tools = Array.isArray(base.tools) ? base.tools : []
       if (tools.length === 0) return (pad) => ({ ...base, tools: [], _meta: { "phasebound/pad": pad } })
       return (pad) => ({
@@ -323,6 +324,7 @@ const handle = (method, params) => {
 let stdoutBroken = false
 /** Set when the process is about to exit: long writers stop at their next chunk. */
 let stopping = false
+/** @type {Promise<unknown>} */
 let queue = Promise.resolve()
 
 process.stdout.on("error", (error) => {

@@ -1,0 +1,263 @@
+/**
+ * The legacy HTTP+SSE transport (revision 2024-11-05).
+ *
+ * A GET opens an SSE stream; its first event, `endpoint`, names the URL to POST messages to;
+ * responses arrive on the GET stream. Waiting for the endpoint is the readiness step of
+ * discovery. The endpoint must resolve to the configured origin (scheme, host and port), or
+ * discovery fails and nothing is sent to it.
+ *
+ * The GET stream is shared: it lives in the transport's scope (not in discovery's) and every
+ * frame on it is bounded by the largest ceiling among `unsolicited.maxBytes` and the pending
+ * requests. A frame that passes that bound aborts the stream, releases the session and fails
+ * every pending request with `ByteCeilingExceeded`; a completed frame answering a request but
+ * over that request's own ceiling fails that request only; a completed unsolicited frame over
+ * `unsolicited.maxBytes` is dropped. When the stream ends, every pending request fails at once.
+ *
+ * @since 0.1.0
+ */
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type { McpConnectionError } from "./McpConnectionError.js"
+import type * as McpSchema from "./McpSchema.js"
+import { readBounded } from "./internal/byteCount.js"
+import * as Failures from "./internal/failures.js"
+import type { FrameTooLarge, InvalidUtf8 } from "./internal/frameErrors.js"
+import * as Http from "./internal/http.js"
+import * as Messages from "./internal/messages.js"
+import { decodeSse, type SseEvent } from "./internal/sseDecoder.js"
+import type { Exchange, Response, Transport } from "./Transport.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The SSE URL, without userinfo. */
+  readonly url: URL
+  readonly headers: Readonly<Record<string, string>>
+  readonly secrets: ReadonlyArray<string>
+  readonly releaseTimeoutMs: number
+  /** Bound of frames that answer no pending request. */
+  readonly unsolicitedMaxBytes: number
+}
+
+/** Bounded drain of a POST's (normally empty) answer body. */
+const acceptedBodyMaxBytes = 64 * 1024
+
+interface Pending {
+  readonly exchange: Exchange
+  readonly deferred: Deferred.Deferred<Response, McpConnectionError>
+}
+
+/** Why the shared stream stopped: each pending request gets its own error from it. */
+type Termination = (exchange: Exchange) => McpConnectionError
+
+/**
+ * Opens the GET stream and waits for a valid `endpoint` event. The caller bounds the wait (the
+ * discovery deadline); `readiness` describes that step for errors (stage `endpoint`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  options: Options,
+  readiness: Exchange
+): Effect.Effect<Transport, McpConnectionError, HttpClient.HttpClient | Scope.Scope> =>
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const execute = yield* Http.makeClient(options.headers)
+    const background = yield* Http.makeBackground(options.releaseTimeoutMs)
+    // The GET lives in a scope of its own, closed the moment the stream is given up.
+    const streamScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+    const pending = new Map<McpSchema.RequestId, Pending>()
+    const endpointReady = yield* Deferred.make<URL, McpConnectionError>()
+    let endpoint: URL | undefined
+    let terminated: Termination | undefined
+    let nextId = 0
+    let droppedFrames = 0
+
+    /** The bound of the frame being read (read by the decoder when a frame starts). */
+    const frameBound = () => {
+      let bound = options.unsolicitedMaxBytes
+      if (endpoint === undefined) bound = Math.max(bound, readiness.budget.maxBytes)
+      for (const { exchange } of pending.values()) bound = Math.max(bound, exchange.budget.maxBytes)
+      return bound
+    }
+
+    const post = (body: unknown, url: URL) => execute(Http.postJson(url, body, {}))
+
+    /** Stops the stream for good: fails the endpoint wait and every pending request. */
+    const terminate = (termination: Termination) =>
+      Effect.gen(function*() {
+        if (terminated !== undefined) return
+        terminated = termination
+        yield* Deferred.fail(endpointReady, termination(readiness))
+        for (const { deferred, exchange } of pending.values()) yield* Deferred.fail(deferred, termination(exchange))
+        yield* Scope.close(streamScope, Exit.void)
+      })
+
+    const acceptEndpoint = (event: SseEvent): Effect.Effect<void> => {
+      let url: URL | undefined
+      try {
+        url = event.data.trim() === "" ? undefined : new URL(event.data.trim(), options.url)
+      } catch {
+        url = undefined
+      }
+      if (url === undefined) return terminate((exchange) => Failures.protocol(exchange, "bad-endpoint"))
+      // The fence: nothing, credentials above all, goes to another origin.
+      if (url.origin !== options.url.origin) {
+        return terminate((exchange) => Failures.protocol(exchange, "foreign-endpoint"))
+      }
+      endpoint = url
+      return Deferred.succeed(endpointReady, url)
+    }
+
+    const onMessage = (event: SseEvent): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        const decoded = yield* Effect.either(Messages.parseText(readiness, event.data, { observedBytes: event.bytes }))
+        if (decoded._tag === "Left") {
+          // A corrupt frame on the shared stream belongs to no one in particular: give up the stream.
+          const reason = decoded.left.reason ?? "invalid-message"
+          return yield* terminate((exchange) => Failures.protocol(exchange, reason, { observedBytes: event.bytes }))
+        }
+        const message = decoded.right
+        if (message._tag === "Success" || message._tag === "Failure") {
+          const entry = message.message.id === null ? undefined : pending.get(message.message.id)
+          if (entry === undefined) {
+            // A late answer to a request given up (deadline, interruption): nobody waits for it.
+            droppedFrames++
+            return
+          }
+          const { deferred, exchange } = entry
+          if (event.bytes > exchange.budget.maxBytes) {
+            return yield* Deferred.fail(deferred, Failures.ceiling(exchange, event.bytes))
+          }
+          if (message._tag === "Success") {
+            return yield* Deferred.succeed(deferred, { result: message.message.result, bytes: event.bytes })
+          }
+          return yield* Deferred.fail(
+            deferred,
+            Messages.refusal(exchange, message.message.error, options.secrets, { observedBytes: event.bytes })
+          )
+        }
+        if (event.bytes > options.unsolicitedMaxBytes) {
+          droppedFrames++
+          return
+        }
+        const reply = Messages.replyTo(message)
+        if (reply !== undefined && endpoint !== undefined) yield* background.run(post(reply, endpoint))
+      })
+
+    const onEvent = (event: SseEvent): Effect.Effect<void> => {
+      if (endpoint === undefined) {
+        // Before readiness only the endpoint matters; anything else is dropped (documented).
+        return event.event === "endpoint" ? acceptEndpoint(event) : Effect.sync(() => void droppedFrames++)
+      }
+      if (event.event !== "message" || event.data === "") return Effect.void
+      return onMessage(event)
+    }
+
+    const streamFailure = (error: FrameTooLarge | InvalidUtf8 | { readonly _tag: "ResponseError" }): Termination => {
+      switch (error._tag) {
+        case "FrameTooLarge":
+          return (exchange) => Failures.ceiling(exchange, error.observedBytes)
+        case "InvalidUtf8":
+          return (exchange) => Failures.protocol(exchange, "invalid-utf8", { observedBytes: error.observedBytes })
+        default:
+          return (exchange) => Failures.transport(exchange, "connection-closed", outcomeOf(exchange))
+      }
+    }
+
+    // A request given up with the stream may or may not have been applied.
+    const outcomeOf = (exchange: Exchange) => (exchange.stage === "endpoint" ? "not-sent" : "unknown")
+
+    const response = yield* execute(
+      HttpClientRequest.get(options.url).pipe(HttpClientRequest.setHeaders({ accept: "text/event-stream" }))
+    ).pipe(Scope.extend(streamScope), Effect.mapError(Http.transportError(readiness, "not-sent")))
+    if (response.status !== 200) {
+      return yield* Http.statusFailure(readiness, response, { sentSession: false, secrets: options.secrets, onExpired: () => {} })
+    }
+    if (Http.contentTypeOf(response) !== "text/event-stream") {
+      return yield* Effect.fail(Failures.protocol(readiness, "unexpected-content-type", { status: response.status }))
+    }
+
+    yield* decodeSse(response.stream, { maxFrameBytes: frameBound }).pipe(
+      Stream.runForEach(onEvent),
+      Effect.matchCauseEffect({
+        onSuccess: () =>
+          terminate((exchange) =>
+            exchange.stage === "endpoint"
+              ? Failures.protocol(exchange, "missing-endpoint")
+              : Failures.transport(exchange, "stream-ended", outcomeOf(exchange))
+          ),
+        onFailure: (cause) => {
+          const failure = Cause.failureOption(cause)
+          if (failure._tag === "Some") return terminate(streamFailure(failure.value))
+          // Interrupted: the connection is closing.
+          return terminate((exchange) => Failures.transport(exchange, "session-closed", outcomeOf(exchange)))
+        }
+      }),
+      Effect.forkIn(scope)
+    )
+
+    const target = yield* Deferred.await(endpointReady)
+
+    const deadFailure = (exchange: Exchange) =>
+      Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
+
+    /** POSTs one message to the endpoint; a 2xx means accepted (the answer comes on the stream). */
+    const send = (message: unknown, exchange: Exchange) =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const answer = yield* post(message, target).pipe(Effect.mapError(Http.transportError(exchange, "not-sent")))
+          if (answer.status >= 200 && answer.status < 300) {
+            yield* readBounded(answer.stream, acceptedBodyMaxBytes).pipe(Effect.ignore)
+            return
+          }
+          // The endpoint URL is the session: a 404 there means it is gone.
+          return yield* Http.statusFailure(exchange, answer, {
+            sentSession: true,
+            secrets: options.secrets,
+            onExpired: () => {
+              terminated ??= (e) => Failures.sessionExpired(e, "not-sent")
+            }
+          })
+        })
+      )
+
+    const request: Transport["request"] = (method, params, exchange) =>
+      Effect.gen(function*() {
+        if (terminated !== undefined) return yield* deadFailure(exchange)
+        const id = nextId++
+        const deferred = yield* Deferred.make<Response, McpConnectionError>()
+        // Registered before sending: the answer may overtake the POST's own 202.
+        pending.set(id, { exchange, deferred })
+        return yield* send(Messages.outgoing(method, params, id), exchange).pipe(
+          Effect.zipRight(Deferred.await(deferred)),
+          Effect.onInterrupt(() =>
+            exchange.cancellable && terminated === undefined
+              ? background.run(post(Messages.cancelled(id), target))
+              : Effect.void
+          ),
+          Effect.ensuring(Effect.sync(() => pending.delete(id)))
+        )
+      })
+
+    const notify: Transport["notify"] = (method, params, exchange) =>
+      terminated !== undefined ? deadFailure(exchange) : send(Messages.outgoing(method, params), exchange)
+
+    return {
+      kind: "sse",
+      request,
+      notify,
+      setProtocolVersion: () => Effect.void,
+      diagnostics: Effect.map(background.size, (size) => ({ pending: pending.size, background: size, droppedFrames }))
+    } satisfies Transport
+  })
