@@ -1,0 +1,68 @@
+/**
+ * Interop with real peers no one here wrote, over legacy HTTP+SSE and Streamable HTTP, with
+ * `transport: "auto"` and forced: the official SDK's SSEServerTransport, and
+ * @modelcontextprotocol/server-everything in `sse` and `streamableHttp` modes.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { McpClient } from "../src/index.js"
+import { connect } from "../src/promise.js"
+import { startEverythingServer } from "./support/everythingServer.js"
+import { startOfficialLegacyServer } from "./support/officialLegacyServer.js"
+import { httpClients } from "./support/harness.js"
+
+const resource = <A extends { close: () => Promise<void> }>(start: () => Promise<A>) =>
+  Effect.acquireRelease(Effect.promise(start), (server) => Effect.promise(() => server.close()))
+
+describe.each(httpClients)("interop through %s", (_, httpClient) => {
+  for (const transport of ["auto", "sse"] as const) {
+    it.scopedLive(`official SDK SSEServerTransport, transport ${transport}`, () =>
+      Effect.gen(function*() {
+        const server = yield* resource(startOfficialLegacyServer)
+        const connection = yield* McpClient.connect({ url: server.url, transport })
+        expect(connection.transport).toBe("sse")
+        expect(connection.serverInfo.name).toBe("official-sdk-legacy-peer")
+        expect(connection.tools.map((t) => t.name).sort()).toEqual(["add", "increment"])
+        expect(yield* connection.callTool("add", { a: 40, b: 2 })).toMatchObject({ content: [{ type: "text", text: "42" }] })
+        yield* connection.callTool("increment")
+        expect(server.counter()).toBe(1)
+      }).pipe(Effect.provide(httpClient)))
+  }
+
+  for (const [mode, transport, expected] of [
+    ["sse", "auto", "sse"],
+    ["sse", "sse", "sse"],
+    ["streamableHttp", "auto", "streamable-http"],
+    ["streamableHttp", "streamable-http", "streamable-http"]
+  ] as const) {
+    it.scopedLive(`server-everything in ${mode} mode, transport ${transport}`, () =>
+      Effect.gen(function*() {
+        const server = yield* resource(() => startEverythingServer(mode))
+        const connection = yield* McpClient.connect({ url: server.url, transport, policy: { timeout: "20 seconds" } })
+        expect(connection.transport).toBe(expected)
+        const names = connection.tools.map((t) => t.name)
+        expect(names).toContain("echo")
+        expect(names).toContain("get-sum")
+        const echoed = yield* connection.callTool("echo", { message: "héllo 😀" })
+        expect(JSON.stringify(echoed.content)).toContain("héllo 😀")
+        const sum = yield* connection.callTool("get-sum", { a: 2, b: 3 })
+        expect(JSON.stringify(sum.content)).toContain("5")
+      }).pipe(Effect.provide(httpClient)), 30_000)
+  }
+})
+
+it("server-everything over legacy SSE through the Promise API", async () => {
+  const server = await startEverythingServer("sse")
+  try {
+    const connection = await connect({ url: server.url })
+    try {
+      expect(connection.transport).toBe("sse")
+      const result = await connection.callTool("get-sum", { a: 1, b: 1 })
+      expect(JSON.stringify(result.content)).toContain("2")
+    } finally {
+      await connection.close()
+    }
+  } finally {
+    await server.close()
+  }
+}, 30_000)
