@@ -17,6 +17,7 @@
  *
  * @since 0.1.0
  */
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -37,8 +38,9 @@ import {
 import * as McpSchema from "./McpSchema.js"
 import * as PhasePolicy from "./PhasePolicy.js"
 import * as LegacySse from "./LegacySse.js"
+import * as Stdio from "./Stdio.js"
 import * as StreamableHttp from "./StreamableHttp.js"
-import type { Diagnostics, Exchange, Transport, TransportKind } from "./Transport.js"
+import type { Diagnostics, Exchange, Response, Transport, TransportKind } from "./Transport.js"
 
 /**
  * @since 0.1.0
@@ -108,6 +110,11 @@ export interface Connection {
   readonly observations: Effect.Effect<ReadonlyArray<Observation>>
   /** What the connection still holds (pending requests, background fibers). */
   readonly diagnostics: Effect.Effect<Diagnostics>
+  /**
+   * The last 64 KiB of the server's own log (a stdio server's stderr), for diagnostics in
+   * process. Never part of an error. Empty for HTTP transports.
+   */
+  readonly logTail: Effect.Effect<string>
 }
 
 /**
@@ -258,7 +265,112 @@ export const connect = (
     if (choice !== "auto" && choice !== "streamable-http" && choice !== "sse") {
       return yield* Effect.fail(configError("transport", "invalid-value"))
     }
+    const transportOptions = {
+      url: target.url,
+      headers: target.headers,
+      secrets: target.secrets,
+      releaseTimeoutMs: policy.releaseTimeoutMs,
+      unsolicitedMaxBytes: policy.unsolicitedMaxBytes
+    }
 
+    /**
+     * Opens the transport and sends initialize. Only here may the transport be negotiated:
+     * the first POST of the discovery, under the same deadline as everything else.
+     */
+    const negotiate = (context: DiscoveryContext) =>
+      Effect.gen(function*() {
+        const openLegacy = () =>
+          LegacySse.make(transportOptions, context.exchange("endpoint")).pipe(Scope.extend(context.scope))
+        if (choice === "sse") {
+          const legacy = yield* openLegacy()
+          return { transport: legacy, response: yield* context.initialize(legacy) }
+        }
+        const attemptScope = yield* Scope.fork(context.scope, ExecutionStrategy.sequential)
+        const streamable = yield* StreamableHttp.make(transportOptions).pipe(Scope.extend(attemptScope))
+        const first = yield* Effect.either(context.initialize(streamable))
+        if (first._tag === "Right") return { transport: streamable, response: first.right }
+        if (choice === "streamable-http" || !fallsBack(first.left)) return yield* Effect.fail(first.left)
+        yield* Scope.close(attemptScope, Exit.void)
+        const legacy = yield* openLegacy()
+        return { transport: legacy, response: yield* context.initialize(legacy) }
+      })
+    return yield* discover(policy, clientInfo, negotiate)
+  })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface StdioConnectOptions extends Stdio.ServerCommand {
+  readonly policy?: PhasePolicy.Options | undefined
+  readonly clientInfo?: McpSchema.Implementation | undefined
+}
+
+const isStringRecord = (u: unknown): u is Record<string, string> =>
+  typeof u === "object" && u !== null && !Array.isArray(u) && Object.values(u).every((v) => typeof v === "string")
+
+/**
+ * Connects to an MCP server run as a child process over stdio, with the platform's
+ * `CommandExecutor` (Node or Bun). The discovery deadline covers the spawn, initialize,
+ * initialized and every tools/list page. The child belongs to the current scope: closing it
+ * closes stdin, waits, sends SIGTERM, waits, sends SIGKILL, each step bounded by
+ * `releaseTimeout`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const connectStdio = (
+  options: StdioConnectOptions
+): Effect.Effect<Connection, McpConnectionError, CommandExecutor.CommandExecutor | Scope.Scope> =>
+  Effect.gen(function*() {
+    const policy = yield* PhasePolicy.make(options.policy)
+    const clientInfo = yield* validateClientInfo(options.clientInfo)
+    if (typeof options.command !== "string" || options.command.length === 0 || options.command.includes("\0")) {
+      return yield* Effect.fail(configError("command", "invalid-value"))
+    }
+    if (options.args !== undefined && !(Array.isArray(options.args) && options.args.every((a) => typeof a === "string"))) {
+      return yield* Effect.fail(configError("args", "invalid-value"))
+    }
+    if (options.env !== undefined && !isStringRecord(options.env)) return yield* Effect.fail(configError("env", "invalid-value"))
+    if (options.cwd !== undefined && typeof options.cwd !== "string") return yield* Effect.fail(configError("cwd", "invalid-value"))
+    const stdioOptions: Stdio.Options = {
+      command: options.command,
+      args: options.args,
+      env: options.env,
+      cwd: options.cwd,
+      // Values given for the child's environment are secrets as far as error texts go.
+      secrets: secretsOf(undefined, options.env ?? {}),
+      releaseTimeoutMs: policy.releaseTimeoutMs,
+      unsolicitedMaxBytes: policy.unsolicitedMaxBytes
+    }
+    return yield* discover(policy, clientInfo, (context) =>
+      Effect.gen(function*() {
+        const transport = yield* Stdio.make(stdioOptions, context.exchange("connect")).pipe(Scope.extend(context.scope))
+        return { transport, response: yield* context.initialize(transport) }
+      }))
+  })
+
+/** What a transport opener gets from the discovery around it. */
+interface DiscoveryContext {
+  /** The exchange of a discovery stage (and the stage a deadline would report). */
+  readonly exchange: (stage: Stage) => Exchange
+  /** The connection's scope: what is opened in it lives as long as the connection. */
+  readonly scope: Scope.Scope
+  /** Sends initialize over a transport (never cancelled, as the spec requires). */
+  readonly initialize: (transport: Transport) => Effect.Effect<Response, McpConnectionError>
+}
+
+/**
+ * The discovery, under ONE deadline: open (and negotiate) the transport, initialize,
+ * initialized, every tools/list page. When it fails, everything it opened is released before
+ * the failure is returned.
+ */
+const discover = <R>(
+  policy: PhasePolicy.PhasePolicy,
+  clientInfo: McpSchema.Implementation,
+  open: (context: DiscoveryContext) => Effect.Effect<{ readonly transport: Transport; readonly response: Response }, McpConnectionError, R>
+): Effect.Effect<Connection, McpConnectionError, R | Scope.Scope> =>
+  Effect.gen(function*() {
     const connectionScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const discoveryLog: Array<Observation> = []
     let stage: Stage = "connect"
@@ -268,52 +380,25 @@ export const connect = (
       discoveryLog.push({ operation: "discovery", stage: at, durationMs: now - stageStarted, bytes, outcome: "ok" })
       stageStarted = now
     }
-    const exchange = (at: Stage, cancellable: boolean): Exchange => {
+    const exchange = (at: Stage): Exchange => {
       stage = at
-      return { stage: at, phase: "discovery", budget: policy.discovery, cancellable }
+      return { stage: at, phase: "discovery", budget: policy.discovery, cancellable: at !== "initialize" }
     }
-
-    const transportOptions = {
-      url: target.url,
-      headers: target.headers,
-      secrets: target.secrets,
-      releaseTimeoutMs: policy.releaseTimeoutMs,
-      unsolicitedMaxBytes: policy.unsolicitedMaxBytes
+    const context: DiscoveryContext = {
+      exchange,
+      scope: connectionScope,
+      initialize: (transport) =>
+        transport.request(
+          "initialize",
+          { protocolVersion: McpSchema.latestRevision, capabilities: {}, clientInfo },
+          exchange("initialize")
+        )
     }
-    const openLegacy = () =>
-      LegacySse.make(transportOptions, exchange("endpoint", false)).pipe(Scope.extend(connectionScope))
-
-    // initialize is never cancelled (the spec forbids it).
-    const initialize = (transport: Transport) =>
-      transport.request(
-        "initialize",
-        { protocolVersion: McpSchema.latestRevision, capabilities: {}, clientInfo },
-        exchange("initialize", false)
-      )
-
-    /**
-     * Opens the transport and sends initialize. Only here may the transport be negotiated:
-     * the first POST of the discovery, under the same deadline as everything else.
-     */
-    const negotiate = Effect.gen(function*() {
-      if (choice === "sse") {
-        const legacy = yield* openLegacy()
-        return { transport: legacy, response: yield* initialize(legacy) }
-      }
-      const attemptScope = yield* Scope.fork(connectionScope, ExecutionStrategy.sequential)
-      const streamable = yield* StreamableHttp.make(transportOptions).pipe(Scope.extend(attemptScope))
-      const first = yield* Effect.either(initialize(streamable))
-      if (first._tag === "Right") return { transport: streamable, response: first.right }
-      if (choice === "streamable-http" || !fallsBack(first.left)) return yield* Effect.fail(first.left)
-      yield* Scope.close(attemptScope, Exit.void)
-      const legacy = yield* openLegacy()
-      return { transport: legacy, response: yield* initialize(legacy) }
-    })
 
     const discovery = Effect.gen(function*() {
       stageStarted = Date.now()
-      const { response: initialized, transport } = yield* negotiate
-      const initializeExchange = exchange("initialize", false)
+      const { response: initialized, transport } = yield* open(context)
+      const initializeExchange = exchange("initialize")
       record("initialize", initialized.bytes)
       const init = yield* decodeInitialize(initialized.result).pipe(
         Effect.mapError(invalidResult(initializeExchange, initialized.bytes))
@@ -326,7 +411,7 @@ export const connect = (
       yield* transport.setProtocolVersion(init.protocolVersion)
       yield* Effect.annotateCurrentSpan({ "mcp.transport": transport.kind, "mcp.protocol.version": init.protocolVersion })
 
-      yield* transport.notify("notifications/initialized", undefined, exchange("initialized", false))
+      yield* transport.notify("notifications/initialized", undefined, exchange("initialized"))
       record("initialized", 0)
 
       stage = "list-tools"
@@ -337,7 +422,7 @@ export const connect = (
     const discovered = yield* discovery.pipe(
       Effect.timeoutFail({
         duration: Duration.millis(policy.discovery.timeoutMs),
-        onTimeout: () => Failures.deadline(exchange(stage, false), deadlineOutcome(stage))
+        onTimeout: () => Failures.deadline(exchange(stage), deadlineOutcome(stage))
       }),
       Effect.onExit((exit) => (Exit.isFailure(exit) ? Scope.close(connectionScope, exit) : Effect.void)),
       Effect.withSpan("mcp.connect", {
@@ -453,6 +538,7 @@ const makeConnection = (
     callTool,
     listTools,
     observations: Effect.sync(() => [...observations]),
-    diagnostics: transport.diagnostics
+    diagnostics: transport.diagnostics,
+    logTail: transport.logTail ?? Effect.succeed("")
   }
 }

@@ -71,6 +71,8 @@ export interface Transport {
   ) => Effect.Effect<void, McpConnectionError>
   /** Called once `initialize` has agreed on a revision (Streamable HTTP echoes it in a header). */
   readonly setProtocolVersion: (revision: string) => Effect.Effect<void>
+  /** The last 64 KiB of the server's own log (stdio stderr), in process only; "" elsewhere. */
+  readonly logTail?: Effect.Effect<string> | undefined
   /** What the transport still holds: requests awaiting a response, background fibers. */
   readonly diagnostics: Effect.Effect<Diagnostics>
 }

@@ -18,6 +18,12 @@ export * as McpSchema from "./McpSchema.js"
 export * as PhasePolicy from "./PhasePolicy.js"
 
 /** @since 0.1.0 */
+export * as LegacySse from "./LegacySse.js"
+
+/** @since 0.1.0 */
+export * as Stdio from "./Stdio.js"
+
+/** @since 0.1.0 */
 export * as StreamableHttp from "./StreamableHttp.js"
 
 /** @since 0.1.0 */

@@ -34,7 +34,30 @@ import type { TransportKind } from "./Transport.js"
  * @since 0.1.0
  * @category models
  */
-export interface ConnectOptions {
+export type ConnectOptions = HttpConnectOptions | StdioConnectOptions
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface StdioConnectOptions {
+  /** The server to run as a child process (no shell). */
+  readonly stdio: {
+    readonly command: string
+    readonly args?: ReadonlyArray<string> | undefined
+    readonly env?: Readonly<Record<string, string>> | undefined
+    readonly cwd?: string | undefined
+  }
+  readonly policy?: PhasePolicy.Options | undefined
+  readonly clientInfo?: McpSchema.Implementation | undefined
+  readonly signal?: AbortSignal | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface HttpConnectOptions {
   readonly url: string | URL
   readonly headers?: Readonly<Record<string, string>> | undefined
   readonly transport?: McpClient.TransportChoice | undefined
@@ -94,6 +117,33 @@ const run = <A>(
   })
 }
 
+const connectHttp = (options: HttpConnectOptions, scope: Scope.Scope) =>
+  Effect.gen(function*() {
+    // The HTTP client lives as long as the connection, not just the discovery.
+    const context = yield* Layer.buildWithScope(options.httpClient ?? FetchHttpClient.layer, scope)
+    return yield* McpClient.connect({
+      url: options.url,
+      headers: options.headers,
+      transport: options.transport,
+      policy: options.policy,
+      clientInfo: options.clientInfo
+    }).pipe(Scope.extend(scope), Effect.provide(context))
+  })
+
+const connectStdio = (options: StdioConnectOptions, scope: Scope.Scope) =>
+  Effect.gen(function*() {
+    // Loaded only when stdio is used: HTTP users never load the process layers.
+    const [{ layer: commandExecutor }, { layer: fileSystem }] = yield* Effect.promise(() =>
+      Promise.all([import("@effect/platform-node/NodeCommandExecutor"), import("@effect/platform-node/NodeFileSystem")])
+    )
+    const context = yield* Layer.buildWithScope(Layer.provide(commandExecutor, fileSystem), scope)
+    return yield* McpClient.connectStdio({
+      ...options.stdio,
+      policy: options.policy,
+      clientInfo: options.clientInfo
+    }).pipe(Scope.extend(scope), Effect.provide(context))
+  })
+
 /**
  * Connects and discovers. Resolves once the tools are listed.
  *
@@ -101,23 +151,12 @@ const run = <A>(
  * @category constructors
  */
 export const connect = async (options: ConnectOptions): Promise<Connection> => {
-  const layer = options.httpClient ?? FetchHttpClient.layer
   const scope = Effect.runSync(Scope.make())
   const close = () => Effect.runPromise(Scope.close(scope, Exit.void))
   let connection: McpClient.Connection
   try {
     connection = await run(
-      Effect.gen(function*() {
-        // The HTTP client lives as long as the connection, not just the discovery.
-        const context = yield* Layer.buildWithScope(layer, scope)
-        return yield* McpClient.connect({
-          url: options.url,
-          headers: options.headers,
-          transport: options.transport,
-          policy: options.policy,
-          clientInfo: options.clientInfo
-        }).pipe(Scope.extend(scope), Effect.provide(context))
-      }),
+      "stdio" in options ? connectStdio(options, scope) : connectHttp(options, scope),
       options.signal
     )
   } catch (error) {

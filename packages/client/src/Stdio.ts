@@ -1,0 +1,349 @@
+/**
+ * The stdio transport: a child process owned by the connection's scope, speaking
+ * newline-delimited JSON-RPC on stdin and stdout.
+ *
+ * stdout is a shared stream: each line is bounded by the largest ceiling among
+ * `unsolicited.maxBytes` and the pending requests, counted in raw bytes including its `\n`.
+ * A line that passes the bound aborts the session (the child is released and every pending
+ * request fails with `ByteCeilingExceeded`); a complete line answering a request but over that
+ * request's own ceiling fails that request only. A line that is not JSON at all is dropped and
+ * counted (servers that print banners to stdout are common); JSON that is not a JSON-RPC
+ * message, or invalid UTF-8, is a `ProtocolViolation` for every pending request.
+ *
+ * stderr is the server's log, not an error signal: it is always drained (an unread pipe would
+ * block the child) and its last 64 KiB are kept in process (`logTail`), never in an error.
+ *
+ * Release is bounded at every step: stdin closed, a wait, SIGTERM, a wait, SIGKILL, reaped.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/platform/Command"
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type { McpConnectionError, Outcome } from "./McpConnectionError.js"
+import type * as McpSchema from "./McpSchema.js"
+import * as Failures from "./internal/failures.js"
+import type { FrameTooLarge, InvalidUtf8 } from "./internal/frameErrors.js"
+import { decodeLines, type Line } from "./internal/lineDecoder.js"
+import * as Messages from "./internal/messages.js"
+import type { Exchange, Response, Transport } from "./Transport.js"
+
+/**
+ * What to run. No shell is involved: `command` is executed with `args` as given.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServerCommand {
+  readonly command: string
+  readonly args?: ReadonlyArray<string> | undefined
+  /** Added to the safe default environment (see `safeEnvironment`). */
+  readonly env?: Readonly<Record<string, string>> | undefined
+  readonly cwd?: string | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends ServerCommand {
+  readonly secrets: ReadonlyArray<string>
+  /** Bound of each release step (stdin close, SIGTERM, SIGKILL) and of cancellation notices. */
+  readonly releaseTimeoutMs: number
+  readonly unsolicitedMaxBytes: number
+}
+
+/**
+ * The variables a child inherits from this process, when set: enough to find programs and a
+ * home, nothing else (no tokens, no proxies, no cloud credentials). Callers add what their
+ * server needs with `env`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const inheritedVariables: ReadonlyArray<string> = process.platform === "win32"
+  ? [
+    "APPDATA",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "LOCALAPPDATA",
+    "PATH",
+    "PATHEXT",
+    "PROCESSOR_ARCHITECTURE",
+    "SYSTEMDRIVE",
+    "SYSTEMROOT",
+    "TEMP",
+    "TMP",
+    "USERNAME",
+    "USERPROFILE",
+    "PROGRAMFILES",
+    "WINDIR"
+  ]
+  : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "TMPDIR", "LANG"]
+
+/**
+ * The child's environment: the inherited safe set plus the caller's variables.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const safeEnvironment = (extra: Readonly<Record<string, string>> = {}): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const name of inheritedVariables) {
+    const value = process.env[name]
+    if (value !== undefined) env[name] = value
+  }
+  return { ...env, ...extra }
+}
+
+/** How much of the child's stderr is kept for diagnostics. */
+const logTailBytes = 64 * 1024
+
+interface Pending {
+  readonly exchange: Exchange
+  readonly deferred: Deferred.Deferred<Response, McpConnectionError>
+}
+
+type Termination = (exchange: Exchange) => McpConnectionError
+
+/** The last bytes of a stream, kept in a bounded buffer. */
+const makeTail = (limit: number) => {
+  let chunks: Array<Uint8Array> = []
+  let size = 0
+  return {
+    push: (chunk: Uint8Array) => {
+      chunks.push(chunk)
+      size += chunk.length
+      while (size - chunks[0]!.length >= limit) size -= chunks.shift()!.length
+    },
+    text: () => {
+      const joined = new Uint8Array(size)
+      let offset = 0
+      for (const chunk of chunks) {
+        joined.set(chunk, offset)
+        offset += chunk.length
+      }
+      const start = Math.max(0, size - limit)
+      chunks = [joined]
+      return new TextDecoder().decode(joined.subarray(start))
+    }
+  }
+}
+
+/**
+ * Spawns the server and wires its pipes. `readiness` describes the spawn step for errors
+ * (stage `connect`); the caller bounds it with the discovery deadline.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  options: Options,
+  readiness: Exchange
+): Effect.Effect<Transport, McpConnectionError, CommandExecutor.CommandExecutor | Scope.Scope> =>
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    // The child lives in a scope of its own, closed the moment the session is given up.
+    const processScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+    const pending = new Map<McpSchema.RequestId, Pending>()
+    const stdinQueue = yield* Queue.unbounded<Uint8Array>()
+    const tail = makeTail(logTailBytes)
+    const encoder = new TextEncoder()
+    let terminated: Termination | undefined
+    let nextId = 0
+    let droppedFrames = 0
+    let background = 0
+
+    const command = Command.make(options.command, ...(options.args ?? [])).pipe(
+      Command.env(safeEnvironment(options.env), { extendEnv: false }),
+      (c) => (options.cwd === undefined ? c : Command.workingDirectory(c, options.cwd)),
+      Command.stdin("pipe"),
+      Command.stdout("pipe"),
+      Command.stderr("pipe")
+    )
+    const child = yield* Command.start(command).pipe(
+      Scope.extend(processScope),
+      // The platform error names the command and its path: it stays in the cause only.
+      Effect.mapError((cause) => Failures.transport(readiness, "spawn-failed", "not-sent", {}, cause))
+    )
+    const exited = yield* Deferred.make<number | undefined>()
+
+    const outcomeOf = (exchange: Exchange): Outcome => (exchange.stage === "connect" ? "not-sent" : "unknown")
+
+    /** Fails every pending request; later requests fail without being sent. */
+    const failPending = (termination: Termination) =>
+      Effect.gen(function*() {
+        if (terminated !== undefined) return false
+        terminated = termination
+        for (const { deferred, exchange } of pending.values()) yield* Deferred.fail(deferred, termination(exchange))
+        return true
+      })
+    const release = Scope.close(processScope, Exit.void)
+
+    /** Gives up the session from one of its own fibers: the child is released in the background. */
+    const terminate = (termination: Termination) =>
+      Effect.flatMap(failPending(termination), (first) => (first ? Effect.asVoid(Effect.forkIn(release, scope)) : Effect.void))
+
+    const send = (message: unknown) => Queue.offer(stdinQueue, encoder.encode(`${JSON.stringify(message)}\n`))
+
+    const onLine = (line: Line): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        if (line.text.trim() === "") return
+        let json: unknown
+        try {
+          json = JSON.parse(line.text)
+        } catch {
+          // Not JSON at all: a banner or a stray log line (documented exception).
+          droppedFrames++
+          return
+        }
+        const decoded = yield* Effect.either(Messages.parseText(readiness, line.text, { observedBytes: line.bytes }))
+        if (decoded._tag === "Left" || json === null) {
+          return yield* terminate((exchange) =>
+            Failures.protocol(exchange, "invalid-message", { observedBytes: line.bytes })
+          )
+        }
+        const message = decoded.right
+        if (message._tag === "Success" || message._tag === "Failure") {
+          const entry = message.message.id === null ? undefined : pending.get(message.message.id)
+          if (entry === undefined) {
+            droppedFrames++
+            return
+          }
+          const { deferred, exchange } = entry
+          if (line.bytes > exchange.budget.maxBytes) {
+            return yield* Deferred.fail(deferred, Failures.ceiling(exchange, line.bytes))
+          }
+          if (message._tag === "Success") {
+            return yield* Deferred.succeed(deferred, { result: message.message.result, bytes: line.bytes })
+          }
+          return yield* Deferred.fail(
+            deferred,
+            Messages.refusal(exchange, message.message.error, options.secrets, { observedBytes: line.bytes })
+          )
+        }
+        if (line.bytes > options.unsolicitedMaxBytes) {
+          droppedFrames++
+          return
+        }
+        const reply = Messages.replyTo(message)
+        if (reply !== undefined) yield* send(reply)
+      })
+
+    const frameBound = () => {
+      let bound = options.unsolicitedMaxBytes
+      for (const { exchange } of pending.values()) bound = Math.max(bound, exchange.budget.maxBytes)
+      return bound
+    }
+
+    const streamFailure = (error: FrameTooLarge | InvalidUtf8 | { readonly _tag: "SystemError" | "BadArgument" }): Termination => {
+      switch (error._tag) {
+        case "FrameTooLarge":
+          return (exchange) => Failures.ceiling(exchange, error.observedBytes)
+        case "InvalidUtf8":
+          return (exchange) => Failures.protocol(exchange, "invalid-utf8", { observedBytes: error.observedBytes })
+        default:
+          return (exchange) => Failures.transport(exchange, "stream-ended", outcomeOf(exchange))
+      }
+    }
+
+    // stdin: one writer, fed by a queue; shutting the queue down ends the child's stdin.
+    const writer = yield* Stream.fromQueue(stdinQueue).pipe(Stream.run(child.stdin), Effect.ignore, Effect.forkIn(processScope))
+    // stderr: always drained, the tail kept.
+    yield* Stream.runForEach(child.stderr, (chunk) => Effect.sync(() => tail.push(chunk))).pipe(
+      Effect.ignore,
+      Effect.forkIn(processScope)
+    )
+    // The exit: fails everything still waiting, at once.
+    yield* child.exitCode.pipe(
+      Effect.map((code): number | undefined => code),
+      Effect.orElseSucceed(() => undefined),
+      Effect.tap((code) => Deferred.succeed(exited, code)),
+      Effect.flatMap((code) =>
+        terminate((exchange) =>
+          Failures.transport(exchange, "process-exited", outcomeOf(exchange), code === undefined ? {} : { exitCode: code })
+        )
+      ),
+      Effect.forkIn(scope)
+    )
+    // stdout: the shared stream of messages.
+    yield* decodeLines(child.stdout, { maxLineBytes: frameBound }).pipe(
+      Stream.runForEach(onLine),
+      Effect.matchCauseEffect({
+        onSuccess: () => Effect.void, // EOF: the exit watcher reports the exit itself
+        onFailure: (cause) => {
+          const failure = Cause.failureOption(cause)
+          return failure._tag === "Some" ? terminate(streamFailure(failure.value)) : Effect.void
+        }
+      }),
+      Effect.forkIn(processScope)
+    )
+    const releaseTimeout = Duration.millis(options.releaseTimeoutMs)
+    /** Waits for `effect` at most one release step (interruptible, as finalizers are not). */
+    const step = <A, E>(effect: Effect.Effect<A, E>) =>
+      effect.pipe(Effect.ignore, Effect.interruptible, Effect.timeoutOption(releaseTimeout))
+    /** Bounded shutdown: stdin EOF, wait, SIGTERM, wait, SIGKILL, wait. Never unbounded. */
+    const shutdown = Effect.gen(function*() {
+      yield* Queue.shutdown(stdinQueue)
+      yield* step(Fiber.await(writer))
+      if ((yield* step(Deferred.await(exited)))._tag === "Some") return
+      yield* step(child.kill("SIGTERM"))
+      if (yield* Deferred.isDone(exited)) return
+      yield* step(child.kill("SIGKILL"))
+    })
+    // Added after the pipes' fibers and the executor's own finalizer, so it runs first: the
+    // pipes stay open while the child winds down, and the executor finds the child gone (its
+    // own release waits on SIGTERM without a bound).
+    yield* Scope.addFinalizer(processScope, shutdown)
+    // Closing the connection: whatever still waits fails as closed, then the child is released.
+    yield* Scope.addFinalizer(
+      scope,
+      failPending((exchange) => Failures.transport(exchange, "session-closed", outcomeOf(exchange))).pipe(
+        Effect.zipRight(release)
+      )
+    )
+
+    const deadFailure = (exchange: Exchange) =>
+      Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
+
+    const request: Transport["request"] = (method, params, exchange) =>
+      Effect.gen(function*() {
+        if (terminated !== undefined) return yield* deadFailure(exchange)
+        const id = nextId++
+        const deferred = yield* Deferred.make<Response, McpConnectionError>()
+        pending.set(id, { exchange, deferred })
+        return yield* send(Messages.outgoing(method, params, id)).pipe(
+          Effect.zipRight(Deferred.await(deferred)),
+          Effect.onInterrupt(() =>
+            exchange.cancellable && terminated === undefined
+              ? Effect.sync(() => background++).pipe(
+                Effect.zipRight(send(Messages.cancelled(id))),
+                Effect.ensuring(Effect.sync(() => background--))
+              )
+              : Effect.void
+          ),
+          Effect.ensuring(Effect.sync(() => pending.delete(id)))
+        )
+      })
+
+    const notify: Transport["notify"] = (method, params, exchange) =>
+      terminated !== undefined ? deadFailure(exchange) : Effect.asVoid(send(Messages.outgoing(method, params)))
+
+    return {
+      kind: "stdio",
+      request,
+      notify,
+      setProtocolVersion: () => Effect.void,
+      diagnostics: Effect.sync(() => ({ pending: pending.size, background, droppedFrames })),
+      logTail: Effect.sync(() => tail.text())
+    } satisfies Transport
+  })
