@@ -25,14 +25,14 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { McpConnectionError } from "./McpConnectionError.js"
-import type * as McpSchema from "./McpSchema.js"
 import { readBounded } from "./internal/byteCount.js"
 import * as Failures from "./internal/failures.js"
 import type { FrameTooLarge, InvalidUtf8 } from "./internal/frameErrors.js"
 import * as Http from "./internal/http.js"
 import * as Messages from "./internal/messages.js"
+import * as SharedStream from "./internal/sharedStream.js"
 import { decodeSse, type SseEvent } from "./internal/sseDecoder.js"
-import type { Exchange, Response, Transport } from "./Transport.js"
+import type { Exchange, Transport } from "./Transport.js"
 
 /**
  * @since 0.1.0
@@ -51,14 +51,6 @@ export interface Options {
 /** Bounded drain of a POST's (normally empty) answer body. */
 const acceptedBodyMaxBytes = 64 * 1024
 
-interface Pending {
-  readonly exchange: Exchange
-  readonly deferred: Deferred.Deferred<Response, McpConnectionError>
-}
-
-/** Why the shared stream stopped: each pending request gets its own error from it. */
-type Termination = (exchange: Exchange) => McpConnectionError
-
 /**
  * Opens the GET stream and waits for a valid `endpoint` event. The caller bounds the wait (the
  * discovery deadline); `readiness` describes that step for errors (stage `endpoint`).
@@ -76,30 +68,24 @@ export const make = (
     const background = yield* Http.makeBackground(options.releaseTimeoutMs)
     // The GET lives in a scope of its own, closed the moment the stream is given up.
     const streamScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-    const pending = new Map<McpSchema.RequestId, Pending>()
     const endpointReady = yield* Deferred.make<URL, McpConnectionError>()
     let endpoint: URL | undefined
-    let terminated: Termination | undefined
-    let nextId = 0
-    let droppedFrames = 0
-
-    /** The bound of the frame being read (read by the decoder when a frame starts). */
-    const frameBound = () => {
-      let bound = options.unsolicitedMaxBytes
-      if (endpoint === undefined) bound = Math.max(bound, readiness.budget.maxBytes)
-      for (const { exchange } of pending.values()) bound = Math.max(bound, exchange.budget.maxBytes)
-      return bound
-    }
 
     const post = (body: unknown, url: URL) => execute(Http.postJson(url, body, {}))
+    const stream = SharedStream.make({
+      unsolicitedMaxBytes: options.unsolicitedMaxBytes,
+      secrets: options.secrets,
+      streamExchange: readiness,
+      // Until the endpoint arrives, the readiness frame is bounded by the discovery ceiling.
+      extraBound: () => (endpoint === undefined ? readiness.budget.maxBytes : 0),
+      notice: (message) => (endpoint === undefined ? Effect.void : background.run(post(message, endpoint)))
+    })
 
     /** Stops the stream for good: fails the endpoint wait and every pending request. */
-    const terminate = (termination: Termination) =>
+    const terminate = (termination: SharedStream.Termination) =>
       Effect.gen(function*() {
-        if (terminated !== undefined) return
-        terminated = termination
+        if (!(yield* stream.terminate(termination))) return
         yield* Deferred.fail(endpointReady, termination(readiness))
-        for (const { deferred, exchange } of pending.values()) yield* Deferred.fail(deferred, termination(exchange))
         yield* Scope.close(streamScope, Exit.void)
       })
 
@@ -119,52 +105,23 @@ export const make = (
       return Deferred.succeed(endpointReady, url)
     }
 
-    const onMessage = (event: SseEvent): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        const decoded = yield* Effect.either(Messages.parseText(readiness, event.data, { observedBytes: event.bytes }))
-        if (decoded._tag === "Left") {
-          // A corrupt frame on the shared stream belongs to no one in particular: give up the stream.
-          const reason = decoded.left.reason ?? "invalid-message"
-          return yield* terminate((exchange) => Failures.protocol(exchange, reason, { observedBytes: event.bytes }))
-        }
-        const message = decoded.right
-        if (message._tag === "Success" || message._tag === "Failure") {
-          const entry = message.message.id === null ? undefined : pending.get(message.message.id)
-          if (entry === undefined) {
-            // A late answer to a request given up (deadline, interruption): nobody waits for it.
-            droppedFrames++
-            return
-          }
-          const { deferred, exchange } = entry
-          if (event.bytes > exchange.budget.maxBytes) {
-            return yield* Deferred.fail(deferred, Failures.ceiling(exchange, event.bytes))
-          }
-          if (message._tag === "Success") {
-            return yield* Deferred.succeed(deferred, { result: message.message.result, bytes: event.bytes })
-          }
-          return yield* Deferred.fail(
-            deferred,
-            Messages.refusal(exchange, message.message.error, options.secrets, { observedBytes: event.bytes })
-          )
-        }
-        if (event.bytes > options.unsolicitedMaxBytes) {
-          droppedFrames++
-          return
-        }
-        const reply = Messages.replyTo(message)
-        if (reply !== undefined && endpoint !== undefined) yield* background.run(post(reply, endpoint))
-      })
-
     const onEvent = (event: SseEvent): Effect.Effect<void> => {
       if (endpoint === undefined) {
         // Before readiness only the endpoint matters; anything else is dropped (documented).
-        return event.event === "endpoint" ? acceptEndpoint(event) : Effect.sync(() => void droppedFrames++)
+        return event.event === "endpoint" ? acceptEndpoint(event) : Effect.sync(stream.drop)
       }
       if (event.event !== "message" || event.data === "") return Effect.void
-      return onMessage(event)
+      return Effect.zipRight(
+        stream.dispatch(event.data, event.bytes),
+        // A corrupt frame gave up the stream: release the GET too.
+        Effect.suspend(() => (stream.isTerminated() ? Scope.close(streamScope, Exit.void) : Effect.void))
+      )
     }
 
-    const streamFailure = (error: FrameTooLarge | InvalidUtf8 | { readonly _tag: "ResponseError" }): Termination => {
+    // A request given up with the stream may or may not have been applied.
+    const outcomeOf = (exchange: Exchange) => (exchange.stage === "endpoint" ? "not-sent" : "unknown")
+
+    const streamFailure = (error: FrameTooLarge | InvalidUtf8 | { readonly _tag: "ResponseError" }): SharedStream.Termination => {
       switch (error._tag) {
         case "FrameTooLarge":
           return (exchange) => Failures.ceiling(exchange, error.observedBytes)
@@ -174,9 +131,6 @@ export const make = (
           return (exchange) => Failures.transport(exchange, "connection-closed", outcomeOf(exchange))
       }
     }
-
-    // A request given up with the stream may or may not have been applied.
-    const outcomeOf = (exchange: Exchange) => (exchange.stage === "endpoint" ? "not-sent" : "unknown")
 
     const response = yield* execute(
       HttpClientRequest.get(options.url).pipe(HttpClientRequest.setHeaders({ accept: "text/event-stream" }))
@@ -188,7 +142,7 @@ export const make = (
       return yield* Effect.fail(Failures.protocol(readiness, "unexpected-content-type", { status: response.status }))
     }
 
-    yield* decodeSse(response.stream, { maxFrameBytes: frameBound }).pipe(
+    yield* decodeSse(response.stream, { maxFrameBytes: stream.frameBound }).pipe(
       Stream.runForEach(onEvent),
       Effect.matchCauseEffect({
         onSuccess: () =>
@@ -209,9 +163,6 @@ export const make = (
 
     const target = yield* Deferred.await(endpointReady)
 
-    const deadFailure = (exchange: Exchange) =>
-      Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
-
     /** POSTs one message to the endpoint; a 2xx means accepted (the answer comes on the stream). */
     const send = (message: unknown, exchange: Exchange) =>
       Effect.scoped(
@@ -225,39 +176,23 @@ export const make = (
           return yield* Http.statusFailure(exchange, answer, {
             sentSession: true,
             secrets: options.secrets,
-            onExpired: () => {
-              terminated ??= (e) => Failures.sessionExpired(e, "not-sent")
-            }
+            onExpired: () => {}
           })
         })
-      )
-
-    const request: Transport["request"] = (method, params, exchange) =>
-      Effect.gen(function*() {
-        if (terminated !== undefined) return yield* deadFailure(exchange)
-        const id = nextId++
-        const deferred = yield* Deferred.make<Response, McpConnectionError>()
-        // Registered before sending: the answer may overtake the POST's own 202.
-        pending.set(id, { exchange, deferred })
-        return yield* send(Messages.outgoing(method, params, id), exchange).pipe(
-          Effect.zipRight(Deferred.await(deferred)),
-          Effect.onInterrupt(() =>
-            exchange.cancellable && terminated === undefined
-              ? background.run(post(Messages.cancelled(id), target))
-              : Effect.void
-          ),
-          Effect.ensuring(Effect.sync(() => pending.delete(id)))
+      ).pipe(
+        Effect.tapError((error) =>
+          error._tag === "SessionExpired" ? terminate((e) => Failures.sessionExpired(e, "not-sent")) : Effect.void
         )
-      })
-
-    const notify: Transport["notify"] = (method, params, exchange) =>
-      terminated !== undefined ? deadFailure(exchange) : send(Messages.outgoing(method, params), exchange)
+      )
 
     return {
       kind: "sse",
-      request,
-      notify,
+      request: (method, params, exchange) => stream.request(method, params, exchange, (message) => send(message, exchange)),
+      notify: (method, params, exchange) =>
+        stream.isTerminated()
+          ? Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
+          : send(Messages.outgoing(method, params), exchange),
       setProtocolVersion: () => Effect.void,
-      diagnostics: Effect.map(background.size, (size) => ({ pending: pending.size, background: size, droppedFrames }))
+      diagnostics: Effect.map(background.size, stream.diagnostics)
     } satisfies Transport
   })

@@ -30,12 +30,12 @@ import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { McpConnectionError, Outcome } from "./McpConnectionError.js"
-import type * as McpSchema from "./McpSchema.js"
 import * as Failures from "./internal/failures.js"
 import type { FrameTooLarge, InvalidUtf8 } from "./internal/frameErrors.js"
 import { decodeLines, type Line } from "./internal/lineDecoder.js"
 import * as Messages from "./internal/messages.js"
-import type { Exchange, Response, Transport } from "./Transport.js"
+import * as SharedStream from "./internal/sharedStream.js"
+import type { Exchange, Transport } from "./Transport.js"
 
 /**
  * What to run. No shell is involved: `command` is executed with `args` as given.
@@ -108,13 +108,6 @@ export const safeEnvironment = (extra: Readonly<Record<string, string>> = {}): R
 /** How much of the child's stderr is kept for diagnostics. */
 const logTailBytes = 64 * 1024
 
-interface Pending {
-  readonly exchange: Exchange
-  readonly deferred: Deferred.Deferred<Response, McpConnectionError>
-}
-
-type Termination = (exchange: Exchange) => McpConnectionError
-
 /** The last bytes of a stream, kept in a bounded buffer. */
 const makeTail = (limit: number) => {
   let chunks: Array<Uint8Array> = []
@@ -154,14 +147,17 @@ export const make = (
     const scope = yield* Effect.scope
     // The child lives in a scope of its own, closed the moment the session is given up.
     const processScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-    const pending = new Map<McpSchema.RequestId, Pending>()
     const stdinQueue = yield* Queue.unbounded<Uint8Array>()
     const tail = makeTail(logTailBytes)
     const encoder = new TextEncoder()
-    let terminated: Termination | undefined
-    let nextId = 0
-    let droppedFrames = 0
-    let background = 0
+
+    const send = (message: unknown) => Queue.offer(stdinQueue, encoder.encode(`${JSON.stringify(message)}\n`))
+    const stream = SharedStream.make({
+      unsolicitedMaxBytes: options.unsolicitedMaxBytes,
+      secrets: options.secrets,
+      streamExchange: readiness,
+      notice: (message) => Effect.asVoid(send(message))
+    })
 
     const command = Command.make(options.command, ...(options.args ?? [])).pipe(
       Command.env(safeEnvironment(options.env), { extendEnv: false }),
@@ -179,73 +175,30 @@ export const make = (
 
     const outcomeOf = (exchange: Exchange): Outcome => (exchange.stage === "connect" ? "not-sent" : "unknown")
 
-    /** Fails every pending request; later requests fail without being sent. */
-    const failPending = (termination: Termination) =>
-      Effect.gen(function*() {
-        if (terminated !== undefined) return false
-        terminated = termination
-        for (const { deferred, exchange } of pending.values()) yield* Deferred.fail(deferred, termination(exchange))
-        return true
-      })
     const release = Scope.close(processScope, Exit.void)
 
     /** Gives up the session from one of its own fibers: the child is released in the background. */
-    const terminate = (termination: Termination) =>
-      Effect.flatMap(failPending(termination), (first) => (first ? Effect.asVoid(Effect.forkIn(release, scope)) : Effect.void))
+    const terminate = (termination: SharedStream.Termination) =>
+      Effect.flatMap(stream.terminate(termination), (first) => (first ? Effect.asVoid(Effect.forkIn(release, scope)) : Effect.void))
 
-    const send = (message: unknown) => Queue.offer(stdinQueue, encoder.encode(`${JSON.stringify(message)}\n`))
-
-    const onLine = (line: Line): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        if (line.text.trim() === "") return
-        let json: unknown
-        try {
-          json = JSON.parse(line.text)
-        } catch {
-          // Not JSON at all: a banner or a stray log line (documented exception).
-          droppedFrames++
-          return
-        }
-        const decoded = yield* Effect.either(Messages.parseText(readiness, line.text, { observedBytes: line.bytes }))
-        if (decoded._tag === "Left" || json === null) {
-          return yield* terminate((exchange) =>
-            Failures.protocol(exchange, "invalid-message", { observedBytes: line.bytes })
-          )
-        }
-        const message = decoded.right
-        if (message._tag === "Success" || message._tag === "Failure") {
-          const entry = message.message.id === null ? undefined : pending.get(message.message.id)
-          if (entry === undefined) {
-            droppedFrames++
-            return
-          }
-          const { deferred, exchange } = entry
-          if (line.bytes > exchange.budget.maxBytes) {
-            return yield* Deferred.fail(deferred, Failures.ceiling(exchange, line.bytes))
-          }
-          if (message._tag === "Success") {
-            return yield* Deferred.succeed(deferred, { result: message.message.result, bytes: line.bytes })
-          }
-          return yield* Deferred.fail(
-            deferred,
-            Messages.refusal(exchange, message.message.error, options.secrets, { observedBytes: line.bytes })
-          )
-        }
-        if (line.bytes > options.unsolicitedMaxBytes) {
-          droppedFrames++
-          return
-        }
-        const reply = Messages.replyTo(message)
-        if (reply !== undefined) yield* send(reply)
-      })
-
-    const frameBound = () => {
-      let bound = options.unsolicitedMaxBytes
-      for (const { exchange } of pending.values()) bound = Math.max(bound, exchange.budget.maxBytes)
-      return bound
+    const onLine = (line: Line): Effect.Effect<void> => {
+      if (line.text.trim() === "") return Effect.void
+      try {
+        JSON.parse(line.text)
+      } catch {
+        // Not JSON at all: a banner or a stray log line (the documented exception).
+        return Effect.sync(stream.drop)
+      }
+      return Effect.zipRight(
+        stream.dispatch(line.text, line.bytes),
+        // JSON that is not JSON-RPC gave up the session: release the child too.
+        Effect.suspend(() => (stream.isTerminated() ? Effect.asVoid(Effect.forkIn(release, scope)) : Effect.void))
+      )
     }
 
-    const streamFailure = (error: FrameTooLarge | InvalidUtf8 | { readonly _tag: "SystemError" | "BadArgument" }): Termination => {
+    const streamFailure = (
+      error: FrameTooLarge | InvalidUtf8 | { readonly _tag: "SystemError" | "BadArgument" }
+    ): SharedStream.Termination => {
       switch (error._tag) {
         case "FrameTooLarge":
           return (exchange) => Failures.ceiling(exchange, error.observedBytes)
@@ -276,7 +229,7 @@ export const make = (
       Effect.forkIn(scope)
     )
     // stdout: the shared stream of messages.
-    yield* decodeLines(child.stdout, { maxLineBytes: frameBound }).pipe(
+    yield* decodeLines(child.stdout, { maxLineBytes: stream.frameBound }).pipe(
       Stream.runForEach(onLine),
       Effect.matchCauseEffect({
         onSuccess: () => Effect.void, // EOF: the exit watcher reports the exit itself
@@ -307,43 +260,20 @@ export const make = (
     // Closing the connection: whatever still waits fails as closed, then the child is released.
     yield* Scope.addFinalizer(
       scope,
-      failPending((exchange) => Failures.transport(exchange, "session-closed", outcomeOf(exchange))).pipe(
+      stream.terminate((exchange) => Failures.transport(exchange, "session-closed", outcomeOf(exchange))).pipe(
         Effect.zipRight(release)
       )
     )
 
-    const deadFailure = (exchange: Exchange) =>
-      Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
-
-    const request: Transport["request"] = (method, params, exchange) =>
-      Effect.gen(function*() {
-        if (terminated !== undefined) return yield* deadFailure(exchange)
-        const id = nextId++
-        const deferred = yield* Deferred.make<Response, McpConnectionError>()
-        pending.set(id, { exchange, deferred })
-        return yield* send(Messages.outgoing(method, params, id)).pipe(
-          Effect.zipRight(Deferred.await(deferred)),
-          Effect.onInterrupt(() =>
-            exchange.cancellable && terminated === undefined
-              ? Effect.sync(() => background++).pipe(
-                Effect.zipRight(send(Messages.cancelled(id))),
-                Effect.ensuring(Effect.sync(() => background--))
-              )
-              : Effect.void
-          ),
-          Effect.ensuring(Effect.sync(() => pending.delete(id)))
-        )
-      })
-
-    const notify: Transport["notify"] = (method, params, exchange) =>
-      terminated !== undefined ? deadFailure(exchange) : Effect.asVoid(send(Messages.outgoing(method, params)))
-
     return {
       kind: "stdio",
-      request,
-      notify,
+      request: (method, params, exchange) => stream.request(method, params, exchange, (message) => Effect.asVoid(send(message))),
+      notify: (method, params, exchange) =>
+        stream.isTerminated()
+          ? Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
+          : Effect.asVoid(send(Messages.outgoing(method, params))),
       setProtocolVersion: () => Effect.void,
-      diagnostics: Effect.sync(() => ({ pending: pending.size, background, droppedFrames })),
+      diagnostics: Effect.sync(() => stream.diagnostics(0)),
       logTail: Effect.sync(() => tail.text())
     } satisfies Transport
   })

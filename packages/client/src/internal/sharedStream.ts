@@ -1,0 +1,149 @@
+/**
+ * The shared-stream rule of CONTRACT section 1, in one place, for every transport whose
+ * answers arrive on one stream shared by all requests (legacy HTTP+SSE's GET stream, stdio's
+ * stdout):
+ *
+ * - a frame being read is bounded by the largest ceiling among `unsolicited.maxBytes` and the
+ *   pending requests (`frameBound`);
+ * - a complete frame answering request R but over R's ceiling fails R only;
+ * - a complete unsolicited frame over `unsolicited.maxBytes` is dropped (and counted), as are
+ *   late answers to requests given up;
+ * - when the stream is given up, every pending request fails at once (`terminate`), and later
+ *   requests fail without being sent.
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type { McpConnectionError } from "../McpConnectionError.js"
+import type * as McpSchema from "../McpSchema.js"
+import type { Diagnostics, Exchange, Response } from "../Transport.js"
+import * as Failures from "./failures.js"
+import * as Messages from "./messages.js"
+
+/** Why the stream stopped: each pending request gets its own error from it. */
+export type Termination = (exchange: Exchange) => McpConnectionError
+
+interface Pending {
+  readonly exchange: Exchange
+  readonly deferred: Deferred.Deferred<Response, McpConnectionError>
+}
+
+export interface SharedStream {
+  /** The bound of the frame about to be read. */
+  readonly frameBound: () => number
+  /** Routes one complete frame's text; a frame that is not JSON-RPC gives up the stream. */
+  readonly dispatch: (text: string, bytes: number) => Effect.Effect<void>
+  /** Gives up the stream; `true` the first time. */
+  readonly terminate: (termination: Termination) => Effect.Effect<boolean>
+  readonly isTerminated: () => boolean
+  /** Counts a frame dropped by the transport itself (a banner, an event before readiness). */
+  readonly drop: () => void
+  /**
+   * Sends a request with `send` and waits for its answer on the stream. The request is
+   * registered before sending (the answer may overtake the send's own acknowledgement).
+   */
+  readonly request: (
+    method: string,
+    params: Record<string, unknown> | undefined,
+    exchange: Exchange,
+    send: (message: Record<string, unknown>) => Effect.Effect<void, McpConnectionError>
+  ) => Effect.Effect<Response, McpConnectionError>
+  readonly diagnostics: (background: number) => Diagnostics
+}
+
+export const make = (options: {
+  readonly unsolicitedMaxBytes: number
+  readonly secrets: ReadonlyArray<string>
+  /** The exchange used to describe stream-level failures that belong to no request. */
+  readonly streamExchange: Exchange
+  /** A bound that applies before any request is pending (e.g. the readiness frame). */
+  readonly extraBound?: () => number
+  /**
+   * Sends a best-effort message nobody waits for (a reply to a server request, a cancellation
+   * notice), bounded by the transport.
+   */
+  readonly notice: (message: Record<string, unknown>) => Effect.Effect<void>
+}): SharedStream => {
+  const pending = new Map<McpSchema.RequestId, Pending>()
+  let terminated: Termination | undefined
+  let nextId = 0
+  let droppedFrames = 0
+
+  const frameBound = () => {
+    let bound = Math.max(options.unsolicitedMaxBytes, options.extraBound?.() ?? 0)
+    for (const { exchange } of pending.values()) bound = Math.max(bound, exchange.budget.maxBytes)
+    return bound
+  }
+
+  const terminate = (termination: Termination) =>
+    Effect.gen(function*() {
+      if (terminated !== undefined) return false
+      terminated = termination
+      for (const { deferred, exchange } of pending.values()) yield* Deferred.fail(deferred, termination(exchange))
+      return true
+    })
+
+  const dispatch = (text: string, bytes: number): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      const decoded = yield* Effect.either(Messages.parseText(options.streamExchange, text, { observedBytes: bytes }))
+      if (decoded._tag === "Left") {
+        // A corrupt frame belongs to no one in particular: the stream is given up.
+        const reason = decoded.left.reason ?? "invalid-message"
+        yield* terminate((exchange) => Failures.protocol(exchange, reason, { observedBytes: bytes }))
+        return
+      }
+      const message = decoded.right
+      if (message._tag === "Success" || message._tag === "Failure") {
+        const entry = message.message.id === null ? undefined : pending.get(message.message.id)
+        if (entry === undefined) {
+          // A late answer to a request given up (deadline, interruption): nobody waits for it.
+          droppedFrames++
+          return
+        }
+        const { deferred, exchange } = entry
+        if (bytes > exchange.budget.maxBytes) {
+          yield* Deferred.fail(deferred, Failures.ceiling(exchange, bytes))
+        } else if (message._tag === "Success") {
+          yield* Deferred.succeed(deferred, { result: message.message.result, bytes })
+        } else {
+          yield* Deferred.fail(
+            deferred,
+            Messages.refusal(exchange, message.message.error, options.secrets, { observedBytes: bytes })
+          )
+        }
+        return
+      }
+      if (bytes > options.unsolicitedMaxBytes) {
+        droppedFrames++
+        return
+      }
+      const reply = Messages.replyTo(message)
+      if (reply !== undefined) yield* options.notice(reply)
+    })
+
+  const request: SharedStream["request"] = (method, params, exchange, send) =>
+    Effect.gen(function*() {
+      if (terminated !== undefined) return yield* Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
+      const id = nextId++
+      const deferred = yield* Deferred.make<Response, McpConnectionError>()
+      pending.set(id, { exchange, deferred })
+      return yield* send(Messages.outgoing(method, params, id)).pipe(
+        Effect.zipRight(Deferred.await(deferred)),
+        Effect.onInterrupt(() =>
+          exchange.cancellable && terminated === undefined ? options.notice(Messages.cancelled(id)) : Effect.void
+        ),
+        Effect.ensuring(Effect.sync(() => pending.delete(id)))
+      )
+    })
+
+  return {
+    frameBound,
+    dispatch,
+    terminate,
+    isTerminated: () => terminated !== undefined,
+    drop: () => {
+      droppedFrames++
+    },
+    request,
+    diagnostics: (background) => ({ pending: pending.size, background, droppedFrames })
+  }
+}
