@@ -26,6 +26,9 @@ const errorBodyMaxBytes = 64 * 1024
 export const makeClient = (headers: Readonly<Record<string, string>>) =>
   Effect.map(HttpClient.HttpClient, (client) => {
     const scopedClient = client.pipe(
+      // The HTTP client's own spans carry the full URL (query tokens included) and headers:
+      // our spans (mcp.*) are the observation channel, without them.
+      HttpClient.withTracerDisabledWhen(() => true),
       HttpClient.withScope,
       HttpClient.mapRequestInput(HttpClientRequest.setHeaders(headers))
     )
