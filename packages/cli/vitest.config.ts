@@ -9,6 +9,8 @@ export default defineProject({
   test: {
     name: "cli",
     include: ["test/**/*.test.ts"],
+    // Builds dist/bin.js and compiles dist/phasebound once per run.
+    globalSetup: ["test/globalSetup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000
   }

@@ -27,7 +27,7 @@ import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Failures from "./internal/failures.js"
-import { secretsOf } from "./internal/secrets.js"
+import { secretsOf, secretValues } from "./internal/secrets.js"
 import {
   InvalidOption,
   LimitExceeded,
@@ -172,7 +172,7 @@ const validateTarget = (options: ConnectOptions): Effect.Effect<Target, InvalidO
       url.username = ""
       url.password = ""
     }
-    return { url, headers, secrets: [...secrets, ...secretsOf(undefined, headers)] }
+    return { url, headers, secrets: [...new Set([...secrets, ...secretsOf(undefined, headers)])] }
   })
 
 const validateClientInfo = (info: McpSchema.Implementation | undefined) =>
@@ -339,7 +339,7 @@ export const connectStdio = (
       env: options.env,
       cwd: options.cwd,
       // Values given for the child's environment are secrets as far as error texts go.
-      secrets: secretsOf(undefined, options.env ?? {}),
+      secrets: secretValues(Object.values(options.env ?? {})),
       releaseTimeoutMs: policy.releaseTimeoutMs,
       unsolicitedMaxBytes: policy.unsolicitedMaxBytes
     }

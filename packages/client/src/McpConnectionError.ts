@@ -9,6 +9,32 @@
  */
 import * as Data from "effect/Data"
 import * as Predicate from "effect/Predicate"
+import { redact } from "./internal/secrets.js"
+
+export {
+  /**
+   * Replaces every given secret (3 characters or more) in a text with `[redacted]`.
+   *
+   * @since 0.1.0
+   * @category redaction
+   */
+  redact,
+  /**
+   * The secret values of an HTTP target: header values, URL userinfo and query values, with
+   * the forms they travel in (parts, percent-decoded, base64 of `user:password`).
+   *
+   * @since 0.1.0
+   * @category redaction
+   */
+  secretsOf,
+  /**
+   * The secret forms of any values (a child's environment values, say).
+   *
+   * @since 0.1.0
+   * @category redaction
+   */
+  secretValues
+} from "./internal/secrets.js"
 
 /**
  * Where the failure happened.
@@ -334,10 +360,7 @@ const REMOTE_MESSAGE_MAX = 512
  */
 export const sanitizeRemoteMessage = (message: unknown, secrets: ReadonlyArray<string>): string | undefined => {
   if (typeof message !== "string") return undefined
-  let text = message
-  for (const secret of secrets) {
-    if (secret.length >= 3) text = text.split(secret).join("[redacted]")
-  }
+  let text = redact(message, secrets)
   // Remove C0/C1 control characters (newlines included: the record stays one line).
   // eslint-disable-next-line no-control-regex
   text = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, " ")

@@ -1,0 +1,171 @@
+/**
+ * What `<target>` names: a URL, a `--stdio 'command args...'` line, or a server of the config
+ * file. Everything is resolved and validated here, before any I/O, into InvalidOption errors
+ * that name the option and never echo a value.
+ */
+import type { McpClient } from "@phasebound/client"
+import type { InvalidOption } from "@phasebound/client/McpConnectionError"
+import * as Effect from "effect/Effect"
+import { existsSync } from "node:fs"
+import { isStdioServer, loadConfig, type HttpServer, type StdioServer } from "./config.js"
+import { McpConnectionError } from "@phasebound/client"
+import { invalidOption } from "./record.js"
+import { splitWords } from "./words.js"
+
+export type Target =
+  | {
+    readonly _tag: "Http"
+    readonly url: string
+    readonly headers: Readonly<Record<string, string>>
+    readonly transport: McpClient.TransportChoice
+    /** Every configured secret value, for scrubbing the debug output. */
+    readonly secrets: ReadonlyArray<string>
+  }
+  | {
+    readonly _tag: "Stdio"
+    readonly command: string
+    readonly args: ReadonlyArray<string>
+    readonly env: Readonly<Record<string, string>>
+    readonly cwd: string | undefined
+    readonly secrets: ReadonlyArray<string>
+  }
+
+export interface TargetOptions {
+  /** The positional `<target>`, when one was given. */
+  readonly target: string | undefined
+  readonly stdio: string | undefined
+  readonly config: string | undefined
+  /** `--header 'Name: value'`, repeated. */
+  readonly headers: ReadonlyArray<string>
+  readonly transport: McpClient.TransportChoice | undefined
+}
+
+export type Environment = Readonly<Record<string, string | undefined>>
+
+export const defaultConfigFile = ".mcp.json"
+
+const looksLikeUrl = (text: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(text)
+
+const variable = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g
+
+/**
+ * Expands `${VAR}` from the environment (nothing else: no `$VAR`, no defaults, no nesting), so
+ * secrets stay out of shell history and config files. An unset variable fails with `onUnset`.
+ */
+export const expandVariables = <E>(value: string, env: Environment, onUnset: () => E): Effect.Effect<string, E> => {
+  let unset = false
+  const expanded = value.replace(variable, (_, name: string) => {
+    const found = env[name]
+    if (found === undefined) unset = true
+    return found ?? ""
+  })
+  return unset ? Effect.fail(onUnset()) : Effect.succeed(expanded)
+}
+
+// RFC 7230 token.
+const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+/** `Name: value` into a pair; the value may use `${VAR}`. */
+export const parseHeader = (line: string, env: Environment): Effect.Effect<readonly [string, string], InvalidOption> =>
+  Effect.gen(function*() {
+    const colon = line.indexOf(":")
+    const name = colon === -1 ? "" : line.slice(0, colon).trim()
+    if (!headerName.test(name)) return yield* Effect.fail(invalidOption("--header", "invalid-value"))
+    const value = yield* expandVariables(line.slice(colon + 1).trim(), env, () => invalidOption("--header", "invalid-value"))
+    return [name, value] as const
+  })
+
+/** Header pairs into a record; later names win, compared case-insensitively. */
+const mergeHeaders = (...lists: ReadonlyArray<ReadonlyArray<readonly [string, string]>>): Record<string, string> => {
+  const merged = new Map<string, readonly [string, string]>()
+  for (const list of lists) for (const pair of list) merged.set(pair[0].toLowerCase(), pair)
+  return Object.fromEntries([...merged.values()])
+}
+
+const httpTarget = (
+  url: string,
+  headerPairs: ReadonlyArray<readonly [string, string]>,
+  transport: McpClient.TransportChoice
+): Effect.Effect<Target, InvalidOption> =>
+  Effect.gen(function*() {
+    let parsed: URL
+    try {
+      parsed = new URL(url)
+    } catch {
+      return yield* Effect.fail(invalidOption("target", "invalid-url"))
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+      return yield* Effect.fail(invalidOption("target", "invalid-url"))
+    }
+    const headers = mergeHeaders(headerPairs)
+    return {
+      _tag: "Http",
+      url,
+      headers,
+      transport,
+      secrets: McpConnectionError.secretsOf(parsed, headers)
+    }
+  })
+
+const transportOfType = (type: HttpServer["type"]): McpClient.TransportChoice =>
+  type === "sse" ? "sse" : type === undefined ? "auto" : "streamable-http"
+
+const fromHttpEntry = (entry: HttpServer, options: TargetOptions, flagHeaders: ReadonlyArray<readonly [string, string]>, env: Environment) =>
+  Effect.gen(function*() {
+    const configured: Array<readonly [string, string]> = []
+    for (const [name, value] of Object.entries(entry.headers ?? {})) {
+      configured.push([name, yield* expandVariables(value, env, () => invalidOption("--config headers", "invalid-value"))])
+    }
+    const url = yield* expandVariables(entry.url, env, () => invalidOption("--config url", "invalid-value"))
+    return yield* httpTarget(url, [...configured, ...flagHeaders], options.transport ?? transportOfType(entry.type))
+  })
+
+const fromStdioEntry = (entry: StdioServer, env: Environment): Effect.Effect<Target, InvalidOption> =>
+  Effect.gen(function*() {
+    const childEnv: Record<string, string> = {}
+    for (const [name, value] of Object.entries(entry.env ?? {})) {
+      childEnv[name] = yield* expandVariables(value, env, () => invalidOption("--config env", "invalid-value"))
+    }
+    return {
+      _tag: "Stdio",
+      command: entry.command,
+      args: entry.args ?? [],
+      env: childEnv,
+      cwd: entry.cwd,
+      secrets: McpConnectionError.secretValues(Object.values(childEnv))
+    }
+  })
+
+/** Resolves the target, reading the config file only when a server name is given. */
+export const resolveTarget = (options: TargetOptions, env: Environment): Effect.Effect<Target, InvalidOption> =>
+  Effect.gen(function*() {
+    const flagHeaders: Array<readonly [string, string]> = []
+    for (const line of options.headers) flagHeaders.push(yield* parseHeader(line, env))
+
+    if (options.stdio !== undefined) {
+      if (options.target !== undefined) return yield* Effect.fail(invalidOption("target", "invalid-value"))
+      // Headers and a transport choice mean nothing to a child process: refuse rather than ignore.
+      if (flagHeaders.length > 0) return yield* Effect.fail(invalidOption("--header", "invalid-value"))
+      if (options.transport !== undefined) return yield* Effect.fail(invalidOption("--transport", "invalid-value"))
+      const split = splitWords(options.stdio)
+      if (split._tag === "Invalid" || split.words.length === 0) return yield* Effect.fail(invalidOption("--stdio", "invalid-value"))
+      const [command, ...args] = split.words
+      return { _tag: "Stdio", command: command!, args, env: {}, cwd: undefined, secrets: [] }
+    }
+
+    if (options.target === undefined) return yield* Effect.fail(invalidOption("target", "invalid-value"))
+    if (looksLikeUrl(options.target)) return yield* httpTarget(options.target, flagHeaders, options.transport ?? "auto")
+
+    // A server name: from --config, or ./.mcp.json when present.
+    const path = options.config ?? (existsSync(defaultConfigFile) ? defaultConfigFile : undefined)
+    if (path === undefined) return yield* Effect.fail(invalidOption("target", "invalid-value"))
+    const config = yield* loadConfig(path)
+    const entry = Object.hasOwn(config.mcpServers, options.target) ? config.mcpServers[options.target] : undefined
+    if (entry === undefined) return yield* Effect.fail(invalidOption("target", "invalid-value"))
+    if (isStdioServer(entry)) {
+      if (flagHeaders.length > 0) return yield* Effect.fail(invalidOption("--header", "invalid-value"))
+      if (options.transport !== undefined) return yield* Effect.fail(invalidOption("--transport", "invalid-value"))
+      return yield* fromStdioEntry(entry, env)
+    }
+    return yield* fromHttpEntry(entry, options, flagHeaders, env)
+  })

@@ -1,0 +1,100 @@
+/**
+ * The same CLI under Bun (on the TypeScript sources) and as the compiled single executable
+ * (`bun build --compile`): a representative subset of the Node suite, covering both transports,
+ * the exit-code families, the one-record rule with a flooding stdio server, secrets, SIGINT.
+ */
+import * as Testkit from "@phasebound/testkit"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { expectFailure, expectJson, run, shellQuote, waitFor, type Runtime } from "./support/cli.js"
+
+let server: Testkit.TestServer
+beforeAll(async () => {
+  server = await Testkit.startServer({ mode: "sse" })
+})
+afterAll(() => server.close())
+beforeEach(() => server.clearFaults())
+
+const fixtures: Array<Testkit.StdioFixture> = []
+const fixture = (options?: Testkit.StdioFixtureOptions) => {
+  const f = Testkit.makeStdioFixture(options)
+  fixtures.push(f)
+  return f
+}
+afterAll(() => fixtures.forEach((f) => f.cleanup()))
+const stdioLine = (f: Testkit.StdioFixture) => shellQuote([f.command, ...f.args])
+
+describe.each<Runtime>(["bun", "compiled"])("under %s", (runtime) => {
+  const cli = (args: ReadonlyArray<string>, options?: Parameters<typeof run>[2]) => run(runtime, args, options)
+
+  it("--help (exit 0, stdout) and a usage error (exit 2, one record)", async () => {
+    const help = await cli(["--help"])
+    expect(help).toMatchObject({ code: 0, stderr: "" })
+    expect(help.stdout).toContain("discover")
+    expectFailure(await cli(["tools", "--frobnicate", server.url]), 2, "InvalidOption")
+    expect(expectFailure(await cli(["tools", "--max-bytes", "0", server.url]), 2, "InvalidOption")).toMatchObject({
+      option: "--max-bytes"
+    })
+  })
+
+  it("HTTP: tools, call (0), isError (1), 401 (3), deadline (4), ceiling (5), refusal (6)", async () => {
+    expect(expectJson(await cli(["tools", server.url]))).toMatchObject({ tools: [{ name: "add" }, {}, {}] })
+    expect(expectJson(await cli(["call", server.url, "add", "--args", "{\"a\":1,\"b\":2}"]))).toMatchObject({ content: [{ text: "3" }] })
+    expectJson(await cli(["call", server.url, "add"]), 1)
+    server.script({ on: "initialize", kind: "status", status: 401 })
+    expectFailure(await cli(["tools", server.url]), 3, "Unauthorized")
+    server.script({ on: "tools/call", kind: "delay", ms: 3_000 })
+    expectFailure(await cli(["call", "--call-timeout", "300ms", server.url, "increment"]), 4, "DeadlineExceeded")
+    server.clearFaults()
+    server.script({ on: "tools/call", kind: "exact-size", bytes: 3_000, as: "sse" })
+    expectFailure(await cli(["call", "--call-max-bytes", "2000", server.url, "increment"]), 5, "ByteCeilingExceeded")
+    server.script({ on: "tools/call", kind: "jsonrpc-error", code: -32000, message: "no" })
+    expectFailure(await cli(["call", server.url, "increment"]), 6, "RemoteRefusal")
+  })
+
+  it("stdio: a server flooding its stderr leaves nothing on ours; a failure is one record (7)", async () => {
+    const flood = { kind: "stderr-flood", bytes: 256 * 1024 } as const
+    const ok = fixture({ faults: [flood] })
+    expect(await cli(["tools", "--stdio", stdioLine(ok)])).toMatchObject({ code: 0, stderr: "" })
+    const exits = fixture({ faults: [flood, { on: "tools/call", kind: "exit", code: 3 }] })
+    expectFailure(await cli(["call", "--stdio", stdioLine(exits), "increment"]), 7, "TransportFailure")
+  })
+
+  it("secrets from --header, ${VAR}, URL userinfo and query never printed, even with --debug (8)", async () => {
+    const canaries = ["CANARY-h-71", "CANARY-v-72", "CANARY-u-73", "CANARY-q-74"]
+    const url = new URL(server.url)
+    url.username = "someone"
+    url.password = canaries[2]!
+    url.searchParams.set("k", canaries[3]!)
+    const result = await cli(
+      ["tools", "--debug", "--header", `X-Key: ${canaries[0]}`, "--header", "Authorization: ${PB_TOKEN}", url.toString()],
+      { env: { PB_TOKEN: canaries[1]!, PHASEBOUND_TEST_DEFECT: "after-connect" } }
+    )
+    expect(result.code).toBe(8)
+    expect(JSON.parse(result.stderr.split("\n")[0]!)).toMatchObject({ error: { tag: "InternalError", outcome: "unknown" } })
+    for (const canary of canaries) expect(result.stdout + result.stderr).not.toContain(canary)
+  })
+
+  it("SIGINT during an HTTP call: 130, Interrupted, session DELETEd", async () => {
+    server.script({ on: "tools/call", kind: "response-never-sent" })
+    const calls = server.rpcCalls("tools/call")
+    const deletes = server.deletes()
+    const result = await cli(["call", server.url, "increment"], {
+      onSpawn: (child) => void waitFor(() => server.rpcCalls("tools/call") > calls).then(() => child.kill("SIGINT"))
+    })
+    expectFailure(result, 130, "Interrupted")
+    expect(server.deletes()).toBe(deletes + 1)
+  })
+
+  it("SIGINT during a stdio call: 130, Interrupted, the child is gone", async () => {
+    const f = fixture({ faults: [{ on: "tools/call", kind: "never-answer" }] })
+    const result = await cli(["call", "--stdio", stdioLine(f), "increment"], {
+      onSpawn: (child) => void waitFor(() => f.rpcCalls("tools/call") === 1).then(() => child.kill("SIGINT"))
+    })
+    expectFailure(result, 130, "Interrupted")
+    expect(f.isAlive()).toBe(false)
+  })
+
+  it("demo", async () => {
+    expect(JSON.stringify(expectJson(await cli(["demo"])))).toContain("ByteCeilingExceeded")
+  })
+})
