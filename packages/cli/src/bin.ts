@@ -29,7 +29,6 @@ import {
   exitCodes,
   invalidOption,
   recordLine,
-
   startPosition,
   type RecordBody
 } from "./record.js"
