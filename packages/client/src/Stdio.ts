@@ -175,24 +175,37 @@ export const make = (
 
     const outcomeOf = (exchange: Exchange): Outcome => (exchange.stage === "connect" ? "not-sent" : "unknown")
 
-    const release = Scope.close(processScope, Exit.void)
+    /**
+     * Releases the child once. The release runs in a daemon fiber: started from one of the
+     * session's own fibers (a refused line, an exit), it must not be cut short when the
+     * connection closes meanwhile; the connection's finalizer joins it instead. It is bounded
+     * by the shutdown's steps.
+     */
+    let releasing: Fiber.RuntimeFiber<void> | undefined
+    const releaseInBackground = Effect.suspend(() =>
+      releasing !== undefined
+        ? Effect.void
+        : Effect.map(Effect.forkDaemon(Scope.close(processScope, Exit.void)), (fiber) => {
+          releasing = fiber
+        })
+    )
+    const release = Effect.zipRight(releaseInBackground, Effect.suspend(() => Fiber.join(releasing!)))
 
     /** Gives up the session from one of its own fibers: the child is released in the background. */
     const terminate = (termination: SharedStream.Termination) =>
-      Effect.flatMap(stream.terminate(termination), (first) => (first ? Effect.asVoid(Effect.forkIn(release, scope)) : Effect.void))
+      Effect.zipRight(stream.terminate(termination), releaseInBackground)
 
     const onLine = (line: Line): Effect.Effect<void> => {
-      if (line.text.trim() === "") return Effect.void
-      try {
-        JSON.parse(line.text)
-      } catch {
-        // Not JSON at all: a banner or a stray log line (the documented exception).
-        return Effect.sync(stream.drop)
-      }
+      const text = line.text.trim()
+      if (text === "") return Effect.void
+      // A line that is not JSON at all (a banner, a stray log line) is dropped and counted: the
+      // documented exception. A line that starts like a JSON object or array is a message,
+      // and if it does not parse, a ProtocolViolation like any other bad message.
+      if (!text.startsWith("{") && !text.startsWith("[")) return Effect.sync(stream.drop)
       return Effect.zipRight(
         stream.dispatch(line.text, line.bytes),
-        // JSON that is not JSON-RPC gave up the session: release the child too.
-        Effect.suspend(() => (stream.isTerminated() ? Effect.asVoid(Effect.forkIn(release, scope)) : Effect.void))
+        // A bad message gave up the session: release the child too.
+        Effect.suspend(() => (stream.isTerminated() ? releaseInBackground : Effect.void))
       )
     }
 

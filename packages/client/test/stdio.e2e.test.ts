@@ -93,6 +93,27 @@ describe("stdio", () => {
       }))
   })
 
+  for (const [name, fault] of [
+    ["invalid UTF-8 on stdout", { on: "tools/call", kind: "invalid-utf8" }],
+    ["a line past every bound", { on: "tools/call", kind: "never-ending-line" }],
+    ["a cut-off JSON line", { on: "tools/call", kind: "invalid-json" }]
+  ] as const) {
+    scoped(`after ${name}, closing at once still stops a child that ignores SIGTERM, within the bound`, () =>
+      Effect.gen(function*() {
+        const f = yield* fixture({ faults: [{ kind: "ignore-sigterm" }, fault] })
+        const scope = yield* Scope.make()
+        const connection = yield* connectTo(f, { releaseTimeout: 300, call: { maxBytes: 64 * 1024 }, unsolicited: { maxBytes: 1024 } })
+          .pipe(Scope.extend(scope))
+        const { error } = yield* failureOf(connection.callTool("increment"))
+        expect(["ProtocolViolation", "ByteCeilingExceeded"]).toContain((error as { _tag: string })._tag)
+        const started = Date.now()
+        yield* Scope.close(scope, Exit.void)
+        expect(Date.now() - started).toBeLessThan(1_500)
+        expect(f.isAlive()).toBe(false)
+        expect(f.counter()).toBe(1)
+      }))
+  }
+
   scoped("a banner on stdout is dropped and counted", () =>
     Effect.gen(function*() {
       const f = yield* fixture({ faults: [{ kind: "banner", bannerEachResponse: true }] })

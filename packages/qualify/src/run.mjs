@@ -1,0 +1,330 @@
+/**
+ * `npm run qualify`: the qualification of the packed public packages.
+ *
+ * 1. builds @phasebound/client, @phasebound/testkit and @phasebound/cli, and `npm pack`s them;
+ * 2. installs the tarballs into a fresh project under os.tmpdir() (no workspace links, no path
+ *    mapping: the project's own node_modules is all it resolves from);
+ * 3. runs ONE plain ESM program (program/qualify.mjs) through the public exports only, under
+ *    `node` and under `bun`, and checks that it exits by itself with no handle left open;
+ * 4. compiles the INSTALLED CLI with `bun build --compile` and drives it (program/qualify-cli.mjs);
+ * 5. prints a table per runtime, then `N passed, N failed`; exits non-zero on any failure.
+ *
+ * Environment: QUALIFY_KEEP=1 keeps the temporary project; QUALIFY_VERBOSE=1 echoes the programs' output.
+ */
+import { spawn, spawnSync } from "node:child_process"
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const root = resolve(here, "../../..")
+const programDir = resolve(here, "../program")
+const bun = join(root, "node_modules/.bin/bun")
+const keep = process.env.QUALIFY_KEEP === "1"
+const verbose = process.env.QUALIFY_VERBOSE === "1"
+
+/** How long a qualification program may run before it is killed (and failed). */
+const PROGRAM_TIMEOUT_MS = 120_000
+/** After its last line, a program must have exited by itself within this time: no handle left open. */
+const EXIT_GRACE_MS = 3_000
+const SUMMARY_PREFIX = "QUALIFY-SUMMARY "
+/** Canary secrets the programs use; none may appear in anything they print. */
+const CANARY_PATTERN = /CANARY|canaryuser/
+
+const pinned = { effect: "3.22.4", "@effect/platform": "0.97.2", "@effect/platform-node": "0.108.2" }
+const publicPackages = [
+  { name: "@phasebound/client", dir: "packages/client" },
+  { name: "@phasebound/testkit", dir: "packages/testkit" },
+  { name: "@phasebound/cli", dir: "packages/cli" }
+]
+
+/** Rows by table: package (build, pack, install), node, bun, cli. */
+const tables = new Map()
+const record = (table, name, ok, detail = "") => {
+  if (!tables.has(table)) tables.set(table, [])
+  tables.get(table).push({ name, ok: Boolean(ok), detail: String(detail) })
+}
+
+const tail = (text, lines = 15) => text.trim().split("\n").slice(-lines).join("\n")
+
+/** Runs a command to completion (stdout and stderr captured). */
+const run = (command, args, options = {}) => {
+  const started = Date.now()
+  const result = spawnSync(command, args, {
+    cwd: options.cwd ?? root,
+    encoding: "utf8",
+    timeout: options.timeout ?? 300_000,
+    env: options.env ?? process.env,
+    maxBuffer: 64 * 1024 * 1024
+  })
+  const ms = Date.now() - started
+  const ok = result.status === 0 && result.error === undefined
+  return { ok, status: result.status, stdout: result.stdout ?? "", stderr: result.stderr ?? "", error: result.error, ms }
+}
+
+const why = (r) => `exit ${r.status}${r.error ? ` (${r.error.code ?? r.error.message})` : ""}: ${tail(r.stderr || r.stdout, 6)}`
+
+/**
+ * Runs a qualification program, streaming its output: the summary line is timed, so that "it
+ * exits by itself shortly after its last scenario" is measured, not assumed.
+ */
+const runProgram = (command, args, cwd) =>
+  new Promise((resolvePromise) => {
+    const started = Date.now()
+    const child = spawn(command, args, { cwd, env: programEnv, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    let summaryAt
+    let killed = false
+    child.stdout.setEncoding("utf8")
+    child.stderr.setEncoding("utf8")
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk
+      if (verbose) process.stdout.write(chunk)
+      if (summaryAt === undefined && stdout.includes(SUMMARY_PREFIX) && stdout.slice(stdout.indexOf(SUMMARY_PREFIX)).includes("\n")) {
+        summaryAt = Date.now()
+      }
+    })
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk
+      if (verbose) process.stderr.write(chunk)
+    })
+    const timer = setTimeout(() => {
+      killed = true
+      child.kill("SIGKILL")
+    }, PROGRAM_TIMEOUT_MS)
+    child.on("error", (error) => {
+      stderr += String(error)
+    })
+    child.on("close", (code, signal) => {
+      clearTimeout(timer)
+      const exitedAt = Date.now()
+      const line = stdout.split("\n").find((l) => l.startsWith(SUMMARY_PREFIX))
+      let summary
+      try {
+        summary = line === undefined ? undefined : JSON.parse(line.slice(SUMMARY_PREFIX.length))
+      } catch {
+        summary = undefined
+      }
+      resolvePromise({
+        code,
+        signal,
+        killed,
+        stdout,
+        stderr,
+        summary,
+        totalMs: exitedAt - started,
+        exitAfterSummaryMs: summaryAt === undefined ? undefined : exitedAt - summaryAt
+      })
+    })
+  })
+
+const isAlive = (pid) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return error.code === "EPERM"
+  }
+}
+
+/** The rows every program run gets from the outside, beside the program's own scenarios. */
+const judgeProgram = (table, label, outcome) => {
+  const { summary } = outcome
+  if (summary === undefined) {
+    record(table, `${label}: ran to its end and printed its summary`, false, `exit ${outcome.code ?? outcome.signal}: ${tail(outcome.stderr || outcome.stdout, 10)}`)
+  } else {
+    for (const row of summary.results) record(table, row.name, row.ok, row.detail)
+  }
+  record(
+    table,
+    `${label}: exits by itself, no handle left open (within ${EXIT_GRACE_MS} ms of its last line; killed at ${PROGRAM_TIMEOUT_MS / 1000} s)`,
+    !outcome.killed && outcome.exitAfterSummaryMs !== undefined && outcome.exitAfterSummaryMs <= EXIT_GRACE_MS,
+    outcome.killed
+      ? `killed after ${PROGRAM_TIMEOUT_MS} ms`
+      : `exited ${outcome.exitAfterSummaryMs ?? "?"} ms after its summary, ${outcome.totalMs} ms in all`
+  )
+  const failed = summary === undefined ? 1 : summary.results.filter((r) => !r.ok).length
+  record(
+    table,
+    `${label}: exit code says whether it passed (0 iff every scenario passed)`,
+    summary !== undefined && (outcome.code === 0) === (failed === 0),
+    `exit ${outcome.code ?? outcome.signal}, ${failed} failed`
+  )
+  const unexpectedStderr = outcome.stderr.trim()
+  record(table, `${label}: nothing on stderr`, unexpectedStderr === "", unexpectedStderr === "" ? "" : tail(unexpectedStderr, 5))
+  const leaked = (outcome.stdout + outcome.stderr).match(CANARY_PATTERN)
+  record(table, `${label}: no canary secret anywhere in its output`, leaked === null, leaked === null ? "" : `found ${leaked[0]}`)
+  const pids = summary?.childPids ?? []
+  const alive = pids.filter(isAlive)
+  record(
+    table,
+    `${label}: no stdio child outlives the program (${pids.length} children spawned)`,
+    summary !== undefined && alive.length === 0,
+    alive.length === 0 ? "" : `alive: ${alive.join(", ")}`
+  )
+  for (const pid of alive) {
+    try {
+      process.kill(pid, "SIGKILL")
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const temp = mkdtempSync(join(tmpdir(), "phasebound-qualify-"))
+const packs = join(temp, "packs")
+const project = join(temp, "project")
+mkdirSync(packs)
+mkdirSync(project)
+/** The programs get a clean environment: nothing that could map paths or leak a secret. */
+const programEnv = {
+  PATH: process.env.PATH ?? "",
+  HOME: process.env.HOME ?? temp,
+  TMPDIR: process.env.TMPDIR ?? tmpdir(),
+  LANG: process.env.LANG ?? "C.UTF-8",
+  NO_COLOR: "1"
+}
+
+const overallStarted = Date.now()
+try {
+  // 1. Build and pack each public package.
+  const tarballs = new Map()
+  for (const pkg of publicPackages) {
+    const manifest = JSON.parse(readFileSync(join(root, pkg.dir, "package.json"), "utf8"))
+    if (manifest.scripts?.build === undefined) {
+      record("package", `build ${pkg.name}`, false, `package.json has no "build" script`)
+      continue
+    }
+    const built = run("npm", ["run", "build", "-w", pkg.name])
+    record("package", `build ${pkg.name}`, built.ok, built.ok ? `${built.ms} ms` : why(built))
+    if (!built.ok) continue
+    const packed = run("npm", ["pack", "-w", pkg.name, "--pack-destination", packs, "--json"])
+    let info
+    try {
+      info = JSON.parse(packed.stdout)[0]
+    } catch {
+      info = undefined
+    }
+    const ok = packed.ok && info !== undefined && existsSync(join(packs, info.filename))
+    record("package", `npm pack ${pkg.name}`, ok, ok ? `${info.filename}, ${info.entryCount} files, ${info.size} bytes` : why(packed))
+    if (ok) tarballs.set(pkg.name, { file: join(packs, info.filename), files: info.files.map((f) => f.path), manifest })
+  }
+
+  // Each entry point a manifest declares (exports, bin) must be in its tarball.
+  for (const [name, { files, manifest }] of tarballs) {
+    const declared = []
+    const walk = (value) => {
+      if (typeof value === "string") {
+        if (!value.includes("*") && !value.startsWith("./src/")) declared.push(value.replace(/^\.\//, ""))
+      } else if (value !== null && typeof value === "object") {
+        for (const [key, inner] of Object.entries(value)) if (key !== "source") walk(inner)
+      }
+    }
+    walk(manifest.exports ?? {})
+    walk(manifest.bin ?? {})
+    if (typeof manifest.main === "string") declared.push(manifest.main.replace(/^\.\//, ""))
+    const missing = declared.filter((path) => !files.includes(path))
+    record("package", `${name}: every declared entry point (exports, bin) is in the tarball`, missing.length === 0, missing.length === 0 ? `${declared.length} entry points` : `missing: ${missing.join(", ")}`)
+  }
+
+  // 2. A fresh project that depends on the tarballs and the pinned Effect packages only.
+  const install = (names) => {
+    const dependencies = { ...pinned }
+    for (const name of names) dependencies[name] = `file:${tarballs.get(name).file}`
+    writeFileSync(
+      join(project, "package.json"),
+      JSON.stringify({ name: "phasebound-qualification", private: true, type: "module", dependencies }, null, 2) + "\n"
+    )
+    rmSync(join(project, "node_modules"), { recursive: true, force: true })
+    rmSync(join(project, "package-lock.json"), { force: true })
+    return run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: project, env: { ...process.env, npm_config_workspaces: "" } })
+  }
+  const libraries = ["@phasebound/client", "@phasebound/testkit"].filter((name) => tarballs.has(name))
+  let installed = []
+  if (libraries.length === 2) {
+    const all = tarballs.has("@phasebound/cli") ? [...libraries, "@phasebound/cli"] : libraries
+    let result = install(all)
+    if (result.ok) installed = all
+    else if (all.length === 3) {
+      record("package", "npm install of all three tarballs", false, why(result))
+      result = install(libraries)
+      if (result.ok) installed = libraries
+    }
+    record("package", `npm install ${installed.join(", ") || "(failed)"} into a fresh project`, result.ok, result.ok ? `${result.ms} ms, ${project}` : why(result))
+  } else {
+    record("package", "npm install into a fresh project", false, "the client and testkit tarballs are needed")
+  }
+
+  for (const name of installed) {
+    const path = join(project, "node_modules", name)
+    const stat = lstatSync(path)
+    const manifest = JSON.parse(readFileSync(join(path, "package.json"), "utf8"))
+    record("package", `${name} is installed from its tarball (a real directory, not a workspace link)`, !stat.isSymbolicLink() && stat.isDirectory(), `version ${manifest.version}`)
+  }
+  if (installed.length > 0) {
+    const ls = run("npm", ["ls", "effect", "--all", "--parseable"], { cwd: project })
+    const copies = new Set(ls.stdout.trim().split("\n").filter(Boolean))
+    record("package", "one copy of effect in the project (the pinned 3.22.4)", ls.ok && copies.size === 1, [...copies].map((p) => p.slice(project.length + 1)).join(", "))
+  }
+
+  // 3. The library qualification under node and under bun.
+  if (installed.includes("@phasebound/client") && installed.includes("@phasebound/testkit")) {
+    copyFileSync(join(programDir, "qualify.mjs"), join(project, "qualify.mjs"))
+    for (const [runtime, command] of [["node", process.execPath], ["bun", bun]]) {
+      const outcome = await runProgram(command, ["qualify.mjs"], project)
+      judgeProgram(runtime, `${runtime} qualify.mjs`, outcome)
+    }
+  } else {
+    record("node", "the qualification program ran", false, "the packages did not install")
+    record("bun", "the qualification program ran", false, "the packages did not install")
+  }
+
+  // 4. The CLI: compiled from the installed package, then driven like the library.
+  if (!installed.includes("@phasebound/cli")) {
+    record("cli", "the @phasebound/cli package built, packed and installed", false, "see the package table: the CLI part could not run")
+  } else {
+    const cliDir = join(project, "node_modules/@phasebound/cli")
+    const manifest = JSON.parse(readFileSync(join(cliDir, "package.json"), "utf8"))
+    const binPath = typeof manifest.bin === "string" ? manifest.bin : manifest.bin?.phasebound
+    const binFile = binPath === undefined ? undefined : join(cliDir, binPath)
+    const binOk = binFile !== undefined && existsSync(binFile)
+    record("cli", "the installed package declares the `phasebound` bin and ships it", binOk, binPath ?? "no bin.phasebound in package.json")
+    const linked = join(project, "node_modules/.bin/phasebound")
+    record("cli", "npm linked node_modules/.bin/phasebound", existsSync(linked), "")
+    const compiled = join(project, "phasebound")
+    if (binOk) {
+      const result = run(bun, ["build", "--compile", binFile, "--outfile", compiled], { cwd: project })
+      record("cli", "bun build --compile of the installed bin", result.ok && existsSync(compiled), result.ok ? `${result.ms} ms` : why(result))
+    }
+    if (binOk && existsSync(compiled)) {
+      copyFileSync(join(programDir, "qualify-cli.mjs"), join(project, "qualify-cli.mjs"))
+      const outcome = await runProgram(process.execPath, ["qualify-cli.mjs", "--compiled", compiled, "--bin", binFile, "--bun", bun], project)
+      judgeProgram("cli", "qualify-cli.mjs", outcome)
+    }
+  }
+} catch (error) {
+  record("package", "the orchestrator itself", false, error instanceof Error ? error.stack ?? error.message : String(error))
+} finally {
+  if (!keep) rmSync(temp, { recursive: true, force: true })
+}
+
+// 5. Tables, then the count.
+let passed = 0
+let failed = 0
+const width = Math.min(110, Math.max(...[...tables.values()].flat().map((row) => row.name.length)))
+for (const [name, rows] of tables) {
+  console.log(`\n== ${name} ${"=".repeat(Math.max(0, width + 4 - name.length))}`)
+  for (const row of rows) {
+    if (row.ok) passed += 1
+    else failed += 1
+    const detail = row.detail.replace(/\s+/g, " ").slice(0, row.ok ? 80 : 400)
+    console.log(`${row.ok ? "PASS" : "FAIL"}  ${row.name.padEnd(width)}  ${detail}`)
+  }
+}
+console.log(`\n(${Math.round((Date.now() - overallStarted) / 1000)} s${keep ? `, kept ${temp}` : ""})`)
+console.log(`${passed} passed, ${failed} failed`)
+if (failed > 0) process.exitCode = 1
