@@ -839,8 +839,9 @@ const stdioScenarios = async () => {
     ["JSON that is not JSON-RPC", { kind: "not-jsonrpc" }, "ProtocolViolation"],
     ["invalid UTF-8", { kind: "invalid-utf8" }, "ProtocolViolation"],
     ["a JSON-RPC error", { kind: "jsonrpc-error", code: -32603, message: "boom" }, "RemoteRefusal"],
-    // A line that is not JSON at all is dropped like a banner (README, stdio framing): the call waits for its deadline.
-    ["a truncated JSON line (dropped like a banner)", { kind: "invalid-json" }, "DeadlineExceeded"]
+    // A line that starts like a JSON message but does not parse is a protocol violation (a banner,
+    // a line that is not JSON at all, is dropped instead: README, stdio framing).
+    ["a truncated JSON line", { kind: "invalid-json" }, "ProtocolViolation"]
   ]
   for (const [name, fault, tag] of stdioReplay) {
     await S(`replay: after ${name} (${tag}): counter exactly 1`, () =>
