@@ -1,0 +1,239 @@
+/**
+ * `npm run bench`: every workload, every client, against the same loopback servers, each server
+ * in a child process of its own. Writes bench/results/latest.json and docs/BENCHMARKS.md.
+ * These are numbers, not tests: nothing here asserts a time.
+ *
+ *   npm run bench [-- --quick] [-- --only discovery,sequential,concurrent,large,memory,cli]
+ */
+import { spawn, spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, writeFileSync } from "node:fs"
+import * as os from "node:os"
+import { fileURLToPath } from "node:url"
+import { clientNames, type ServerMode } from "./clients.js"
+import { renderReport } from "./report.js"
+import type { LatencyConfig, LatencyResult } from "./runLatency.js"
+import { startChild, tsxArgs } from "./servers/spawn.js"
+import { abab, median, round } from "./stats.js"
+
+const argv = process.argv.slice(2)
+const rootDir = fileURLToPath(new URL("../../../", import.meta.url))
+// --render: rewrite docs/BENCHMARKS.md from bench/results/latest.json, without measuring.
+if (argv.includes("--render")) {
+  const { readFileSync } = await import("node:fs")
+  const saved = JSON.parse(readFileSync(`${rootDir}bench/results/latest.json`, "utf8"))
+  writeFileSync(`${rootDir}docs/BENCHMARKS.md`, renderReport(saved))
+  process.exit(0)
+}
+const quick = argv.includes("--quick")
+const onlyIndex = argv.indexOf("--only")
+const workloads = onlyIndex >= 0
+  ? argv[onlyIndex + 1]!.split(",")
+  : ["discovery", "sequential", "concurrent", "large", "memory", "cli"]
+const root = rootDir
+const started = Date.now()
+const log = (message: string) => process.stderr.write(`[bench +${((Date.now() - started) / 1000).toFixed(0)}s] ${message}\n`)
+
+const REPS = quick ? 2 : 5
+const settings = {
+  reps: REPS,
+  discoveryConnects: quick ? 3 : 10,
+  seqCalls: quick ? 200 : 1_000,
+  // 10,000 calls x 5 repetitions x 6 clients is ~5 minutes at these speeds: the full count runs
+  // against the JSON server; SSE and legacy get 2,000 calls per repetition to fit in ~15 minutes.
+  concCalls: { json: quick ? 1_000 : 10_000, sse: quick ? 500 : 2_000, legacy: quick ? 500 : 2_000 },
+  concurrency: 64,
+  largeBytes: 8 * 1024 * 1024,
+  largeSamples: 3,
+  // Peers without a byte ceiling read the whole GiB (~2 GiB RSS, ~8 s each): fewer repetitions.
+  memory: {
+    bodyBytes: 1024 ** 3,
+    ceiling: 16 * 1024 * 1024,
+    timeLimitMs: 10_000,
+    reps: quick ? 1 : 5,
+    unboundedReps: { json: quick ? 1 : 3, sse: 1 } as Record<string, number>
+  },
+  cliReps: quick ? 2 : 7
+}
+
+const runJson = <A>(args: ReadonlyArray<string>, timeoutMs: number): Promise<A> =>
+  new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [...args], { stdio: ["ignore", "pipe", "inherit"] })
+    let out = ""
+    proc.stdout.on("data", (chunk) => (out += chunk))
+    const timer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs)
+    proc.on("exit", (code, signal) => {
+      clearTimeout(timer)
+      const line = out.trim().split("\n").pop() ?? ""
+      try {
+        resolve(JSON.parse(line) as A)
+      } catch {
+        reject(new Error(`child exited ${code ?? signal} without a result`))
+      }
+    })
+  })
+
+const script = (name: string) => fileURLToPath(new URL(name, import.meta.url))
+
+// -------------------------------------------------------------------------------------------
+// Workloads 1-4: one runner per server mode, all clients alternating inside it.
+
+const latency: Partial<Record<ServerMode, LatencyResult>> = {}
+const latencyWorkloads = workloads.filter((w) => ["discovery", "sequential", "concurrent", "large"].includes(w))
+if (latencyWorkloads.length > 0) {
+  for (const mode of ["json", "sse", "legacy"] as const) {
+    log(`server ${mode}: workloads ${latencyWorkloads.join(", ")}`)
+    const server = await startChild<{ url: string; bigUrl: string }>("./officialServer.ts", [mode, String(settings.largeBytes)])
+    try {
+      const config: LatencyConfig = {
+        mode,
+        url: server.info.url,
+        bigUrl: server.info.bigUrl,
+        reps: settings.reps,
+        discoveryConnects: settings.discoveryConnects,
+        seqCalls: settings.seqCalls,
+        concCalls: settings.concCalls[mode],
+        concurrency: settings.concurrency,
+        large: mode !== "legacy",
+        largeSamples: settings.largeSamples,
+        clients: clientNames,
+        workloads: latencyWorkloads
+      }
+      latency[mode] = await runJson<LatencyResult>([...tsxArgs, script("./runLatency.ts"), JSON.stringify(config)], 600_000)
+      for (const error of latency[mode]!.errors) log(`  ${error}`)
+    } catch (error) {
+      log(`  ${mode} runner failed: ${String(error)}`)
+    } finally {
+      await server.stop()
+    }
+  }
+}
+
+// -------------------------------------------------------------------------------------------
+// Workload 5: each client in a child process of its own per repetition.
+
+interface MemorySample {
+  readonly client: string
+  readonly mode: string
+  readonly rssGrowthBytes?: number
+  readonly elapsedMs?: number
+  readonly outcome?: string
+  readonly timedOut?: boolean
+  readonly error?: string
+}
+const memory: Array<MemorySample> = []
+if (workloads.includes("memory")) {
+  for (const mode of ["json", "sse"] as const) {
+    log(`memory ${mode}: ${settings.memory.bodyBytes} byte body, ${settings.memory.ceiling} byte ceiling`)
+    const server = await startChild<{ url: string }>("./hugeBodyServer.ts", [mode, String(settings.memory.bodyBytes)])
+    try {
+      for (let rep = 0; rep < settings.memory.reps; rep++) {
+        for (const client of abab(clientNames, rep)) {
+          if ((client === "sdk-1.32.2" || client === "client-2.4.0") && rep >= settings.memory.unboundedReps[mode]!) continue
+          const sample = await runJson<MemorySample>(
+            [
+              "--expose-gc",
+              ...tsxArgs,
+              script("./memoryClient.ts"),
+              client,
+              server.info.url,
+              mode,
+              String(settings.memory.ceiling),
+              String(settings.memory.timeLimitMs)
+            ],
+            settings.memory.timeLimitMs + 30_000
+          ).catch((error): MemorySample => ({ client, mode, error: String(error) }))
+          memory.push(sample)
+          if (sample.error !== undefined) log(`  ${client}: ${sample.error}`)
+        }
+      }
+    } finally {
+      await server.stop()
+    }
+  }
+}
+
+// -------------------------------------------------------------------------------------------
+// Workload 6: CLI start-up, `phasebound tools <url>` against the official JSON server.
+
+interface CliResult {
+  readonly available: boolean
+  readonly note?: string
+  readonly variants: Record<string, { command: string; ms: Array<number>; ok: boolean; error?: string }>
+}
+let cli: CliResult | undefined
+if (workloads.includes("cli")) {
+  const bundle = `${root}packages/cli/dist/bin.js`
+  const executable = `${root}packages/cli/dist/phasebound`
+  const variants: Array<[string, string, ReadonlyArray<string>]> = [
+    ["node-floor", process.execPath, ["-e", "0"]]
+  ]
+  if (existsSync(bundle)) variants.push(["node-bundle", process.execPath, [bundle, "tools"]])
+  if (existsSync(executable)) variants.push(["executable", executable, ["tools"]])
+  if (variants.length === 1) {
+    cli = { available: false, note: "packages/cli/dist/bin.js and dist/phasebound are absent (run npm run build / compile in packages/cli)", variants: {} }
+    log("cli: skipped, no build")
+  } else {
+    log(`cli: ${variants.map((v) => v[0]).join(", ")}`)
+    const server = await startChild<{ url: string }>("./officialServer.ts", ["json", "1024"])
+    const results: CliResult["variants"] = {}
+    try {
+      for (let rep = 0; rep < settings.cliReps; rep++) {
+        for (const [name, command, args] of abab(variants, rep)) {
+          const full = name === "node-floor" ? args : [...args, server.info.url]
+          const t = performance.now()
+          const run = spawnSync(command, full, { encoding: "utf8", timeout: 30_000 })
+          const ms = performance.now() - t
+          const entry = (results[name] ??= { command: [command.replace(root, ""), ...full.map((a) => a.replace(root, ""))].join(" "), ms: [], ok: true })
+          const ok = run.status === 0 && (name === "node-floor" || run.stdout.includes("tool-46"))
+          if (!ok) {
+            entry.ok = false
+            entry.error = `exit ${run.status ?? run.signal}: ${(run.stderr || run.stdout).slice(0, 300)}`
+          }
+          entry.ms.push(round(ms, 2))
+        }
+      }
+    } finally {
+      await server.stop()
+    }
+    cli = { available: true, variants: results }
+  }
+}
+
+// -------------------------------------------------------------------------------------------
+
+const machine = {
+  cpu: os.cpus()[0]?.model ?? "unknown",
+  cores: os.cpus().length,
+  memoryGiB: round(os.totalmem() / 1024 ** 3, 1),
+  platform: `${os.type()} ${os.release()} ${os.arch()}`,
+  node: process.version
+}
+const output = {
+  generatedAt: new Date().toISOString(),
+  durationSeconds: round((Date.now() - started) / 1000, 1),
+  quick,
+  machine,
+  settings,
+  latency,
+  memory,
+  cli,
+  medians: {
+    memoryGrowthBytes: Object.fromEntries(
+      (["json", "sse"] as const).map((mode) => [
+        mode,
+        Object.fromEntries(
+          clientNames.map((client) => [
+            client,
+            median(memory.filter((s) => s.mode === mode && s.client === client && s.rssGrowthBytes !== undefined).map((s) => s.rssGrowthBytes!))
+          ])
+        )
+      ])
+    )
+  }
+}
+mkdirSync(`${root}bench/results`, { recursive: true })
+writeFileSync(`${root}bench/results/latest.json`, JSON.stringify(output, null, 2) + "\n")
+mkdirSync(`${root}docs`, { recursive: true })
+writeFileSync(`${root}docs/BENCHMARKS.md`, renderReport(output))
+log(`wrote bench/results/latest.json and docs/BENCHMARKS.md in ${output.durationSeconds} s`)
+process.exit(0)
