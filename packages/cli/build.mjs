@@ -1,7 +1,7 @@
 /**
  * Builds the Node bin `dist/bin.js`: one ESM file with everything bundled (effect included), so
  * that start-up reads one file. The workspace packages are taken from their TypeScript sources
- * (the "source" export condition). `--metafile` writes dist/meta.json for inspection.
+ * (the "@phasebound/source" export condition). `--metafile` writes dist/meta.json for inspection.
  */
 import { build } from "esbuild"
 import { writeFileSync } from "node:fs"
@@ -18,7 +18,7 @@ const result = await build({
   platform: "node",
   format: "esm",
   target: "node20",
-  conditions: ["source"],
+  conditions: ["@phasebound/source"],
   // Some bundled CommonJS modules call require() for Node built-ins; ESM has no require.
   banner: {
     js: "#!/usr/bin/env node\nimport { createRequire as __phaseboundRequire } from \"node:module\";\nconst require = __phaseboundRequire(import.meta.url);"

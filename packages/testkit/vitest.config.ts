@@ -1,11 +1,11 @@
 import { defineProject } from "vitest/config"
 
-// "source" resolves the workspace packages to their TypeScript sources (see package.json exports).
-const conditions = ["source", "node", "import", "module", "default"]
+// "@phasebound/source" resolves the workspace packages to their TypeScript sources (see package.json exports).
+const conditions = ["@phasebound/source", "node", "import", "module", "default"]
 
 export default defineProject({
   resolve: { conditions },
-  ssr: { resolve: { conditions, externalConditions: ["source"] } },
+  ssr: { resolve: { conditions, externalConditions: ["@phasebound/source"] } },
   test: {
     name: "testkit",
     include: ["test/**/*.test.ts"],

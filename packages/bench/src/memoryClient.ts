@@ -5,7 +5,7 @@
  * (`maxRSS`) is read at the end, so a synchronous spike between samples is not missed.
  * Bounded by a time limit: whatever the client is doing then, the process reports and exits.
  *
- *   node --expose-gc --import tsx --conditions=source src/memoryClient.ts <client> <url> <mode> <ceiling> <limitMs>
+ *   node --expose-gc --import tsx --conditions=@phasebound/source src/memoryClient.ts <client> <url> <mode> <ceiling> <limitMs>
  */
 import { adapters, type ServerMode } from "./clients.js"
 

@@ -30,7 +30,7 @@ interface Sample {
 
 const runClient = (url: string, client: string) =>
   new Promise<Omit<Sample, "mode">>((resolve, reject) => {
-    const proc = spawn(process.execPath, ["--import", "tsx", "--conditions=source", child, url, client, String(ceiling)], {
+    const proc = spawn(process.execPath, ["--import", "tsx", "--conditions=@phasebound/source", child, url, client, String(ceiling)], {
       stdio: ["ignore", "pipe", "inherit"],
       env: { ...process.env, PHASEBOUND_WARM: warm ? "1" : "0" }
     })

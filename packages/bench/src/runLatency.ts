@@ -3,7 +3,7 @@
  * ABAB order within each workload, so that slow drifts (JIT, GC, thermal) spread over all of
  * them. The server runs in another process. Prints one JSON line with the raw samples.
  *
- *   tsx --conditions=source src/runLatency.ts '<json config>'
+ *   tsx --conditions=@phasebound/source src/runLatency.ts '<json config>'
  */
 import { adapters, type ClientAdapter, type ServerMode, type Session } from "./clients.js"
 import { abab, median, percentile, round } from "./stats.js"

@@ -17,8 +17,8 @@ const tsx = path.join(path.dirname(require.resolve("tsx/package.json")), "dist/c
 const bun = path.join(root, "node_modules/.bin/bun")
 
 const runtimes = [
-  ["node", process.execPath, [tsx, "--conditions=source", program]],
-  ["bun", bun, ["--conditions=source", program]]
+  ["node", process.execPath, [tsx, "--conditions=@phasebound/source", program]],
+  ["bun", bun, ["--conditions=@phasebound/source", program]]
 ] as const
 
 describe.each(runtimes)("stdio interop under %s", (runtime, command, args) => {

@@ -221,7 +221,7 @@ try {
       if (typeof value === "string") {
         if (!value.includes("*") && !value.startsWith("./src/")) declared.push(value.replace(/^\.\//, ""))
       } else if (value !== null && typeof value === "object") {
-        for (const [key, inner] of Object.entries(value)) if (key !== "source") walk(inner)
+        for (const [key, inner] of Object.entries(value)) if (key !== "@phasebound/source") walk(inner)
       }
     }
     walk(manifest.exports ?? {})

@@ -3,7 +3,7 @@
  * CPU. Runs the same N calls at concurrency C through progressively more of the stack, against
  * the official JSON server in a child process, and prints wall time and client CPU per call.
  *
- *   tsx --conditions=source src/dev/pipeline.ts [calls] [concurrency] [mode]
+ *   tsx --conditions=@phasebound/source src/dev/pipeline.ts [calls] [concurrency] [mode]
  */
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"

@@ -7,7 +7,7 @@
  * memory (a 1 GiB string does not fit in V8), so this server streams a finite body instead:
  * the same prefix as the testkit's never-ending body, then "a" bytes, then the closing suffix.
  *
- *   tsx --conditions=source src/servers/hugeBodyServer.ts json|sse [totalBytes]
+ *   tsx --conditions=@phasebound/source src/servers/hugeBodyServer.ts json|sse [totalBytes]
  */
 import * as http from "node:http"
 import type { AddressInfo, Socket } from "node:net"

@@ -3,7 +3,7 @@
  * 1.32.2) on 127.0.0.1, port 0, in one of three modes. It runs in its own process so that its
  * CPU does not share the measured client's event loop. It prints one JSON line with its URLs.
  *
- *   tsx --conditions=source src/servers/officialServer.ts json|sse|legacy [bigBytes]
+ *   tsx --conditions=@phasebound/source src/servers/officialServer.ts json|sse|legacy [bigBytes]
  *
  * Two MCP servers live behind the same port:
  * - "small" (`/mcp`, legacy `/sse`): 50 tools (`add`, `echo`, `increment`, 47 generated ones).

@@ -8,7 +8,7 @@ export interface ServerChild<I> {
   readonly stop: () => Promise<void>
 }
 
-export const tsxArgs = ["--no-warnings", "--import", "tsx", "--conditions=source"]
+export const tsxArgs = ["--no-warnings", "--import", "tsx", "--conditions=@phasebound/source"]
 
 export const startChild = <I>(script: string, args: ReadonlyArray<string>): Promise<ServerChild<I>> =>
   new Promise((resolve, reject) => {

@@ -18,7 +18,7 @@ export const commandOf = (runtime: Runtime): readonly [string, ReadonlyArray<str
     case "node":
       return [process.execPath, [path.join(cliDir, "dist/bin.js")]]
     case "bun":
-      return [path.join(root, "node_modules/.bin/bun"), ["--conditions=source", path.join(cliDir, "src/bin.ts")]]
+      return [path.join(root, "node_modules/.bin/bun"), ["--conditions=@phasebound/source", path.join(cliDir, "src/bin.ts")]]
     case "compiled":
       return [path.join(cliDir, "dist/phasebound"), []]
   }
