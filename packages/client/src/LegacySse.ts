@@ -25,7 +25,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { McpConnectionError } from "./McpConnectionError.js"
-import { readBounded } from "./internal/byteCount.js"
+import { readBody } from "./internal/bodyReader.js"
 import * as Failures from "./internal/failures.js"
 import type { FrameTooLarge, InvalidUtf8 } from "./internal/frameErrors.js"
 import * as Http from "./internal/http.js"
@@ -169,7 +169,7 @@ export const make = (
         Effect.gen(function*() {
           const answer = yield* post(message, target).pipe(Effect.mapError(Http.transportError(exchange, "not-sent")))
           if (answer.status >= 200 && answer.status < 300) {
-            yield* readBounded(answer.stream, acceptedBodyMaxBytes).pipe(Effect.ignore)
+            yield* readBody(answer, acceptedBodyMaxBytes).pipe(Effect.ignore)
             return
           }
           // The endpoint URL is the session: a 404 there means it is gone.

@@ -21,7 +21,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
-import { readBounded } from "./internal/byteCount.js"
+import { readBody } from "./internal/bodyReader.js"
 import * as Failures from "./internal/failures.js"
 import type { FrameTooLarge } from "./internal/frameErrors.js"
 import * as Http from "./internal/http.js"
@@ -106,10 +106,11 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
     ) =>
       Effect.gen(function*() {
         const status = response.status
-        const bytes = yield* readBounded(response.stream, exchange.budget.maxBytes).pipe(
+        const bytes = yield* readBody(response, exchange.budget.maxBytes).pipe(
           Effect.catchTags({
             FrameTooLarge: (e: FrameTooLarge) => Effect.fail(Failures.ceiling(exchange, e.observedBytes, status)),
-            ResponseError: Http.transportError(exchange, "unknown")
+            ResponseError: Http.transportError(exchange, "unknown"),
+            BodyReadFailed: (e) => Effect.fail(Failures.transport(exchange, "connection-closed", "unknown", {}, e.cause))
           })
         )
         const message = yield* Messages.parseMessage(exchange, bytes, { status })

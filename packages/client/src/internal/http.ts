@@ -15,7 +15,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { McpConnectionError, Outcome } from "../McpConnectionError.js"
 import type { Exchange } from "../Transport.js"
-import { readBounded } from "./byteCount.js"
+import { readBody } from "./bodyReader.js"
 import * as Failures from "./failures.js"
 import { parseMessage, refusal } from "./messages.js"
 
@@ -75,7 +75,7 @@ export const statusFailure = (
       return yield* Effect.fail(Failures.httpStatus(exchange, status))
     }
     const limit = Math.min(errorBodyMaxBytes, exchange.budget.maxBytes)
-    const body = yield* readBounded(response.stream, limit).pipe(Effect.option)
+    const body = yield* readBody(response, limit).pipe(Effect.option)
     if (Option.isSome(body) && contentTypeOf(response) === "application/json") {
       const message = yield* parseMessage(exchange, body.value, { status }).pipe(Effect.option)
       if (Option.isSome(message) && message.value._tag === "Failure") {
