@@ -64,7 +64,7 @@ export interface HttpConnectOptions {
   readonly policy?: PhasePolicy.Options | undefined
   readonly clientInfo?: McpSchema.Implementation | undefined
   readonly signal?: AbortSignal | undefined
-  /** The HTTP client layer (default: `FetchHttpClient.layer`, which works under Node and Bun). */
+  /** The HTTP client layer (default: `NodeHttpClient.layerUndici` under Node, `FetchHttpClient.layer` under Bun). */
   readonly httpClient?: Layer.Layer<HttpClient.HttpClient> | undefined
 }
 
@@ -117,10 +117,20 @@ const run = <A>(
   })
 }
 
+/**
+ * Under Node, undici directly (about half the CPU per request of Node's fetch, measured in
+ * docs/BENCHMARKS.md); under Bun, fetch (Bun stubs undici).
+ */
+const defaultHttpClient = Effect.suspend(() =>
+  "Bun" in globalThis
+    ? Effect.succeed(FetchHttpClient.layer)
+    : Effect.map(Effect.promise(() => import("@effect/platform-node/NodeHttpClient")), (module) => module.layerUndici)
+)
+
 const connectHttp = (options: HttpConnectOptions, scope: Scope.Scope) =>
   Effect.gen(function*() {
     // The HTTP client lives as long as the connection, not just the discovery.
-    const context = yield* Layer.buildWithScope(options.httpClient ?? FetchHttpClient.layer, scope)
+    const context = yield* Layer.buildWithScope(options.httpClient ?? (yield* defaultHttpClient), scope)
     return yield* McpClient.connect({
       url: options.url,
       headers: options.headers,
