@@ -80,7 +80,8 @@ describe.each(clients)("readBody through %s", (_, layer, kind) => {
       const { aborted, url } = yield* serve
       const error = yield* Effect.flip(Effect.flatMap(get(`${url}?size=0`), (response) => readBody(response, 256 * 1024)))
       expect(error).toMatchObject({ _tag: "FrameTooLarge" })
-      expect((error as { observedBytes: number }).observedBytes).toBeLessThan(256 * 1024 + 128 * 1024)
+      // Past the ceiling by at most the chunk that crossed it (the platform sizes chunks).
+      expect((error as { observedBytes: number }).observedBytes).toBeLessThanOrEqual(256 * 1024 + 512 * 1024)
       yield* Effect.promise(async () => {
         const started = Date.now()
         while (aborted() === 0 && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 10))

@@ -149,8 +149,8 @@ describe.each(httpClients)("Streamable HTTP through %s", (_, httpClient) => {
           expectTag(error, "ByteCeilingExceeded")
           const observed = (error as { observedBytes: number }).observedBytes
           expect(observed).toBeGreaterThan(1024 * 1024)
-          // Never more than one chunk past the ceiling.
-          expect(observed).toBeLessThan(1024 * 1024 + 256 * 1024)
+          // Past the ceiling by at most the chunk that crossed it (the platform sizes chunks).
+          expect(observed).toBeLessThanOrEqual(1024 * 1024 + 512 * 1024)
           yield* eventually(() => srv.abortedResponses() === 1)
           expect(srv.counter()).toBe(1)
           yield* expectReleased(connection)

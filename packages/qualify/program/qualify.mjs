@@ -342,7 +342,9 @@ const httpScenarios = async (label, layer) => {
         srv.script({ on: "tools/call", kind: "never-ending-body", as: mode })
         const { error } = yield* failureOf(c.callTool("increment"))
         expectError(error, { _tag: "ByteCeilingExceeded", stage: "call" })
-        check(error.observedBytes > 256 * 1024 && error.observedBytes < 256 * 1024 + 128 * 1024, `observed ${error.observedBytes}`)
+        // Past the ceiling by at most the chunk that crossed it; the platform sizes chunks (fetch
+        // has been seen handing over 256 KiB at once when the socket had buffered that much).
+        check(error.observedBytes > 256 * 1024 && error.observedBytes <= 256 * 1024 + 512 * 1024, `observed ${error.observedBytes}`)
         yield* untilE(() => srv.abortedResponses() === 1, "the server sees the response abandoned")
         check(srv.counter() === 1, `counter ${srv.counter()}`)
         yield* released(c)
