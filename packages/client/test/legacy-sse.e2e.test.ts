@@ -87,8 +87,9 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
         const { error, elapsedMs } = yield* failureOf(McpClient.connect({ url: srv.url, policy: { discovery: { timeout: 600 } } }))
         expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "endpoint", phase: "discovery", limits: { timeoutMs: 600 } })
         // Falling back did not restart the clock: well under the sum of two deadlines.
+        // Each delay alone fits the deadline: only one shared deadline makes this fail at all.
         expect(elapsedMs).toBeGreaterThanOrEqual(550)
-        expect(elapsedMs).toBeLessThan(1_000)
+        expect(elapsedMs).toBeLessThan(1_500)
         yield* eventually(() => srv.closedStreams() === 1)
       }))
   })
