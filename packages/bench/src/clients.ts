@@ -215,6 +215,8 @@ const effect4 = async (): Promise<ClientAdapter> => {
   const Mcp = await import("effect4/ai/McpClient")
   const Protocol = await import("effect4/ai/McpProtocol")
   const Http = await import("effect4/http")
+  // Effect 4 is a second major loaded under an alias: its types and effect 3's cannot meet in
+  // one signature, so this adapter alone talks to it untyped, and returns plain values.
   const Eff: any = E.Effect
   const ScopeM: any = E.Scope
   const ExitM: any = E.Exit

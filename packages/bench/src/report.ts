@@ -53,6 +53,7 @@ const advantage = (ours: number | undefined, peer: number | undefined, higherIsB
   return higherIsBetter ? ours / peer : peer / ours
 }
 
+// `output` is the parsed bench/results/latest.json (also re-read by `--render`), read defensively.
 export const renderReport = (output: any): string => {
   const latency: Partial<Record<string, LatencyResult>> = output.latency ?? {}
   const lines: Array<string> = []

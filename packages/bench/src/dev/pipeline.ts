@@ -77,21 +77,6 @@ for (const [label, layer] of [["fetch", FetchHttpClient.layer], ["undici", NodeH
         return Effect.map(Stream.runForEachChunk(r.stream, (chunk) => Effect.sync(() => { for (const b of chunk) parts.push(b) })), () =>
           parse(new TextDecoder().decode(Buffer.concat(parts))))
       })))))
-  await measure(`C6 ${label}: C, body read from the raw source, counted`, (n) =>
-    runtime.runPromise(effectPool(n, () =>
-      Effect.scoped(Effect.flatMap(scoped.execute(request()), (r) =>
-        Effect.promise(async () => {
-          const source = (r as any).source
-          const parts: Array<Uint8Array> = []
-          let total = 0
-          if (label === "undici") {
-            for await (const b of source.body as AsyncIterable<Uint8Array>) { total += b.length; parts.push(b) }
-          } else {
-            const reader = (source as Response).body!.getReader()
-            for (;;) { const { done, value } = await reader.read(); if (done) break; total += value.length; parts.push(value) }
-          }
-          return parse(new TextDecoder().decode(Buffer.concat(parts, total)))
-        }))))))
   await measure(`C3 ${label}: + timeout(60 s) around C`, (n) =>
     runtime.runPromise(effectPool(n, () =>
       Effect.scoped(Effect.flatMap(scoped.execute(request()), (r) => Effect.map(r.text, parse))).pipe(Effect.timeout(Duration.seconds(60))))))

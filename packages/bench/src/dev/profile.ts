@@ -1,11 +1,11 @@
 /** Dev helper: profile one client on one workload. tsx --conditions=@phasebound/source src/dev/profile.ts <client> <mode> <seq|conc> */
 import { spawn } from "node:child_process"
-import { adapters } from "../clients.js"
+import { adapters, type ServerMode } from "../clients.js"
 const [client = "phasebound-undici", mode = "json", what = "conc"] = process.argv.slice(2)
 const proc = spawn(process.execPath, ["--import", "tsx", "--conditions=@phasebound/source", new URL("../servers/officialServer.ts", import.meta.url).pathname, mode], { stdio: ["ignore", "pipe", "inherit"] })
-const info: any = await new Promise((r) => proc.stdout.once("data", (d) => r(JSON.parse(String(d)))))
+const info = await new Promise<{ readonly url: string }>((r) => proc.stdout.once("data", (d) => r(JSON.parse(String(d)))))
 const a = await adapters[client]!()
-const s = await a.connect(info.url, mode as any)
+const s = await a.connect(info.url, mode as ServerMode)
 await s.concurrent(1000, 64)
 const cpu0 = process.cpuUsage()
 const t = performance.now()
