@@ -10,8 +10,7 @@
  * of an "auto" client) is refused with `postToSsePath` (404 by default).
  */
 import { randomUUID } from "node:crypto"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo, Socket } from "node:net"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { Effect, type Scope } from "effect"
 import { classify, errorMessage, methodsOf, resultMessage, type JsonRpcOutgoing } from "./jsonrpc.js"
 import {
@@ -25,7 +24,7 @@ import {
   type LegacyFault,
   type LegacyStreamFault
 } from "./legacyFaults.js"
-import { parseJson, readBody, waitFor } from "./loopback.js"
+import { listenLoopback, parseJson, readBody, waitFor } from "./loopback.js"
 import { makeMcpBehaviour } from "./mcp.js"
 import { exactSseFrame, paddedResultTemplate, sseFrame } from "./payload.js"
 import type { RecordedRequest } from "./StreamableHttpServer.js"
@@ -109,7 +108,6 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
   const sessions = new Map<string, Session>()
   const requests: Array<RecordedRequest> = []
   const rpcCounts = new Map<string, number>()
-  const sockets = new Map<Socket, Promise<void>>()
   let closedByClient = 0
   let neverEndingBytes = 0
   let closing = false
@@ -330,37 +328,8 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     return sendText(res, 404, "testkit: not found")
   }
 
-  const server = createServer(
-    // Leave every deadline to the client under test: a fault may stall for as long as it likes.
-    { requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 5_000, noDelay: true },
-    (req, res) => {
-      handle(req, res).catch((cause: unknown) => {
-        if (isGone(res)) return
-        if (res.headersSent) res.destroy()
-        else sendText(res, 500, `testkit: ${cause instanceof Error ? cause.message : String(cause)}`)
-      })
-    }
-  )
-  server.on("connection", (socket: Socket) => {
-    sockets.set(
-      socket,
-      new Promise((resolve) =>
-        socket.once("close", () => {
-          sockets.delete(socket)
-          resolve()
-        })
-      )
-    )
-  })
-
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject)
-      resolve()
-    })
-  })
-  const port = (server.address() as AddressInfo).port
+  const listener = await listenLoopback(handle)
+  const port = listener.port
   origin = `http://127.0.0.1:${port}`
 
   let closed: Promise<void> | undefined
@@ -369,11 +338,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     closing = true
     faults.clear()
     for (const session of [...sessions.values()]) forget(session)
-    const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()))
-    const socketsClosed = [...sockets.values()]
-    for (const socket of sockets.keys()) socket.destroy()
-    server.closeAllConnections()
-    await Promise.all([serverClosed, ...socketsClosed])
+    await listener.close()
   }
 
   return {
@@ -385,7 +350,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     rpcCalls: (method) => rpcCounts.get(method) ?? 0,
     openStreams: () => sessions.size,
     closedStreams: () => closedByClient,
-    openConnections: () => sockets.size,
+    openConnections: listener.openConnections,
     bytesWritten: () => neverEndingBytes,
     waitFor,
     script: (fault) => faults.push(fault),

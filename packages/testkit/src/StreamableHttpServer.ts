@@ -4,8 +4,7 @@
  * counts what client tests need to prove: side effects, cancellations, releases, aborts.
  */
 import { randomUUID } from "node:crypto"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo, Socket } from "node:net"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { FaultQueue, respondWithFault, type Fault } from "./faults.js"
 import {
   classify,
@@ -17,9 +16,9 @@ import {
   type JsonRpcOutgoing
 } from "./jsonrpc.js"
 import { makeMcpBehaviour } from "./mcp.js"
-import { headerValue, parseJson, readBody, waitFor } from "./loopback.js"
+import { headerValue, listenLoopback, parseJson, readBody, waitFor } from "./loopback.js"
 import { ResumableStreams } from "./resumable.js"
-import { isGone, sendJsonBody, sendMessage, sendText, type ResponseMode } from "./wire.js"
+import { sendJsonBody, sendMessage, sendText, type ResponseMode } from "./wire.js"
 
 export interface TestServerOptions {
   /** How POST responses are sent (default "json"); "sse" = one `message` event, then the stream ends. */
@@ -87,8 +86,6 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
   const sessions = new Set<string>()
   const requests: Array<RecordedRequest> = []
   const rpcCounts = new Map<string, number>()
-  /** Open sockets, each with a promise of its 'close'. */
-  const sockets = new Map<Socket, Promise<void>>()
   let deleteCount = 0
   let abortedCount = 0
   let neverEndingBytes = 0
@@ -231,37 +228,8 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     }
   }
 
-  const server = createServer(
-    // Leave every deadline to the client under test: a fault may stall for as long as it likes.
-    { requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 5_000, noDelay: true },
-    (req, res) => {
-      handle(req, res).catch((cause: unknown) => {
-        if (isGone(res)) return
-        if (res.headersSent) res.destroy()
-        else sendText(res, 500, `testkit: ${cause instanceof Error ? cause.message : String(cause)}`)
-      })
-    }
-  )
-  server.on("connection", (socket: Socket) => {
-    sockets.set(
-      socket,
-      new Promise((resolve) =>
-        socket.once("close", () => {
-          sockets.delete(socket)
-          resolve()
-        })
-      )
-    )
-  })
-
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject)
-      resolve()
-    })
-  })
-  const port = (server.address() as AddressInfo).port
+  const listener = await listenLoopback(handle)
+  const port = listener.port
 
   let closed: Promise<void> | undefined
   const close = (): Promise<void> => (closed ??= shutdown())
@@ -269,11 +237,7 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     closing = true
     resumables.clear()
     faults.clear()
-    const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()))
-    const socketsClosed = [...sockets.values()]
-    for (const socket of sockets.keys()) socket.destroy()
-    server.closeAllConnections()
-    await Promise.all([serverClosed, ...socketsClosed])
+    await listener.close()
   }
 
   return {
@@ -283,7 +247,7 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     counter: () => mcp.counter(),
     rpcCalls: (method) => rpcCounts.get(method) ?? 0,
     deletes: () => deleteCount,
-    openConnections: () => sockets.size,
+    openConnections: listener.openConnections,
     abortedResponses: () => abortedCount,
     bytesWritten: () => neverEndingBytes,
     waitFor,

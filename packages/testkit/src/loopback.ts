@@ -1,8 +1,10 @@
 /**
- * Plumbing shared by the loopback HTTP test servers: request bodies, JSON parsing, header
- * lookup, polling.
+ * Plumbing shared by the loopback HTTP test servers: the listener and its sockets, request
+ * bodies, JSON parsing, header lookup, polling.
  */
-import type { IncomingMessage } from "node:http"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo, Socket } from "node:net"
+import { isGone, sendText } from "./wire.js"
 
 export const headerValue = (req: IncomingMessage, name: string): string | undefined => {
   const value = req.headers[name]
@@ -29,5 +31,63 @@ export const waitFor = async (pred: () => boolean, timeoutMs = 5_000): Promise<v
   while (!pred()) {
     if (Date.now() >= deadline) throw new Error(`testkit: waitFor timed out after ${timeoutMs} ms`)
     await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+/** A listening loopback HTTP server whose sockets are tracked, so `close` can end them all. */
+export interface LoopbackListener {
+  readonly port: number
+  readonly openConnections: () => number
+  /** Closes the server, destroys every socket and waits until each one is closed. */
+  readonly close: () => Promise<void>
+}
+
+/**
+ * Starts `handle` on 127.0.0.1, port 0. A handler that throws answers 500 (or cuts the
+ * response when headers are already out).
+ */
+export const listenLoopback = async (
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>
+): Promise<LoopbackListener> => {
+  const sockets = new Map<Socket, Promise<void>>()
+  const server = createServer(
+    // Leave every deadline to the client under test: a fault may stall for as long as it likes.
+    { requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 5_000, noDelay: true },
+    (req, res) => {
+      handle(req, res).catch((cause: unknown) => {
+        if (isGone(res)) return
+        if (res.headersSent) res.destroy()
+        else sendText(res, 500, `testkit: ${cause instanceof Error ? cause.message : String(cause)}`)
+      })
+    }
+  )
+  server.on("connection", (socket: Socket) => {
+    sockets.set(
+      socket,
+      new Promise((resolve) =>
+        socket.once("close", () => {
+          sockets.delete(socket)
+          resolve()
+        })
+      )
+    )
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      server.off("error", reject)
+      resolve()
+    })
+  })
+  return {
+    port: (server.address() as AddressInfo).port,
+    openConnections: () => sockets.size,
+    close: async () => {
+      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()))
+      const socketsClosed = [...sockets.values()]
+      for (const socket of sockets.keys()) socket.destroy()
+      server.closeAllConnections()
+      await Promise.all([serverClosed, ...socketsClosed])
+    }
   }
 }
