@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, FastCheck as fc, Stream } from "effect"
-import { countBytes, decodeUtf8, readBounded } from "../src/internal/byteCount.js"
+import { decodeUtf8, readBounded } from "../src/internal/byteCount.js"
 import { FrameTooLarge, InvalidUtf8 } from "../src/internal/frameErrors.js"
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text)
@@ -151,15 +151,4 @@ describe("decodeUtf8", () => {
       }
     }
   })
-})
-
-describe("countBytes", () => {
-  it.effect("reports every chunk's size as it passes", () =>
-    Effect.gen(function*() {
-      const seen: Array<number> = []
-      const bytes = utf8("€😀abc")
-      const out = yield* countBytes(pulled(cut(bytes, [2, 5])), (n) => seen.push(n)).pipe(Stream.runCollect)
-      expect(seen).toEqual([2, 3, 5])
-      expect(Chunk.toReadonlyArray(out).map((c) => c.length)).toEqual([2, 3, 5])
-    }))
 })

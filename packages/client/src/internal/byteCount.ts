@@ -41,16 +41,6 @@ export const readBounded = <E, R>(
   })
 
 /**
- * Reports the size of every chunk as it passes (for observation only; it bounds nothing).
- *
- * @internal
- */
-export const countBytes = <E, R>(
-  body: Stream.Stream<Uint8Array, E, R>,
-  onChunk: (chunkBytes: number) => void
-): Stream.Stream<Uint8Array, E, R> => Stream.tap(body, (bytes) => Effect.sync(() => onChunk(bytes.length)))
-
-/**
  * Joins byte parts whose lengths add up to `total` with a single copy (none for one part).
  *
  * @internal

@@ -29,7 +29,7 @@ export const secretValues = (values: Iterable<string>): ReadonlyArray<string> =>
 }
 
 /** URL userinfo (also as `user:password`) and every query value. */
-export const urlSecretValues = (url: URL): ReadonlyArray<string> => {
+const urlSecretValues = (url: URL): ReadonlyArray<string> => {
   const values: Array<string> = []
   if (url.username !== "") values.push(url.username)
   if (url.password !== "") values.push(url.password)
