@@ -95,7 +95,14 @@ export const makeBackground = (releaseTimeoutMs: number) =>
   Effect.map(FiberSet.make<unknown, never>(), (set) => ({
     run: (effect: Effect.Effect<unknown, unknown, Scope.Scope>) =>
       FiberSet.run(set)(
-        Effect.scoped(effect).pipe(Effect.timeout(Duration.millis(releaseTimeoutMs)), Effect.ignore)
+        // Started from interruption handlers, which are uninterruptible, the fiber would inherit
+        // that and its timeout could never cut the message short: make it interruptible.
+        Effect.scoped(effect).pipe(
+          Effect.interruptible,
+          Effect.timeout(Duration.millis(releaseTimeoutMs)),
+          Effect.ignore,
+          Effect.interruptible
+        )
       ).pipe(Effect.asVoid),
     size: FiberSet.size(set)
   }))
