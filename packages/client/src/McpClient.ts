@@ -162,6 +162,7 @@ const validateTarget = (options: ConnectOptions): Effect.Effect<Target, InvalidO
       }
       headers[name.toLowerCase()] = value
     }
+    // Taken before userinfo moves into a header: it covers the Basic token built from it.
     const secrets = secretsOf(url, headers)
     if (url.username !== "" || url.password !== "") {
       if (headers["authorization"] === undefined) {
@@ -172,7 +173,7 @@ const validateTarget = (options: ConnectOptions): Effect.Effect<Target, InvalidO
       url.username = ""
       url.password = ""
     }
-    return { url, headers, secrets: [...new Set([...secrets, ...secretsOf(undefined, headers)])] }
+    return { url, headers, secrets }
   })
 
 const validateClientInfo = (info: McpSchema.Implementation | undefined) =>

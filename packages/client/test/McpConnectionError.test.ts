@@ -88,6 +88,16 @@ describe("McpConnectionError", () => {
     ])
   })
 
+  it("secretsOf covers header values, userinfo (also as the Basic token built from it) and query values", () => {
+    const secrets = McpConnectionError.secretsOf(new URL("http://alice:s%40cret@host/mcp?token=tok123"), {
+      "x-api-key": "Bearer key-123"
+    })
+    for (const expected of ["Bearer key-123", "key-123", "alice", "s%40cret", "s@cret", "tok123", btoa("alice:s@cret")]) {
+      expect(secrets).toContain(expected)
+    }
+    expect(McpConnectionError.redact(`Basic ${btoa("alice:s@cret")} and tok123`, secrets)).toBe("Basic [redacted] and [redacted]")
+  })
+
   describe("sanitizeRemoteMessage", () => {
     it("redacts configured secrets, URLs and control characters, and cuts to 512", () => {
       const text = McpConnectionError.sanitizeRemoteMessage(
