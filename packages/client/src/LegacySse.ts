@@ -27,7 +27,6 @@ import * as Stream from "effect/Stream"
 import type { McpConnectionError } from "./McpConnectionError.js"
 import { readBody } from "./internal/bodyReader.js"
 import * as Failures from "./internal/failures.js"
-import type { FrameTooLarge, InvalidUtf8 } from "./internal/frameErrors.js"
 import * as Http from "./internal/http.js"
 import * as Messages from "./internal/messages.js"
 import * as SharedStream from "./internal/sharedStream.js"
@@ -121,17 +120,6 @@ export const make = (
     // A request given up with the stream may or may not have been applied.
     const outcomeOf = (exchange: Exchange) => (exchange.stage === "endpoint" ? "not-sent" : "unknown")
 
-    const streamFailure = (error: FrameTooLarge | InvalidUtf8 | { readonly _tag: "ResponseError" }): SharedStream.Termination => {
-      switch (error._tag) {
-        case "FrameTooLarge":
-          return (exchange) => Failures.ceiling(exchange, error.observedBytes)
-        case "InvalidUtf8":
-          return (exchange) => Failures.protocol(exchange, "invalid-utf8", { observedBytes: error.observedBytes })
-        default:
-          return (exchange) => Failures.transport(exchange, "connection-closed", outcomeOf(exchange))
-      }
-    }
-
     const response = yield* execute(
       HttpClientRequest.get(options.url).pipe(HttpClientRequest.setHeaders({ accept: "text/event-stream" }))
     ).pipe(Scope.extend(streamScope), Effect.mapError(Http.transportError(readiness, "not-sent")))
@@ -153,7 +141,10 @@ export const make = (
           ),
         onFailure: (cause) => {
           const failure = Cause.failureOption(cause)
-          if (failure._tag === "Some") return terminate(streamFailure(failure.value))
+          if (failure._tag === "Some") {
+            return terminate(SharedStream.readFailure(failure.value, (exchange) =>
+              Failures.transport(exchange, "connection-closed", outcomeOf(exchange))))
+          }
           // Interrupted: the connection is closing.
           return terminate((exchange) => Failures.transport(exchange, "session-closed", outcomeOf(exchange)))
         }

@@ -31,7 +31,6 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { McpConnectionError, Outcome } from "./McpConnectionError.js"
 import * as Failures from "./internal/failures.js"
-import type { FrameTooLarge, InvalidUtf8 } from "./internal/frameErrors.js"
 import { decodeLines, type Line } from "./internal/lineDecoder.js"
 import * as Messages from "./internal/messages.js"
 import * as SharedStream from "./internal/sharedStream.js"
@@ -209,19 +208,6 @@ export const make = (
       )
     }
 
-    const streamFailure = (
-      error: FrameTooLarge | InvalidUtf8 | { readonly _tag: "SystemError" | "BadArgument" }
-    ): SharedStream.Termination => {
-      switch (error._tag) {
-        case "FrameTooLarge":
-          return (exchange) => Failures.ceiling(exchange, error.observedBytes)
-        case "InvalidUtf8":
-          return (exchange) => Failures.protocol(exchange, "invalid-utf8", { observedBytes: error.observedBytes })
-        default:
-          return (exchange) => Failures.transport(exchange, "stream-ended", outcomeOf(exchange))
-      }
-    }
-
     // stdin: one writer, fed by a queue; shutting the queue down ends the child's stdin.
     const writer = yield* Stream.fromQueue(stdinQueue).pipe(Stream.run(child.stdin), Effect.ignore, Effect.forkIn(processScope))
     // stderr: always drained, the tail kept.
@@ -248,7 +234,10 @@ export const make = (
         onSuccess: () => Effect.void, // EOF: the exit watcher reports the exit itself
         onFailure: (cause) => {
           const failure = Cause.failureOption(cause)
-          return failure._tag === "Some" ? terminate(streamFailure(failure.value)) : Effect.void
+          return failure._tag === "Some"
+            ? terminate(SharedStream.readFailure(failure.value, (exchange) =>
+              Failures.transport(exchange, "stream-ended", outcomeOf(exchange))))
+            : Effect.void
         }
       }),
       Effect.forkIn(processScope)

@@ -17,10 +17,26 @@ import type { McpConnectionError } from "../McpConnectionError.js"
 import type * as McpSchema from "../McpSchema.js"
 import type { Diagnostics, Exchange, Response } from "../Transport.js"
 import * as Failures from "./failures.js"
+import { FrameTooLarge, InvalidUtf8 } from "./frameErrors.js"
 import * as Messages from "./messages.js"
 
 /** Why the stream stopped: each pending request gets its own error from it. */
 export type Termination = (exchange: Exchange) => McpConnectionError
+
+/**
+ * The termination for a failure of the stream's reader: a frame past its bound, invalid UTF-8,
+ * or (`otherwise`) the transport's own read failure.
+ */
+export const readFailure = <E>(
+  error: FrameTooLarge | InvalidUtf8 | E,
+  otherwise: Termination
+): Termination => {
+  if (error instanceof FrameTooLarge) return (exchange) => Failures.ceiling(exchange, error.observedBytes)
+  if (error instanceof InvalidUtf8) {
+    return (exchange) => Failures.protocol(exchange, "invalid-utf8", { observedBytes: error.observedBytes })
+  }
+  return otherwise
+}
 
 interface Pending {
   readonly exchange: Exchange
