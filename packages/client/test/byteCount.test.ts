@@ -2,25 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, FastCheck as fc, Stream } from "effect"
 import { decodeUtf8, readBounded } from "../src/internal/byteCount.js"
 import { FrameTooLarge, InvalidUtf8 } from "../src/internal/frameErrors.js"
-
-const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text)
-
-/** Cuts `bytes` at the given offsets (taken modulo the length, deduplicated). */
-const cut = (bytes: Uint8Array, offsets: ReadonlyArray<number>): Array<Uint8Array> => {
-  const points = [...new Set(offsets.map((o) => (bytes.length === 0 ? 0 : o % bytes.length)))]
-    .filter((p) => p > 0)
-    .sort((a, b) => a - b)
-  const chunks: Array<Uint8Array> = []
-  let start = 0
-  for (const p of [...points, bytes.length]) {
-    chunks.push(bytes.subarray(start, p))
-    start = p
-  }
-  return chunks
-}
-
-/** One chunk per pull. */
-const pulled = (chunks: ReadonlyArray<Uint8Array>) => Stream.fromIterable(chunks).pipe(Stream.rechunk(1))
+import { cut, pulled, utf8 } from "./support/chunking.js"
 
 /** A never-ending body of `size`-byte chunks that counts pulls and finalization. */
 const endless = (size: number) => {

@@ -2,33 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Stream } from "effect"
 import { FrameTooLarge, InvalidUtf8 } from "../src/internal/frameErrors.js"
 import { decodeLines, type Line } from "../src/internal/lineDecoder.js"
-
-const encoder = new TextEncoder()
-const utf8 = (text: string): Uint8Array => encoder.encode(text)
-const concat = (...parts: ReadonlyArray<Uint8Array>): Uint8Array => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
-  let at = 0
-  for (const p of parts) {
-    out.set(p, at)
-    at += p.length
-  }
-  return out
-}
-
-/** Cuts `bytes` at the given offsets (taken modulo the length, deduplicated); [-1]: one byte each. */
-const cut = (bytes: Uint8Array, offsets: ReadonlyArray<number>): Array<Uint8Array> => {
-  if (offsets[0] === -1) return Array.from(bytes, (b) => Uint8Array.of(b))
-  const points = [...new Set(offsets.map((o) => (bytes.length === 0 ? 0 : o % bytes.length)))]
-    .filter((p) => p > 0)
-    .sort((a, b) => a - b)
-  const chunks: Array<Uint8Array> = []
-  let start = 0
-  for (const p of [...points, bytes.length]) {
-    chunks.push(bytes.subarray(start, p))
-    start = p
-  }
-  return chunks
-}
+import { concat, cut, utf8 } from "./support/chunking.js"
 
 interface Outcome {
   readonly lines: Array<Line>

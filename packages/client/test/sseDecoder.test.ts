@@ -2,36 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Stream } from "effect"
 import { FrameTooLarge, InvalidUtf8 } from "../src/internal/frameErrors.js"
 import { decodeSse, type SseEvent } from "../src/internal/sseDecoder.js"
-
-const encoder = new TextEncoder()
-const utf8 = (text: string): Uint8Array => encoder.encode(text)
-const concat = (...parts: ReadonlyArray<Uint8Array>): Uint8Array => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
-  let at = 0
-  for (const p of parts) {
-    out.set(p, at)
-    at += p.length
-  }
-  return out
-}
-
-/** Cuts `bytes` at the given offsets (taken modulo the length, deduplicated). */
-const cut = (bytes: Uint8Array, offsets: ReadonlyArray<number>): Array<Uint8Array> => {
-  const points = [...new Set(offsets.map((o) => (bytes.length === 0 ? 0 : o % bytes.length)))]
-    .filter((p) => p > 0)
-    .sort((a, b) => a - b)
-  const chunks: Array<Uint8Array> = []
-  let start = 0
-  for (const p of [...points, bytes.length]) {
-    chunks.push(bytes.subarray(start, p))
-    start = p
-  }
-  return chunks
-}
-const bytesEach = (bytes: Uint8Array): Array<Uint8Array> => Array.from(bytes, (b) => Uint8Array.of(b))
-
-/** One chunk per pull. */
-const pulled = (chunks: ReadonlyArray<Uint8Array>) => Stream.fromIterable(chunks).pipe(Stream.rechunk(1))
+import { bytesEach, concat, cut, pulled, utf8 } from "./support/chunking.js"
 
 interface Outcome {
   readonly events: Array<SseEvent>
@@ -329,8 +300,6 @@ const cutsArb = fc.oneof(
   fc.array(fc.nat(), { maxLength: 40 }),
   fc.constant([-1]) // -1: one byte per chunk
 )
-const chunksOf = (bytes: Uint8Array, offsets: ReadonlyArray<number>) =>
-  offsets[0] === -1 ? bytesEach(bytes) : cut(bytes, offsets)
 
 describe("decodeSse: properties", () => {
   it("every chunking yields the model's events", () =>
@@ -339,7 +308,7 @@ describe("decodeSse: properties", () => {
         const { bytes, sizes } = encode(blocks, bom)
         const expected = model(blocks, sizes)
         expect(run([bytes])).toEqual({ events: expected, error: undefined })
-        expect(run(chunksOf(bytes, offsets))).toEqual({ events: expected, error: undefined })
+        expect(run(cut(bytes, offsets))).toEqual({ events: expected, error: undefined })
       }),
       { numRuns: 400 }
     ))
@@ -353,7 +322,7 @@ describe("decodeSse: properties", () => {
         fc.integer({ min: 1, max: 60 }),
         (blocks, bom, offsets, maxBytes) => {
           const { bytes, sizes } = encode(blocks, bom)
-          const chunks = chunksOf(bytes, offsets)
+          const chunks = cut(bytes, offsets)
           const outcome = run(chunks, maxBytes)
           const over = sizes.findIndex((s) => s > maxBytes)
           if (over === -1) {
@@ -383,7 +352,7 @@ describe("decodeSse: properties", () => {
         (blocks, bad, offsets) => {
           const { bytes, sizes } = encode(blocks, false)
           const poisoned = concat(bytes, utf8("data: x"), Uint8Array.from(bad), utf8("y\n\n"))
-          const outcome = run(chunksOf(poisoned, offsets))
+          const outcome = run(cut(poisoned, offsets))
           expect(outcome.events).toEqual(model(blocks, sizes))
           expect(outcome.error).toBeInstanceOf(InvalidUtf8)
         }
