@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Effect, type Scope } from "effect"
-import { classify, errorMessage, methodsOf, resultMessage, type JsonRpcOutgoing } from "./jsonrpc.js"
+import { classify, errorMessage, resultMessage, type JsonRpcOutgoing } from "./jsonrpc.js"
 import {
   DEFAULT_LEGACY_CHUNK_SIZE,
   DEFAULT_MALFORMED_ENDPOINT,
@@ -24,10 +24,9 @@ import {
   type LegacyFault,
   type LegacyStreamFault
 } from "./legacyFaults.js"
-import { listenLoopback, parseJson, readBody, waitFor } from "./loopback.js"
+import { listenLoopback, parseJson, receive, type RecordedRequest, waitFor } from "./loopback.js"
 import { makeMcpBehaviour } from "./mcp.js"
 import { exactSseFrame, paddedResultTemplate, sseFrame } from "./payload.js"
-import type { RecordedRequest } from "./StreamableHttpServer.js"
 import { isGone, sendText, sseHeaders, writeChunks, writeForever } from "./wire.js"
 
 export const LEGACY_PROTOCOL_VERSION = "2024-11-05"
@@ -292,21 +291,8 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     res.on("error", () => {}) // a write racing a client abort is expected here, not a failure
-    let body: string
-    try {
-      body = await readBody(req)
-    } catch {
-      return // the client went away while sending
-    }
-    const parsedBody = req.method === "POST" ? parseJson(body) : { ok: false as const }
-    const rpcMethod = parsedBody.ok ? methodsOf(parsedBody.value) : undefined
-    requests.push({
-      method: req.method ?? "",
-      url: req.url ?? "",
-      headers: { ...req.headers },
-      body,
-      ...(rpcMethod === undefined ? {} : { rpcMethod })
-    })
+    const body = await receive(req, requests)
+    if (body === undefined) return // the client went away while sending
     const url = new URL(req.url ?? "/", "http://127.0.0.1")
     if (url.pathname === LEGACY_SSE_PATH) {
       if (req.method === "GET") return openStream(res)

@@ -10,13 +10,14 @@ import {
   classify,
   ErrorCode,
   errorMessage,
-  methodsOf,
   resultMessage,
   type JsonRpcId,
   type JsonRpcOutgoing
 } from "./jsonrpc.js"
 import { makeMcpBehaviour } from "./mcp.js"
-import { headerValue, listenLoopback, parseJson, readBody, waitFor } from "./loopback.js"
+import { headerValue, listenLoopback, parseJson, receive, type RecordedRequest, waitFor } from "./loopback.js"
+
+export type { RecordedRequest }
 import { ResumableStreams } from "./resumable.js"
 import { sendJsonBody, sendMessage, sendText, type ResponseMode } from "./wire.js"
 
@@ -35,16 +36,6 @@ export interface TestServerOptions {
   readonly schemaPadBytes?: number
 }
 
-export interface RecordedRequest {
-  /** HTTP method. */
-  readonly method: string
-  /** Path and query as received. */
-  readonly url: string
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>
-  readonly body: string
-  /** JSON-RPC method(s) if the body parses (a batch gives them comma-separated). */
-  readonly rpcMethod?: string
-}
 
 export interface TestServer {
   /** e.g. http://127.0.0.1:PORT/mcp */
@@ -199,21 +190,8 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
       if (!res.writableFinished && !closing) abortedCount += 1
     })
     res.on("error", () => {}) // a write racing a client abort is expected here, not a failure
-    let body: string
-    try {
-      body = await readBody(req)
-    } catch {
-      return // the client went away while sending
-    }
-    const parsedBody = req.method === "POST" ? parseJson(body) : { ok: false as const }
-    const rpcMethod = parsedBody.ok ? methodsOf(parsedBody.value) : undefined
-    requests.push({
-      method: req.method ?? "",
-      url: req.url ?? "",
-      headers: { ...req.headers },
-      body,
-      ...(rpcMethod === undefined ? {} : { rpcMethod })
-    })
+    const body = await receive(req, requests)
+    if (body === undefined) return // the client went away while sending
     const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname
     if (path !== MCP_PATH) return sendText(res, 404, "testkit: not found")
     switch (req.method) {

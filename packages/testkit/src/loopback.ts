@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
+import { methodsOf } from "./jsonrpc.js"
 import { isGone, sendText } from "./wire.js"
 
 export const headerValue = (req: IncomingMessage, name: string): string | undefined => {
@@ -15,6 +16,41 @@ export const readBody = async (req: IncomingMessage): Promise<string> => {
   const chunks: Array<Buffer> = []
   for await (const chunk of req) chunks.push(chunk as Buffer)
   return Buffer.concat(chunks).toString("utf8")
+}
+
+/** One received request, as the recorder keeps it (for credential-fence tests). */
+export interface RecordedRequest {
+  /** HTTP method. */
+  readonly method: string
+  /** Path and query as received. */
+  readonly url: string
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>
+  readonly body: string
+  /** JSON-RPC method(s) if the body parses (a batch gives them comma-separated). */
+  readonly rpcMethod?: string
+}
+
+/** Reads a request's body and records the request; `undefined` when the client went away. */
+export const receive = async (
+  req: IncomingMessage,
+  requests: Array<RecordedRequest>
+): Promise<string | undefined> => {
+  let body: string
+  try {
+    body = await readBody(req)
+  } catch {
+    return undefined
+  }
+  const parsed = req.method === "POST" ? parseJson(body) : { ok: false as const }
+  const rpcMethod = parsed.ok ? methodsOf(parsed.value) : undefined
+  requests.push({
+    method: req.method ?? "",
+    url: req.url ?? "",
+    headers: { ...req.headers },
+    body,
+    ...(rpcMethod === undefined ? {} : { rpcMethod })
+  })
+  return body
 }
 
 export const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
