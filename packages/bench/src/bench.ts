@@ -29,6 +29,15 @@ const onlyIndex = argv.indexOf("--only")
 const workloads = onlyIndex >= 0
   ? argv[onlyIndex + 1]!.split(",")
   : ["discovery", "sequential", "concurrent", "large", "memory", "cli"]
+const listFlag = (name: string): ReadonlyArray<string> | undefined => {
+  const index = argv.indexOf(name)
+  return index >= 0 ? argv[index + 1]!.split(",") : undefined
+}
+// Dev runs (--modes, --clients): a subset, printed and saved to bench/results/partial.json; the
+// published results and docs/BENCHMARKS.md come from full runs only.
+const modes = (listFlag("--modes") ?? ["json", "sse", "legacy"]) as ReadonlyArray<ServerMode>
+const selectedClients = listFlag("--clients") ?? clientNames
+const partial = argv.includes("--modes") || argv.includes("--clients")
 const root = rootDir
 const started = Date.now()
 const log = (message: string) => process.stderr.write(`[bench +${((Date.now() - started) / 1000).toFixed(0)}s] ${message}\n`)
@@ -80,7 +89,7 @@ const script = (name: string) => fileURLToPath(new URL(name, import.meta.url))
 const latency: Partial<Record<ServerMode, LatencyResult>> = {}
 const latencyWorkloads = workloads.filter((w) => ["discovery", "sequential", "concurrent", "large"].includes(w))
 if (latencyWorkloads.length > 0) {
-  for (const mode of ["json", "sse", "legacy"] as const) {
+  for (const mode of modes) {
     log(`server ${mode}: workloads ${latencyWorkloads.join(", ")}`)
     const server = await startChild<{ url: string; bigUrl: string }>("./officialServer.ts", [mode, String(settings.largeBytes)])
     try {
@@ -95,7 +104,7 @@ if (latencyWorkloads.length > 0) {
         concurrency: settings.concurrency,
         large: mode !== "legacy",
         largeSamples: settings.largeSamples,
-        clients: clientNames,
+        clients: selectedClients,
         workloads: latencyWorkloads
       }
       latency[mode] = await runJson<LatencyResult>([...tsxArgs, script("./runLatency.ts"), JSON.stringify(config)], 600_000)
@@ -127,7 +136,7 @@ if (workloads.includes("memory")) {
     const server = await startChild<{ url: string }>("./hugeBodyServer.ts", [mode, String(settings.memory.bodyBytes)])
     try {
       for (let rep = 0; rep < settings.memory.reps; rep++) {
-        for (const client of abab(clientNames, rep)) {
+        for (const client of abab(selectedClients, rep)) {
           if ((client === "sdk-1.32.2" || client === "client-2.4.0") && rep >= settings.memory.unboundedReps[mode]!) continue
           const sample = await runJson<MemorySample>(
             [
@@ -232,6 +241,20 @@ const output = {
   }
 }
 mkdirSync(`${root}bench/results`, { recursive: true })
+if (partial) {
+  writeFileSync(`${root}bench/results/partial.json`, JSON.stringify(output, null, 2) + "\n")
+  for (const [mode, result] of Object.entries(latency)) {
+    for (const [name, values] of Object.entries(result)) {
+      if (typeof values !== "object" || values === null || Array.isArray(values) || name === "clients") continue
+      const row = Object.entries(values as Record<string, unknown>)
+        .filter((entry): entry is [string, Array<number>] => Array.isArray(entry[1]) && entry[1].length > 0)
+        .map(([client, samples]) => `${client} ${median(samples)}`).join(" | ")
+      if (row !== "") log(`${mode} ${name}: ${row}`)
+    }
+  }
+  log("wrote bench/results/partial.json (a dev run: docs/BENCHMARKS.md is left as it is)")
+  process.exit(0)
+}
 writeFileSync(`${root}bench/results/latest.json`, JSON.stringify(output, null, 2) + "\n")
 mkdirSync(`${root}docs`, { recursive: true })
 writeFileSync(`${root}docs/BENCHMARKS.md`, renderReport(output))

@@ -23,14 +23,13 @@ import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import type { McpConnectionError } from "./McpConnectionError.js"
-import { readBody } from "./internal/bodyReader.js"
+import { readBody, readFrames } from "./internal/bodyReader.js"
 import * as Failures from "./internal/failures.js"
 import * as Http from "./internal/http.js"
 import * as Messages from "./internal/messages.js"
 import * as SharedStream from "./internal/sharedStream.js"
-import { decodeSse, type SseEvent } from "./internal/sseDecoder.js"
+import { type SseEvent, sseParser } from "./internal/sseDecoder.js"
 import type { Exchange, Transport } from "./Transport.js"
 
 /**
@@ -130,8 +129,8 @@ export const make = (
       return yield* Effect.fail(Failures.protocol(readiness, "unexpected-content-type", { status: response.status }))
     }
 
-    yield* decodeSse(response.stream, { maxFrameBytes: stream.frameBound }).pipe(
-      Stream.runForEach(onEvent),
+    // The stream is read until it ends: `onEvent` never gives a value.
+    yield* readFrames(response, sseParser({ maxFrameBytes: stream.frameBound }), (event) => Effect.as(onEvent(event), undefined)).pipe(
       Effect.matchCauseEffect({
         onSuccess: () =>
           terminate((exchange) =>

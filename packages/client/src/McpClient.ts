@@ -19,14 +19,14 @@
  */
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as HttpClient from "@effect/platform/HttpClient"
-import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
+import { withDeadline } from "./internal/deadline.js"
 import * as Failures from "./internal/failures.js"
+import { type Annotate, clientSpan } from "./internal/tracing.js"
 import { secretsOf, secretValues } from "./internal/secrets.js"
 import {
   InvalidOption,
@@ -396,7 +396,7 @@ const discover = <R>(
         )
     }
 
-    const discovery = Effect.gen(function*() {
+    const discovery = (annotate: Annotate) => Effect.gen(function*() {
       stageStarted = Date.now()
       const { response: initialized, transport } = yield* open(context)
       const initializeExchange = exchange("initialize")
@@ -410,7 +410,7 @@ const discover = <R>(
         )
       }
       yield* transport.setProtocolVersion(init.protocolVersion)
-      yield* Effect.annotateCurrentSpan({ "mcp.transport": transport.kind, "mcp.protocol.version": init.protocolVersion })
+      annotate({ "mcp.transport": transport.kind, "mcp.protocol.version": init.protocolVersion })
 
       yield* transport.notify("notifications/initialized", undefined, exchange("initialized"))
       record("initialized", 0)
@@ -420,18 +420,14 @@ const discover = <R>(
       return { transport, init, tools }
     })
 
-    const discovered = yield* discovery.pipe(
-      Effect.timeoutFail({
-        duration: Duration.millis(policy.discovery.timeoutMs),
-        onTimeout: () => Failures.deadline(exchange(stage), deadlineOutcome(stage))
-      }),
-      Effect.onExit((exit) => (Exit.isFailure(exit) ? Scope.close(connectionScope, exit) : Effect.void)),
-      Effect.withSpan("mcp.connect", {
-        kind: "client",
-        captureStackTrace: false,
-        attributes: { "mcp.phase": "discovery" }
-      })
-    )
+    const discovered = yield* clientSpan("mcp.connect", { "mcp.phase": "discovery" }, (annotate) =>
+      withDeadline(
+        discovery(annotate),
+        policy.discovery.timeoutMs,
+        () => Failures.deadline(exchange(stage), deadlineOutcome(stage))
+      ).pipe(
+        Effect.onExit((exit) => (Exit.isFailure(exit) ? Scope.close(connectionScope, exit) : Effect.void))
+      ))
     return makeConnection(discovered, policy, discoveryLog, connectionScope)
   })
 
@@ -467,40 +463,37 @@ const makeConnection = (
     exchange: Exchange,
     effect: Effect.Effect<A, McpConnectionError>
   ) =>
-    Effect.gen(function*() {
-      if (closed) return yield* Effect.fail(closedFailure(exchange))
-      const started = yield* Clock.currentTimeMillis
-      const exit = yield* effect.pipe(
-        Effect.timeoutFail({
-          duration: Duration.millis(exchange.budget.timeoutMs),
-          onTimeout: () => Failures.deadline(exchange, "unknown")
-        }),
-        Effect.exit
-      )
-      const durationMs = (yield* Clock.currentTimeMillis) - started
-      const outcome = Exit.isSuccess(exit)
-        ? "ok" as const
-        : exit.cause._tag === "Fail"
-        ? exit.cause.error._tag
-        : undefined
-      if (outcome !== undefined) {
-        const bytes = Exit.isSuccess(exit) ? exit.value.bytes : exit.cause._tag === "Fail" ? exit.cause.error.observedBytes ?? 0 : 0
-        observe({ operation, stage: exchange.stage, durationMs, bytes, outcome })
-        yield* Effect.annotateCurrentSpan({ "mcp.outcome": outcome, "mcp.observed_bytes": bytes })
-      }
-      return yield* exit
-    }).pipe(
-      Effect.withSpan(operation === "tools/call" ? "mcp.tools.call" : "mcp.tools.list", {
-        kind: "client",
-        captureStackTrace: false,
-        attributes: {
-          "mcp.phase": exchange.phase,
-          "mcp.stage": exchange.stage,
-          "mcp.transport": transport.kind,
-          "mcp.protocol.version": revision
-        }
-      })
-    )
+    clientSpan(operation === "tools/call" ? "mcp.tools.call" : "mcp.tools.list", {
+      "mcp.phase": exchange.phase,
+      "mcp.stage": exchange.stage,
+      "mcp.transport": transport.kind,
+      "mcp.protocol.version": revision
+    }, (annotate) =>
+      Effect.clockWith((clock) => {
+        if (closed) return Effect.fail(closedFailure(exchange))
+        const started = clock.unsafeCurrentTimeMillis()
+        return Effect.onExit(
+          withDeadline(effect, exchange.budget.timeoutMs, () => Failures.deadline(exchange, "unknown")),
+          (exit) =>
+            Effect.sync(() => {
+              const durationMs = clock.unsafeCurrentTimeMillis() - started
+              const outcome = Exit.isSuccess(exit)
+                ? "ok" as const
+                : exit.cause._tag === "Fail"
+                ? exit.cause.error._tag
+                : undefined
+              // Interrupted or a defect: no outcome to record.
+              if (outcome === undefined) return
+              const bytes = Exit.isSuccess(exit)
+                ? exit.value.bytes
+                : exit.cause._tag === "Fail"
+                ? exit.cause.error.observedBytes ?? 0
+                : 0
+              observe({ operation, stage: exchange.stage, durationMs, bytes, outcome })
+              annotate({ "mcp.outcome": outcome, "mcp.observed_bytes": bytes })
+            })
+        )
+      }))
 
   const callTool: Connection["callTool"] = (name, args, overrides) =>
     Effect.gen(function*() {

@@ -16,17 +16,15 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import type { McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
-import { readBody } from "./internal/bodyReader.js"
+import { readBody, readFrames } from "./internal/bodyReader.js"
 import * as Failures from "./internal/failures.js"
 import type { FrameTooLarge } from "./internal/frameErrors.js"
 import * as Http from "./internal/http.js"
 import * as Messages from "./internal/messages.js"
-import { decodeSse, type SseEvent } from "./internal/sseDecoder.js"
+import { type SseEvent, sseParser } from "./internal/sseDecoder.js"
 import type { Exchange, Response, Transport } from "./Transport.js"
 
 /**
@@ -150,11 +148,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
           return undefined
         })
       }
-      return decodeSse(response.stream, { maxFrameBytes: () => exchange.budget.maxBytes }).pipe(
-        Stream.mapEffect(onEvent),
-        Stream.filter((answer): answer is Response => answer !== undefined),
-        Stream.runHead,
-        Effect.map(Option.getOrUndefined),
+      return readFrames(response, sseParser({ maxFrameBytes: () => exchange.budget.maxBytes }), onEvent).pipe(
         Effect.catchTags({
           FrameTooLarge: (e: FrameTooLarge) =>
             Effect.fail(Failures.ceiling(exchange, counted.bytes + e.observedBytes, status)),
@@ -162,7 +156,8 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
             Effect.fail(
               Failures.protocol(exchange, "invalid-utf8", { observedBytes: counted.bytes + e.observedBytes, status })
             ),
-          ResponseError: Http.transportError(exchange, "unknown")
+          ResponseError: Http.transportError(exchange, "unknown"),
+          BodyReadFailed: (e) => Effect.fail(Failures.transport(exchange, "connection-closed", "unknown", {}, e.cause))
         })
       )
     }

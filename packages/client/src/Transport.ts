@@ -4,7 +4,7 @@
  *
  * A transport owns its wire: framing, byte ceilings of the responses it reads, correlation of
  * responses with requests, cancellation notices and release. The client owns phases and
- * deadlines: it runs `request` under `Effect.timeoutFail`, so a transport must let itself be
+ * deadlines: it runs `request` under a deadline that interrupts it, so a transport must let itself be
  * interrupted at any point and release what it holds when it is.
  *
  * @since 0.1.0

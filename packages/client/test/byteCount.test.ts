@@ -1,8 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, FastCheck as fc, Stream } from "effect"
-import { decodeUtf8, readBounded } from "../src/internal/byteCount.js"
+import { readBody } from "../src/internal/bodyReader.js"
+import { decodeUtf8 } from "../src/internal/byteCount.js"
 import { FrameTooLarge, InvalidUtf8 } from "../src/internal/frameErrors.js"
-import { cut, pulled, utf8 } from "./support/chunking.js"
+import { cut, pulled, streamResponse, utf8 } from "./support/chunking.js"
+
+/** The fallback path of `readBody`: a client whose platform body we do not know. */
+const readBounded = <E>(body: Stream.Stream<Uint8Array, E>, maxBytes: number) =>
+  readBody(streamResponse(body), maxBytes) as Effect.Effect<Uint8Array, E | FrameTooLarge>
 
 /** A never-ending body of `size`-byte chunks that counts pulls and finalization. */
 const endless = (size: number) => {
@@ -16,7 +21,7 @@ const endless = (size: number) => {
   return { state, body }
 }
 
-describe("readBounded", () => {
+describe("readBody over the Effect stream of an unknown HTTP client", () => {
   it.effect("accepts exactly the ceiling and returns the bytes", () =>
     Effect.gen(function*() {
       const bytes = utf8("héllo wörld, 😀!")

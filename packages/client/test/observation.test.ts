@@ -4,45 +4,10 @@
  */
 import { FetchHttpClient } from "@effect/platform"
 import { expect, it } from "@effect/vitest"
-import { Effect, Logger, Tracer } from "effect"
+import { Effect, Logger } from "effect"
 import { McpClient } from "../src/index.js"
 import { server } from "./support/harness.js"
-
-interface Recorded {
-  readonly name: string
-  readonly attributes: Map<string, unknown>
-  ended: boolean
-}
-
-const recordingTracer = (spans: Array<Recorded>) =>
-  Tracer.make({
-    span: (name, parent, context, links, startTime, kind) => {
-      const recorded: Recorded = { name, attributes: new Map(), ended: false }
-      spans.push(recorded)
-      return {
-        _tag: "Span",
-        name,
-        spanId: String(spans.length),
-        traceId: "trace",
-        parent,
-        context,
-        status: { _tag: "Started", startTime },
-        attributes: recorded.attributes,
-        links,
-        sampled: true,
-        kind,
-        end: () => {
-          recorded.ended = true
-        },
-        attribute: (key, value) => {
-          recorded.attributes.set(key, value)
-        },
-        event: () => {},
-        addLinks: () => {}
-      }
-    },
-    context: (f) => f()
-  })
+import { type Recorded, recordingTracer } from "./support/recordingTracer.js"
 
 it.scopedLive("spans per operation, without URL, header or body; no log lines", () =>
   Effect.gen(function*() {

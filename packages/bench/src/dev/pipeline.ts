@@ -60,6 +60,25 @@ const want = (v: string) => variants.includes("all") || variants.includes(v)
 
 if (want("fetch")) await measure("A  fetch + text + JSON.parse (floor)", (n) => pool(n, async () => parse(await (await fetch(url, { method: "POST", headers, body: body() })).text())))
 
+if (want("fetch-abort")) {
+  await measure("A2 fetch + signal, no abort", (n) => pool(n, async () => {
+    const controller = new AbortController()
+    parse(await (await fetch(url, { method: "POST", headers, body: body(), signal: controller.signal })).text())
+  }))
+  await measure("A3 fetch + signal, aborted after the body (as withScope)", (n) => pool(n, async () => {
+    const controller = new AbortController()
+    parse(await (await fetch(url, { method: "POST", headers, body: body(), signal: controller.signal })).text())
+    controller.abort()
+  }))
+}
+
+if (want("raw-undici")) {
+  const undici = await import("undici")
+  const dispatcher = new undici.Agent()
+  await measure("U  undici.request + text + JSON.parse (no Effect)", (n) =>
+    pool(n, async () => parse(await (await undici.request(url, { method: "POST", headers, body: body(), dispatcher })).body.text())))
+}
+
 for (const [label, layer] of [["fetch", FetchHttpClient.layer], ["undici", NodeHttpClient.layerUndici]] as const) {
   if (!want(label)) continue
   const runtime = ManagedRuntime.make(layer as Layer.Layer<HttpClient.HttpClient>)
@@ -70,7 +89,7 @@ for (const [label, layer] of [["fetch", FetchHttpClient.layer], ["undici", NodeH
   const scoped = client.pipe(HttpClient.withScope)
   await measure(`C  ${label}: + withScope + Effect.scoped`, (n) =>
     runtime.runPromise(effectPool(n, () => Effect.scoped(Effect.flatMap(scoped.execute(request()), (r) => Effect.map(r.text, parse))))))
-  await measure(`C5 ${label}: C, body read via Stream.runForEachChunk (as readBounded)`, (n) =>
+  await measure(`C5 ${label}: C, body read via Stream.runForEachChunk (as the old readBounded)`, (n) =>
     runtime.runPromise(effectPool(n, () =>
       Effect.scoped(Effect.flatMap(scoped.execute(request()), (r) => {
         const parts: Array<Uint8Array> = []

@@ -1,21 +1,27 @@
 /**
- * Reads a whole HTTP response body under a byte ceiling, from the platform's own body when it
- * is one we recognize (a web `ReadableStream`, as `FetchHttpClient` gives, or a Node
- * `Readable`, as the undici and node:http clients give), and through the response's Effect
- * `Stream` otherwise.
+ * Reads HTTP response bodies under byte bounds, from the platform's own body when it is one we
+ * recognize (a web `ReadableStream`, as `FetchHttpClient` gives, or a Node `Readable`, as the
+ * undici and node:http clients give), and through the response's Effect `Stream` otherwise:
+ * whole bodies (`readBody`) and framed bodies such as SSE (`readFrames`).
  *
- * Why: measured under load, draining a one-chunk body through the Effect `Stream` machinery
- * costs about 300 µs of CPU per response, a third of a whole tool call (docs/BENCHMARKS.md).
- * The rules are the same on both paths: every chunk is counted before it is kept, the read
- * fails as soon as the count passes the ceiling (`observedBytes` = bytes read, the crossing
- * chunk included), and the platform body is cancelled on refusal and on interruption, so the
- * server sees the connection closed.
+ * Why: measured under load, draining a body through the Effect `Stream` machinery costs about
+ * 300 µs of CPU per response (more for SSE), a third of a whole tool call or more
+ * (docs/BENCHMARKS.md); pulling the platform body chunk by chunk costs a few µs. The rules
+ * are the same on every path: every chunk is counted before it is kept, the read fails as soon
+ * as the count passes the bound (`observedBytes` = bytes read, the crossing chunk included),
+ * and the platform body is cancelled on refusal and on interruption, so the server sees the
+ * connection closed.
  */
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as Chunk from "effect/Chunk"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import { concatBytes, readBounded } from "./byteCount.js"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { concatBytes, type FrameParser } from "./byteCount.js"
 import { FrameTooLarge } from "./frameErrors.js"
 
 /** The platform body failed while being read (reset, aborted). */
@@ -23,7 +29,7 @@ export class BodyReadFailed extends Data.TaggedError("BodyReadFailed")<{ readonl
 
 interface NodeReadable {
   on(event: string, listener: (...args: Array<any>) => void): unknown
-  removeAllListeners(event?: string): unknown
+  read(): Uint8Array | null
   destroy(error?: Error): unknown
   readonly readableEnded?: boolean
 }
@@ -52,77 +58,177 @@ export const platformBody = (response: HttpClientResponse.HttpClientResponse): R
   return isNodeReadable(body) ? body : undefined
 }
 
-const readWeb = (body: ReadableStream<Uint8Array>, maxBytes: number) =>
-  Effect.async<Uint8Array, FrameTooLarge | BodyReadFailed>((resume) => {
-    const reader = body.getReader()
-    const parts: Array<Uint8Array> = []
-    let total = 0
-    let settled = false
-    const settle = (effect: Effect.Effect<Uint8Array, FrameTooLarge | BodyReadFailed>) => {
-      if (settled) return
-      settled = true
-      resume(effect)
-    }
-    const cancel = () => reader.cancel().catch(() => undefined)
-    const pump = (): void => {
-      reader.read().then(({ done, value }) => {
-        if (settled) return
-        if (done) return settle(Effect.succeed(concatBytes(parts, total)))
-        total += value.byteLength
-        if (total > maxBytes) {
-          void cancel()
-          return settle(Effect.fail(new FrameTooLarge({ observedBytes: total, maxBytes })))
-        }
-        parts.push(value)
-        pump()
-      }, (cause: unknown) => settle(Effect.fail(new BodyReadFailed({ cause }))))
-    }
-    pump()
-    return Effect.sync(() => {
-      settled = true
-      void cancel()
-    })
-  })
+/**
+ * A body pulled chunk by chunk. `next` gives the next chunk, `undefined` once the body ended;
+ * `cancel` stops reading and releases the body (the server sees it closed); it is idempotent
+ * and harmless after the end.
+ */
+export interface BodyChunks {
+  readonly next: Effect.Effect<Uint8Array | undefined, BodyReadFailed | HttpClientError.ResponseError>
+  readonly cancel: Effect.Effect<void>
+}
 
-const readNode = (body: NodeReadable, maxBytes: number) =>
-  Effect.async<Uint8Array, FrameTooLarge | BodyReadFailed>((resume) => {
-    const parts: Array<Uint8Array> = []
-    let total = 0
-    let settled = false
-    const settle = (effect: Effect.Effect<Uint8Array, FrameTooLarge | BodyReadFailed>) => {
-      if (settled) return
-      settled = true
-      body.removeAllListeners("data")
-      resume(effect)
-    }
-    body.on("data", (chunk: Uint8Array) => {
-      total += chunk.byteLength
-      if (total > maxBytes) {
-        body.destroy()
-        return settle(Effect.fail(new FrameTooLarge({ observedBytes: total, maxBytes })))
+const webChunks = (body: ReadableStream<Uint8Array>): BodyChunks => {
+  const reader = body.getReader()
+  let done = false
+  return {
+    next: Effect.async((resume) => {
+      reader.read().then(
+        (result) => {
+          if (result.done) done = true
+          resume(Effect.succeed(result.done ? undefined : result.value))
+        },
+        (cause: unknown) => resume(Effect.fail(new BodyReadFailed({ cause })))
+      )
+    }),
+    cancel: Effect.sync(() => {
+      if (done) return
+      done = true
+      reader.cancel().catch(() => undefined)
+    })
+  }
+}
+
+const nodeChunks = (body: NodeReadable): BodyChunks => {
+  let ended = false
+  let failure: unknown
+  let wake: (() => void) | undefined
+  const notify = () => wake?.()
+  // Paused mode: `read()` hands over what is buffered, `readable` says more arrived.
+  body.on("readable", notify)
+  body.on("end", () => {
+    ended = true
+    notify()
+  })
+  body.on("error", (cause: unknown) => {
+    failure ??= cause
+    notify()
+  })
+  body.on("close", () => {
+    // A close without 'end' is a premature end of the body.
+    if (body.readableEnded !== true) failure ??= new Error("body closed early")
+    notify()
+  })
+  const poll = (): Effect.Effect<Uint8Array | undefined, BodyReadFailed> | undefined => {
+    if (failure !== undefined) return Effect.fail(new BodyReadFailed({ cause: failure }))
+    const chunk = body.read()
+    if (chunk !== null) return Effect.succeed(chunk)
+    return ended ? Effect.succeed(undefined) : undefined
+  }
+  return {
+    next: Effect.async((resume) => {
+      const ready = poll()
+      if (ready !== undefined) return resume(ready)
+      wake = () => {
+        const result = poll()
+        if (result === undefined) return
+        wake = undefined
+        resume(result)
       }
-      parts.push(chunk)
-    })
-    body.on("end", () => settle(Effect.succeed(concatBytes(parts, total))))
-    body.on("error", (cause: unknown) => settle(Effect.fail(new BodyReadFailed({ cause }))))
-    body.on("close", () => {
-      // A close without 'end' is a premature end of the body.
-      if (body.readableEnded !== true) settle(Effect.fail(new BodyReadFailed({ cause: new Error("body closed early") })))
-    })
-    return Effect.sync(() => {
-      settled = true
+      return Effect.sync(() => {
+        wake = undefined
+      })
+    }),
+    cancel: Effect.sync(() => {
+      wake = undefined
+      if (ended || failure !== undefined) return
+      ended = true
       body.destroy()
     })
+  }
+}
+
+/** Any other client: its Effect stream, pulled in a scope of its own. */
+const streamChunks = (stream: Stream.Stream<Uint8Array, HttpClientError.ResponseError>): BodyChunks => {
+  const scope = Effect.runSync(Scope.make())
+  let pull: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpClientError.ResponseError>> | undefined
+  const buffered: Array<Uint8Array> = []
+  let ended = false
+  const next: BodyChunks["next"] = Effect.suspend(() => {
+    if (buffered.length > 0) return Effect.succeed(buffered.shift())
+    if (ended) return Effect.succeed(undefined)
+    const pulled = pull ?? Effect.flatMap(Scope.extend(Stream.toPull(stream), scope), (p) => {
+      pull = p
+      return p
+    })
+    return Effect.matchEffect(pulled, {
+      onFailure: Option.match({
+        onNone: () => {
+          ended = true
+          return Effect.succeed(undefined)
+        },
+        onSome: (error) => Effect.fail(error)
+      }),
+      onSuccess: (chunk) => {
+        buffered.push(...chunk)
+        return next
+      }
+    })
   })
+  return { next, cancel: Scope.close(scope, Exit.void) }
+}
 
 /**
- * Reads a whole body under `maxBytes`.
+ * Opens a response's body for reading chunk by chunk: the platform's own body when we know it,
+ * the response's Effect stream otherwise.
+ */
+export const openBody = (response: HttpClientResponse.HttpClientResponse): BodyChunks => {
+  const body = platformBody(response)
+  if (body === undefined) return streamChunks(response.stream)
+  return body instanceof ReadableStream ? webChunks(body) : nodeChunks(body)
+}
+
+/**
+ * Reads a whole body under `maxBytes`: every chunk is counted before it is kept, and the read
+ * fails as soon as the count passes the ceiling (`observedBytes` includes the crossing chunk,
+ * which is not kept). The body is released however the read ends.
  */
 export const readBody = (
   response: HttpClientResponse.HttpClientResponse,
   maxBytes: number
-): Effect.Effect<Uint8Array, FrameTooLarge | BodyReadFailed | HttpClientError.ResponseError> => {
-  const body = platformBody(response)
-  if (body === undefined) return readBounded(response.stream, maxBytes)
-  return body instanceof ReadableStream ? readWeb(body, maxBytes) : readNode(body, maxBytes)
-}
+): Effect.Effect<Uint8Array, FrameTooLarge | BodyReadFailed | HttpClientError.ResponseError> =>
+  Effect.suspend(() => {
+    const chunks = openBody(response)
+    const parts: Array<Uint8Array> = []
+    let total = 0
+    const step: Effect.Effect<Uint8Array, FrameTooLarge | BodyReadFailed | HttpClientError.ResponseError> = Effect
+      .flatMap(chunks.next, (chunk) => {
+        if (chunk === undefined) return Effect.succeed(concatBytes(parts, total))
+        total += chunk.byteLength
+        // Written as !(<=) so that a NaN bound refuses instead of reading without limit.
+        if (!(total <= maxBytes)) return Effect.fail(new FrameTooLarge({ observedBytes: total, maxBytes }))
+        if (chunk.byteLength > 0) parts.push(chunk)
+        return step
+      })
+    return Effect.ensuring(step, chunks.cancel)
+  })
+
+/**
+ * Feeds a body to a frame parser and hands each frame to `onFrame`, in order, until `onFrame`
+ * gives a value (returned) or the body ends (`undefined`). Frames completed before a parser
+ * error are handed over first, then the read fails with that error. The body is released
+ * however the read ends.
+ */
+export const readFrames = <F, PE, A, E, R>(
+  response: HttpClientResponse.HttpClientResponse,
+  parser: FrameParser<F, PE>,
+  onFrame: (frame: F) => Effect.Effect<A | undefined, E, R>
+): Effect.Effect<A | undefined, PE | E | BodyReadFailed | HttpClientError.ResponseError, R> =>
+  Effect.suspend(() => {
+    const chunks = openBody(response)
+    const frames: Array<F> = []
+    type Step = Effect.Effect<A | undefined, PE | E | BodyReadFailed | HttpClientError.ResponseError, R>
+    /** Hands over `frames[index..]`, then goes on with `after`. */
+    const deliver = (index: number, after: () => Step): Step => {
+      if (index >= frames.length) {
+        frames.length = 0
+        return after()
+      }
+      return Effect.flatMap(onFrame(frames[index]!), (value) => value === undefined ? deliver(index + 1, after) : Effect.succeed(value))
+    }
+    const step: Step = Effect.flatMap(chunks.next, (chunk) => {
+      const error = chunk === undefined ? parser.end(frames) : parser.feed(chunk, frames)
+      return deliver(0, () => error !== undefined ? Effect.fail(error) : chunk === undefined ? Effect.succeed(undefined) : step)
+    })
+    return Effect.ensuring(step, chunks.cancel)
+  })

@@ -1,44 +1,16 @@
 /**
- * Raw byte counting for bodies and frames (CONTRACT.md section 1, "Bytes").
+ * Raw byte helpers for bodies and frames (CONTRACT.md section 1, "Bytes"): joining parts with
+ * one copy, strict UTF-8 decoding, the frame-parser interface and its driver over an Effect
+ * stream, and a partial-line buffer.
  *
  * Bytes are counted as they arrive, before any text decoding, so a multi-byte UTF-8 character
- * split between chunks counts its true length. A ceiling is checked chunk by chunk while
- * reading: exactly `maxBytes` is accepted, and as soon as the running count passes it the
- * reader fails without asking upstream for another chunk (the upstream's finalizer then
- * cancels the body reader). The chunk that crossed the ceiling is counted in `observedBytes`
- * but never kept.
+ * split between chunks counts its true length (the ceilings themselves are applied by the body
+ * reader, `bodyReader.ts`, and by each frame parser).
  *
  * @internal
  */
-import { Channel, Chunk, Effect, Either, Stream } from "effect"
-import { FrameTooLarge, InvalidUtf8 } from "./frameErrors.js"
-
-/**
- * Collects a whole body, refusing with `FrameTooLarge` as soon as the running count passes
- * `maxBytes`. `observedBytes` is every byte read, including the whole chunk that crossed the
- * ceiling. Chunks are kept by reference and copied once at the end.
- *
- * @internal
- */
-export const readBounded = <E, R>(
-  body: Stream.Stream<Uint8Array, E, R>,
-  maxBytes: number
-): Effect.Effect<Uint8Array, E | FrameTooLarge, R> =>
-  Effect.suspend(() => {
-    const parts: Array<Uint8Array> = []
-    let total = 0
-    return Stream.runForEachChunk(body, (chunk): Effect.Effect<void, FrameTooLarge> => {
-      for (const bytes of chunk) {
-        total += bytes.length
-        // Written as !(<=) so that a NaN bound refuses instead of reading without limit.
-        if (!(total <= maxBytes)) {
-          return Effect.fail(new FrameTooLarge({ observedBytes: total, maxBytes }))
-        }
-        if (bytes.length > 0) parts.push(bytes)
-      }
-      return Effect.void
-    }).pipe(Effect.map(() => concatBytes(parts, total)))
-  })
+import { Channel, Chunk, Either, Stream } from "effect"
+import { InvalidUtf8 } from "./frameErrors.js"
 
 /**
  * Joins byte parts whose lengths add up to `total` with a single copy (none for one part).

@@ -77,6 +77,14 @@ export const decodeSse = <E, R>(
 ): Stream.Stream<SseEvent, E | FrameTooLarge | InvalidUtf8, R> =>
   parseFrames(body, () => new SseParser(options.maxFrameBytes))
 
+/**
+ * A fresh SSE parser (the same rules as `decodeSse`), to feed chunks directly.
+ *
+ * @internal
+ */
+export const sseParser = (options: SseDecodeOptions): FrameParser<SseEvent, FrameTooLarge | InvalidUtf8> =>
+  new SseParser(options.maxFrameBytes)
+
 const LF = 0x0a
 const CR = 0x0d
 

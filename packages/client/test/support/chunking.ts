@@ -2,6 +2,7 @@
  * Byte helpers for the decoder tests: UTF-8, concatenation, and cutting one byte string into
  * chunks at arbitrary points (the chunk-boundary invariance the properties check).
  */
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { Stream } from "effect"
 
 export const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text)
@@ -35,3 +36,10 @@ export const bytesEach = (bytes: Uint8Array): Array<Uint8Array> => Array.from(by
 
 /** One chunk per pull. */
 export const pulled = (chunks: ReadonlyArray<Uint8Array>) => Stream.fromIterable(chunks).pipe(Stream.rechunk(1))
+
+/**
+ * A response of an HTTP client we know nothing about: only its Effect stream (no platform body
+ * to read directly), the fallback path of the body reader.
+ */
+export const streamResponse = <E>(body: Stream.Stream<Uint8Array, E>): HttpClientResponse.HttpClientResponse =>
+  ({ status: 200, headers: {}, stream: body }) as unknown as HttpClientResponse.HttpClientResponse
