@@ -125,7 +125,7 @@ const phaseboundEffect = (
 }
 
 // ---------------------------------------------------------------------------------------------
-// phasebound, Promise API (its default HTTP client: FetchHttpClient)
+// phasebound, Promise API (its default HTTP client: one undici client per process under Node)
 
 const phaseboundPromise: ClientAdapter = {
   name: "phasebound-promise",

@@ -20,6 +20,7 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Cause from "effect/Cause"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -64,7 +65,10 @@ export interface HttpConnectOptions {
   readonly policy?: PhasePolicy.Options | undefined
   readonly clientInfo?: McpSchema.Implementation | undefined
   readonly signal?: AbortSignal | undefined
-  /** The HTTP client layer (default: `NodeHttpClient.layerUndici` under Node, `FetchHttpClient.layer` under Bun). */
+  /**
+   * The HTTP client layer, built for this connection and released with it (default: one client
+   * shared by the process, `NodeHttpClient.layerUndici` under Node, `FetchHttpClient.layer` under Bun).
+   */
   readonly httpClient?: Layer.Layer<HttpClient.HttpClient> | undefined
 }
 
@@ -118,19 +122,36 @@ const run = <A>(
 }
 
 /**
- * Under Node, undici directly (about half the CPU per request of Node's fetch, measured in
- * docs/BENCHMARKS.md); under Bun, fetch (Bun stubs undici).
+ * The default HTTP client, one per process and shared by every connection made without an
+ * `httpClient`, so that connections reuse its keep-alive sockets as `fetch` users are used to
+ * (a client per connection would open new sockets for every connect). Under Node, undici
+ * directly (about half the CPU per request of Node's fetch, measured in docs/BENCHMARKS.md);
+ * under Bun, fetch (Bun stubs undici). It lives as long as the process; its idle sockets do not
+ * keep the process alive.
  */
-const defaultHttpClient = Effect.suspend(() =>
-  "Bun" in globalThis
-    ? Effect.succeed(FetchHttpClient.layer)
-    : Effect.map(Effect.promise(() => import("@effect/platform-node/NodeHttpClient")), (module) => module.layerUndici)
-)
+let defaultHttpClient: Promise<Context.Context<HttpClient.HttpClient>> | undefined
+const sharedDefaultHttpClient = Effect.suspend(() => {
+  defaultHttpClient ??= Effect.runPromise(
+    Effect.gen(function*() {
+      const layer = "Bun" in globalThis
+        ? FetchHttpClient.layer
+        : (yield* Effect.promise(() => import("@effect/platform-node/NodeHttpClient"))).layerUndici
+      return yield* Layer.buildWithScope(layer, yield* Scope.make())
+    })
+  ).catch((error: unknown) => {
+    // Not kept: the next connect tries again.
+    defaultHttpClient = undefined
+    throw error
+  })
+  return Effect.promise(() => defaultHttpClient!)
+})
 
 const connectHttp = (options: HttpConnectOptions, scope: Scope.Scope) =>
   Effect.gen(function*() {
-    // The HTTP client lives as long as the connection, not just the discovery.
-    const context = yield* Layer.buildWithScope(options.httpClient ?? (yield* defaultHttpClient), scope)
+    // A given HTTP client lives as long as the connection, not just the discovery.
+    const context = options.httpClient === undefined
+      ? yield* sharedDefaultHttpClient
+      : yield* Layer.buildWithScope(options.httpClient, scope)
     return yield* McpClient.connect({
       url: options.url,
       headers: options.headers,

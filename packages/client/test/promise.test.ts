@@ -3,8 +3,15 @@
  * rejecting with its own reason (never a deadline), per-call overrides in milliseconds.
  */
 import * as Testkit from "@phasebound/testkit"
+import { spawn } from "node:child_process"
+import { createRequire } from "node:module"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { connect } from "../src/promise.js"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const tsx = path.join(path.dirname(createRequire(import.meta.url).resolve("tsx/package.json")), "dist/cli.mjs")
 
 let srv: Testkit.TestServer
 beforeEach(async () => {
@@ -28,6 +35,40 @@ describe("Promise API", () => {
     const initialize = JSON.parse(srv.requests[0]!.body)
     expect(initialize.params.clientInfo).toEqual({ name: "test", version: "1.0.0" })
   })
+
+  it("connections without an httpClient share one HTTP client: the second reuses the first's sockets", async () => {
+    const first = await connect({ url: srv.url })
+    await first.callTool("add", { a: 1, b: 2 })
+    await first.close()
+    // Kept alive for the next connection (a client per connection would have closed them).
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const kept = srv.openConnections()
+    expect(kept).toBeGreaterThanOrEqual(1)
+    const second = await connect({ url: srv.url })
+    await second.callTool("add", { a: 1, b: 2 })
+    await second.close()
+    expect(srv.openConnections()).toBe(kept)
+    expect(srv.rpcCalls("initialize")).toBe(2)
+  })
+
+  it("a program that used the shared client exits on its own once its connections are closed", async () => {
+    const started = Date.now()
+    const child = spawn(process.execPath, [tsx, "--conditions=@phasebound/source", path.join(here, "runtime/promise-exit.ts"), srv.url], {
+      cwd: here,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let out = ""
+    let err = ""
+    child.stdout.on("data", (chunk) => (out += chunk))
+    child.stderr.on("data", (chunk) => (err += chunk))
+    const killer = setTimeout(() => child.kill("SIGKILL"), 30_000)
+    const status = await new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    clearTimeout(killer)
+    expect(status, err).toBe(0)
+    expect(JSON.parse(out)).toMatchObject({ content: [{ type: "text", text: "5" }] })
+    // Generous: tsx start-up included; a socket holding the process open would hit the 30 s kill.
+    expect(Date.now() - started).toBeLessThan(20_000)
+  }, 40_000)
 
   it("rejects with the contract error, with milliseconds as times", async () => {
     const connection = await connect({ url: srv.url })
