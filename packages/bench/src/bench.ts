@@ -47,9 +47,9 @@ const settings = {
   reps: REPS,
   discoveryConnects: quick ? 3 : 10,
   seqCalls: quick ? 200 : 1_000,
-  // 10,000 calls x 5 repetitions x 6 clients is ~5 minutes at these speeds: the full count runs
-  // against the JSON server; SSE and legacy get 2,000 calls per repetition to fit in ~15 minutes.
-  concCalls: { json: quick ? 1_000 : 10_000, sse: quick ? 500 : 2_000, legacy: quick ? 500 : 2_000 },
+  // 10,000 calls x 5 repetitions x 6 clients is ~5-7 minutes per server mode on 2 cores; shorter
+  // runs (2,000 calls, ~2 s each) were dominated by GC and scheduling noise.
+  concCalls: { json: quick ? 1_000 : 10_000, sse: quick ? 500 : 10_000, legacy: quick ? 500 : 10_000 },
   concurrency: 64,
   largeBytes: 8 * 1024 * 1024,
   largeSamples: 3,
@@ -107,7 +107,7 @@ if (latencyWorkloads.length > 0) {
         clients: selectedClients,
         workloads: latencyWorkloads
       }
-      latency[mode] = await runJson<LatencyResult>([...tsxArgs, script("./runLatency.ts"), JSON.stringify(config)], 600_000)
+      latency[mode] = await runJson<LatencyResult>([...tsxArgs, script("./runLatency.ts"), JSON.stringify(config)], 1_500_000)
       for (const error of latency[mode]!.errors) log(`  ${error}`)
     } catch (error) {
       log(`  ${mode} runner failed: ${String(error)}`)

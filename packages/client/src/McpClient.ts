@@ -26,8 +26,8 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { withDeadline } from "./internal/deadline.js"
 import * as Failures from "./internal/failures.js"
-import { type Annotate, clientSpan } from "./internal/tracing.js"
 import { secretsOf, secretValues } from "./internal/secrets.js"
+import { type Annotate, clientSpan } from "./internal/tracing.js"
 import {
   InvalidOption,
   LimitExceeded,
@@ -477,20 +477,13 @@ const makeConnection = (
           (exit) =>
             Effect.sync(() => {
               const durationMs = clock.unsafeCurrentTimeMillis() - started
-              const outcome = Exit.isSuccess(exit)
-                ? "ok" as const
-                : exit.cause._tag === "Fail"
-                ? exit.cause.error._tag
-                : undefined
-              // Interrupted or a defect: no outcome to record.
-              if (outcome === undefined) return
-              const bytes = Exit.isSuccess(exit)
-                ? exit.value.bytes
-                : exit.cause._tag === "Fail"
-                ? exit.cause.error.observedBytes ?? 0
-                : 0
-              observe({ operation, stage: exchange.stage, durationMs, bytes, outcome })
-              annotate({ "mcp.outcome": outcome, "mcp.observed_bytes": bytes })
+              const record = (outcome: Observation["outcome"], bytes: number) => {
+                observe({ operation, stage: exchange.stage, durationMs, bytes, outcome })
+                annotate({ "mcp.outcome": outcome, "mcp.observed_bytes": bytes })
+              }
+              if (Exit.isSuccess(exit)) record("ok", exit.value.bytes)
+              else if (exit.cause._tag === "Fail") record(exit.cause.error._tag, exit.cause.error.observedBytes ?? 0)
+              // Interrupted or a defect: nothing to record.
             })
         )
       }))
