@@ -75,6 +75,13 @@ const serve = Effect.acquireRelease(
   ({ server }) => Effect.promise(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
 )
 
+/** Waits (up to 5 s) until the server has seen a response closed before it finished. */
+const untilAborted = (aborted: () => number) =>
+  Effect.promise(async () => {
+    const started = Date.now()
+    while (aborted() === 0 && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 10))
+  })
+
 describe.each(clients)("readBody through %s", (_, layer, kind) => {
   const get = (url: string) => Effect.flatMap(HttpClient.HttpClient, (client) => client.execute(HttpClientRequest.get(url)))
 
@@ -107,10 +114,7 @@ describe.each(clients)("readBody through %s", (_, layer, kind) => {
       expect(error).toMatchObject({ _tag: "FrameTooLarge" })
       // Past the ceiling by at most the chunk that crossed it (the platform sizes chunks).
       expect((error as { observedBytes: number }).observedBytes).toBeLessThanOrEqual(256 * 1024 + 512 * 1024)
-      yield* Effect.promise(async () => {
-        const started = Date.now()
-        while (aborted() === 0 && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 10))
-      })
+      yield* untilAborted(aborted)
       expect(aborted()).toBe(1)
     }).pipe(Effect.provide(layer)))
 })
@@ -142,10 +146,7 @@ describe.each(clients)("readFrames (SSE) through %s", (_, layer) => {
       const result = yield* readFrames(response, sseParser({ maxFrameBytes: () => 100 }), collect(events, 3))
       expect(result?.data).toBe(`{"n":3}`)
       expect(events.length).toBe(4)
-      yield* Effect.promise(async () => {
-        const started = Date.now()
-        while (aborted() === 0 && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 10))
-      })
+      yield* untilAborted(aborted)
       expect(aborted()).toBe(1)
     }).pipe(Effect.provide(layer)))
 
@@ -158,10 +159,7 @@ describe.each(clients)("readFrames (SSE) through %s", (_, layer) => {
       const error = yield* Effect.flip(readFrames(response, sseParser({ maxFrameBytes: () => 10 }), collect(events)))
       expect(error).toMatchObject({ _tag: "FrameTooLarge", maxBytes: 10 })
       expect(events).toEqual([])
-      yield* Effect.promise(async () => {
-        const started = Date.now()
-        while (aborted() === 0 && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 10))
-      })
+      yield* untilAborted(aborted)
       expect(aborted()).toBe(1)
     }).pipe(Effect.provide(layer)))
 
