@@ -1,0 +1,50 @@
+/**
+ * Redirects are not followed (README, "Redirects are not followed"): a server answering 307 to
+ * another origin gets an `UpstreamFailure` with the 307, and the other origin receives nothing:
+ * neither the request nor its credentials. Through each HTTP client, on real loopback servers.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import { McpClient, McpConnectionError } from "../src/index.js"
+import { httpClients } from "./support/harness.js"
+
+/** A loopback server that records what it receives and answers with `answer`. */
+const listen = (answer: (res: http.ServerResponse) => void) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const received: Array<{ readonly url: string; readonly authorization: string | undefined }> = []
+      const server = http.createServer((req, res) => {
+        received.push({ url: req.url ?? "", authorization: req.headers.authorization })
+        req.resume()
+        req.on("end", () => answer(res))
+      })
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+      return { server, received, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` }
+    }),
+    ({ server }) => Effect.promise(() => new Promise<void>((resolve) => {
+      server.closeAllConnections()
+      server.close(() => resolve())
+    }))
+  )
+
+describe.each(httpClients)("redirects through %s", (_, layer) => {
+  it.scopedLive("a 307 to another origin is a failure with its status; the other origin receives nothing", () =>
+    Effect.gen(function*() {
+      const elsewhere = yield* listen((res) => res.writeHead(200, { "content-type": "application/json" }).end("{}"))
+      const redirecting = yield* listen((res) => res.writeHead(307, { location: elsewhere.url }).end())
+      const error = yield* Effect.flip(
+        McpClient.connect({
+          url: redirecting.url,
+          transport: "streamable-http",
+          headers: { authorization: "Bearer secret-token" }
+        })
+      )
+      expect(error).toMatchObject({ _tag: "UpstreamFailure", status: 307, stage: "initialize" })
+      expect(redirecting.received).toHaveLength(1)
+      expect(redirecting.received[0]!.authorization).toBe("Bearer secret-token")
+      expect(elsewhere.received).toEqual([])
+      expect(JSON.stringify(McpConnectionError.toRecord(error))).not.toContain("secret-token")
+    }).pipe(Effect.provide(layer)))
+})
