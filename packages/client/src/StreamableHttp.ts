@@ -108,7 +108,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
           Effect.catchTags({
             FrameTooLarge: (e: FrameTooLarge) => Effect.fail(Failures.ceiling(exchange, e.observedBytes, status)),
             ResponseError: Http.transportError(exchange, "unknown"),
-            BodyReadFailed: (e) => Effect.fail(Failures.transport(exchange, "connection-closed", "unknown", {}, e.cause))
+            BodyReadFailed: Http.bodyReadFailed(exchange)
           })
         )
         const message = yield* Messages.parseMessage(exchange, bytes, { status })
@@ -157,7 +157,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
               Failures.protocol(exchange, "invalid-utf8", { observedBytes: counted.bytes + e.observedBytes, status })
             ),
           ResponseError: Http.transportError(exchange, "unknown"),
-          BodyReadFailed: (e) => Effect.fail(Failures.transport(exchange, "connection-closed", "unknown", {}, e.cause))
+          BodyReadFailed: Http.bodyReadFailed(exchange)
         })
       )
     }

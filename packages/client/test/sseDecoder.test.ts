@@ -1,8 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Stream } from "effect"
 import { FrameTooLarge, InvalidUtf8 } from "../src/internal/frameErrors.js"
-import { decodeSse, type SseEvent } from "../src/internal/sseDecoder.js"
+import { parseFrames } from "../src/internal/byteCount.js"
+import { type SseDecodeOptions, type SseEvent, sseParser } from "../src/internal/sseDecoder.js"
 import { bytesEach, concat, cut, pulled, utf8 } from "./support/chunking.js"
+
+/** The SSE parser over an Effect stream of chunks. */
+const decodeSse = <E>(body: Stream.Stream<Uint8Array, E>, options: SseDecodeOptions) =>
+  parseFrames(body, () => sseParser(options))
 
 interface Outcome {
   readonly events: Array<SseEvent>

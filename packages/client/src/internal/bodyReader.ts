@@ -178,6 +178,16 @@ export const openBody = (response: HttpClientResponse.HttpClientResponse): BodyC
   return body instanceof ReadableStream ? webChunks(body) : nodeChunks(body)
 }
 
+/** Runs `read` over a response's body, then releases the body however the read ended. */
+const usingBody = <A, E, R>(
+  response: HttpClientResponse.HttpClientResponse,
+  read: (chunks: BodyChunks) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.suspend(() => {
+    const chunks = openBody(response)
+    return Effect.ensuring(read(chunks), chunks.cancel)
+  })
+
 /**
  * Reads a whole body under `maxBytes`: every chunk is counted before it is kept, and the read
  * fails as soon as the count passes the ceiling (`observedBytes` includes the crossing chunk,
@@ -187,8 +197,7 @@ export const readBody = (
   response: HttpClientResponse.HttpClientResponse,
   maxBytes: number
 ): Effect.Effect<Uint8Array, FrameTooLarge | BodyReadFailed | HttpClientError.ResponseError> =>
-  Effect.suspend(() => {
-    const chunks = openBody(response)
+  usingBody(response, (chunks) => {
     const parts: Array<Uint8Array> = []
     let total = 0
     const step: Effect.Effect<Uint8Array, FrameTooLarge | BodyReadFailed | HttpClientError.ResponseError> = Effect
@@ -200,7 +209,7 @@ export const readBody = (
         if (chunk.byteLength > 0) parts.push(chunk)
         return step
       })
-    return Effect.ensuring(step, chunks.cancel)
+    return step
   })
 
 /**
@@ -214,8 +223,7 @@ export const readFrames = <F, PE, A, E, R>(
   parser: FrameParser<F, PE>,
   onFrame: (frame: F) => Effect.Effect<A | undefined, E, R>
 ): Effect.Effect<A | undefined, PE | E | BodyReadFailed | HttpClientError.ResponseError, R> =>
-  Effect.suspend(() => {
-    const chunks = openBody(response)
+  usingBody(response, (chunks) => {
     const frames: Array<F> = []
     type Step = Effect.Effect<A | undefined, PE | E | BodyReadFailed | HttpClientError.ResponseError, R>
     /** Hands over `frames[index..]`, then goes on with `after`. */
@@ -230,5 +238,5 @@ export const readFrames = <F, PE, A, E, R>(
       const error = chunk === undefined ? parser.end(frames) : parser.feed(chunk, frames)
       return deliver(0, () => error !== undefined ? Effect.fail(error) : chunk === undefined ? Effect.succeed(undefined) : step)
     })
-    return Effect.ensuring(step, chunks.cancel)
+    return step
   })

@@ -15,7 +15,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { McpConnectionError, Outcome } from "../McpConnectionError.js"
 import type { Exchange } from "../Transport.js"
-import { readBody } from "./bodyReader.js"
+import { type BodyReadFailed, readBody } from "./bodyReader.js"
 import * as Failures from "./failures.js"
 import { parseMessage, refusal } from "./messages.js"
 
@@ -55,6 +55,10 @@ export const contentTypeOf = (response: HttpClientResponse.HttpClientResponse): 
 export const transportError = (exchange: Exchange, outcome: Extract<Outcome, "not-sent" | "unknown">) =>
 (error: HttpClientError.HttpClientError) =>
   Failures.transport(exchange, outcome === "unknown" ? "connection-closed" : "connection-failed", outcome, {}, error)
+
+/** An answer's body broke off while being read: the request may have been applied. */
+export const bodyReadFailed = (exchange: Exchange) => (error: BodyReadFailed) =>
+  Effect.fail(Failures.transport(exchange, "connection-closed", "unknown", {}, error.cause))
 
 /**
  * A refused status. The body is read (bounded) only to find a JSON-RPC error in it; a 404 for a

@@ -22,8 +22,7 @@
  *
  * @internal
  */
-import type { Stream } from "effect"
-import { decodeUtf8Exact, type FrameParser, LineBuffer, parseFrames } from "./byteCount.js"
+import { decodeUtf8Exact, type FrameParser, LineBuffer } from "./byteCount.js"
 import { FrameTooLarge, InvalidUtf8 } from "./frameErrors.js"
 
 /** @internal */
@@ -50,7 +49,8 @@ export interface SseDecodeOptions {
 }
 
 /**
- * Decodes an SSE body into events.
+ * A fresh SSE parser: feed it the body's chunks in order (`bodyReader.readFrames` does, or
+ * `byteCount.parseFrames` over an Effect stream).
  *
  * Dispatch, one deviation from the WHATWG rules: the spec dispatches only when the data buffer
  * is non-empty (a `data:` line with an empty value already makes it non-empty, so
@@ -62,23 +62,12 @@ export interface SseDecodeOptions {
  * `id` is this block's own id, not the spec's "last event ID" carried over from earlier blocks.
  * A `retry` value too large to be a safe integer is ignored.
  *
- * At the end of input an incomplete block is discarded without error; the stream just ends.
+ * At the end of input an incomplete block is discarded without error.
  *
  * Timing: a block is emitted as soon as the chunk holding its blank line is read, with one
  * exception. When that blank line ends with a CR that is the last byte of a chunk, the block
  * waits for the next chunk (or the end of input) to learn whether an LF follows and belongs to
  * it; this keeps `bytes` and the bound exact and the same for every chunking.
- *
- * @internal
- */
-export const decodeSse = <E, R>(
-  body: Stream.Stream<Uint8Array, E, R>,
-  options: SseDecodeOptions
-): Stream.Stream<SseEvent, E | FrameTooLarge | InvalidUtf8, R> =>
-  parseFrames(body, () => new SseParser(options.maxFrameBytes))
-
-/**
- * A fresh SSE parser (the same rules as `decodeSse`), to feed chunks directly.
  *
  * @internal
  */
