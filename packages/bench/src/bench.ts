@@ -52,7 +52,7 @@ const settings = {
   concCalls: { json: quick ? 1_000 : 10_000, sse: quick ? 500 : 10_000, legacy: quick ? 500 : 10_000 },
   concurrency: 64,
   largeBytes: 8 * 1024 * 1024,
-  largeSamples: 3,
+  largeSamples: 5,
   // Peers without a byte ceiling read the whole GiB (~2 GiB RSS, ~8 s each): fewer repetitions.
   memory: {
     bodyBytes: 1024 ** 3,
