@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { fileURLToPath } from "node:url"
 import { clientNames, type ServerMode } from "./clients.js"
+import { floorClients } from "./memoryFloor.js"
 import { renderReport } from "./report.js"
 import type { LatencyConfig, LatencyResult } from "./runLatency.js"
 import { startChild, tsxArgs } from "./servers/spawn.js"
@@ -136,7 +137,7 @@ if (workloads.includes("memory")) {
     const server = await startChild<{ url: string }>("./hugeBodyServer.ts", [mode, String(settings.memory.bodyBytes)])
     try {
       for (let rep = 0; rep < settings.memory.reps; rep++) {
-        for (const client of abab(selectedClients, rep)) {
+        for (const client of abab([...selectedClients, ...floorClients], rep)) {
           if ((client === "sdk-1.32.2" || client === "client-2.4.0") && rep >= settings.memory.unboundedReps[mode]!) continue
           const sample = await runJson<MemorySample>(
             [

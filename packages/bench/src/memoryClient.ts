@@ -8,6 +8,7 @@
  *   node --expose-gc --import tsx --conditions=@phasebound/source src/memoryClient.ts <client> <url> <mode> <ceiling> <limitMs>
  */
 import { adapters, type ServerMode } from "./clients.js"
+import { floorClients, floorSession } from "./memoryFloor.js"
 
 const [client, url, mode, ceilingText, limitText] = process.argv.slice(2) as [string, string, ServerMode, string, string]
 const ceiling = Number(ceilingText)
@@ -25,8 +26,10 @@ const describe = (error: unknown): string => {
 const maxRss = () => process.resourceUsage().maxRSS * 1024
 
 const main = async () => {
-  const adapter = await adapters[client]!()
-  const session = await adapter.connect(url, mode, { maxBytes: ceiling })
+  const floor = floorClients.find((name) => name === client)
+  const session = floor !== undefined
+    ? floorSession(floor, url, mode, ceiling)
+    : await (await adapters[client]!()).connect(url, mode, { maxBytes: ceiling })
   await session.listTools()
   globalThis.gc?.()
   await new Promise((resolve) => setTimeout(resolve, 20))

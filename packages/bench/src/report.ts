@@ -17,8 +17,11 @@ const SHORT: Record<string, string> = {
   "sdk-1.32.2": "sdk 1.32.2",
   "client-2.4.0": "client 2.4.0",
   "effect4-mcp": "effect4 McpClient",
-  "fetch-floor": "bare fetch floor"
+  "fetch-floor": "bare fetch floor",
+  "undici-floor": "bare undici floor"
 }
+/** Workload 5's floors (src/memoryFloor.ts): keep what is accepted, drop the body past the ceiling. */
+const MEMORY_FLOORS = ["undici-floor", "fetch-floor"] as const
 const MODES = ["json", "sse", "legacy"] as const
 
 interface Workload {
@@ -109,14 +112,14 @@ export const renderReport = (output: any): string => {
   out("## (5) Refusing a 1 GiB streamed body with a 16 MiB ceiling")
   out()
   out(
-    `Each client in a child process of its own per repetition; peak RSS growth = max(RSS sampled every 2 ms, the kernel's \`maxRSS\` when this call raised it) minus the RSS after a GC just before the call. Peers without a byte ceiling (the two official SDKs) get the same body; each run is bounded by a ${output.settings.memory.timeLimitMs / 1000} s time limit. effect4 is given \`maxMessageBytes\` = 16 MiB.`
+    `Each client in a child process of its own per repetition; peak RSS growth = max(RSS sampled every 2 ms, the kernel's \`maxRSS\` when this call raised it) minus the RSS after a GC just before the call. Peers without a byte ceiling (the two official SDKs) get the same body; each run is bounded by a ${output.settings.memory.timeLimitMs / 1000} s time limit. effect4 is given \`maxMessageBytes\` = 16 MiB. The **bare floors** (\`src/memoryFloor.ts\`) are no client at all: \`undici.request\` or \`fetch\` read by hand, keeping every chunk accepted and dropping the body once the count passes the ceiling, the least any bounded client must hold; what they grow is the HTTP stack's and V8's, not a client's.`
   )
   out()
   out("| body | client | median RSS growth (MiB) | max (MiB) | growth / ceiling | median time (ms) | what it did |")
   out("|---|---|---:|---:|---:|---:|---|")
   const memory: Array<any> = output.memory ?? []
   for (const mode of ["json", "sse"]) {
-    for (const client of clientCols) {
+    for (const client of [...clientCols, ...MEMORY_FLOORS]) {
       const group = memory.filter((s) => s.mode === mode && s.client === client)
       if (group.length === 0) continue
       const growth = group.filter((s) => s.rssGrowthBytes !== undefined).map((s) => s.rssGrowthBytes as number)
@@ -217,7 +220,14 @@ export const renderReport = (output: any): string => {
         mem.push(`${mode} ${SHORT[ours]} ${r.toFixed(2)}x (worst ${worst.toFixed(2)}x)`)
       }
     }
-    lines.push(`**Memory growth while refusing < 2x the ceiling (median): ${memMet ? "MET" : "MISSED"}** (${mem.join(", ")}).`)
+    const floors = ["json", "sse"].flatMap((mode) =>
+      MEMORY_FLOORS.flatMap((floor) => {
+        const growth = memory.filter((s) => s.mode === mode && s.client === floor && s.rssGrowthBytes !== undefined).map((s) => s.rssGrowthBytes as number)
+        return growth.length === 0 ? [] : [`${mode} ${SHORT[floor]} ${(median(growth) / output.settings.memory.ceiling).toFixed(2)}x`]
+      })
+    )
+    const floorNote = floors.length === 0 ? "" : `; the bare floors, for scale: ${floors.join(", ")}`
+    lines.push(`**Memory growth while refusing < 2x the ceiling (median): ${memMet ? "MET" : "MISSED"}** (${mem.join(", ")}${floorNote}).`)
     return lines
   }
   for (const line of judge(["phasebound-undici", "phasebound-promise"])) out(`- ${line}`)
