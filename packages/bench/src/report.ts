@@ -65,6 +65,11 @@ export const renderReport = (output: any): string => {
     const values = latency[mode]?.[key]?.[client]
     return values === undefined || values.length === 0 ? undefined : median(values)
   }
+  /** The range of the repetitions behind a median, to tell a difference from noise. */
+  const spread = (mode: string, key: Workload["key"], client: string): string => {
+    const values = latency[mode]?.[key]?.[client] ?? []
+    return values.length < 2 ? "" : `[${fmt(Math.min(...values))}-${fmt(Math.max(...values))}]`
+  }
   const m = output.machine
   out("# Benchmarks")
   out()
@@ -168,7 +173,7 @@ export const renderReport = (output: any): string => {
             const a = advantage(med(mode, w.key, ours), med(mode, w.key, peer), w.higherIsBetter)
             return a !== undefined && a < 1
           })
-          return faster.length === 0 ? [] : [`${SHORT[ours]} ${fmt(med(mode, w.key, ours))} (beaten by ${faster.map((p) => `${SHORT[p]} ${fmt(med(mode, w.key, p))}`).join(", ")})`]
+          return faster.length === 0 ? [] : [`${SHORT[ours]} ${fmt(med(mode, w.key, ours))} ${spread(mode, w.key, ours)} (beaten by ${faster.map((p) => `${SHORT[p]} ${fmt(med(mode, w.key, p))} ${spread(mode, w.key, p)}`).join(", ")})`]
         })
         if (lost.length > 0) misses.push(`${w.title}, ${mode}, ${w.unit}: ${lost.join("; ")}`)
       }
@@ -176,7 +181,7 @@ export const renderReport = (output: any): string => {
     lines.push(
       misses.length === 0
         ? "**No peer faster on any workload: MET.**"
-        : `**No peer faster on any workload: MISSED** in ${misses.length} workload/mode rows:\n${misses.map((x) => `  - ${x}`).join("\n")}`
+        : `**No peer faster on any workload: MISSED** in ${misses.length} workload/mode rows (medians, [range of the repetitions]):\n${misses.map((x) => `  - ${x}`).join("\n")}`
     )
     const conc: Array<string> = []
     let concMet = true
