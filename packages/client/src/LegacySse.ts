@@ -66,10 +66,11 @@ export const make = (
     const background = yield* Http.makeBackground(options.releaseTimeoutMs)
     // The GET lives in a scope of its own, closed the moment the stream is given up.
     const streamScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-    const endpointReady = yield* Deferred.make<URL, McpConnectionError>()
-    let endpoint: URL | undefined
+    const endpointReady = yield* Deferred.make<HttpClientRequest.HttpClientRequest, McpConnectionError>()
+    /** The POST to the endpoint, once it is known. */
+    let endpoint: HttpClientRequest.HttpClientRequest | undefined
 
-    const post = (body: unknown, url: URL) => execute(Http.postJson(url, body, {}))
+    const post = (body: unknown, target: HttpClientRequest.HttpClientRequest) => execute(Http.postJson(target, body, {}))
     const stream = SharedStream.make({
       unsolicitedMaxBytes: options.unsolicitedMaxBytes,
       secrets: options.secrets,
@@ -99,8 +100,8 @@ export const make = (
       if (url.origin !== options.url.origin) {
         return terminate((exchange) => Failures.protocol(exchange, "foreign-endpoint"))
       }
-      endpoint = url
-      return Deferred.succeed(endpointReady, url)
+      endpoint = HttpClientRequest.post(url)
+      return Deferred.succeed(endpointReady, endpoint)
     }
 
     const onEvent = (event: SseEvent): Effect.Effect<void> => {

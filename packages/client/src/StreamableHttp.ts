@@ -77,9 +77,10 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       return headers
     }
 
+    const postTarget = HttpClientRequest.post(options.url)
     const post = (body: unknown) =>
       execute(
-        Http.postJson(options.url, body, { accept: "application/json, text/event-stream", ...sessionHeaders() })
+        Http.postJson(postTarget, body, { accept: "application/json, text/event-stream", ...sessionHeaders() })
       )
 
     const statusFailure = (exchange: Exchange, response: HttpClientResponse.HttpClientResponse, sentSession: boolean) =>
