@@ -28,7 +28,7 @@ const maxRss = () => process.resourceUsage().maxRSS * 1024
 const main = async () => {
   const floor = floorClients.find((name) => name === client)
   const session = floor !== undefined
-    ? floorSession(floor, url, mode, ceiling)
+    ? floorSession(floor, url, ceiling)
     : await (await adapters[client]!()).connect(url, mode, { maxBytes: ceiling })
   await session.listTools()
   globalThis.gc?.()

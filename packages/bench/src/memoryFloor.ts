@@ -6,7 +6,7 @@
  * bounded client grows beyond this is its own; what this grows is the HTTP stack's and V8's.
  */
 import { request } from "undici"
-import type { ServerMode, Session } from "./clients.js"
+import type { Session } from "./clients.js"
 
 export const floorClients = ["undici-floor", "fetch-floor"] as const
 
@@ -60,7 +60,7 @@ const readUpTo = {
 }
 
 /** A `Session` shaped floor for memoryClient.ts: `listTools` warms up, `call` is the measured read. */
-export const floorSession = (name: typeof floorClients[number], url: string, _mode: ServerMode, ceiling: number) => {
+export const floorSession = (name: typeof floorClients[number], url: string, ceiling: number) => {
   let id = 0
   const read = readUpTo[name]
   const session: Pick<Session, "listTools" | "call"> = {

@@ -70,7 +70,8 @@ export const make = (
     /** The POST to the endpoint, once it is known. */
     let endpoint: HttpClientRequest.HttpClientRequest | undefined
 
-    const post = (body: unknown, target: HttpClientRequest.HttpClientRequest) => execute(Http.postJson(target, body, {}))
+    const post = (body: unknown, target: HttpClientRequest.HttpClientRequest) =>
+      execute(Http.postJson(target, body, {}))
     const stream = SharedStream.make({
       unsolicitedMaxBytes: options.unsolicitedMaxBytes,
       secrets: options.secrets,

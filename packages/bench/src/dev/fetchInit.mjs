@@ -7,24 +7,49 @@
  *   node src/dev/fetchInit.mjs
  */
 import http from "node:http"
-const server = http.createServer((req, res) => { let b = ""; req.on("data", d => b += d); req.on("end", () => { res.writeHead(200, {"content-type": "application/json"}); res.end(JSON.stringify({jsonrpc:"2.0", id: 1, result: {content:[{type:"text", text:"3"}]}})) }) })
-await new Promise(r => server.listen(0, "127.0.0.1", r))
+
+const answer = JSON.stringify({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "3" }] } })
+const server = http.createServer((req, res) => {
+  req.resume()
+  req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end(answer))
+})
+await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
 const url = `http://127.0.0.1:${server.address().port}/mcp`
-const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "add", arguments: { a: 1, b: 2 } } })
-const pool = async (n, one) => { let next = 0; await Promise.all(Array.from({ length: 64 }, async () => { while (next++ < n) await one() })) }
+const text = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "add", arguments: { a: 1, b: 2 } } })
+const bytes = () => new TextEncoder().encode(text)
+const signal = () => new AbortController().signal
+
+/** Each variant: the target and the init beyond method and content type, made per request. */
 const variants = {
-  follow: () => fetch(url, { method: "POST", headers: {"content-type": "application/json"}, body }).then(r => r.text()),
-  manual: () => fetch(url, { method: "POST", headers: {"content-type": "application/json"}, body, redirect: "manual" }).then(r => r.text()),
-  error: () => fetch(url, { method: "POST", headers: {"content-type": "application/json"}, body, redirect: "error" }).then(r => r.text()),
-  manualURL: () => fetch(new URL(url), { method: "POST", headers: {"content-type": "application/json"}, body, redirect: "manual" }).then(r => r.text()),
-  manualBytes: () => fetch(url, { method: "POST", headers: {"content-type": "application/json"}, body: new TextEncoder().encode(body), redirect: "manual" }).then(r => r.text()),
-  manualSignal: () => fetch(url, { method: "POST", headers: {"content-type": "application/json"}, body, redirect: "manual", signal: new AbortController().signal }).then(r => r.text()),
-  errorBytesSignal: () => fetch(url, { method: "POST", headers: {"content-type": "application/json"}, body: new TextEncoder().encode(body), redirect: "error", signal: new AbortController().signal }).then(r => r.text()),
-  manualU8: () => fetch(new URL(url), { method: "POST", headers: {"content-type": "application/json"}, body: new TextEncoder().encode(body), redirect: "manual", signal: new AbortController().signal }).then(r => r.text()),
+  follow: () => [url, { body: text }],
+  manual: () => [url, { body: text, redirect: "manual" }],
+  error: () => [url, { body: text, redirect: "error" }],
+  manualURL: () => [new URL(url), { body: text, redirect: "manual" }],
+  manualBytes: () => [url, { body: bytes(), redirect: "manual" }],
+  manualSignal: () => [url, { body: text, redirect: "manual", signal: signal() }],
+  errorBytesSignal: () => [url, { body: bytes(), redirect: "error", signal: signal() }],
+  // What FetchHttpClient passes, with phasebound's redirect mode.
+  manualU8: () => [new URL(url), { body: bytes(), redirect: "manual", signal: signal() }]
 }
-for (let round = 0; round < 3; round++) for (const [name, one] of Object.entries(variants)) {
-  await pool(500, one)
-  const c = process.cpuUsage(); await pool(4000, one); const u = process.cpuUsage(c)
-  if (round > 0) console.log(name, ((u.user + u.system) / 4000).toFixed(0), "µs/req (client+server in-process)")
+const post = async (variant) => {
+  const [target, init] = variant()
+  const response = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, ...init })
+  await response.text()
 }
-server.close(); process.exit(0)
+const pool = async (n, one) => {
+  let next = 0
+  await Promise.all(Array.from({ length: 64 }, async () => {
+    while (next++ < n) await one()
+  }))
+}
+for (let round = 0; round < 3; round++) {
+  for (const [name, variant] of Object.entries(variants)) {
+    await pool(500, () => post(variant))
+    const start = process.cpuUsage()
+    await pool(4000, () => post(variant))
+    const used = process.cpuUsage(start)
+    if (round > 0) console.log(name, ((used.user + used.system) / 4000).toFixed(0), "µs/req (client+server in-process)")
+  }
+}
+server.close()
+process.exit(0)

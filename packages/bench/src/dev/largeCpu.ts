@@ -7,6 +7,7 @@
  */
 import { adapters, type ServerMode } from "../clients.js"
 import { startChild } from "../servers/spawn.js"
+import { median } from "../stats.js"
 
 const mode = (process.argv[2] ?? "json") as ServerMode
 const names = (process.argv[3] ?? "phasebound-fetch,phasebound-undici,phasebound-promise,sdk-1.32.2").split(",")
@@ -32,9 +33,8 @@ for (let round = 0; round < 6; round++) {
     if (round > 0) rows.set(name, [...(rows.get(name) ?? []), [listCpu, listMs, callCpu, callMs]])
   }
 }
-const med = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 for (const [name, samples] of rows) {
-  const col = (i: number) => med(samples.map((s) => s[i]!)).toFixed(1).padStart(7)
+  const col = (i: number) => median(samples.map((s) => s[i]!)).toFixed(1).padStart(7)
   console.log(`${name.padEnd(22)} list: ${col(0)} ms CPU ${col(1)} ms wall   call: ${col(2)} ms CPU ${col(3)} ms wall`)
 }
 for (const { session } of sessions) await session.close()
