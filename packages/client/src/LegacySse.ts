@@ -20,11 +20,11 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
-import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import { identity } from "effect/Function"
 import * as Scope from "effect/Scope"
 import type { McpConnectionError } from "./McpConnectionError.js"
-import { readBody, readFrames } from "./internal/bodyReader.js"
+import { readFrames } from "./internal/bodyReader.js"
 import * as Failures from "./internal/failures.js"
 import * as Http from "./internal/http.js"
 import * as Messages from "./internal/messages.js"
@@ -46,9 +46,6 @@ export interface Options {
   readonly unsolicitedMaxBytes: number
 }
 
-/** Bounded drain of a POST's (normally empty) answer body. */
-const acceptedBodyMaxBytes = 64 * 1024
-
 /**
  * Opens the GET stream and waits for a valid `endpoint` event. The caller bounds the wait (the
  * discovery deadline); `readiness` describes that step for errors (stage `endpoint`).
@@ -62,32 +59,32 @@ export const make = (
 ): Effect.Effect<Transport, McpConnectionError, HttpClient.HttpClient | Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
-    const execute = yield* Http.makeClient(options.headers)
+    const client = yield* Http.makeClient(options.headers)
     const background = yield* Http.makeBackground(options.releaseTimeoutMs)
-    // The GET lives in a scope of its own, closed the moment the stream is given up.
-    const streamScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
     const endpointReady = yield* Deferred.make<HttpClientRequest.HttpClientRequest, McpConnectionError>()
     /** The POST to the endpoint, once it is known. */
     let endpoint: HttpClientRequest.HttpClientRequest | undefined
 
-    const post = (body: unknown, target: HttpClientRequest.HttpClientRequest) =>
-      execute(Http.postJson(target, body, {}))
+    /** A best-effort message: nobody waits for it, its answer does not matter. */
+    const postNotice = (message: unknown, target: HttpClientRequest.HttpClientRequest) =>
+      client.execute(Http.postJson(target, message), identity, Http.ignoreResponse)
     const stream = SharedStream.make({
       unsolicitedMaxBytes: options.unsolicitedMaxBytes,
       secrets: options.secrets,
       streamExchange: readiness,
       // Until the endpoint arrives, the readiness frame is bounded by the discovery ceiling.
       extraBound: () => (endpoint === undefined ? readiness.budget.maxBytes : 0),
-      notice: (message) => (endpoint === undefined ? Effect.void : background.run(post(message, endpoint)))
+      notice: (message) => (endpoint === undefined ? Effect.void : background.run(postNotice(message, endpoint)))
     })
 
-    /** Stops the stream for good: fails the endpoint wait and every pending request. */
+    /**
+     * Stops the stream for good: fails the endpoint wait and every pending request. The reader
+     * notices at its next event and stops, releasing the GET; a termination decided elsewhere
+     * also interrupts it (see `send`).
+     */
     const terminate = (termination: SharedStream.Termination) =>
-      Effect.gen(function*() {
-        if (!(yield* stream.terminate(termination))) return
-        yield* Deferred.fail(endpointReady, termination(readiness))
-        yield* Scope.close(streamScope, Exit.void)
-      })
+      Effect.flatMap(stream.terminate(termination), (first) =>
+        first ? Deferred.fail(endpointReady, termination(readiness)) : Effect.void)
 
     const acceptEndpoint = (event: SseEvent): Effect.Effect<void> => {
       let url: URL | undefined
@@ -111,19 +108,17 @@ export const make = (
         return event.event === "endpoint" ? acceptEndpoint(event) : Effect.sync(stream.drop)
       }
       if (event.event !== "message" || event.data === "") return Effect.void
-      return Effect.zipRight(
-        stream.dispatch(event.data, event.bytes),
-        // A corrupt frame gave up the stream: release the GET too.
-        Effect.suspend(() => (stream.isTerminated() ? Scope.close(streamScope, Exit.void) : Effect.void))
-      )
+      return stream.dispatch(event.data, event.bytes)
     }
 
     // A request given up with the stream may or may not have been applied.
     const outcomeOf = (exchange: Exchange) => (exchange.stage === "endpoint" ? "not-sent" : "unknown")
 
-    const response = yield* execute(
-      HttpClientRequest.get(options.url).pipe(HttpClientRequest.setHeaders({ accept: "text/event-stream" }))
-    ).pipe(Scope.extend(streamScope), Effect.mapError(Http.transportError(readiness, "not-sent")))
+    const response = yield* client.open(
+      HttpClientRequest.get(options.url).pipe(HttpClientRequest.setHeaders({ accept: "text/event-stream" })),
+      Http.transportError(readiness, "not-sent"),
+      scope
+    )
     if (response.status !== 200) {
       return yield* Http.statusFailure(readiness, response, { sentSession: false, secrets: options.secrets, onExpired: () => {} })
     }
@@ -131,8 +126,14 @@ export const make = (
       return yield* Effect.fail(Failures.protocol(readiness, "unexpected-content-type", { status: response.status }))
     }
 
-    // The stream is read until it ends: `onEvent` never gives a value.
-    yield* readFrames(response, sseParser({ maxFrameBytes: stream.frameBound }), (event) => Effect.as(onEvent(event), undefined)).pipe(
+    // The stream is read until it ends or is given up (a corrupt frame, a bad endpoint): the
+    // reader then stops, which releases the GET.
+    const stopOnceTerminated = () => (stream.isTerminated() ? true : undefined)
+    const reader = yield* readFrames(
+      response,
+      sseParser({ maxFrameBytes: stream.frameBound }),
+      (event) => Effect.map(onEvent(event), stopOnceTerminated)
+    ).pipe(
       Effect.matchCauseEffect({
         onSuccess: () =>
           terminate((exchange) =>
@@ -155,25 +156,20 @@ export const make = (
 
     const target = yield* Deferred.await(endpointReady)
 
-    /** POSTs one message to the endpoint; a 2xx means accepted (the answer comes on the stream). */
+    /**
+     * POSTs one message to the endpoint. A 2xx means accepted: the answer comes on the stream,
+     * and the POST's own body (normally `Accepted`) says nothing, so it is released unread.
+     */
     const send = (message: unknown, exchange: Exchange) =>
-      Effect.scoped(
-        Effect.gen(function*() {
-          const answer = yield* post(message, target).pipe(Effect.mapError(Http.transportError(exchange, "not-sent")))
-          if (answer.status >= 200 && answer.status < 300) {
-            yield* readBody(answer, acceptedBodyMaxBytes).pipe(Effect.ignore)
-            return
-          }
+      client.execute(Http.postJson(target, message), Http.transportError(exchange, "not-sent"), (answer) =>
+        answer.status >= 200 && answer.status < 300
+          ? Effect.void
           // The endpoint URL is the session: a 404 there means it is gone.
-          return yield* Http.statusFailure(exchange, answer, {
-            sentSession: true,
-            secrets: options.secrets,
-            onExpired: () => {}
-          })
-        })
-      ).pipe(
+          : Http.statusFailure(exchange, answer, { sentSession: true, secrets: options.secrets, onExpired: () => {} })).pipe(
         Effect.tapError((error) =>
-          error._tag === "SessionExpired" ? terminate((e) => Failures.sessionExpired(e, "not-sent")) : Effect.void
+          error._tag === "SessionExpired"
+            ? Effect.zipRight(terminate((e) => Failures.sessionExpired(e, "not-sent")), Fiber.interruptFork(reader))
+            : Effect.void
         )
       )
 

@@ -20,6 +20,7 @@
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
@@ -184,7 +185,7 @@ const validateClientInfo = (info: McpSchema.Implementation | undefined) =>
 const decodeInitialize = Schema.decodeUnknown(McpSchema.InitializeResult)
 const decodeListPage = Schema.decodeUnknown(McpSchema.ListToolsPage)
 const decodeTool = Schema.decodeUnknown(McpSchema.Tool)
-const decodeCallResult = Schema.decodeUnknown(McpSchema.CallToolResult)
+const decodeCallResult = Schema.decodeUnknownEither(McpSchema.CallToolResult)
 
 const limitExceeded = (exchange: Exchange, limit: "maxTools" | "maxPages" | "maxSchemaBytes") =>
   new LimitExceeded({
@@ -488,16 +489,17 @@ const makeConnection = (
         )
       }))
 
+  // Combinators rather than a generator: this is the hot path of a tool call.
   const callTool: Connection["callTool"] = (name, args, overrides) =>
-    Effect.gen(function*() {
-      const budget = yield* PhasePolicy.callBudget(policy, overrides)
+    Effect.flatMap(PhasePolicy.callBudget(policy, overrides), (budget) => {
       const exchange: Exchange = { stage: "call", phase: "call", budget, cancellable: true }
-      const response = yield* observed(
-        "tools/call",
-        exchange,
-        transport.request("tools/call", { name, arguments: args ?? {} }, exchange)
-      )
-      return yield* decodeCallResult(response.result).pipe(Effect.mapError(invalidResult(exchange, response.bytes)))
+      const request = transport.request("tools/call", { name, arguments: args ?? {} }, exchange)
+      return Effect.flatMap(observed("tools/call", exchange, request), (response) => {
+        const decoded = decodeCallResult(response.result)
+        return Either.isRight(decoded)
+          ? Effect.succeed(decoded.right)
+          : Effect.fail(invalidResult(exchange, response.bytes)(decoded.left))
+      })
     })
 
   const listTools: Connection["listTools"] = Effect.gen(function*() {

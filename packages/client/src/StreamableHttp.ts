@@ -16,6 +16,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import { identity } from "effect/Function"
 import * as Scope from "effect/Scope"
 import type { McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
@@ -62,7 +63,7 @@ const defaultRetryMs = 1_000
 export const make = (options: Options): Effect.Effect<Transport, never, HttpClient.HttpClient | Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
-    const execute = yield* Http.makeClient(options.headers)
+    const client = yield* Http.makeClient(options.headers)
     const background = yield* Http.makeBackground(options.releaseTimeoutMs)
     let nextId = 0
     let sessionId: string | undefined
@@ -79,9 +80,9 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
 
     const postTarget = HttpClientRequest.post(options.url)
     const post = (body: unknown) =>
-      execute(
-        Http.postJson(postTarget, body, { accept: "application/json, text/event-stream", ...sessionHeaders() })
-      )
+      Http.postJson(postTarget, body, { accept: "application/json, text/event-stream", ...sessionHeaders() })
+    /** A best-effort message: nobody waits for it, its answer does not matter. */
+    const postNotice = (message: unknown) => client.execute(post(message), identity, Http.ignoreResponse)
 
     const statusFailure = (exchange: Exchange, response: HttpClientResponse.HttpClientResponse, sentSession: boolean) =>
       Http.statusFailure(exchange, response, {
@@ -95,7 +96,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
     /** Messages that are not the awaited response: answer requests, ignore the rest. */
     const handleOther = (message: McpSchema.IncomingMessage): Effect.Effect<void> => {
       const reply = Messages.replyTo(message)
-      return reply === undefined ? Effect.void : background.run(post(reply))
+      return reply === undefined ? Effect.void : background.run(postNotice(reply))
     }
 
     const readJson = (
@@ -169,7 +170,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       id: McpSchema.RequestId,
       response: HttpClientResponse.HttpClientResponse,
       sentSession: boolean
-    ): Effect.Effect<Response, McpConnectionError, Scope.Scope> =>
+    ): Effect.Effect<Response, McpConnectionError> =>
       Effect.gen(function*() {
         if (response.status !== 200) {
           if (response.status === 202 || response.status === 204) {
@@ -183,35 +184,38 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
           return yield* Effect.fail(Failures.protocol(exchange, "unexpected-content-type", { status: response.status }))
         }
         const counted = { bytes: 0, lastEventId: undefined as string | undefined, retryMs: undefined as number | undefined }
-        let current = response
-        for (let resumptions = 0;; resumptions++) {
-          const answer = yield* readEvents(exchange, id, current, counted)
-          if (answer !== undefined) return answer
+        let answer = yield* readEvents(exchange, id, response, counted)
+        for (let resumptions = 0; answer === undefined; resumptions++) {
           if (counted.lastEventId === undefined || resumptions >= maxResumptions) {
             return yield* Effect.fail(
-              Failures.protocol(exchange, "missing-response", { observedBytes: counted.bytes, status: current.status })
+              Failures.protocol(exchange, "missing-response", { observedBytes: counted.bytes, status: response.status })
             )
           }
           yield* Effect.sleep(Duration.millis(counted.retryMs ?? defaultRetryMs))
-          current = yield* resume(exchange, counted.lastEventId)
+          answer = yield* resume(exchange, id, counted.lastEventId, counted)
         }
+        return answer
       })
 
     /** GET with `Last-Event-ID`: continues the same response stream (not a replay). */
-    const resume = (exchange: Exchange, lastEventId: string) =>
-      Effect.gen(function*() {
-        const sentSession = sessionId !== undefined
-        const response = yield* execute(
-          HttpClientRequest.get(options.url).pipe(
-            HttpClientRequest.setHeaders({ accept: "text/event-stream", "last-event-id": lastEventId, ...sessionHeaders() })
-          )
-        ).pipe(Effect.mapError(Http.transportError(exchange, "unknown")))
-        if (response.status !== 200) return yield* statusFailure(exchange, response, sentSession)
+    const resume = (
+      exchange: Exchange,
+      id: McpSchema.RequestId,
+      lastEventId: string,
+      counted: { bytes: number; lastEventId: string | undefined; retryMs: number | undefined }
+    ) => {
+      const sentSession = sessionId !== undefined
+      const request = HttpClientRequest.get(options.url).pipe(
+        HttpClientRequest.setHeaders({ accept: "text/event-stream", "last-event-id": lastEventId, ...sessionHeaders() })
+      )
+      return client.execute(request, Http.transportError(exchange, "unknown"), (response) => {
+        if (response.status !== 200) return statusFailure(exchange, response, sentSession)
         if (Http.contentTypeOf(response) !== "text/event-stream") {
-          return yield* Effect.fail(Failures.protocol(exchange, "unexpected-content-type", { status: response.status }))
+          return Effect.fail(Failures.protocol(exchange, "unexpected-content-type", { status: response.status }))
         }
-        return response
+        return readEvents(exchange, id, response, counted)
       })
+    }
 
     const expiredFailure = (exchange: Exchange) => Effect.fail(Failures.sessionExpired(exchange, "not-sent"))
 
@@ -221,19 +225,18 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
         const id = nextId++
         inFlight.add(id)
         const sentSession = sessionId !== undefined
-        return yield* Effect.scoped(
-          Effect.gen(function*() {
-            const response = yield* post(Messages.outgoing(method, params, id)).pipe(
-              Effect.mapError(Http.transportError(exchange, "not-sent"))
-            )
+        return yield* client.execute(
+          post(Messages.outgoing(method, params, id)),
+          Http.transportError(exchange, "not-sent"),
+          (response) => {
             if (method === "initialize" && response.status === 200) {
               const header = response.headers["mcp-session-id"]
               if (header !== undefined && header.length > 0) sessionId = header
             }
-            return yield* readAnswer(exchange, id, response, sentSession)
-          })
+            return readAnswer(exchange, id, response, sentSession)
+          }
         ).pipe(
-          Effect.onInterrupt(() => (exchange.cancellable ? background.run(post(Messages.cancelled(id))) : Effect.void)),
+          Effect.onInterrupt(() => (exchange.cancellable ? background.run(postNotice(Messages.cancelled(id))) : Effect.void)),
           Effect.ensuring(Effect.sync(() => inFlight.delete(id)))
         )
       })
@@ -242,14 +245,13 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       Effect.gen(function*() {
         if (expired) return yield* expiredFailure(exchange)
         const sentSession = sessionId !== undefined
-        yield* Effect.scoped(
-          Effect.gen(function*() {
-            const response = yield* post(Messages.outgoing(method, params)).pipe(
-              Effect.mapError(Http.transportError(exchange, "not-sent"))
-            )
-            if (response.status === 202 || response.status === 200 || response.status === 204) return
-            return yield* statusFailure(exchange, response, sentSession)
-          })
+        yield* client.execute(
+          post(Messages.outgoing(method, params)),
+          Http.transportError(exchange, "not-sent"),
+          (response) =>
+            response.status === 202 || response.status === 200 || response.status === 204
+              ? Effect.void
+              : statusFailure(exchange, response, sentSession)
         )
       })
 
@@ -258,9 +260,8 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       scope,
       Effect.suspend(() => {
         if (sessionId === undefined || expired) return Effect.void
-        return Effect.scoped(
-          execute(HttpClientRequest.del(options.url).pipe(HttpClientRequest.setHeaders(sessionHeaders())))
-        ).pipe(
+        const request = HttpClientRequest.del(options.url).pipe(HttpClientRequest.setHeaders(sessionHeaders()))
+        return client.execute(request, identity, Http.ignoreResponse).pipe(
           Effect.interruptible,
           Effect.timeout(Duration.millis(options.releaseTimeoutMs)),
           Effect.ignore

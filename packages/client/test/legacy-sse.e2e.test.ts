@@ -245,6 +245,37 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
         yield* expectReleased(connection)
       }))
 
+    scoped("a corrupt frame gives up the stream: every pending call fails and the GET is released", () =>
+      Effect.gen(function*() {
+        const srv = yield* legacy()
+        const connection = yield* McpClient.connect({ url: srv.url, transport: "sse" })
+        srv.script({ on: "tools/call", kind: "no-response" })
+        const waiting = yield* Effect.fork(connection.callTool("echo", { text: "waiting" }))
+        yield* eventually(() => srv.rpcCalls("tools/call") === 1)
+        srv.script({ on: "tools/call", kind: "corrupt-frame" })
+        const { error } = yield* failureOf(connection.callTool("increment"))
+        expect(error).toMatchObject({ _tag: "ProtocolViolation", reason: "invalid-json", stage: "call" })
+        expect(yield* Fiber.join(waiting).pipe(Effect.flip)).toMatchObject({ _tag: "ProtocolViolation", reason: "invalid-json" })
+        yield* eventually(() => srv.closedStreams() === 1)
+        const after = yield* failureOf(connection.callTool("increment"))
+        expect(after.error).toMatchObject({ _tag: "TransportFailure", outcome: "not-sent" })
+        yield* expectReleased(connection)
+      }))
+
+    scoped("a 404 on a POST ends the session: SessionExpired, and the GET is released", () =>
+      Effect.gen(function*() {
+        const srv = yield* legacy()
+        const connection = yield* McpClient.connect({ url: srv.url, transport: "sse" })
+        srv.script({ on: "tools/call", kind: "post-status", status: 404 })
+        const { error } = yield* failureOf(connection.callTool("increment"))
+        expect(error).toMatchObject({ _tag: "SessionExpired", stage: "call" })
+        yield* eventually(() => srv.closedStreams() === 1)
+        const after = yield* failureOf(connection.callTool("increment"))
+        expect(after.error).toMatchObject({ outcome: "not-sent" })
+        expect(srv.rpcCalls("tools/call")).toBe(1)
+        yield* expectReleased(connection)
+      }))
+
     scoped("a completed unsolicited frame over unsolicited.maxBytes is dropped; the call still succeeds", () =>
       Effect.gen(function*() {
         const srv = yield* legacy()

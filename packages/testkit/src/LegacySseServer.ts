@@ -49,6 +49,8 @@ export interface LegacyServerOptions {
   readonly postToSsePath?: 400 | 404 | 405
   /** Delay before answering a POST to the SSE path (a slow refusal of the Streamable HTTP probe). */
   readonly postToSsePathDelayMs?: number
+  /** The body of every `202` to a POST (default empty; the official SDK's server sends `Accepted`). */
+  readonly acceptedBody?: string
 }
 
 export interface LegacyTestServer {
@@ -69,6 +71,10 @@ export interface LegacyTestServer {
   closedStreams(): number
   /** Sockets currently open. */
   openConnections(): number
+  /** Sockets accepted since the start. */
+  acceptedConnections(): number
+  /** Bodies of `endless-accepted` POST answers the client cut (closed before the end). */
+  acceptedBodiesCut(): number
   /** Bytes handed to the socket by never-ending frames, in total. */
   bytesWritten(): number
   /** Polls until `pred` holds; rejects after `timeoutMs` (default 5000). */
@@ -109,6 +115,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
   const rpcCounts = new Map<string, number>()
   let closedByClient = 0
   let neverEndingBytes = 0
+  let acceptedBodiesCut = 0
   let closing = false
   let origin = ""
 
@@ -204,7 +211,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
 
   const accept = (res: ServerResponse): void => {
     res.writeHead(202)
-    res.end()
+    res.end(options.acceptedBody ?? "")
   }
 
   const handleMessage = (url: URL, res: ServerResponse, body: string): void => {
@@ -251,7 +258,15 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     const exact = fault.kind === "exact-size" && message.kind === "request"
       ? exactSseFrame(message.id, paddedResultTemplate(message.method, normalResult), fault.bytes)
       : undefined
-    accept(res)
+    if (fault.kind === "endless-accepted") {
+      res.writeHead(202, { "content-type": "text/plain" })
+      res.on("close", () => {
+        if (!closing) acceptedBodiesCut += 1
+      })
+      void writeForever(res, new Uint8Array(0), NEVER_ENDING_CHUNK, () => {})
+    } else {
+      accept(res)
+    }
     switch (fault.kind) {
       case "exact-size":
         if (exact !== undefined) {
@@ -269,6 +284,10 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
         return
       case "no-response":
         return
+      case "endless-accepted":
+        return respondNormally()
+      case "corrupt-frame":
+        return sendFrame(session, sseFrame("{not json"))
       case "close-stream":
         return enqueue(session, async () => endStream(session))
       case "delay":
@@ -337,6 +356,8 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     openStreams: () => sessions.size,
     closedStreams: () => closedByClient,
     openConnections: listener.openConnections,
+    acceptedConnections: listener.acceptedConnections,
+    acceptedBodiesCut: () => acceptedBodiesCut,
     bytesWritten: () => neverEndingBytes,
     waitFor,
     script: (fault) => faults.push(fault),

@@ -51,6 +51,8 @@ export interface TestServer {
   deletes(): number
   /** Sockets currently open. */
   openConnections(): number
+  /** Sockets accepted since the start: a client that reuses connections keeps this low. */
+  acceptedConnections(): number
   /** Responses whose connection closed before the server finished them. */
   abortedResponses(): number
   /** Bytes handed to the socket by never-ending bodies, in total. */
@@ -226,6 +228,7 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     rpcCalls: (method) => rpcCounts.get(method) ?? 0,
     deletes: () => deleteCount,
     openConnections: listener.openConnections,
+    acceptedConnections: listener.acceptedConnections,
     abortedResponses: () => abortedCount,
     bytesWritten: () => neverEndingBytes,
     waitFor,

@@ -51,6 +51,13 @@ export type LegacyResponseFault = MethodFaultBase & (
   | { readonly kind: "exact-size"; readonly bytes: number; readonly chunkSize?: number }
   /** Starts the response's `data:` line and writes 64 KiB chunks forever (with backpressure) until the client leaves. */
   | { readonly kind: "never-ending-frame" }
+  /**
+   * 202 to the POST with a body that never ends (64 KiB chunks, with backpressure, until the
+   * client leaves); the response travels on the GET stream normally.
+   */
+  | { readonly kind: "endless-accepted" }
+  /** 202 to the POST; instead of the response, an `event: message` whose data is not JSON. */
+  | { readonly kind: "corrupt-frame" }
   /** 202 to the POST; the response is never sent. */
   | { readonly kind: "no-response" }
   /** 202 to the POST, then the server ends the GET stream instead of responding. */

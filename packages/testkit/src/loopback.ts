@@ -74,6 +74,8 @@ export const waitFor = async (pred: () => boolean, timeoutMs = 5_000): Promise<v
 export interface LoopbackListener {
   readonly port: number
   readonly openConnections: () => number
+  /** Sockets accepted since the start: a client that reuses connections keeps this low. */
+  readonly acceptedConnections: () => number
   /** Closes the server, destroys every socket and waits until each one is closed. */
   readonly close: () => Promise<void>
 }
@@ -86,6 +88,7 @@ export const listenLoopback = async (
   handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>
 ): Promise<LoopbackListener> => {
   const sockets = new Map<Socket, Promise<void>>()
+  let accepted = 0
   const server = createServer(
     // Leave every deadline to the client under test: a fault may stall for as long as it likes.
     { requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 5_000, noDelay: true },
@@ -98,6 +101,7 @@ export const listenLoopback = async (
     }
   )
   server.on("connection", (socket: Socket) => {
+    accepted += 1
     sockets.set(
       socket,
       new Promise((resolve) =>
@@ -118,6 +122,7 @@ export const listenLoopback = async (
   return {
     port: (server.address() as AddressInfo).port,
     openConnections: () => sockets.size,
+    acceptedConnections: () => accepted,
     close: async () => {
       const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()))
       const socketsClosed = [...sockets.values()]

@@ -31,7 +31,13 @@ interface NodeReadable {
   on(event: string, listener: (...args: Array<any>) => void): unknown
   read(): Uint8Array | null
   destroy(error?: Error): unknown
+  resume?(): unknown
   readonly readableEnded?: boolean
+  readonly destroyed?: boolean
+  /** node:http's `IncomingMessage`: the whole body has arrived. */
+  readonly complete?: boolean
+  /** Node's stream state (internal, stable for years): `ended` once the source pushed its end. */
+  readonly _readableState?: { readonly ended?: boolean }
 }
 
 const isNodeReadable = (u: unknown): u is NodeReadable =>
@@ -176,6 +182,32 @@ export const openBody = (response: HttpClientResponse.HttpClientResponse): BodyC
   const body = platformBody(response)
   if (body === undefined) return streamChunks(response.stream)
   return body instanceof ReadableStream ? webChunks(body) : nodeChunks(body)
+}
+
+/**
+ * Releases a response's body whether or not it was read: a body still arriving is cut (the
+ * server sees the connection closed); a body that fully arrived but was not read is dropped
+ * without costing the connection its reuse; a body already read is left alone. For a client we
+ * do not recognize this does nothing: `@effect/platform` aborts its request once the response
+ * is garbage collected.
+ */
+export const releaseBody = (response: HttpClientResponse.HttpClientResponse): void => {
+  const body = platformBody(response)
+  if (body === undefined) return
+  if (body instanceof ReadableStream) {
+    // A locked body is being (or was) read by `webChunks`, which releases it itself.
+    if (!body.locked) body.cancel().catch(() => undefined)
+    return
+  }
+  if (body.readableEnded === true || body.destroyed === true) return
+  // node:http's message: destroying it closes the socket even when the whole body is here, so
+  // a complete body is drained instead (it is already in memory).
+  if (body.complete === true) return void body.resume?.()
+  // Any other Node stream whose end has arrived (undici's body): the connection is already
+  // free and the buffered bytes go with the response. Destroying it would only build an
+  // abort error, a measurable cost on every acknowledgement.
+  if (body._readableState?.ended === true) return
+  body.destroy()
 }
 
 /** Runs `read` over a response's body, then releases the body however the read ended. */

@@ -12,34 +12,74 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import type { McpConnectionError, Outcome } from "../McpConnectionError.js"
 import type { Exchange } from "../Transport.js"
-import { type BodyReadFailed, readBody } from "./bodyReader.js"
+import { type BodyReadFailed, readBody, releaseBody } from "./bodyReader.js"
 import * as Failures from "./failures.js"
 import { parseMessage, refusal } from "./messages.js"
 
 /** Error bodies are read only to find a JSON-RPC error in them; they never need to be big. */
 const errorBodyMaxBytes = 64 * 1024
 
-/** The configured client: user headers on every request, each request tied to a scope. */
+/**
+ * The configured client: user headers on every request, redirects refused, and every response
+ * released when its handler ends (`execute`) or when a given scope closes (`open`).
+ *
+ * Why not `HttpClient.withScope` and a scope per request: measured under load, that costs about
+ * 80-130 µs of CPU per request (a scope opened and closed, and an `AbortController` aborted at
+ * its close, which builds a `DOMException`), a tenth of a legacy tool call. Releasing the body
+ * when its handler ends gives the same guarantee with one finalizer: the body is read (and
+ * released by the reader) or released unread, however the handler ends, interruption included.
+ */
+export interface Client {
+  /**
+   * Sends `request` and runs `use` on its response; `onError` maps a request that got no
+   * response. The response's body is released when `use` ends, read or not; the request is cut
+   * if interrupted before its response.
+   */
+  readonly execute: <A, E, R, E2>(
+    request: HttpClientRequest.HttpClientRequest,
+    onError: (error: HttpClientError.HttpClientError) => E2,
+    use: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | E2, R>
+  /** Sends `request`; its response's body is released when `scope` closes (a long-lived stream). */
+  readonly open: <E2>(
+    request: HttpClientRequest.HttpClientRequest,
+    onError: (error: HttpClientError.HttpClientError) => E2,
+    scope: Scope.Scope
+  ) => Effect.Effect<HttpClientResponse.HttpClientResponse, E2>
+}
+
 export const makeClient = (headers: Readonly<Record<string, string>>) =>
-  Effect.map(HttpClient.HttpClient, (client) => {
-    const scopedClient = client.pipe(
-      // The HTTP client's own spans carry the full URL (query tokens included) and headers:
-      // our spans (mcp.*) are the observation channel, without them.
-      HttpClient.withTracerDisabledWhen(() => true),
-      HttpClient.withScope,
-      HttpClient.mapRequestInput(HttpClientRequest.setHeaders(headers))
-    )
-    // Redirects are not followed: a redirect could carry credentials to another origin.
-    return (request: HttpClientRequest.HttpClientRequest) =>
-      scopedClient.execute(request).pipe(Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" }))
+  Effect.map(HttpClient.HttpClient, (client): Client => {
+    // The HTTP client's own spans carry the full URL (query tokens included) and headers: our
+    // spans (mcp.*) are the observation channel, without them.
+    const untraced = HttpClient.withTracerDisabledWhen(client, () => true)
+    const configured = Object.keys(headers).length === 0
+      ? untraced
+      : HttpClient.mapRequestInput(untraced, HttpClientRequest.setHeaders(headers))
+    const send = <E2>(request: HttpClientRequest.HttpClientRequest, onError: (error: HttpClientError.HttpClientError) => E2) =>
+      configured.execute(request).pipe(
+        // Redirects are not followed: a redirect could carry credentials to another origin.
+        Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" }),
+        Effect.mapError(onError)
+      )
+    const release = (response: HttpClientResponse.HttpClientResponse) => Effect.sync(() => releaseBody(response))
+    return {
+      execute: (request, onError, use) =>
+        Effect.uninterruptibleMask((restore) =>
+          Effect.flatMap(restore(send(request, onError)), (response) => Effect.ensuring(restore(use(response)), release(response)))
+        ),
+      open: (request, onError, scope) =>
+        Effect.uninterruptibleMask((restore) =>
+          Effect.tap(restore(send(request, onError)), (response) => Scope.addFinalizer(scope, release(response)))
+        )
+    }
   })
 
-export type Execute = (
-  request: HttpClientRequest.HttpClientRequest
-) => Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, Scope.Scope>
+/** A handler for responses whose content does not matter (acknowledgements, best-effort messages). */
+export const ignoreResponse = (_: HttpClientResponse.HttpClientResponse) => Effect.void
 
 /**
  * A POST of one JSON-RPC message to `target`, a `HttpClientRequest.post(url)` built once per
@@ -48,11 +88,12 @@ export type Execute = (
 export const postJson = (
   target: HttpClientRequest.HttpClientRequest,
   body: unknown,
-  headers: Readonly<Record<string, string>>
+  headers?: Readonly<Record<string, string>>
 ) =>
-  target.pipe(
-    HttpClientRequest.setHeaders(headers),
-    HttpClientRequest.bodyText(JSON.stringify(body), "application/json")
+  HttpClientRequest.bodyText(
+    headers === undefined ? target : HttpClientRequest.setHeaders(target, headers),
+    JSON.stringify(body),
+    "application/json"
   )
 
 export const contentTypeOf = (response: HttpClientResponse.HttpClientResponse): string =>
@@ -104,11 +145,11 @@ export const statusFailure = (
  */
 export const makeBackground = (releaseTimeoutMs: number) =>
   Effect.map(FiberSet.make<unknown, never>(), (set) => ({
-    run: (effect: Effect.Effect<unknown, unknown, Scope.Scope>) =>
+    run: (effect: Effect.Effect<unknown, unknown>) =>
       FiberSet.run(set)(
         // Started from interruption handlers, which are uninterruptible, the fiber would inherit
         // that and its timeout could never cut the message short: make it interruptible.
-        Effect.scoped(effect).pipe(
+        effect.pipe(
           Effect.interruptible,
           Effect.timeout(Duration.millis(releaseTimeoutMs)),
           Effect.ignore,

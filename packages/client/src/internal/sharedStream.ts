@@ -13,6 +13,7 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
 import type { McpConnectionError } from "../McpConnectionError.js"
 import type * as McpSchema from "../McpSchema.js"
 import type { Diagnostics, Exchange, Response } from "../Transport.js"
@@ -137,12 +138,12 @@ export const make = (options: {
     })
 
   const request: SharedStream["request"] = (method, params, exchange, send) =>
-    Effect.gen(function*() {
-      if (terminated !== undefined) return yield* Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
+    Effect.suspend(() => {
+      if (terminated !== undefined) return Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
       const id = nextId++
-      const deferred = yield* Deferred.make<Response, McpConnectionError>()
+      const deferred = Deferred.unsafeMake<Response, McpConnectionError>(FiberId.none)
       pending.set(id, { exchange, deferred })
-      return yield* send(Messages.outgoing(method, params, id)).pipe(
+      return send(Messages.outgoing(method, params, id)).pipe(
         Effect.zipRight(Deferred.await(deferred)),
         Effect.onInterrupt(() =>
           exchange.cancellable && terminated === undefined ? options.notice(Messages.cancelled(id)) : Effect.void
