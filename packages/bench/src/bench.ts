@@ -34,11 +34,11 @@ const listFlag = (name: string): ReadonlyArray<string> | undefined => {
   const index = argv.indexOf(name)
   return index >= 0 ? argv[index + 1]!.split(",") : undefined
 }
-// Dev runs (--modes, --clients): a subset, printed and saved to bench/results/partial.json; the
-// published results and docs/BENCHMARKS.md come from full runs only.
+// Dev runs (--quick, --only, --modes, --clients): printed and saved to
+// bench/results/partial.json; the published results and docs/BENCHMARKS.md come from full runs.
 const modes = (listFlag("--modes") ?? ["json", "sse", "legacy"]) as ReadonlyArray<ServerMode>
 const selectedClients = listFlag("--clients") ?? clientNames
-const partial = argv.includes("--modes") || argv.includes("--clients")
+const partial = quick || onlyIndex >= 0 || argv.includes("--modes") || argv.includes("--clients")
 const root = rootDir
 const started = Date.now()
 const log = (message: string) => process.stderr.write(`[bench +${((Date.now() - started) / 1000).toFixed(0)}s] ${message}\n`)

@@ -1,7 +1,7 @@
 /**
- * One client process of workload 5: connects (warm-up: discovery and one tools/list), takes
- * the RSS baseline after a GC, then calls the tool whose answer is 1 GiB, with a 16 MiB
- * ceiling where the client has one. RSS is sampled every 2 ms and the kernel's peak RSS
+ * One client process of workload 5: connects (warm-up: discovery, one tools/list and one small
+ * tools/call), takes the RSS baseline after a GC, then calls the tool whose answer is 1 GiB,
+ * with a 16 MiB ceiling where the client has one. RSS is sampled every 2 ms and the kernel's peak RSS
  * (`maxRSS`) is read at the end, so a synchronous spike between samples is not missed.
  * Bounded by a time limit: whatever the client is doing then, the process reports and exits.
  *
@@ -31,6 +31,8 @@ const main = async () => {
     ? floorSession(floor, url, ceiling)
     : await (await adapters[client]!()).connect(url, mode, { maxBytes: ceiling })
   await session.listTools()
+  // A first call compiles and allocates the call path once: not part of refusing a body.
+  await session.call("small", {})
   globalThis.gc?.()
   await new Promise((resolve) => setTimeout(resolve, 20))
   globalThis.gc?.()

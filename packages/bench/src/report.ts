@@ -117,7 +117,7 @@ export const renderReport = (output: any): string => {
   out("## (5) Refusing a 1 GiB streamed body with a 16 MiB ceiling")
   out()
   out(
-    `Each client in a child process of its own per repetition; peak RSS growth = max(RSS sampled every 2 ms, the kernel's \`maxRSS\` when this call raised it) minus the RSS after a GC just before the call. Peers without a byte ceiling (the two official SDKs) get the same body; each run is bounded by a ${output.settings.memory.timeLimitMs / 1000} s time limit. effect4 is given \`maxMessageBytes\` = 16 MiB. The **bare floors** (\`src/memoryFloor.ts\`) are no client at all: \`undici.request\` or \`fetch\` read by hand, keeping every chunk accepted and dropping the body once the count passes the ceiling, the least any bounded client must hold; what they grow is the HTTP stack's and V8's, not a client's.`
+    `Each client in a child process of its own per repetition, warmed up by discovery, one tools/list and one small tools/call; peak RSS growth = max(RSS sampled every 2 ms, the kernel's \`maxRSS\` when this call raised it) minus the RSS after a GC just before the call. Peers without a byte ceiling (the two official SDKs) get the same body; each run is bounded by a ${output.settings.memory.timeLimitMs / 1000} s time limit. effect4 is given \`maxMessageBytes\` = 16 MiB. The **bare floors** (\`src/memoryFloor.ts\`) are no client at all: \`undici.request\` or \`fetch\` read by hand, keeping every chunk accepted and dropping the body once the count passes the ceiling, the least any bounded client must hold; what they grow is the HTTP stack's and V8's, not a client's.`
   )
   out()
   out("| body | client | median RSS growth (MiB) | max (MiB) | growth / ceiling | median time (ms) | what it did |")
@@ -269,6 +269,8 @@ export const renderReport = (output: any): string => {
   out("npm run bench -- --only memory,cli # some workloads (discovery,sequential,concurrent,large,memory,cli)")
   out("npm run refusal-memory -w @phasebound/bench   # the older never-ending-body probe (testkit)")
   out("```")
+  out()
+  out("Only a full run rewrites this page and `bench/results/latest.json`; `--quick`, `--only`, `--modes` and `--clients` runs are saved to `bench/results/partial.json`.")
   out()
   return lines.join("\n")
 }

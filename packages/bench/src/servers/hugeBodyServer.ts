@@ -1,7 +1,8 @@
 /**
  * A server child process for workload 5: a minimal stateless Streamable HTTP MCP server whose
- * `tools/call` answer is one FINITE, valid JSON-RPC response of `totalBytes` (default 1 GiB),
- * streamed in 64 KiB chunks with backpressure, as JSON or as one SSE event.
+ * `huge` tool answers one FINITE, valid JSON-RPC response of `totalBytes` (default 1 GiB),
+ * streamed in 64 KiB chunks with backpressure, as JSON or as one SSE event (`small` answers
+ * `ok`, the clients' warm-up call).
  *
  * The testkit's `never-ending-body` never ends and its `exact-size` builds the whole body in
  * memory (a 1 GiB string does not fit in V8), so this server streams a finite body instead:
@@ -89,9 +90,17 @@ const httpServer = http.createServer((req, res) => {
         return send(res, {
           jsonrpc: "2.0",
           id,
-          result: { tools: [{ name: "huge", description: "Answers with a huge body", inputSchema: { type: "object" } }] }
+          result: {
+            tools: [
+              { name: "huge", description: "Answers with a huge body", inputSchema: { type: "object" } },
+              { name: "small", description: "Answers ok (the warm-up call)", inputSchema: { type: "object" } }
+            ]
+          }
         })
       case "tools/call":
+        if (message.params?.["name"] === "small") {
+          return send(res, { jsonrpc: "2.0", id, result: { content: [{ type: "text", text: "ok" }] } })
+        }
         return void streamHuge(res, id)
       default:
         return send(res, { jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } })
