@@ -17,6 +17,7 @@
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -157,15 +158,17 @@ export const make = (
     const target = yield* Deferred.await(endpointReady)
 
     /**
-     * POSTs one message to the endpoint. A 2xx means accepted: the answer comes on the stream,
-     * and the POST's own body (normally `Accepted`) says nothing, so it is released unread.
+     * The answer to a POST: a 2xx means accepted. The answer comes on the stream, and the POST's
+     * own body (normally `Accepted`) says nothing, so it is released unread.
      */
+    const accepted = (exchange: Exchange) => (answer: HttpClientResponse.HttpClientResponse) =>
+      answer.status >= 200 && answer.status < 300
+        ? Effect.void
+        // The endpoint URL is the session: a 404 there means it is gone.
+        : Http.statusFailure(exchange, answer, { sentSession: true, secrets: options.secrets, onExpired: () => {} })
+    /** POSTs one message to the endpoint. */
     const send = (message: unknown, exchange: Exchange) =>
-      client.execute(Http.postJson(target, message), Http.transportError(exchange, "not-sent"), (answer) =>
-        answer.status >= 200 && answer.status < 300
-          ? Effect.void
-          // The endpoint URL is the session: a 404 there means it is gone.
-          : Http.statusFailure(exchange, answer, { sentSession: true, secrets: options.secrets, onExpired: () => {} })).pipe(
+      client.execute(Http.postJson(target, message), Http.transportError(exchange, "not-sent"), accepted(exchange)).pipe(
         Effect.tapError((error) =>
           error._tag === "SessionExpired"
             ? Effect.zipRight(terminate((e) => Failures.sessionExpired(e, "not-sent")), Fiber.interruptFork(reader))

@@ -12,6 +12,7 @@ import { Effect, Exit, Layer, ManagedRuntime, Scope, Stream } from "effect"
 import * as undici from "undici"
 import { readBody } from "../../../client/src/internal/bodyReader.js"
 import { startChild } from "../servers/spawn.js"
+import { makeLoad } from "./load.js"
 
 const calls = Number(process.argv[2] ?? 5000)
 const concurrency = Number(process.argv[3] ?? 64)
@@ -34,24 +35,7 @@ const endpoint = await new Promise<URL>((resolve) => {
 const body = JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })
 const headers = { "content-type": "application/json" }
 
-const measure = async (name: string, run: (n: number) => Promise<unknown>) => {
-  await run(Math.min(1000, calls))
-  globalThis.gc?.()
-  const cpu0 = process.cpuUsage()
-  const t = performance.now()
-  await run(calls)
-  const ms = performance.now() - t
-  const cpu = process.cpuUsage(cpu0)
-  console.log(`${name.padEnd(56)} ${((calls / ms) * 1000).toFixed(0).padStart(6)} posts/s  ${(((cpu.user + cpu.system) / calls)).toFixed(0).padStart(5)} µs CPU/post`)
-}
-const pool = async (n: number, one: () => Promise<unknown>) => {
-  let next = 0
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next++ < n) await one()
-  }))
-}
-const effectPool = <E, R>(n: number, one: () => Effect.Effect<unknown, E, R>) =>
-  Effect.forEach(Array.from({ length: n }), one, { concurrency, discard: true })
+const { measure, pool, effectPool } = makeLoad(calls, concurrency, "post")
 
 const runtime = ManagedRuntime.make(NodeHttpClient.layerUndici as Layer.Layer<HttpClient.HttpClient>)
 const client = (await runtime.runPromise(HttpClient.HttpClient)).pipe(HttpClient.withTracerDisabledWhen(() => true))

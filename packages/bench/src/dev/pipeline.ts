@@ -10,6 +10,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { McpClient, StreamableHttp } from "@phasebound/client"
 import { Duration, Effect, Exit, Layer, ManagedRuntime, Schema, Scope, Stream } from "effect"
 import { startChild } from "../servers/spawn.js"
+import { makeLoad } from "./load.js"
 
 const calls = Number(process.argv[2] ?? 5000)
 const concurrency = Number(process.argv[3] ?? 64)
@@ -33,27 +34,7 @@ let id = 1
 const body = () => JSON.stringify({ jsonrpc: "2.0", id: id++, method: "tools/call", params: { name: "add", arguments: { a: 1, b: 2 } } })
 const parse = (text: string) => JSON.parse(mode === "sse" ? text.slice(text.indexOf("data: ") + 6) : text)
 
-const measure = async (name: string, run: (n: number) => Promise<void>) => {
-  await run(Math.min(1000, calls))
-  globalThis.gc?.()
-  const cpu0 = process.cpuUsage()
-  const t = performance.now()
-  await run(calls)
-  const ms = performance.now() - t
-  const cpu = process.cpuUsage(cpu0)
-  console.log(
-    `${name.padEnd(58)} ${((calls / ms) * 1000).toFixed(0).padStart(6)} calls/s  ${(((cpu.user + cpu.system) / 1000 / calls) * 1000).toFixed(0).padStart(5)} µs CPU/call`
-  )
-}
-
-const pool = async (n: number, one: () => Promise<unknown>) => {
-  let next = 0
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next++ < n) await one()
-  }))
-}
-const effectPool = <E, R>(n: number, one: () => Effect.Effect<unknown, E, R>) =>
-  Effect.forEach(Array.from({ length: n }), one, { concurrency, discard: true })
+const { measure, pool, effectPool } = makeLoad(calls, concurrency, "call")
 
 const variants = (process.argv[5] ?? "all").split(",")
 const want = (v: string) => variants.includes("all") || variants.includes(v)

@@ -59,7 +59,10 @@ export const makeClient = (headers: Readonly<Record<string, string>>) =>
     const configured = Object.keys(headers).length === 0
       ? untraced
       : HttpClient.mapRequestInput(untraced, HttpClientRequest.setHeaders(headers))
-    const send = <E2>(request: HttpClientRequest.HttpClientRequest, onError: (error: HttpClientError.HttpClientError) => E2) =>
+    const send = <E2>(
+      request: HttpClientRequest.HttpClientRequest,
+      onError: (error: HttpClientError.HttpClientError) => E2
+    ) =>
       configured.execute(request).pipe(
         // Redirects are not followed: a redirect could carry credentials to another origin.
         Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" }),
@@ -69,7 +72,10 @@ export const makeClient = (headers: Readonly<Record<string, string>>) =>
     return {
       execute: (request, onError, use) =>
         Effect.uninterruptibleMask((restore) =>
-          Effect.flatMap(restore(send(request, onError)), (response) => Effect.ensuring(restore(use(response)), release(response)))
+          Effect.flatMap(
+            restore(send(request, onError)),
+            (response) => Effect.ensuring(restore(use(response)), release(response))
+          )
         ),
       open: (request, onError, scope) =>
         Effect.uninterruptibleMask((restore) =>
