@@ -258,15 +258,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     const exact = fault.kind === "exact-size" && message.kind === "request"
       ? exactSseFrame(message.id, paddedResultTemplate(message.method, normalResult), fault.bytes)
       : undefined
-    if (fault.kind === "endless-accepted") {
-      res.writeHead(202, { "content-type": "text/plain" })
-      res.on("close", () => {
-        if (!closing) acceptedBodiesCut += 1
-      })
-      void writeForever(res, new Uint8Array(0), NEVER_ENDING_CHUNK, () => {})
-    } else {
-      accept(res)
-    }
+    if (fault.kind !== "endless-accepted") accept(res)
     switch (fault.kind) {
       case "exact-size":
         if (exact !== undefined) {
@@ -285,6 +277,11 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
       case "no-response":
         return
       case "endless-accepted":
+        res.writeHead(202, { "content-type": "text/plain" })
+        res.on("close", () => {
+          if (!closing) acceptedBodiesCut += 1
+        })
+        void writeForever(res, new Uint8Array(0), NEVER_ENDING_CHUNK, () => {})
         return respondNormally()
       case "corrupt-frame":
         return sendFrame(session, sseFrame("{not json"))

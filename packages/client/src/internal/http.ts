@@ -27,8 +27,9 @@ const errorBodyMaxBytes = 64 * 1024
  * released when its handler ends (`execute`) or when a given scope closes (`open`).
  *
  * Why not `HttpClient.withScope` and a scope per request: measured under load, that costs about
- * 80-130 µs of CPU per request (a scope opened and closed, and an `AbortController` aborted at
- * its close, which builds a `DOMException`), a tenth of a legacy tool call. Releasing the body
+ * 100-170 µs of CPU per request (a scope opened and closed, and an `AbortController` aborted at
+ * its close, which builds a `DOMException`), a tenth of a legacy tool call (docs/BENCHMARKS.md,
+ * round 4). Releasing the body
  * when its handler ends gives the same guarantee with one finalizer: the body is read (and
  * released by the reader) or released unread, however the handler ends, interruption included.
  */
