@@ -18,7 +18,7 @@ import { InvalidOption, type Limits, type Reason, type Stage } from "./McpConnec
  * @category models
  */
 export interface BudgetOptions {
-  /** A finite duration > 0. A number is milliseconds. */
+  /** A finite duration > 0: a number is milliseconds, a bigint nanoseconds (as Effect reads them). */
   readonly timeout?: Duration.DurationInput | undefined
   /** A safe integer >= 1. */
   readonly maxBytes?: number | undefined
@@ -97,6 +97,13 @@ const invalid = (option: string, reason: Reason, stage: Stage = "config"): Inval
 /**
  * Validates a duration option into finite milliseconds > 0.
  *
+ * Inputs are read as Effect's `Duration.decode` reads them: a number is milliseconds, a
+ * `bigint` is nanoseconds (`5_000_000_000n` is 5,000 ms; a positive bigint under 1,000,000 ns
+ * gives a fractional number of milliseconds, still > 0), and a string such as `"10 seconds"`,
+ * a `[seconds, nanos]` tuple or a `Duration` is decoded by Effect. Zero or less is refused as
+ * `not-positive`; NaN, an infinite duration or one too large for a finite number of
+ * milliseconds as `not-finite`; anything Effect cannot decode as `not-a-duration`.
+ *
  * @since 0.1.0
  * @category validation
  */
@@ -110,11 +117,7 @@ export const validateTimeout = (
     if (input <= 0) return Effect.fail(invalid(option, "not-positive", stage))
     return Effect.succeed(input)
   }
-  if (typeof input === "bigint") {
-    return input > 0n && input <= BigInt(Number.MAX_SAFE_INTEGER)
-      ? Effect.succeed(Number(input))
-      : Effect.fail(invalid(option, input <= 0n ? "not-positive" : "not-finite", stage))
-  }
+  // Everything else, a bigint (nanoseconds) included, goes through Effect's own decoding.
   const decoded = Duration.decodeUnknown(input)
   if (decoded._tag === "None") return Effect.fail(invalid(option, "not-a-duration", stage))
   const duration = decoded.value

@@ -31,6 +31,27 @@ describe("PhasePolicy", () => {
     expect(policy.unsolicitedMaxBytes).toBe(1000)
   })
 
+  it("reads a bigint timeout as nanoseconds, as Effect's Duration.decode does", () => {
+    expect(Duration.toMillis(Duration.decode(5_000_000_000n))).toBe(5_000)
+    const policy = Effect.runSync(PhasePolicy.make({
+      timeout: 5_000_000_000n,
+      discovery: { timeout: 250_000_000n },
+      releaseTimeout: 1_500_000_000n
+    }))
+    expect(policy.call.timeoutMs).toBe(5_000)
+    expect(policy.discovery.timeoutMs).toBe(250)
+    expect(policy.releaseTimeoutMs).toBe(1_500)
+    const call = Effect.runSync(PhasePolicy.callBudget(policy, { timeout: 2_000_000n }))
+    expect(call.timeoutMs).toBe(2)
+  })
+
+  it("keeps a bigint timeout under one millisecond as a positive fraction", () => {
+    const policy = Effect.runSync(PhasePolicy.make({ timeout: 1n, call: { timeout: 500_000n } }))
+    expect(policy.discovery.timeoutMs).toBe(0.000001)
+    expect(policy.call.timeoutMs).toBe(0.5)
+    expect(policy.discovery.timeoutMs).toBeGreaterThan(0)
+  })
+
   const badTimeouts: ReadonlyArray<readonly [string, unknown, string]> = [
     ["NaN", Number.NaN, "not-finite"],
     ["Infinity", Number.POSITIVE_INFINITY, "not-finite"],
@@ -39,6 +60,9 @@ describe("PhasePolicy", () => {
     ["zero", 0, "not-positive"],
     ["Duration.infinity", Duration.infinity, "not-finite"],
     ["Duration.zero", Duration.zero, "not-positive"],
+    ["0n (bigint nanoseconds)", 0n, "not-positive"],
+    ["-1n (bigint nanoseconds)", -1n, "not-positive"],
+    ["bigint past any finite millisecond count", 10n ** 400n, "not-finite"],
     ["a word", "soon", "not-a-duration"]
   ]
   const badBytes: ReadonlyArray<readonly [string, unknown, string]> = [

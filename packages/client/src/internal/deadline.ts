@@ -8,9 +8,16 @@
  * virtual time still drives the deadline. The semantics are the same either way:
  *
  * - the operation's own exit wins if it comes first;
- * - at the deadline the operation is interrupted (without waiting for its finalizers, like
- *   `Effect.timeoutFail`) and the result is the failure `onTimeout()`;
- * - interrupting the caller interrupts the operation and waits for it to finish.
+ * - at the deadline the operation is interrupted and awaited: its finalizers (its bounded
+ *   release) run to completion, and only then is the result the failure `onTimeout()`. The
+ *   wait cannot be cut short by interrupting the caller, so a caller's own finalizers never
+ *   run before the operation's release;
+ * - once the deadline has fired, the result is `onTimeout()` even if the operation finishes
+ *   on its own before the interruption reaches it (an uninterruptible region, or a value
+ *   that lands in the same instant): that exit is dropped, as `Effect.timeoutFail` drops the
+ *   exit of the fiber that lost the race;
+ * - interrupting the caller before the deadline interrupts the operation and waits for it to
+ *   finish.
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -35,12 +42,26 @@ export const withDeadline = <A, E, R, E2>(
     }
     return Effect.flatMap(Effect.fork(effect), (fiber) =>
       Effect.async<A, E | E2>((resume) => {
-        const timer = setTimeout(() => resume(Effect.zipRight(Fiber.interruptFork(fiber), Effect.fail(onTimeout()))), timeoutMs)
+        // Whichever of the timer and the fiber's exit comes first decides the result; the
+        // other is ignored, so `resume` is called once.
+        let settled = false
+        const timer = setTimeout(() => {
+          if (settled) return
+          settled = true
+          // Interrupt the operation and wait for its finalizers (uninterruptibly, as
+          // Effect.timeoutFail does), then fail with onTimeout() whatever exit it ended with.
+          resume(Effect.zipRight(Effect.uninterruptible(Fiber.interrupt(fiber)), Effect.failSync(onTimeout)))
+        }, timeoutMs)
         fiber.addObserver((exit) => {
+          if (settled) return
+          settled = true
           clearTimeout(timer)
           resume(exit)
         })
+        // The caller is interrupted: stop the timer, interrupt the operation and wait for it
+        // (immediate if it has already ended).
         return Effect.suspend(() => {
+          settled = true
           clearTimeout(timer)
           return Fiber.interrupt(fiber)
         })
