@@ -31,7 +31,7 @@ import * as Http from "./internal/http.js"
 import * as Messages from "./internal/messages.js"
 import * as SharedStream from "./internal/sharedStream.js"
 import { type SseEvent, sseParser } from "./internal/sseDecoder.js"
-import type { Exchange, Transport } from "./Transport.js"
+import type { Exchange, Inbound, Transport } from "./Transport.js"
 
 /**
  * @since 0.1.0
@@ -45,6 +45,8 @@ export interface Options {
   readonly releaseTimeoutMs: number
   /** Bound of frames that answer no pending request. */
   readonly unsolicitedMaxBytes: number
+  /** Answers the server's requests. */
+  readonly inbound: Inbound
 }
 
 /**
@@ -72,6 +74,7 @@ export const make = (
     const stream = SharedStream.make({
       unsolicitedMaxBytes: options.unsolicitedMaxBytes,
       secrets: options.secrets,
+      inbound: options.inbound,
       streamExchange: readiness,
       // Until the endpoint arrives, the readiness frame is bounded by the discovery ceiling.
       extraBound: () => (endpoint === undefined ? readiness.budget.maxBytes : 0),
@@ -178,12 +181,14 @@ export const make = (
 
     return {
       kind: "sse",
-      request: (method, params, exchange) => stream.request(method, params, exchange, (message) => send(message, exchange)),
-      notify: (method, params, exchange) =>
+      request: (request, exchange) => stream.request(request, exchange, (message) => send(message, exchange)),
+      notify: (notification, exchange) =>
         stream.isTerminated()
           ? Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
-          : send(Messages.outgoing(method, params), exchange),
-      setProtocolVersion: () => Effect.void,
+          : send(Messages.envelope(notification), exchange),
+      // The endpoint URL is the session: closing the GET stream (the scope) ends it.
+      endSession: Effect.void,
+      logTail: Effect.succeed(""),
       diagnostics: Effect.map(background.size, stream.diagnostics)
     } satisfies Transport
   })

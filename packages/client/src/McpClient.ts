@@ -27,6 +27,7 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { withDeadline } from "./internal/deadline.js"
 import * as Failures from "./internal/failures.js"
+import * as Negotiation from "./internal/negotiation.js"
 import { secretsOf, secretValues } from "./internal/secrets.js"
 import { type Annotate, clientSpan } from "./internal/tracing.js"
 import {
@@ -39,9 +40,10 @@ import {
 import * as McpSchema from "./McpSchema.js"
 import * as PhasePolicy from "./PhasePolicy.js"
 import * as LegacySse from "./LegacySse.js"
+import { handshakeEra, type OpenContext, type Session } from "./ProtocolEra.js"
 import * as Stdio from "./Stdio.js"
 import * as StreamableHttp from "./StreamableHttp.js"
-import type { Diagnostics, Exchange, Response, Transport, TransportKind } from "./Transport.js"
+import { answerWithoutCapabilities, type Diagnostics, type Exchange, type Transport, type TransportKind } from "./Transport.js"
 
 /**
  * @since 0.1.0
@@ -182,7 +184,6 @@ const validateClientInfo = (info: McpSchema.Implementation | undefined) =>
     Effect.mapError(() => configError("clientInfo", "invalid-value"))
   )
 
-const decodeInitialize = Schema.decodeUnknown(McpSchema.InitializeResult)
 const decodeListPage = Schema.decodeUnknown(McpSchema.ListToolsPage)
 const decodeTool = Schema.decodeUnknown(McpSchema.Tool)
 const decodeCallResult = Schema.decodeUnknownEither(McpSchema.CallToolResult)
@@ -207,17 +208,17 @@ const utf8Length = (value: unknown): number => new TextEncoder().encode(JSON.str
  * The caller puts the whole listing under one deadline.
  */
 const listAllTools = (
-  transport: Transport,
+  session: Session,
   policy: PhasePolicy.PhasePolicy,
   record: (stage: Stage, bytes: number) => void
 ): Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError> =>
   Effect.gen(function*() {
-    const exchange: Exchange = { stage: "list-tools", phase: "discovery", budget: policy.discovery, cancellable: true }
+    const exchange: Exchange = { stage: "list-tools", phase: "discovery", budget: policy.discovery }
     const tools: Array<McpSchema.Tool> = []
     let cursor: string | undefined
     for (let page = 1;; page++) {
       if (page > policy.maxPages) return yield* Effect.fail(limitExceeded(exchange, "maxPages"))
-      const response = yield* transport.request("tools/list", cursor === undefined ? undefined : { cursor }, exchange)
+      const response = yield* session.request("tools/list", cursor === undefined ? undefined : { cursor }, exchange)
       record("list-tools", response.bytes)
       const decoded = yield* decodeListPage(response.result).pipe(Effect.mapError(invalidResult(exchange, response.bytes)))
       if (tools.length + decoded.tools.length > policy.maxTools) {
@@ -234,14 +235,6 @@ const listAllTools = (
       cursor = decoded.nextCursor
     }
   })
-
-/**
- * Whether a failed first POST allows falling back to legacy HTTP+SSE: 400, 404 or 405 whose
- * body is not a JSON-RPC error (a JSON-RPC error proves a modern server that refused). 401,
- * 403, 5xx, deadlines and transport failures never fall back.
- */
-const fallsBack = (error: McpConnectionError): boolean =>
-  error._tag === "UpstreamFailure" && (error.status === 400 || error.status === 404 || error.status === 405)
 
 /** What is known about the remote effect when a deadline passes at a stage. */
 const deadlineOutcome = (stage: Stage): Outcome =>
@@ -272,31 +265,25 @@ export const connect = (
       headers: target.headers,
       secrets: target.secrets,
       releaseTimeoutMs: policy.releaseTimeoutMs,
-      unsolicitedMaxBytes: policy.unsolicitedMaxBytes
+      unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
+      inbound: answerWithoutCapabilities
     }
-
-    /**
-     * Opens the transport and sends initialize. Only here may the transport be negotiated:
-     * the first POST of the discovery, under the same deadline as everything else.
-     */
-    const negotiate = (context: DiscoveryContext) =>
-      Effect.gen(function*() {
-        const openLegacy = () =>
-          LegacySse.make(transportOptions, context.exchange("endpoint")).pipe(Scope.extend(context.scope))
-        if (choice === "sse") {
-          const legacy = yield* openLegacy()
-          return { transport: legacy, response: yield* context.initialize(legacy) }
-        }
-        const attemptScope = yield* Scope.fork(context.scope, ExecutionStrategy.sequential)
-        const streamable = yield* StreamableHttp.make(transportOptions).pipe(Scope.extend(attemptScope))
-        const first = yield* Effect.either(context.initialize(streamable))
-        if (first._tag === "Right") return { transport: streamable, response: first.right }
-        if (choice === "streamable-http" || !fallsBack(first.left)) return yield* Effect.fail(first.left)
-        yield* Scope.close(attemptScope, Exit.void)
-        const legacy = yield* openLegacy()
-        return { transport: legacy, response: yield* context.initialize(legacy) }
-      })
-    return yield* discover(policy, clientInfo, negotiate)
+    return yield* discover(policy, clientInfo, (context) => {
+      const streamable: Negotiation.Candidate<HttpClient.HttpClient> = {
+        era: handshakeEra,
+        kind: "streamable-http",
+        open: (session) => StreamableHttp.make({ ...transportOptions, session }),
+        follows: () => false
+      }
+      const legacy: Negotiation.Candidate<HttpClient.HttpClient> = {
+        era: handshakeEra,
+        kind: "sse",
+        // Waiting for the endpoint is the readiness step of discovery.
+        open: () => LegacySse.make(transportOptions, context.exchange("endpoint")),
+        follows: Negotiation.legacyHttpFallback
+      }
+      return choice === "auto" ? [streamable, legacy] : choice === "sse" ? [legacy] : [streamable]
+    })
   })
 
 /**
@@ -343,34 +330,27 @@ export const connectStdio = (
       // Values given for the child's environment are secrets as far as error texts go.
       secrets: secretValues(Object.values(options.env ?? {})),
       releaseTimeoutMs: policy.releaseTimeoutMs,
-      unsolicitedMaxBytes: policy.unsolicitedMaxBytes
+      unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
+      inbound: answerWithoutCapabilities
     }
-    return yield* discover(policy, clientInfo, (context) =>
-      Effect.gen(function*() {
-        const transport = yield* Stdio.make(stdioOptions, context.exchange("connect")).pipe(Scope.extend(context.scope))
-        return { transport, response: yield* context.initialize(transport) }
-      }))
+    return yield* discover(policy, clientInfo, (context) => [{
+      era: handshakeEra,
+      kind: "stdio",
+      // The spawn is the first step of discovery.
+      open: () => Stdio.make(stdioOptions, context.exchange("connect")),
+      follows: () => false
+    }])
   })
 
-/** What a transport opener gets from the discovery around it. */
-interface DiscoveryContext {
-  /** The exchange of a discovery stage (and the stage a deadline would report). */
-  readonly exchange: (stage: Stage) => Exchange
-  /** The connection's scope: what is opened in it lives as long as the connection. */
-  readonly scope: Scope.Scope
-  /** Sends initialize over a transport (never cancelled, as the spec requires). */
-  readonly initialize: (transport: Transport) => Effect.Effect<Response, McpConnectionError>
-}
-
 /**
- * The discovery, under ONE deadline: open (and negotiate) the transport, initialize,
- * initialized, every tools/list page. When it fails, everything it opened is released before
- * the failure is returned.
+ * The discovery, under ONE deadline: negotiate an (era, transport) candidate (opening the
+ * transport and running the era's own steps), then every tools/list page. When it fails,
+ * everything it opened is released before the failure is returned.
  */
 const discover = <R>(
   policy: PhasePolicy.PhasePolicy,
   clientInfo: McpSchema.Implementation,
-  open: (context: DiscoveryContext) => Effect.Effect<{ readonly transport: Transport; readonly response: Response }, McpConnectionError, R>
+  candidates: (context: Pick<OpenContext, "exchange">) => ReadonlyArray<Negotiation.Candidate<R>>
 ): Effect.Effect<Connection, McpConnectionError, R | Scope.Scope> =>
   Effect.gen(function*() {
     const connectionScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
@@ -384,41 +364,21 @@ const discover = <R>(
     }
     const exchange = (at: Stage): Exchange => {
       stage = at
-      return { stage: at, phase: "discovery", budget: policy.discovery, cancellable: at !== "initialize" }
-    }
-    const context: DiscoveryContext = {
-      exchange,
-      scope: connectionScope,
-      initialize: (transport) =>
-        transport.request(
-          "initialize",
-          { protocolVersion: McpSchema.latestRevision, capabilities: {}, clientInfo },
-          exchange("initialize")
-        )
+      return { stage: at, phase: "discovery", budget: policy.discovery }
     }
 
     const discovery = (annotate: Annotate) => Effect.gen(function*() {
       stageStarted = Date.now()
-      const { response: initialized, transport } = yield* open(context)
-      const initializeExchange = exchange("initialize")
-      record("initialize", initialized.bytes)
-      const init = yield* decodeInitialize(initialized.result).pipe(
-        Effect.mapError(invalidResult(initializeExchange, initialized.bytes))
+      const negotiated = yield* Negotiation.negotiate(
+        candidates({ exchange }),
+        { clientInfo, exchange, record },
+        McpSchema.supportedRevisions,
+        connectionScope
       )
-      if (!McpSchema.isSupportedRevision(init.protocolVersion)) {
-        return yield* Effect.fail(
-          Failures.protocol(initializeExchange, "unsupported-protocol-version", { observedBytes: initialized.bytes })
-        )
-      }
-      yield* transport.setProtocolVersion(init.protocolVersion)
-      annotate({ "mcp.transport": transport.kind, "mcp.protocol.version": init.protocolVersion })
-
-      yield* transport.notify("notifications/initialized", undefined, exchange("initialized"))
-      record("initialized", 0)
-
+      annotate({ "mcp.transport": negotiated.kind, "mcp.protocol.version": negotiated.session.protocolVersion })
       stage = "list-tools"
-      const tools = yield* listAllTools(transport, policy, record)
-      return { transport, init, tools }
+      const tools = yield* listAllTools(negotiated.session, policy, record)
+      return { ...negotiated, tools }
     })
 
     const discovered = yield* clientSpan("mcp.connect", { "mcp.phase": "discovery" }, (annotate) =>
@@ -434,16 +394,17 @@ const discover = <R>(
 
 const makeConnection = (
   discovered: {
+    readonly kind: TransportKind
     readonly transport: Transport
-    readonly init: McpSchema.InitializeResult
+    readonly session: Session
     readonly tools: ReadonlyArray<McpSchema.Tool>
   },
   policy: PhasePolicy.PhasePolicy,
   discovery: ReadonlyArray<Observation>,
   scope: Scope.Scope
 ): Connection => {
-  const { init, transport } = discovered
-  const revision = init.protocolVersion as McpSchema.Revision
+  const { kind, session, transport } = discovered
+  const revision = session.protocolVersion
   const observations: Array<Observation> = []
   let closed = false
   const observe = (observation: Observation) => {
@@ -467,7 +428,7 @@ const makeConnection = (
     clientSpan(operation === "tools/call" ? "mcp.tools.call" : "mcp.tools.list", {
       "mcp.phase": exchange.phase,
       "mcp.stage": exchange.stage,
-      "mcp.transport": transport.kind,
+      "mcp.transport": kind,
       "mcp.protocol.version": revision
     }, (annotate) =>
       Effect.clockWith((clock) => {
@@ -492,8 +453,8 @@ const makeConnection = (
   // Combinators rather than a generator: this is the hot path of a tool call.
   const callTool: Connection["callTool"] = (name, args, overrides) =>
     Effect.flatMap(PhasePolicy.callBudget(policy, overrides), (budget) => {
-      const exchange: Exchange = { stage: "call", phase: "call", budget, cancellable: true }
-      const request = transport.request("tools/call", { name, arguments: args ?? {} }, exchange)
+      const exchange: Exchange = { stage: "call", phase: "call", budget }
+      const request = session.request("tools/call", { name, arguments: args ?? {} }, exchange)
       return Effect.flatMap(observed("tools/call", exchange, request), (response) => {
         const decoded = decodeCallResult(response.result)
         return Either.isRight(decoded)
@@ -503,12 +464,12 @@ const makeConnection = (
     })
 
   const listTools: Connection["listTools"] = Effect.gen(function*() {
-    const exchange: Exchange = { stage: "list-tools", phase: "discovery", budget: policy.discovery, cancellable: true }
+    const exchange: Exchange = { stage: "list-tools", phase: "discovery", budget: policy.discovery }
     let bytes = 0
     const tools = yield* observed(
       "tools/list",
       exchange,
-      listAllTools(transport, policy, (_, n) => {
+      listAllTools(session, policy, (_, n) => {
         bytes += n
       }).pipe(Effect.map((tools) => ({ tools, bytes })))
     )
@@ -516,11 +477,11 @@ const makeConnection = (
   })
 
   return {
-    transport: transport.kind,
+    transport: kind,
     protocolVersion: revision,
-    serverInfo: init.serverInfo,
-    capabilities: init.capabilities,
-    instructions: init.instructions,
+    serverInfo: session.serverInfo,
+    capabilities: session.capabilities,
+    instructions: session.instructions,
     tools: discovered.tools,
     policy,
     discovery,
@@ -528,6 +489,6 @@ const makeConnection = (
     listTools,
     observations: Effect.sync(() => [...observations]),
     diagnostics: transport.diagnostics,
-    logTail: transport.logTail ?? Effect.succeed("")
+    logTail: transport.logTail
   }
 }

@@ -23,6 +23,14 @@ export const supportedRevisions = ["2025-11-25", "2025-06-18", "2025-03-26", "20
 export type Revision = (typeof supportedRevisions)[number]
 
 /**
+ * The revisions that start with the `initialize` handshake, newest first.
+ *
+ * @since 0.1.0
+ * @category protocol
+ */
+export const handshakeRevisions: ReadonlyArray<Revision> = supportedRevisions
+
+/**
  * The revision a 2025-era client asks for in `initialize`.
  *
  * @since 0.1.0

@@ -34,7 +34,7 @@ import * as Failures from "./internal/failures.js"
 import { decodeLines, type Line } from "./internal/lineDecoder.js"
 import * as Messages from "./internal/messages.js"
 import * as SharedStream from "./internal/sharedStream.js"
-import type { Exchange, Transport } from "./Transport.js"
+import type { Exchange, Inbound, Transport } from "./Transport.js"
 
 /**
  * What to run. No shell is involved: `command` is executed with `args` as given.
@@ -59,6 +59,8 @@ export interface Options extends ServerCommand {
   /** Bound of each release step (stdin close, SIGTERM, SIGKILL) and of cancellation notices. */
   readonly releaseTimeoutMs: number
   readonly unsolicitedMaxBytes: number
+  /** Answers the server's requests. */
+  readonly inbound: Inbound
 }
 
 /**
@@ -154,6 +156,7 @@ export const make = (
     const stream = SharedStream.make({
       unsolicitedMaxBytes: options.unsolicitedMaxBytes,
       secrets: options.secrets,
+      inbound: options.inbound,
       streamExchange: readiness,
       notice: (message) => Effect.asVoid(send(message))
     })
@@ -269,12 +272,13 @@ export const make = (
 
     return {
       kind: "stdio",
-      request: (method, params, exchange) => stream.request(method, params, exchange, (message) => Effect.asVoid(send(message))),
-      notify: (method, params, exchange) =>
+      request: (request, exchange) => stream.request(request, exchange, (message) => Effect.asVoid(send(message))),
+      notify: (notification, exchange) =>
         stream.isTerminated()
           ? Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
-          : Effect.asVoid(send(Messages.outgoing(method, params))),
-      setProtocolVersion: () => Effect.void,
+          : Effect.asVoid(send(Messages.envelope(notification))),
+      // The child is the session: the connection's scope releases it.
+      endSession: Effect.void,
       diagnostics: Effect.sync(() => stream.diagnostics(0)),
       logTail: Effect.sync(() => tail.text())
     } satisfies Transport

@@ -1,13 +1,15 @@
 /**
- * The Streamable HTTP transport (revisions 2025-03-26, 2025-06-18, 2025-11-25).
+ * The Streamable HTTP transport: each message is POSTed with
+ * `Accept: application/json, text/event-stream`; the answer is a JSON body or an SSE stream
+ * carrying the response (with, before it, notifications and server requests that relate to it).
  *
- * Each message is POSTed with `Accept: application/json, text/event-stream`; the answer is a
- * JSON body or an SSE stream carrying the response. `Mcp-Session-Id` is captured from the
- * `initialize` answer and echoed; `MCP-Protocol-Version` is sent once a revision is agreed.
- * Every body is read through a byte counter bounded by the exchange's ceiling; every request
- * runs in its own scope, so an interrupted or refused read aborts the HTTP request and the
- * server sees the connection closed. Closing the transport's scope DELETEs the session,
- * bounded by `releaseTimeoutMs`.
+ * It moves messages and nothing more: the era that builds each message decides its headers
+ * (the session's and the message's own), whether an interrupted request is announced with a
+ * notice, and whether an SSE answer that ends early may be resumed (`GET` + `Last-Event-ID`).
+ * Sessions, their expiry and their end (`endSession`: `DELETE` with the session headers) are
+ * the era's (see docs/DESIGN.md). Every body is read through a byte counter bounded by the
+ * exchange's ceiling, and the body is released when its handler ends, so an interrupted or
+ * refused read aborts the HTTP request and the server sees the connection closed.
  *
  * @since 0.1.0
  */
@@ -17,7 +19,7 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { identity } from "effect/Function"
-import * as Scope from "effect/Scope"
+import type * as Scope from "effect/Scope"
 import type { McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
 import { readBody, readFrames } from "./internal/bodyReader.js"
@@ -26,7 +28,7 @@ import type { FrameTooLarge } from "./internal/frameErrors.js"
 import * as Http from "./internal/http.js"
 import * as Messages from "./internal/messages.js"
 import { type SseEvent, sseParser } from "./internal/sseDecoder.js"
-import type { Exchange, Response, Transport } from "./Transport.js"
+import type { Exchange, Inbound, Outgoing, Request, Response, SessionHeaders, Transport } from "./Transport.js"
 
 /**
  * @since 0.1.0
@@ -40,6 +42,10 @@ export interface Options {
   readonly secrets: ReadonlyArray<string>
   /** Bound of each release step (DELETE, cancellation notice, reply to a server request). */
   readonly releaseTimeoutMs: number
+  /** Answers the server's requests. */
+  readonly inbound: Inbound
+  /** Headers of the session, sent with everything (written by the era; none by default). */
+  readonly session?: SessionHeaders | undefined
 }
 
 /**
@@ -50,6 +56,15 @@ export interface Options {
  * @category constants
  */
 export const maxResumptions = 16
+
+/** What has been read of one answer's SSE stream, across its resumptions. */
+interface Counted {
+  bytes: number
+  lastEventId: string | undefined
+  retryMs: number | undefined
+  /** The headers of the POST's answer, given with the response. */
+  readonly headers: Response["headers"]
+}
 
 /** Delay before resuming when the server gave no `retry` (the SDKs use 1 s as well). */
 const defaultRetryMs = 1_000
@@ -62,41 +77,28 @@ const defaultRetryMs = 1_000
  */
 export const make = (options: Options): Effect.Effect<Transport, never, HttpClient.HttpClient | Scope.Scope> =>
   Effect.gen(function*() {
-    const scope = yield* Effect.scope
     const client = yield* Http.makeClient(options.headers)
     const background = yield* Http.makeBackground(options.releaseTimeoutMs)
+    const session: SessionHeaders = options.session ?? { current: {} }
     let nextId = 0
-    let sessionId: string | undefined
-    let protocolVersion: string | undefined
-    let expired = false
     const inFlight = new Set<McpSchema.RequestId>()
 
-    const sessionHeaders = (): Record<string, string> => {
-      const headers: Record<string, string> = {}
-      if (sessionId !== undefined) headers["mcp-session-id"] = sessionId
-      if (protocolVersion !== undefined) headers["mcp-protocol-version"] = protocolVersion
-      return headers
-    }
-
     const postTarget = HttpClientRequest.post(options.url)
-    const post = (body: unknown) =>
-      Http.postJson(postTarget, body, { accept: "application/json, text/event-stream", ...sessionHeaders() })
+    const accept = { accept: "application/json, text/event-stream" }
+    /** A POST of one message, with the session's headers and the message's own. */
+    const post = (body: unknown, headers: Outgoing["headers"]) =>
+      Http.postJson(postTarget, body, { ...accept, ...session.current, ...headers })
     /** A best-effort message: nobody waits for it, its answer does not matter. */
-    const postNotice = (message: unknown) => client.execute(post(message), identity, Http.ignoreResponse)
+    const postNotice = (body: unknown, headers: Outgoing["headers"]) =>
+      client.execute(post(body, headers), identity, Http.ignoreResponse)
 
-    const statusFailure = (exchange: Exchange, response: HttpClientResponse.HttpClientResponse, sentSession: boolean) =>
-      Http.statusFailure(exchange, response, {
-        sentSession,
-        secrets: options.secrets,
-        onExpired: () => {
-          expired = true
-        }
-      })
+    const statusFailure = (exchange: Exchange, response: HttpClientResponse.HttpClientResponse) =>
+      Http.statusFailure(exchange, response, { sentSession: false, secrets: options.secrets, onExpired: () => {} })
 
     /** Messages that are not the awaited response: answer requests, ignore the rest. */
     const handleOther = (message: McpSchema.IncomingMessage): Effect.Effect<void> => {
-      const reply = Messages.replyTo(message)
-      return reply === undefined ? Effect.void : background.run(postNotice(reply))
+      const reply = Messages.replyTo(options.inbound, message)
+      return reply === undefined ? Effect.void : background.run(postNotice(reply, undefined))
     }
 
     const readJson = (
@@ -116,7 +118,8 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
         const message = yield* Messages.parseMessage(exchange, bytes, { status })
         const answer = yield* Messages.answerOf(exchange, id, message, options.secrets, {
           status,
-          observedBytes: bytes.length
+          observedBytes: bytes.length,
+          headers: response.headers
         })
         if (answer !== undefined) return answer
         yield* handleOther(message)
@@ -132,7 +135,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       exchange: Exchange,
       id: McpSchema.RequestId,
       response: HttpClientResponse.HttpClientResponse,
-      counted: { bytes: number; lastEventId: string | undefined; retryMs: number | undefined }
+      counted: Counted
     ): Effect.Effect<Response | undefined, McpConnectionError> => {
       const status = response.status
       const onEvent = (event: SseEvent): Effect.Effect<Response | undefined, McpConnectionError> => {
@@ -142,7 +145,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
         // Priming events and events of other types carry no JSON-RPC message.
         if (event.event !== "message" || event.data === "") return Effect.succeed(undefined)
         return Effect.gen(function*() {
-          const details = { status, observedBytes: counted.bytes }
+          const details = { status, observedBytes: counted.bytes, headers: counted.headers }
           const message = yield* Messages.parseText(exchange, event.data, details)
           const answer = yield* Messages.answerOf(exchange, id, message, options.secrets, details)
           if (answer !== undefined) return answer
@@ -164,35 +167,35 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       )
     }
 
-    /** Reads the answer of one POST; resumes an SSE stream that closed early (2025-11-25). */
+    /** Reads the answer of one POST; resumes an SSE stream that closed early when allowed. */
     const readAnswer = (
       exchange: Exchange,
       id: McpSchema.RequestId,
       response: HttpClientResponse.HttpClientResponse,
-      sentSession: boolean
+      request: Request
     ): Effect.Effect<Response, McpConnectionError> =>
       Effect.gen(function*() {
         if (response.status !== 200) {
           if (response.status === 202 || response.status === 204) {
             return yield* Effect.fail(Failures.protocol(exchange, "missing-response", { status: response.status }))
           }
-          return yield* statusFailure(exchange, response, sentSession)
+          return yield* statusFailure(exchange, response)
         }
         const contentType = Http.contentTypeOf(response)
         if (contentType === "application/json") return yield* readJson(exchange, id, response)
         if (contentType !== "text/event-stream") {
           return yield* Effect.fail(Failures.protocol(exchange, "unexpected-content-type", { status: response.status }))
         }
-        const counted = { bytes: 0, lastEventId: undefined as string | undefined, retryMs: undefined as number | undefined }
+        const counted: Counted = { bytes: 0, lastEventId: undefined, retryMs: undefined, headers: response.headers }
         let answer = yield* readEvents(exchange, id, response, counted)
         for (let resumptions = 0; answer === undefined; resumptions++) {
-          if (counted.lastEventId === undefined || resumptions >= maxResumptions) {
+          if (request.resumable !== true || counted.lastEventId === undefined || resumptions >= maxResumptions) {
             return yield* Effect.fail(
               Failures.protocol(exchange, "missing-response", { observedBytes: counted.bytes, status: response.status })
             )
           }
           yield* Effect.sleep(Duration.millis(counted.retryMs ?? defaultRetryMs))
-          answer = yield* resume(exchange, id, counted.lastEventId, counted)
+          answer = yield* resume(exchange, id, counted.lastEventId, counted, request.headers)
         }
         return answer
       })
@@ -202,14 +205,14 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       exchange: Exchange,
       id: McpSchema.RequestId,
       lastEventId: string,
-      counted: { bytes: number; lastEventId: string | undefined; retryMs: number | undefined }
+      counted: Counted,
+      headers: Outgoing["headers"]
     ) => {
-      const sentSession = sessionId !== undefined
       const request = HttpClientRequest.get(options.url).pipe(
-        HttpClientRequest.setHeaders({ accept: "text/event-stream", "last-event-id": lastEventId, ...sessionHeaders() })
+        HttpClientRequest.setHeaders({ accept: "text/event-stream", ...session.current, ...headers, "last-event-id": lastEventId })
       )
       return client.execute(request, Http.transportError(exchange, "unknown"), (response) => {
-        if (response.status !== 200) return statusFailure(exchange, response, sentSession)
+        if (response.status !== 200) return statusFailure(exchange, response)
         if (Http.contentTypeOf(response) !== "text/event-stream") {
           return Effect.fail(Failures.protocol(exchange, "unexpected-content-type", { status: response.status }))
         }
@@ -217,66 +220,51 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       })
     }
 
-    const expiredFailure = (exchange: Exchange) => Effect.fail(Failures.sessionExpired(exchange, "not-sent"))
-
-    const request: Transport["request"] = (method, params, exchange) =>
-      Effect.gen(function*() {
-        if (expired) return yield* expiredFailure(exchange)
+    const request: Transport["request"] = (request, exchange) =>
+      Effect.suspend(() => {
         const id = nextId++
         inFlight.add(id)
-        const sentSession = sessionId !== undefined
-        return yield* client.execute(
-          post(Messages.outgoing(method, params, id)),
+        const { cancelNotice } = request
+        return client.execute(
+          post(Messages.envelope(request, id), request.headers),
           Http.transportError(exchange, "not-sent"),
-          (response) => {
-            if (method === "initialize" && response.status === 200) {
-              const header = response.headers["mcp-session-id"]
-              if (header !== undefined && header.length > 0) sessionId = header
-            }
-            return readAnswer(exchange, id, response, sentSession)
-          }
+          (response) => readAnswer(exchange, id, response, request)
         ).pipe(
-          Effect.onInterrupt(() => (exchange.cancellable ? background.run(postNotice(Messages.cancelled(id))) : Effect.void)),
+          Effect.onInterrupt(() => {
+            if (cancelNotice === undefined) return Effect.void
+            const notice = cancelNotice(id)
+            return background.run(postNotice(Messages.envelope(notice), notice.headers))
+          }),
           Effect.ensuring(Effect.sync(() => inFlight.delete(id)))
         )
       })
 
-    const notify: Transport["notify"] = (method, params, exchange) =>
-      Effect.gen(function*() {
-        if (expired) return yield* expiredFailure(exchange)
-        const sentSession = sessionId !== undefined
-        yield* client.execute(
-          post(Messages.outgoing(method, params)),
-          Http.transportError(exchange, "not-sent"),
-          (response) =>
-            response.status === 202 || response.status === 200 || response.status === 204
-              ? Effect.void
-              : statusFailure(exchange, response, sentSession)
-        )
-      })
+    const notify: Transport["notify"] = (notification, exchange) =>
+      client.execute(
+        post(Messages.envelope(notification), notification.headers),
+        Http.transportError(exchange, "not-sent"),
+        (response) =>
+          response.status === 202 || response.status === 200 || response.status === 204
+            ? Effect.void
+            : statusFailure(exchange, response)
+      )
 
-    // Release: end the session on the server, bounded; a server may answer 405 (not allowed).
-    yield* Scope.addFinalizer(
-      scope,
-      Effect.suspend(() => {
-        if (sessionId === undefined || expired) return Effect.void
-        const request = HttpClientRequest.del(options.url).pipe(HttpClientRequest.setHeaders(sessionHeaders()))
-        return client.execute(request, identity, Http.ignoreResponse).pipe(
-          Effect.interruptible,
-          Effect.timeout(Duration.millis(options.releaseTimeoutMs)),
-          Effect.ignore
-        )
-      })
-    )
+    // A server may answer 405 (it does not allow clients to end sessions): nothing to do then.
+    const endSession = Effect.suspend(() => {
+      const request = HttpClientRequest.del(options.url).pipe(HttpClientRequest.setHeaders(session.current))
+      return client.execute(request, identity, Http.ignoreResponse).pipe(
+        Effect.interruptible,
+        Effect.timeout(Duration.millis(options.releaseTimeoutMs)),
+        Effect.ignore
+      )
+    })
 
     return {
       kind: "streamable-http",
       request,
       notify,
-      setProtocolVersion: (revision) =>
-        Effect.sync(() => {
-          protocolVersion = revision
-        }),
+      endSession,
+      logTail: Effect.succeed(""),
       diagnostics: Effect.map(background.size, (size) => ({ pending: inFlight.size, background: size, droppedFrames: 0 }))
     } satisfies Transport
   })

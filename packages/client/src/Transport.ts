@@ -1,16 +1,20 @@
 /**
- * The seam every transport provides (Streamable HTTP, legacy HTTP+SSE, stdio). `McpClient`
- * depends on this interface only.
+ * The seam every transport provides (Streamable HTTP, legacy HTTP+SSE, stdio). Transports move
+ * JSON-RPC messages under the budgets and know nothing of protocol eras: what a message says
+ * (its params and `_meta`, its HTTP headers, how an interrupted request is cancelled, whether
+ * its answer may be resumed) is decided by the era that builds it (`ProtocolEra`), and the
+ * handshake, sessions and negotiation live there too. See docs/DESIGN.md, "The transport seam".
  *
- * A transport owns its wire: framing, byte ceilings of the responses it reads, correlation of
- * responses with requests, cancellation notices and release. The client owns phases and
- * deadlines: it runs `request` under a deadline that interrupts it, so a transport must let itself be
- * interrupted at any point and release what it holds when it is.
+ * A transport owns its wire: framing, the byte ceilings of the responses it reads, correlation
+ * of responses with requests, background messages and release. The client owns phases and
+ * deadlines: it runs `request` under a deadline that interrupts it, so a transport must let
+ * itself be interrupted at any point and release what it holds when it is.
  *
  * @since 0.1.0
  */
 import type * as Effect from "effect/Effect"
 import type { McpConnectionError, Phase, Stage } from "./McpConnectionError.js"
+import * as McpSchema from "./McpSchema.js"
 import type { Budget } from "./PhasePolicy.js"
 
 /**
@@ -30,15 +34,47 @@ export interface Exchange {
   readonly phase: Phase
   /** The budget of the phase (or the per-call override): its `maxBytes` bounds the response. */
   readonly budget: Budget
-  /**
-   * Whether an interrupted request is announced with `notifications/cancelled`. Never for
-   * `initialize`.
-   */
-  readonly cancellable: boolean
 }
 
 /**
- * A decoded response and the raw bytes read for it.
+ * One message to send, as the era built it. The transport adds the JSON-RPC envelope (and, for
+ * a request, the id it correlates the answer with).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Outgoing {
+  readonly method: string
+  readonly params?: Record<string, unknown> | undefined
+  /** HTTP headers of this message (Streamable HTTP only; other transports ignore them). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+}
+
+/**
+ * A request to send. Whatever the transport, an interrupted request stops being read and its
+ * answer stream is closed (over Streamable HTTP that close is itself the cancellation signal of
+ * 2026-07-28); `cancelNotice` adds an explicit notice on top.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Request extends Outgoing {
+  /**
+   * The notice that announces the interruption of this request, given its id
+   * (`notifications/cancelled`), sent in the background and bounded by the release timeout.
+   * Absent: nothing is sent (`initialize` is never cancelled; 2026-07-28 HTTP closes the stream).
+   */
+  readonly cancelNotice?: ((id: McpSchema.RequestId) => Outgoing) | undefined
+  /**
+   * Whether an SSE answer that ends early, after events with ids, may be resumed with
+   * `GET` + `Last-Event-ID` (2025-11-25). Absent: it may not.
+   */
+  readonly resumable?: boolean | undefined
+}
+
+/**
+ * A decoded response, the raw bytes read for it, and the HTTP headers of the answer that
+ * carried it (empty for stdio and for answers on a shared stream).
  *
  * @since 0.1.0
  * @category models
@@ -46,6 +82,46 @@ export interface Exchange {
 export interface Response {
   readonly result: Record<string, unknown>
   readonly bytes: number
+  readonly headers: Readonly<Record<string, string | undefined>>
+}
+
+/**
+ * What the server sends that is not a response: its requests get the reply that `answer`
+ * builds (a JSON-RPC result or error object), sent by the transport as a best-effort message.
+ * The connection provides it; it does not depend on the transport.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Inbound {
+  readonly answer: (request: typeof McpSchema.JsonRpcRequest.Type) => Record<string, unknown>
+}
+
+/**
+ * The answers of a client that declares no capabilities: `ping` gets an empty result, any other
+ * request method-not-found.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const answerWithoutCapabilities: Inbound = {
+  answer: ({ id, method }) =>
+    method === "ping"
+      ? { jsonrpc: "2.0", id, result: {} }
+      : { jsonrpc: "2.0", id, error: { code: McpSchema.ErrorCode.MethodNotFound, message: "Method not found" } }
+}
+
+/**
+ * Headers that belong to the session rather than to one message (`Mcp-Session-Id`,
+ * `MCP-Protocol-Version` of a 2025-era session), read each time an HTTP transport sends
+ * something: requests, notices, replies, resumptions and the session's end. The era that owns
+ * the session writes them; the transport only sends them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SessionHeaders {
+  current: Readonly<Record<string, string>>
 }
 
 /**
@@ -58,21 +134,16 @@ export interface Transport {
    * Sends one request and waits for its response. A JSON-RPC error object fails with
    * `RemoteRefusal`. The request is sent at most once.
    */
-  readonly request: (
-    method: string,
-    params: Record<string, unknown> | undefined,
-    exchange: Exchange
-  ) => Effect.Effect<Response, McpConnectionError>
-  /** Sends one notification. */
-  readonly notify: (
-    method: string,
-    params: Record<string, unknown> | undefined,
-    exchange: Exchange
-  ) => Effect.Effect<void, McpConnectionError>
-  /** Called once `initialize` has agreed on a revision (Streamable HTTP echoes it in a header). */
-  readonly setProtocolVersion: (revision: string) => Effect.Effect<void>
+  readonly request: (request: Request, exchange: Exchange) => Effect.Effect<Response, McpConnectionError>
+  /** Sends one notification and waits until the server accepted it. */
+  readonly notify: (notification: Outgoing, exchange: Exchange) => Effect.Effect<void, McpConnectionError>
+  /**
+   * Ends the remote session where the transport has one to end (Streamable HTTP: `DELETE` with
+   * the session headers), bounded by the release timeout; never fails.
+   */
+  readonly endSession: Effect.Effect<void>
   /** The last 64 KiB of the server's own log (stdio stderr), in process only; "" elsewhere. */
-  readonly logTail?: Effect.Effect<string> | undefined
+  readonly logTail: Effect.Effect<string>
   /** What the transport still holds: requests awaiting a response, background fibers. */
   readonly diagnostics: Effect.Effect<Diagnostics>
 }

@@ -18,6 +18,9 @@ export * as McpSchema from "./McpSchema.js"
 export * as PhasePolicy from "./PhasePolicy.js"
 
 /** @since 0.1.0 */
+export * as ProtocolEra from "./ProtocolEra.js"
+
+/** @since 0.1.0 */
 export * as LegacySse from "./LegacySse.js"
 
 /** @since 0.1.0 */

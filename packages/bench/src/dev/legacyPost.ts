@@ -7,7 +7,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { LegacySse } from "@phasebound/client"
+import { LegacySse, Transport } from "@phasebound/client"
 import { Effect, Exit, Layer, ManagedRuntime, Scope, Stream } from "effect"
 import * as undici from "undici"
 import { readBody } from "../../../client/src/internal/bodyReader.js"
@@ -46,9 +46,9 @@ const rawPost = () => undici.request(endpoint, { method: "POST", headers, body, 
 const effects = (one: () => Effect.Effect<unknown, unknown>) => (n: number) => runtime.runPromise(effectPool(n, one))
 
 const scope = Effect.runSync(Scope.make())
-const exchange = { stage: "call" as const, phase: "call" as const, budget: { timeoutMs: 60_000, maxBytes: 1 << 24 }, cancellable: true }
+const exchange = { stage: "call" as const, phase: "call" as const, budget: { timeoutMs: 60_000, maxBytes: 1 << 24 } }
 const transport = await runtime.runPromise(
-  LegacySse.make({ url: sseUrl, headers: {}, secrets: [], releaseTimeoutMs: 2000, unsolicitedMaxBytes: 1 << 20 }, exchange)
+  LegacySse.make({ url: sseUrl, headers: {}, secrets: [], releaseTimeoutMs: 2000, unsolicitedMaxBytes: 1 << 20, inbound: Transport.answerWithoutCapabilities }, exchange)
     .pipe(Scope.extend(scope))
 )
 
@@ -63,7 +63,7 @@ const all: Record<string, readonly [string, (n: number) => Promise<unknown>]> = 
   Pr: ["HttpClient.execute + readBody (ours)", effects(() => Effect.flatMap(client.execute(request()), (r) => readBody(r, 65536)))],
   S: ["withScope + Effect.scoped + readBody (before round 4)", effects(() =>
     Effect.scoped(Effect.flatMap(scopedClient.execute(request()), (r) => readBody(r, 65536))))],
-  T: ["phasebound LegacySse transport.notify", effects(() => transport.notify("notifications/initialized", undefined, exchange))]
+  T: ["phasebound LegacySse transport.notify", effects(() => transport.notify({ method: "notifications/initialized" }, exchange))]
 }
 
 for (const round of [1, 2]) {

@@ -7,7 +7,7 @@
  */
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { McpClient, StreamableHttp } from "@phasebound/client"
+import { McpClient, StreamableHttp, Transport } from "@phasebound/client"
 import { Duration, Effect, Exit, Layer, ManagedRuntime, Schema, Scope, Stream } from "effect"
 import { startChild } from "../servers/spawn.js"
 import { makeLoad } from "./load.js"
@@ -86,19 +86,20 @@ for (const [label, layer] of [["fetch", FetchHttpClient.layer], ["undici", NodeH
 
   // The transport alone, without McpClient's per-call wrapping.
   const scope = Effect.runSync(Scope.make())
+  const session: Transport.SessionHeaders = { current: {} }
   const transport = await runtime.runPromise(
-    StreamableHttp.make({ url: new URL(url), headers: {}, secrets: [], releaseTimeoutMs: 2000 }).pipe(Scope.extend(scope))
+    StreamableHttp.make({ url: new URL(url), headers: {}, secrets: [], releaseTimeoutMs: 2000, inbound: Transport.answerWithoutCapabilities, session }).pipe(Scope.extend(scope))
   )
-  const exchange = { stage: "initialize" as const, phase: "discovery" as const, budget: { timeoutMs: 60_000, maxBytes: 16 * 1024 * 1024 }, cancellable: false }
-  await runtime.runPromise(transport.request("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "p", version: "0" } }, exchange))
-  await runtime.runPromise(transport.setProtocolVersion("2025-06-18"))
-  const callExchange = { stage: "call" as const, phase: "call" as const, budget: { timeoutMs: 60_000, maxBytes: 16 * 1024 * 1024 }, cancellable: true }
+  const exchange = { stage: "initialize" as const, phase: "discovery" as const, budget: { timeoutMs: 60_000, maxBytes: 16 * 1024 * 1024 } }
+  const init = await runtime.runPromise(transport.request({ method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "p", version: "0" } } }, exchange))
+  session.current = { "mcp-protocol-version": "2025-06-18", ...(init.headers["mcp-session-id"] ? { "mcp-session-id": init.headers["mcp-session-id"] } : {}) }
+  const callExchange = { stage: "call" as const, phase: "call" as const, budget: { timeoutMs: 60_000, maxBytes: 16 * 1024 * 1024 } }
   await measure(`D  ${label}: phasebound transport.request (no McpClient wrap)`, (n) =>
-    runtime.runPromise(effectPool(n, () => transport.request("tools/call", { name: "add", arguments: { a: 1, b: 2 } }, callExchange))))
+    runtime.runPromise(effectPool(n, () => transport.request({ method: "tools/call", params: { name: "add", arguments: { a: 1, b: 2 } } }, callExchange))))
   const decode = Schema.decodeUnknown(Schema.Struct({ content: Schema.Array(Schema.Struct({ type: Schema.String })) }))
   await measure(`D2 ${label}: D + timeout + decode result`, (n) =>
     runtime.runPromise(effectPool(n, () =>
-      transport.request("tools/call", { name: "add", arguments: { a: 1, b: 2 } }, callExchange).pipe(
+      transport.request({ method: "tools/call", params: { name: "add", arguments: { a: 1, b: 2 } } }, callExchange).pipe(
         Effect.timeout(Duration.seconds(60)),
         Effect.flatMap((r) => decode(r.result))
       ))))

@@ -7,7 +7,7 @@
  *   tsx --conditions=@phasebound/source src/dev/wrapper.ts
  */
 import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
-import { McpClient, StreamableHttp } from "@phasebound/client"
+import { McpClient, StreamableHttp, Transport } from "@phasebound/client"
 import { McpSchema } from "@phasebound/client"
 import { Effect, Exit, Layer, Schema, Scope } from "effect"
 import { withDeadline } from "../../../client/src/internal/deadline.js"
@@ -75,12 +75,12 @@ await time("A  fake HttpClient: execute + text", raw)
 
 const scope = Effect.runSync(Scope.make())
 const transport = await Effect.runPromise(
-  StreamableHttp.make({ url: new URL(url), headers: {}, secrets: [], releaseTimeoutMs: 2000 }).pipe(Scope.extend(scope), Effect.provide(fake))
+  StreamableHttp.make({ url: new URL(url), headers: {}, secrets: [], releaseTimeoutMs: 2000, inbound: Transport.answerWithoutCapabilities }).pipe(Scope.extend(scope), Effect.provide(fake))
 )
-const callExchange = { stage: "call" as const, phase: "call" as const, budget: { timeoutMs: 60_000, maxBytes: 16 * 1024 * 1024 }, cancellable: true }
-await time("D  transport.request", () => transport.request("tools/call", { name: "add", arguments: { a: 1, b: 2 } }, callExchange))
+const callExchange = { stage: "call" as const, phase: "call" as const, budget: { timeoutMs: 60_000, maxBytes: 16 * 1024 * 1024 } }
+await time("D  transport.request", () => transport.request({ method: "tools/call", params: { name: "add", arguments: { a: 1, b: 2 } } }, callExchange))
 
-const callD = () => transport.request("tools/call", { name: "add", arguments: { a: 1, b: 2 } }, callExchange)
+const callD = () => transport.request({ method: "tools/call", params: { name: "add", arguments: { a: 1, b: 2 } } }, callExchange)
 await time("D2 transport.request + withDeadline", () => withDeadline(callD(), 60_000, () => "deadline"))
 await time("D3 transport.request + timeoutFail", () => Effect.timeoutFail(callD(), { duration: "60 seconds", onTimeout: () => "deadline" }))
 await time("D4 transport.request + decode result", () => Effect.flatMap(callD(), (r) => decode(r.result)))

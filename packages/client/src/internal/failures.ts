@@ -15,6 +15,7 @@ import {
   ByteCeilingExceeded,
   DeadlineExceeded,
   Forbidden,
+  type McpConnectionError,
   type Outcome,
   ProtocolViolation,
   type Reason,
@@ -92,7 +93,8 @@ export const remoteRefusal = (
   exchange: Exchange,
   code: number,
   remoteMessage: string | undefined,
-  details: { readonly status?: number; readonly observedBytes?: number } = {}
+  details: { readonly status?: number; readonly observedBytes?: number } = {},
+  wire?: WireError
 ) =>
   new RemoteRefusal({
     ...base(exchange),
@@ -102,7 +104,28 @@ export const remoteRefusal = (
     observedBytes: details.observedBytes,
     outcome: "not-applied",
     retryable: false
-  })
+  }, wire)
+
+/** The JSON-RPC error object as the server sent it: in process only, never in public fields. */
+export interface WireError {
+  readonly code: number
+  readonly message: string
+  readonly data?: unknown
+}
+
+/**
+ * The wire error object behind a `RemoteRefusal` (its cause), for decisions the library makes
+ * from its `data` (the versions a server supports); `undefined` for any other error.
+ *
+ * @internal
+ */
+export const wireError = (error: McpConnectionError): WireError | undefined => {
+  if (error._tag !== "RemoteRefusal") return undefined
+  const cause: unknown = error.cause
+  return typeof cause === "object" && cause !== null && typeof (cause as WireError).code === "number"
+    ? cause as WireError
+    : undefined
+}
 
 /** @internal */
 export const httpStatus = (exchange: Exchange, status: number, observedBytes?: number, cause?: unknown) => {

@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import { type McpConnectionError, sanitizeRemoteMessage } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
-import type { Exchange, Response } from "../Transport.js"
+import type { Exchange, Inbound, Outgoing, Response } from "../Transport.js"
 import { decodeUtf8 } from "./byteCount.js"
 import * as Failures from "./failures.js"
 
@@ -42,6 +42,9 @@ export const parseText = (
 
 const status = (details: { readonly status?: number }) => (details.status === undefined ? {} : { status: details.status })
 
+/** The headers of a response that came with none (stdio, a shared stream). */
+export const noHeaders: Response["headers"] = Object.freeze({})
+
 /**
  * The awaited response, a `RemoteRefusal` for a JSON-RPC error, or `undefined` when the
  * message is not about request `id`.
@@ -51,10 +54,10 @@ export const answerOf = (
   id: McpSchema.RequestId,
   message: McpSchema.IncomingMessage,
   secrets: ReadonlyArray<string>,
-  details: { readonly status?: number; readonly observedBytes: number }
+  details: { readonly status?: number; readonly observedBytes: number; readonly headers?: Response["headers"] }
 ): Effect.Effect<Response | undefined, McpConnectionError> => {
   if (message._tag === "Success" && message.message.id === id) {
-    return Effect.succeed({ result: message.message.result, bytes: details.observedBytes })
+    return Effect.succeed({ result: message.message.result, bytes: details.observedBytes, headers: details.headers ?? noHeaders })
   }
   if (message._tag === "Failure" && message.message.id === id) {
     return Effect.fail(refusal(exchange, message.message.error, secrets, details))
@@ -62,36 +65,29 @@ export const answerOf = (
   return Effect.succeed(undefined)
 }
 
-/** A JSON-RPC error object as a public `RemoteRefusal`. */
+/**
+ * A JSON-RPC error object as a public `RemoteRefusal`. The wire object stays in process as the
+ * error's cause (`Failures.wireError`): its `data` is what negotiation reads, never shown.
+ */
 export const refusal = (
   exchange: Exchange,
   error: typeof McpSchema.JsonRpcErrorObject.Type,
   secrets: ReadonlyArray<string>,
   details: { readonly status?: number; readonly observedBytes?: number }
-) => Failures.remoteRefusal(exchange, error.code, sanitizeRemoteMessage(error.message, secrets), details)
+) => Failures.remoteRefusal(exchange, error.code, sanitizeRemoteMessage(error.message, secrets), details, error)
 
 /**
- * The reply to a server-to-client request: `ping` is answered, anything else is refused with
- * method-not-found (this client declares no client capabilities). `undefined` for messages
- * that are not requests.
+ * The reply to a message from the server when it is a request (built by `inbound`), or
+ * `undefined` for any other message.
  */
-export const replyTo = (message: McpSchema.IncomingMessage): Record<string, unknown> | undefined => {
-  if (message._tag !== "Request") return undefined
-  const { id, method } = message.message
-  return method === "ping"
-    ? { jsonrpc: "2.0", id, result: {} }
-    : { jsonrpc: "2.0", id, error: { code: McpSchema.ErrorCode.MethodNotFound, message: "Method not found" } }
-}
+export const replyTo = (inbound: Inbound, message: McpSchema.IncomingMessage): Record<string, unknown> | undefined =>
+  message._tag === "Request" ? inbound.answer(message.message) : undefined
 
-/** A JSON-RPC request or notification object. */
-export const outgoing = (method: string, params: Record<string, unknown> | undefined, id?: McpSchema.RequestId) => {
-  const message: Record<string, unknown> = { jsonrpc: "2.0" }
-  if (id !== undefined) message.id = id
-  message.method = method
-  if (params !== undefined) message.params = params
-  return message
+/** A JSON-RPC request (with `id`) or notification object. */
+export const envelope = (message: Outgoing, id?: McpSchema.RequestId) => {
+  const body: Record<string, unknown> = { jsonrpc: "2.0" }
+  if (id !== undefined) body.id = id
+  body.method = message.method
+  if (message.params !== undefined) body.params = message.params
+  return body
 }
-
-/** The cancellation notice for request `id`. */
-export const cancelled = (id: McpSchema.RequestId) =>
-  outgoing("notifications/cancelled", { requestId: id, reason: "interrupted" })

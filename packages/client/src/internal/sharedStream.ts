@@ -1,5 +1,5 @@
 /**
- * The shared-stream rule of CONTRACT section 1, in one place, for every transport whose
+ * The shared-stream rule (docs/DESIGN.md, "Bytes"), in one place, for every transport whose
  * answers arrive on one stream shared by all requests (legacy HTTP+SSE's GET stream, stdio's
  * stdout):
  *
@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import type { McpConnectionError } from "../McpConnectionError.js"
 import type * as McpSchema from "../McpSchema.js"
-import type { Diagnostics, Exchange, Response } from "../Transport.js"
+import type { Diagnostics, Exchange, Inbound, Request, Response } from "../Transport.js"
 import * as Failures from "./failures.js"
 import { FrameTooLarge, InvalidUtf8 } from "./frameErrors.js"
 import * as Messages from "./messages.js"
@@ -59,8 +59,7 @@ export interface SharedStream {
    * registered before sending (the answer may overtake the send's own acknowledgement).
    */
   readonly request: (
-    method: string,
-    params: Record<string, unknown> | undefined,
+    request: Request,
     exchange: Exchange,
     send: (message: Record<string, unknown>) => Effect.Effect<void, McpConnectionError>
   ) => Effect.Effect<Response, McpConnectionError>
@@ -70,6 +69,8 @@ export interface SharedStream {
 export const make = (options: {
   readonly unsolicitedMaxBytes: number
   readonly secrets: ReadonlyArray<string>
+  /** Answers the server's requests. */
+  readonly inbound: Inbound
   /** The exchange used to describe stream-level failures that belong to no request. */
   readonly streamExchange: Exchange
   /** A bound that applies before any request is pending (e.g. the readiness frame). */
@@ -120,7 +121,7 @@ export const make = (options: {
         if (bytes > exchange.budget.maxBytes) {
           yield* Deferred.fail(deferred, Failures.ceiling(exchange, bytes))
         } else if (message._tag === "Success") {
-          yield* Deferred.succeed(deferred, { result: message.message.result, bytes })
+          yield* Deferred.succeed(deferred, { result: message.message.result, bytes, headers: Messages.noHeaders })
         } else {
           yield* Deferred.fail(
             deferred,
@@ -133,20 +134,23 @@ export const make = (options: {
         droppedFrames++
         return
       }
-      const reply = Messages.replyTo(message)
+      const reply = Messages.replyTo(options.inbound, message)
       if (reply !== undefined) yield* options.notice(reply)
     })
 
-  const request: SharedStream["request"] = (method, params, exchange, send) =>
+  const request: SharedStream["request"] = (request, exchange, send) =>
     Effect.suspend(() => {
       if (terminated !== undefined) return Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
       const id = nextId++
       const deferred = Deferred.unsafeMake<Response, McpConnectionError>(FiberId.none)
       pending.set(id, { exchange, deferred })
-      return send(Messages.outgoing(method, params, id)).pipe(
+      const { cancelNotice } = request
+      return send(Messages.envelope(request, id)).pipe(
         Effect.zipRight(Deferred.await(deferred)),
         Effect.onInterrupt(() =>
-          exchange.cancellable && terminated === undefined ? options.notice(Messages.cancelled(id)) : Effect.void
+          cancelNotice !== undefined && terminated === undefined
+            ? options.notice(Messages.envelope(cancelNotice(id)))
+            : Effect.void
         ),
         Effect.ensuring(Effect.sync(() => pending.delete(id)))
       )

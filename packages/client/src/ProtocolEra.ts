@@ -1,0 +1,94 @@
+/**
+ * Protocol eras: how messages are built and how a session starts, apart from the transports
+ * that move them (docs/DESIGN.md, "Protocol eras").
+ *
+ * - The **handshake era** (2024-11-05 through 2025-11-25): `initialize`, then
+ *   `notifications/initialized`; a Streamable HTTP server may give the session an
+ *   `Mcp-Session-Id`, echoed on everything after and ended with `DELETE`; an interrupted
+ *   request is announced with `notifications/cancelled`; an SSE answer may be resumed.
+ * - The **stateless era** (2026-07-28): no handshake and no session; every request carries its
+ *   revision and the client's identity and capabilities in `_meta`.
+ *
+ * An era opens a `Session` over a transport. The connection then sends every request through
+ * the session, which adds what the era requires and reads what the era defines (a 404 for a
+ * known session is `SessionExpired`). Negotiation tries (era, transport) candidates in order
+ * under one discovery deadline (`McpClient.connect`).
+ *
+ * @since 0.1.0
+ */
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as handshake from "./internal/handshakeEra.js"
+import type { McpConnectionError, Stage } from "./McpConnectionError.js"
+import type * as McpSchema from "./McpSchema.js"
+import type { Exchange, Response, SessionHeaders, Transport } from "./Transport.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type EraName = "handshake" | "stateless"
+
+/**
+ * What an era gets from the discovery that runs it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OpenContext {
+  /** The revisions of this era the client may speak, newest first (never empty). */
+  readonly revisions: ReadonlyArray<McpSchema.Revision>
+  readonly clientInfo: McpSchema.Implementation
+  /** The exchange of a discovery stage; the stage is also what a deadline would report. */
+  readonly exchange: (stage: Stage) => Exchange
+  /** Records the cost of a discovery stage (the bytes of its answer; the time since the last). */
+  readonly record: (stage: Stage, bytes: number) => void
+  /** The session headers the transport sends with everything (HTTP). */
+  readonly sessionHeaders: SessionHeaders
+}
+
+/**
+ * A started session: who the server is, and how requests of this era are sent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Session {
+  readonly era: EraName
+  readonly protocolVersion: McpSchema.Revision
+  readonly serverInfo: McpSchema.Implementation
+  readonly capabilities: Readonly<Record<string, unknown>>
+  readonly instructions: string | undefined
+  /**
+   * Sends one request of this era and waits for its response. Never re-sends: what fails
+   * fails once.
+   */
+  readonly request: (
+    method: string,
+    params: Record<string, unknown> | undefined,
+    exchange: Exchange
+  ) => Effect.Effect<Response, McpConnectionError>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Era {
+  readonly name: EraName
+  /** The revisions of this era, newest first. */
+  readonly revisions: ReadonlyArray<McpSchema.Revision>
+  /**
+   * Starts a session over `transport`: the era's own discovery steps (before `tools/list`).
+   * What it opens belongs to the scope it runs in (the connection's, once negotiation chose it).
+   */
+  readonly open: (transport: Transport, context: OpenContext) => Effect.Effect<Session, McpConnectionError, Scope.Scope>
+}
+
+/**
+ * The handshake era: revisions 2024-11-05 through 2025-11-25.
+ *
+ * @since 0.1.0
+ * @category eras
+ */
+export const handshakeEra: Era = handshake.era
