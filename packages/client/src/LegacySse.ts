@@ -18,7 +18,6 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -146,13 +145,13 @@ export const make = (
               : Failures.transport(exchange, "stream-ended", outcomeOf(exchange))
           ),
         onFailure: (cause) => {
-          const failure = Cause.failureOption(cause)
-          if (failure._tag === "Some") {
-            return terminate(SharedStream.readFailure(failure.value, (exchange) =>
-              Failures.transport(exchange, "connection-closed", outcomeOf(exchange))))
-          }
-          // Interrupted: the connection is closing.
-          return terminate((exchange) => Failures.transport(exchange, "session-closed", outcomeOf(exchange)))
+          const termination = SharedStream.readerStopped(cause, {
+            onFailure: (exchange) => Failures.transport(exchange, "connection-closed", outcomeOf(exchange)),
+            // Interrupted: the connection is closing.
+            onInterrupt: (exchange) => Failures.transport(exchange, "session-closed", outcomeOf(exchange)),
+            outcome: outcomeOf
+          })
+          return termination === undefined ? Effect.void : terminate(termination)
         }
       }),
       Effect.forkIn(scope)

@@ -19,6 +19,7 @@
  */
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as HttpClient from "@effect/platform/HttpClient"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
@@ -443,8 +444,9 @@ const makeConnection = (
                 observe({ operation, stage: exchange.stage, durationMs, bytes, outcome })
                 annotate({ "mcp.outcome": outcome, "mcp.observed_bytes": bytes })
               }
-              if (Exit.isSuccess(exit)) record("ok", exit.value.bytes)
-              else if (exit.cause._tag === "Fail") record(exit.cause.error._tag, exit.cause.error.observedBytes ?? 0)
+              if (Exit.isSuccess(exit)) return record("ok", exit.value.bytes)
+              const failure = Cause.failureOption(exit.cause)
+              if (failure._tag === "Some") record(failure.value._tag, failure.value.observedBytes ?? 0)
               // Interrupted or a defect: nothing to record.
             })
         )

@@ -1,5 +1,5 @@
 /**
- * The public error family of phasebound (CONTRACT section 3).
+ * The public error family of phasebound (docs/DESIGN.md, "Errors").
  *
  * Every error carries public, typed, finite fields only. A URL, a header, a credential, a
  * response body or a stack never reaches a public field, `message`, `toString()` or
@@ -51,7 +51,6 @@ export type Stage =
   | "discover"
   | "list-tools"
   | "call"
-  | "stream"
   | "close"
 
 /**
@@ -131,19 +130,17 @@ export type Reason =
   | "invalid-result"
   | "unexpected-content-type"
   | "missing-response"
-  | "unknown-id"
   | "unsupported-protocol-version"
   | "bad-endpoint"
   | "missing-endpoint"
   | "foreign-endpoint"
-  | "missing-session"
   | "connection-failed"
   | "connection-closed"
   | "stream-ended"
   | "process-exited"
   | "spawn-failed"
-  | "unexpected-status"
   | "session-closed"
+  | "defect"
 
 /** Fields in the order they appear in the public record. */
 const recordKeys = [
@@ -198,7 +195,8 @@ const summary = {
   ProtocolViolation: "protocol violation",
   TransportFailure: "transport failure",
   SessionExpired: "session expired",
-  LimitExceeded: "limit exceeded"
+  LimitExceeded: "limit exceeded",
+  InternalError: "internal error"
 } as const
 
 /**
@@ -305,6 +303,17 @@ export class LimitExceeded extends McpErrorBase {
 }
 
 /**
+ * A defect inside the library (a bug, not a remote failure): the defect itself stays in process
+ * as the error's `cause`; the public fields say only where it happened (`reason: "defect"`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InternalError extends McpErrorBase {
+  readonly _tag = "InternalError" as const
+}
+
+/**
  * The union of every public error.
  *
  * @since 0.1.0
@@ -322,6 +331,7 @@ export type McpConnectionError =
   | TransportFailure
   | SessionExpired
   | LimitExceeded
+  | InternalError
 
 const tags: ReadonlySet<string> = new Set(Object.keys(summary))
 

@@ -212,22 +212,39 @@ export const make = (
     }
 
     // stdin: one writer, fed by a queue; shutting the queue down ends the child's stdin.
-    const writer = yield* Stream.fromQueue(stdinQueue).pipe(Stream.run(child.stdin), Effect.ignore, Effect.forkIn(processScope))
+    // A write failure (the child closed stdin) is reported by the exit; a defect fails what waits.
+    const writer = yield* Stream.fromQueue(stdinQueue).pipe(
+      Stream.run(child.stdin),
+      Effect.ignore,
+      Effect.catchAllDefect((defect) => terminate((exchange) => Failures.internal(exchange, outcomeOf(exchange), defect))),
+      Effect.forkIn(processScope)
+    )
     // stderr: always drained, the tail kept.
     yield* Stream.runForEach(child.stderr, (chunk) => Effect.sync(() => tail.push(chunk))).pipe(
       Effect.ignore,
       Effect.forkIn(processScope)
     )
-    // The exit: fails everything still waiting, at once.
-    yield* child.exitCode.pipe(
-      Effect.map((code): number | undefined => code),
-      Effect.orElseSucceed(() => undefined),
-      Effect.tap((code) => Deferred.succeed(exited, code)),
-      Effect.flatMap((code) =>
+    // The exit: fails everything still waiting, at once. The platform failing to report the
+    // exit code is still an exit (without a code); a defect fails the waiting requests as one.
+    const exitedWith = (code: number | undefined) =>
+      Effect.zipRight(
+        Deferred.succeed(exited, code),
         terminate((exchange) =>
           Failures.transport(exchange, "process-exited", outcomeOf(exchange), code === undefined ? {} : { exitCode: code })
         )
-      ),
+      )
+    yield* child.exitCode.pipe(
+      Effect.matchCauseEffect({
+        onSuccess: (code) => exitedWith(code),
+        onFailure: (cause) => {
+          if (Cause.isInterruptedOnly(cause)) return Effect.void
+          if (Cause.isFailure(cause)) return exitedWith(undefined)
+          return Effect.zipRight(
+            Deferred.succeed(exited, undefined),
+            terminate((exchange) => Failures.internal(exchange, outcomeOf(exchange), cause))
+          )
+        }
+      }),
       Effect.forkIn(scope)
     )
     // stdout: the shared stream of messages.
@@ -236,11 +253,13 @@ export const make = (
       Effect.matchCauseEffect({
         onSuccess: () => Effect.void, // EOF: the exit watcher reports the exit itself
         onFailure: (cause) => {
-          const failure = Cause.failureOption(cause)
-          return failure._tag === "Some"
-            ? terminate(SharedStream.readFailure(failure.value, (exchange) =>
-              Failures.transport(exchange, "stream-ended", outcomeOf(exchange))))
-            : Effect.void
+          const termination = SharedStream.readerStopped(cause, {
+            onFailure: (exchange) => Failures.transport(exchange, "stream-ended", outcomeOf(exchange)),
+            // Interrupted: the child is being released, which fails what still waits.
+            onInterrupt: undefined,
+            outcome: outcomeOf
+          })
+          return termination === undefined ? Effect.void : terminate(termination)
         }
       }),
       Effect.forkIn(processScope)

@@ -15,6 +15,7 @@ import {
   ByteCeilingExceeded,
   DeadlineExceeded,
   Forbidden,
+  InternalError,
   type McpConnectionError,
   type Outcome,
   ProtocolViolation,
@@ -83,6 +84,14 @@ export const transport = (
     outcome,
     retryable: transientRetryable(exchange, outcome)
   }, cause)
+
+/**
+ * A defect (a bug) that stopped something a request was waiting on: the cause stays in process.
+ *
+ * @internal
+ */
+export const internal = (exchange: Exchange, outcome: Outcome, cause: unknown) =>
+  new InternalError({ ...base(exchange), reason: "defect", outcome, retryable: false }, cause)
 
 /** @internal */
 export const sessionExpired = (exchange: Exchange, outcome: Outcome, status?: number) =>

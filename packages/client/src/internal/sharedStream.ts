@@ -11,10 +11,11 @@
  * - when the stream is given up, every pending request fails at once (`terminate`), and later
  *   requests fail without being sent.
  */
+import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
-import type { McpConnectionError } from "../McpConnectionError.js"
+import type { McpConnectionError, Outcome } from "../McpConnectionError.js"
 import type * as McpSchema from "../McpSchema.js"
 import type { Diagnostics, Exchange, Inbound, Request, Response } from "../Transport.js"
 import * as Failures from "./failures.js"
@@ -37,6 +38,26 @@ export const readFailure = <E>(
     return (exchange) => Failures.protocol(exchange, "invalid-utf8", { observedBytes: error.observedBytes })
   }
   return otherwise
+}
+
+/**
+ * The termination for a stream reader that stopped with `cause`: its typed failure (through
+ * `readFailure`), `onInterrupt` when it was interrupted (the connection is closing; `undefined`:
+ * nothing to do), or, for a defect, an `InternalError` for every pending request at once, the
+ * defect kept in process as its cause.
+ */
+export const readerStopped = <E>(
+  cause: Cause.Cause<FrameTooLarge | InvalidUtf8 | E>,
+  options: {
+    readonly onFailure: Termination
+    readonly onInterrupt: Termination | undefined
+    readonly outcome: (exchange: Exchange) => Outcome
+  }
+): Termination | undefined => {
+  const failure = Cause.failureOption(cause)
+  if (failure._tag === "Some") return readFailure(failure.value, options.onFailure)
+  if (Cause.isInterruptedOnly(cause)) return options.onInterrupt
+  return (exchange) => Failures.internal(exchange, options.outcome(exchange), cause)
 }
 
 interface Pending {
