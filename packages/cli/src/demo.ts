@@ -7,6 +7,7 @@ import { McpClient } from "@phasebound/client"
 import * as Testkit from "@phasebound/testkit"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as Effect from "effect/Effect"
+import { serverName } from "./output.js"
 
 export interface DemoLine {
   readonly step: string
@@ -29,9 +30,9 @@ export const runDemo = Effect.gen(function*() {
     url: server.url,
     policy: { timeout: "10 seconds", discovery: { timeout: "5 seconds" }, call: { maxBytes: 64 * 1024 } }
   })
-  add("connected", `${connection.transport}, revision ${connection.protocolVersion}, server ${connection.serverInfo.name} ${connection.serverInfo.version}`)
+  add("connected", `${connection.transport}, revision ${connection.protocolVersion}, server ${serverName(connection.serverInfo)}`)
   for (const stage of connection.discovery) {
-    add(`discovery: ${stage.stage}`, `${stage.durationMs} ms, ${stage.bytes} bytes`)
+    add(`discovery: ${stage.stage}`, `${stage.durationMs} ms, ${stage.bytes} bytes${stage.outcome === "ok" ? "" : `, ${stage.outcome}`}`)
   }
   add("tools", connection.tools.map((tool) => tool.name).join(", "))
 

@@ -43,6 +43,10 @@ export const renderCall = (result: McpSchema.CallToolResult, machine: boolean): 
   return result.isError === true ? `tool error: ${body}\n` : `${body}\n`
 }
 
+/** A server's name and version, or a word saying it gave none. */
+export const serverName = (info: McpClient.Connection["serverInfo"]): string =>
+  info === undefined ? "(unnamed)" : `${info.name} ${info.version}`
+
 export const discoverySummary = (connection: McpClient.Connection) => ({
   server: connection.serverInfo,
   protocolVersion: connection.protocolVersion,
@@ -51,7 +55,14 @@ export const discoverySummary = (connection: McpClient.Connection) => ({
   ...(connection.instructions === undefined ? {} : { instructions: connection.instructions }),
   tools: connection.tools.length,
   limits: { discovery: connection.policy.discovery, call: connection.policy.call },
-  stages: connection.discovery.map(({ bytes, durationMs, stage }) => ({ stage, durationMs, bytes })),
+  stages: connection.discovery.map(({ attempt, bytes, durationMs, excludedTools, outcome, stage }) => ({
+    stage,
+    durationMs,
+    bytes,
+    outcome,
+    ...(attempt === undefined ? {} : { era: attempt.era, transport: attempt.transport }),
+    ...(excludedTools === undefined ? {} : { excludedTools })
+  })),
   total: {
     durationMs: connection.discovery.reduce((sum, stage) => sum + stage.durationMs, 0),
     bytes: connection.discovery.reduce((sum, stage) => sum + stage.bytes, 0)
@@ -62,7 +73,7 @@ export const renderDiscover = (connection: McpClient.Connection, machine: boolea
   const summary = discoverySummary(connection)
   if (machine) return json(summary)
   const facts = pairs([
-    ["server", `${summary.server.name} ${summary.server.version}`],
+    ["server", serverName(summary.server)],
     ["revision", summary.protocolVersion],
     ["transport", summary.transport],
     ["tools", String(summary.tools)],

@@ -49,10 +49,16 @@ describe("success", () => {
       transport: "streamable-http",
       tools: 3,
       limits: { discovery: { timeoutMs: 5000 }, call: { maxBytes: 65536 } },
-      stages: [{ stage: "initialize" }, { stage: "initialized" }, { stage: "list-tools" }]
+      // The stateless probe this 2025 server refused is an attempt of its own, then the handshake.
+      stages: [
+        { stage: "discover", outcome: "RemoteRefusal", era: "stateless", transport: "streamable-http" },
+        { stage: "initialize", outcome: "ok", era: "handshake" },
+        { stage: "initialized" },
+        { stage: "list-tools" }
+      ]
     })
     const stages = (out as { stages: Array<{ bytes: number; durationMs: number }> }).stages
-    expect(stages[0]!.bytes).toBeGreaterThan(0)
+    expect(stages[1]!.bytes).toBeGreaterThan(0)
   })
 
   it("legacy HTTP+SSE with --transport sse", async () => {

@@ -41,7 +41,7 @@ import {
 import * as McpSchema from "./McpSchema.js"
 import * as PhasePolicy from "./PhasePolicy.js"
 import * as LegacySse from "./LegacySse.js"
-import { handshakeEra, type OpenContext, type Session } from "./ProtocolEra.js"
+import { type EraName, handshakeEra, type OpenContext, type Session, statelessEra } from "./ProtocolEra.js"
 import * as Stdio from "./Stdio.js"
 import * as StreamableHttp from "./StreamableHttp.js"
 import { answerWithoutCapabilities, type Diagnostics, type Exchange, type Transport, type TransportKind } from "./Transport.js"
@@ -61,6 +61,12 @@ export interface ConnectOptions {
    * `"streamable-http"` or `"sse"` (legacy HTTP+SSE) force one transport.
    */
   readonly transport?: TransportChoice | undefined
+  /**
+   * The revisions the client may speak (default: all it supports). Over HTTP the stateless
+   * revision (2026-07-28) is tried first with `server/discover`, then the handshake revisions
+   * with `initialize`, then legacy HTTP+SSE, all under the one discovery deadline.
+   */
+  readonly revisions?: ReadonlyArray<string> | undefined
   readonly policy?: PhasePolicy.Options | undefined
   readonly clientInfo?: McpSchema.Implementation | undefined
 }
@@ -83,6 +89,10 @@ export interface Observation {
   readonly durationMs: number
   readonly bytes: number
   readonly outcome: "ok" | McpConnectionError["_tag"]
+  /** Discovery: the era and transport of the negotiation attempt this stage belongs to. */
+  readonly attempt?: { readonly era: EraName; readonly transport: TransportKind } | undefined
+  /** Listings: the tools left out because the session cannot use them (invalid header declarations). */
+  readonly excludedTools?: number | undefined
 }
 
 /**
@@ -92,10 +102,13 @@ export interface Observation {
 export interface Connection {
   readonly transport: TransportKind
   readonly protocolVersion: McpSchema.Revision
-  readonly serverInfo: McpSchema.Implementation
+  /** Who the server says it is (a stateless server may not say). */
+  readonly serverInfo: McpSchema.Implementation | undefined
   readonly capabilities: Readonly<Record<string, unknown>>
   readonly instructions: string | undefined
   readonly tools: ReadonlyArray<McpSchema.Tool>
+  /** The caching hint of the listing (2026-07-28 servers give one), `undefined` otherwise. */
+  readonly toolsCacheHint: McpSchema.CacheHint | undefined
   readonly policy: PhasePolicy.PhasePolicy
   /** Per-stage timings and bytes of the discovery. */
   readonly discovery: ReadonlyArray<Observation>
@@ -204,25 +217,39 @@ const invalidResult = (exchange: Exchange, bytes: number) => (cause: unknown) =>
 
 const utf8Length = (value: unknown): number => new TextEncoder().encode(JSON.stringify(value)).length
 
+/** A listing: the tools the session can use, and what came with them. */
+interface Listing {
+  readonly tools: ReadonlyArray<McpSchema.Tool>
+  readonly cacheHint: McpSchema.CacheHint | undefined
+  readonly excluded: number
+  readonly bytes: number
+}
+
 /**
- * Lists every page of tools, bounded by `maxPages`, `maxTools` and `maxSchemaBytes`.
- * The caller puts the whole listing under one deadline.
+ * Lists every page of tools, bounded by `maxPages`, `maxTools` and `maxSchemaBytes`, leaving
+ * out the tools the session cannot use. The caller puts the whole listing under one deadline.
+ * The cache hint is the most cautious of the pages' (the shortest `ttlMs`; private if any page
+ * is).
  */
 const listAllTools = (
   session: Session,
   policy: PhasePolicy.PhasePolicy,
   record: (stage: Stage, bytes: number) => void
-): Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError> =>
+): Effect.Effect<Listing, McpConnectionError> =>
   Effect.gen(function*() {
     const exchange: Exchange = { stage: "list-tools", phase: "discovery", budget: policy.discovery }
     const tools: Array<McpSchema.Tool> = []
     let cursor: string | undefined
+    let cacheHint: McpSchema.CacheHint | undefined
+    let excluded = 0
+    let bytes = 0
     for (let page = 1;; page++) {
       if (page > policy.maxPages) return yield* Effect.fail(limitExceeded(exchange, "maxPages"))
       const response = yield* session.request("tools/list", cursor === undefined ? undefined : { cursor }, exchange)
       record("list-tools", response.bytes)
+      bytes += response.bytes
       const decoded = yield* decodeListPage(response.result).pipe(Effect.mapError(invalidResult(exchange, response.bytes)))
-      if (tools.length + decoded.tools.length > policy.maxTools) {
+      if (tools.length + excluded + decoded.tools.length > policy.maxTools) {
         return yield* Effect.fail(limitExceeded(exchange, "maxTools"))
       }
       for (const candidate of decoded.tools) {
@@ -230,9 +257,16 @@ const listAllTools = (
         if (utf8Length(tool.inputSchema) > policy.maxSchemaBytes) {
           return yield* Effect.fail(limitExceeded(exchange, "maxSchemaBytes"))
         }
-        tools.push(tool)
+        if (session.admits(tool)) tools.push(tool)
+        else excluded++
       }
-      if (decoded.nextCursor === undefined) return tools
+      if (decoded.ttlMs !== undefined && decoded.cacheScope !== undefined) {
+        cacheHint = {
+          ttlMs: Math.min(decoded.ttlMs, cacheHint?.ttlMs ?? decoded.ttlMs),
+          cacheScope: cacheHint?.cacheScope === "private" ? "private" : decoded.cacheScope
+        }
+      }
+      if (decoded.nextCursor === undefined) return { tools, cacheHint, excluded, bytes }
       cursor = decoded.nextCursor
     }
   })
@@ -261,6 +295,7 @@ export const connect = (
     if (choice !== "auto" && choice !== "streamable-http" && choice !== "sse") {
       return yield* Effect.fail(configError("transport", "invalid-value"))
     }
+    const revisions = yield* validateRevisions(options.revisions)
     const transportOptions = {
       url: target.url,
       headers: target.headers,
@@ -269,21 +304,26 @@ export const connect = (
       unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
       inbound: answerWithoutCapabilities
     }
-    return yield* discover(policy, clientInfo, (context) => {
-      const streamable: Negotiation.Candidate<HttpClient.HttpClient> = {
-        era: handshakeEra,
+    return yield* discover(policy, clientInfo, revisions, (context) => {
+      const streamable: Negotiation.Opener<HttpClient.HttpClient> = {
         kind: "streamable-http",
-        open: (session) => StreamableHttp.make({ ...transportOptions, session }),
-        follows: () => false
+        open: (session) => StreamableHttp.make({ ...transportOptions, session })
       }
-      const legacy: Negotiation.Candidate<HttpClient.HttpClient> = {
-        era: handshakeEra,
+      const legacy: Negotiation.Opener<HttpClient.HttpClient> = {
         kind: "sse",
         // Waiting for the endpoint is the readiness step of discovery.
-        open: () => LegacySse.make(transportOptions, context.exchange("endpoint")),
+        open: () => LegacySse.make(transportOptions, context.exchange("endpoint"))
+      }
+      const overStreamable: ReadonlyArray<Negotiation.Candidate<HttpClient.HttpClient>> = [
+        { era: statelessEra, opener: streamable, follows: () => false },
+        { era: handshakeEra, opener: streamable, follows: Negotiation.handshakeFallback(revisions) }
+      ]
+      const overLegacy: Negotiation.Candidate<HttpClient.HttpClient> = {
+        era: handshakeEra,
+        opener: legacy,
         follows: Negotiation.legacyHttpFallback
       }
-      return choice === "auto" ? [streamable, legacy] : choice === "sse" ? [legacy] : [streamable]
+      return choice === "auto" ? [...overStreamable, overLegacy] : choice === "sse" ? [overLegacy] : overStreamable
     })
   })
 
@@ -292,6 +332,12 @@ export const connect = (
  * @category models
  */
 export interface StdioConnectOptions extends Stdio.ServerCommand {
+  /**
+   * The revisions the client may speak (default: all it supports). The stateless revision is
+   * probed first with `server/discover` (a bounded wait), then the handshake with `initialize`,
+   * on the same child process.
+   */
+  readonly revisions?: ReadonlyArray<string> | undefined
   readonly policy?: PhasePolicy.Options | undefined
   readonly clientInfo?: McpSchema.Implementation | undefined
 }
@@ -323,6 +369,7 @@ export const connectStdio = (
     }
     if (options.env !== undefined && !isStringRecord(options.env)) return yield* Effect.fail(configError("env", "invalid-value"))
     if (options.cwd !== undefined && typeof options.cwd !== "string") return yield* Effect.fail(configError("cwd", "invalid-value"))
+    const revisions = yield* validateRevisions(options.revisions)
     const stdioOptions: Stdio.Options = {
       command: options.command,
       args: options.args,
@@ -334,13 +381,17 @@ export const connectStdio = (
       unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
       inbound: answerWithoutCapabilities
     }
-    return yield* discover(policy, clientInfo, (context) => [{
-      era: handshakeEra,
-      kind: "stdio",
-      // The spawn is the first step of discovery.
-      open: () => Stdio.make(stdioOptions, context.exchange("connect")),
-      follows: () => false
-    }])
+    return yield* discover(policy, clientInfo, revisions, (context) => {
+      const child: Negotiation.Opener<CommandExecutor.CommandExecutor> = {
+        kind: "stdio",
+        // The spawn is the first step of discovery.
+        open: () => Stdio.make(stdioOptions, context.exchange("connect"))
+      }
+      return [
+        { era: statelessEra, opener: child, follows: () => false },
+        { era: handshakeEra, opener: child, follows: Negotiation.handshakeFallback(revisions) }
+      ]
+    })
   })
 
 /**
@@ -351,35 +402,50 @@ export const connectStdio = (
 const discover = <R>(
   policy: PhasePolicy.PhasePolicy,
   clientInfo: McpSchema.Implementation,
+  revisions: ReadonlyArray<McpSchema.Revision>,
   candidates: (context: Pick<OpenContext, "exchange">) => ReadonlyArray<Negotiation.Candidate<R>>
 ): Effect.Effect<Connection, McpConnectionError, R | Scope.Scope> =>
   Effect.gen(function*() {
-    const connectionScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const discoveryLog: Array<Observation> = []
     let stage: Stage = "connect"
     let stageStarted = Date.now()
-    const record = (at: Stage, bytes: number) => {
+    let attempt: Observation["attempt"]
+    const observe = (at: Stage, bytes: number, outcome: Observation["outcome"], more?: Partial<Observation>) => {
       const now = Date.now()
-      discoveryLog.push({ operation: "discovery", stage: at, durationMs: now - stageStarted, bytes, outcome: "ok" })
+      discoveryLog.push({ operation: "discovery", stage: at, durationMs: now - stageStarted, bytes, outcome, attempt, ...more })
       stageStarted = now
     }
+    const record = (at: Stage, bytes: number) => observe(at, bytes, "ok")
     const exchange = (at: Stage): Exchange => {
       stage = at
       return { stage: at, phase: "discovery", budget: policy.discovery }
     }
+    const list = candidates({ exchange })
+    // Checked before any I/O: the transport and the revisions must leave something to try.
+    if (Negotiation.usableCandidates(list, revisions).length === 0) {
+      return yield* Effect.fail(configError("revisions", "invalid-value"))
+    }
+    const connectionScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
 
     const discovery = (annotate: Annotate) => Effect.gen(function*() {
       stageStarted = Date.now()
       const negotiated = yield* Negotiation.negotiate(
-        candidates({ exchange }),
-        { clientInfo, exchange, record },
-        McpSchema.supportedRevisions,
-        connectionScope
+        list,
+        { clientInfo, exchange, record, maxInputRounds: policy.maxInputRounds },
+        revisions,
+        connectionScope,
+        {
+          started: (era, transport) => {
+            attempt = { era, transport }
+          },
+          failed: (failure) => observe(failure.stage, failure.observedBytes ?? 0, failure._tag)
+        }
       )
       annotate({ "mcp.transport": negotiated.kind, "mcp.protocol.version": negotiated.session.protocolVersion })
       stage = "list-tools"
-      const tools = yield* listAllTools(negotiated.session, policy, record)
-      return { ...negotiated, tools }
+      const listing = yield* listAllTools(negotiated.session, policy, record)
+      if (listing.excluded > 0) observe("list-tools", 0, "ok", { excludedTools: listing.excluded })
+      return { ...negotiated, listing }
     })
 
     const discovered = yield* clientSpan("mcp.connect", { "mcp.phase": "discovery" }, (annotate) =>
@@ -393,12 +459,21 @@ const discover = <R>(
     return makeConnection(discovered, policy, discoveryLog, connectionScope)
   })
 
+/** Validates the `revisions` option into supported revisions, newest first. */
+const validateRevisions = (input: ReadonlyArray<string> | undefined) => {
+  if (input === undefined) return Effect.succeed(McpSchema.supportedRevisions)
+  if (!Array.isArray(input) || input.length === 0 || !input.every(McpSchema.isSupportedRevision)) {
+    return Effect.fail(configError("revisions", "invalid-value"))
+  }
+  return Effect.succeed(McpSchema.supportedRevisions.filter((revision) => input.includes(revision)))
+}
+
 const makeConnection = (
   discovered: {
     readonly kind: TransportKind
     readonly transport: Transport
     readonly session: Session
-    readonly tools: ReadonlyArray<McpSchema.Tool>
+    readonly listing: Listing
   },
   policy: PhasePolicy.PhasePolicy,
   discovery: ReadonlyArray<Observation>,
@@ -456,7 +531,8 @@ const makeConnection = (
   const callTool: Connection["callTool"] = (name, args, overrides) =>
     Effect.flatMap(PhasePolicy.callBudget(policy, overrides), (budget) => {
       const exchange: Exchange = { stage: "call", phase: "call", budget }
-      const request = session.request("tools/call", { name, arguments: args ?? {} }, exchange)
+      const tool = discovered.listing.tools.find((candidate) => candidate.name === name)
+      const request = session.request("tools/call", { name, arguments: args ?? {} }, exchange, tool)
       return Effect.flatMap(observed("tools/call", exchange, request), (response) => {
         const decoded = decodeCallResult(response.result)
         return Either.isRight(decoded)
@@ -465,18 +541,10 @@ const makeConnection = (
       })
     })
 
-  const listTools: Connection["listTools"] = Effect.gen(function*() {
-    const exchange: Exchange = { stage: "list-tools", phase: "discovery", budget: policy.discovery }
-    let bytes = 0
-    const tools = yield* observed(
-      "tools/list",
-      exchange,
-      listAllTools(session, policy, (_, n) => {
-        bytes += n
-      }).pipe(Effect.map((tools) => ({ tools, bytes })))
-    )
-    return tools.tools
-  })
+  const listTools: Connection["listTools"] = Effect.map(
+    observed("tools/list", { stage: "list-tools", phase: "discovery", budget: policy.discovery }, listAllTools(session, policy, () => {})),
+    (listing) => listing.tools
+  )
 
   return {
     transport: kind,
@@ -484,7 +552,8 @@ const makeConnection = (
     serverInfo: session.serverInfo,
     capabilities: session.capabilities,
     instructions: session.instructions,
-    tools: discovered.tools,
+    tools: discovered.listing.tools,
+    toolsCacheHint: discovered.listing.cacheHint,
     policy,
     discovery,
     callTool,

@@ -105,10 +105,20 @@ export interface PublicFields {
   /** A short reason from a fixed vocabulary, such as `invalid-utf8` or `missing-response`. */
   readonly reason?: Reason | undefined
   /** LimitExceeded only: which constraint, and the limit. */
-  readonly limit?: "maxTools" | "maxPages" | "maxSchemaBytes" | undefined
+  readonly limit?: Limit | undefined
+  /** The client capability a server asked for without it being declared (`undeclared-capability`). */
+  readonly capability?: "elicitation" | "sampling" | "roots" | undefined
   /** TransportFailure on stdio: the child's exit code, when it exited. */
   readonly exitCode?: number | undefined
 }
+
+/**
+ * The separate constraints a `LimitExceeded` names.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Limit = "maxTools" | "maxPages" | "maxSchemaBytes" | "maxInputRounds"
 
 /**
  * A fixed vocabulary of reasons: never free text from a peer or an exception.
@@ -131,6 +141,8 @@ export type Reason =
   | "unexpected-content-type"
   | "missing-response"
   | "unsupported-protocol-version"
+  | "unknown-result-type"
+  | "undeclared-capability"
   | "bad-endpoint"
   | "missing-endpoint"
   | "foreign-endpoint"
@@ -154,6 +166,7 @@ const recordKeys = [
   "option",
   "reason",
   "limit",
+  "capability",
   "exitCode",
   "outcome",
   "retryable"
@@ -174,6 +187,7 @@ const describe = (self: PublicFields & { readonly _tag: string }): string => {
   if (self.option !== undefined) parts.push(`option ${self.option}`)
   if (self.reason !== undefined) parts.push(`reason ${self.reason}`)
   if (self.limit !== undefined) parts.push(`limit ${self.limit}`)
+  if (self.capability !== undefined) parts.push(`capability ${self.capability}`)
   parts.push(`stage ${self.stage}`, `phase ${self.phase}`)
   if (self.status !== undefined) parts.push(`HTTP ${self.status}`)
   if (self.code !== undefined) parts.push(`JSON-RPC code ${self.code}`)
@@ -219,7 +233,8 @@ export abstract class McpErrorBase extends Data.Error<{}> {
   declare readonly remoteMessage?: string | undefined
   declare readonly option?: string | undefined
   declare readonly reason?: Reason | undefined
-  declare readonly limit?: "maxTools" | "maxPages" | "maxSchemaBytes" | undefined
+  declare readonly limit?: Limit | undefined
+  declare readonly capability?: "elicitation" | "sampling" | "roots" | undefined
   declare readonly exitCode?: number | undefined
 
   constructor(fields: PublicFields, cause?: unknown) {

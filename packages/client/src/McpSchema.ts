@@ -14,7 +14,7 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category protocol
  */
-export const supportedRevisions = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] as const
+export const supportedRevisions = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] as const
 
 /**
  * @since 0.1.0
@@ -23,20 +23,21 @@ export const supportedRevisions = ["2025-11-25", "2025-06-18", "2025-03-26", "20
 export type Revision = (typeof supportedRevisions)[number]
 
 /**
+ * The stateless revisions (every request carries its revision in `_meta`; no handshake, no
+ * session), newest first.
+ *
+ * @since 0.1.0
+ * @category protocol
+ */
+export const statelessRevisions: ReadonlyArray<Revision> = ["2026-07-28"]
+
+/**
  * The revisions that start with the `initialize` handshake, newest first.
  *
  * @since 0.1.0
  * @category protocol
  */
-export const handshakeRevisions: ReadonlyArray<Revision> = supportedRevisions
-
-/**
- * The revision a 2025-era client asks for in `initialize`.
- *
- * @since 0.1.0
- * @category protocol
- */
-export const latestRevision: Revision = "2025-11-25"
+export const handshakeRevisions: ReadonlyArray<Revision> = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
 
 /**
  * @since 0.1.0
@@ -44,6 +45,19 @@ export const latestRevision: Revision = "2025-11-25"
  */
 export const isSupportedRevision = (u: unknown): u is Revision =>
   typeof u === "string" && (supportedRevisions as ReadonlyArray<string>).includes(u)
+
+/**
+ * The `_meta` keys of the stateless revisions.
+ *
+ * @since 0.1.0
+ * @category protocol
+ */
+export const MetaKey = {
+  protocolVersion: "io.modelcontextprotocol/protocolVersion",
+  clientInfo: "io.modelcontextprotocol/clientInfo",
+  clientCapabilities: "io.modelcontextprotocol/clientCapabilities",
+  serverInfo: "io.modelcontextprotocol/serverInfo"
+} as const
 
 /**
  * @since 0.1.0
@@ -219,16 +233,88 @@ export const Tool = Schema.Struct({
 export type Tool = typeof Tool.Type
 
 /**
+ * The caching hint of a listing (2026-07-28): how long it may be reused, and by whom.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const CacheHint = Schema.Struct({
+  ttlMs: Schema.NonNegativeInt,
+  cacheScope: Schema.Literal("public", "private")
+})
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type CacheHint = typeof CacheHint.Type
+
+/**
  * One page of `tools/list`. Tools are checked one by one afterwards (see `Tool`), so that a
- * page is refused before its tools are decoded when it has too many.
+ * page is refused before its tools are decoded when it has too many. `ttlMs` and `cacheScope`
+ * come with stateless (2026-07-28) listings.
  *
  * @since 0.1.0
  * @category mcp
  */
 export const ListToolsPage = Schema.Struct({
   tools: Schema.Array(Schema.Unknown),
-  nextCursor: Schema.optional(Schema.String)
+  nextCursor: Schema.optional(Schema.String),
+  ttlMs: Schema.optional(Schema.NonNegativeInt),
+  cacheScope: Schema.optional(Schema.Literal("public", "private"))
 }).annotations({ parseOptions: preserve })
+
+/**
+ * The result of `server/discover` (2026-07-28).
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const DiscoverResult = Schema.Struct({
+  supportedVersions: Schema.Array(Schema.String),
+  capabilities: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  instructions: Schema.optional(Schema.String),
+  _meta: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+}).annotations({ parseOptions: preserve })
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type DiscoverResult = typeof DiscoverResult.Type
+
+/**
+ * What a stateless (2026-07-28) result says of itself: absent means complete (as results of
+ * earlier revisions are); any value other than these two is a protocol violation.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const ResultType = Schema.Literal("complete", "input_required")
+
+/**
+ * An `input_required` result: the input the server needs, and the state to echo exactly.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const InputRequiredResult = Schema.Struct({
+  resultType: Schema.Literal("input_required"),
+  inputRequests: Schema.optional(Schema.Record({
+    key: Schema.String,
+    value: Schema.Struct({
+      method: Schema.String,
+      params: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+    }).annotations({ parseOptions: preserve })
+  })),
+  requestState: Schema.optional(Schema.String)
+}).annotations({ parseOptions: preserve })
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type InputRequiredResult = typeof InputRequiredResult.Type
 
 /**
  * @since 0.1.0
@@ -267,5 +353,11 @@ export const ErrorCode = {
   InvalidRequest: -32600,
   MethodNotFound: -32601,
   InvalidParams: -32602,
-  InternalError: -32603
+  InternalError: -32603,
+  /** 2026-07-28: the HTTP headers do not match the body, or required headers are missing. */
+  HeaderMismatch: -32020,
+  /** 2026-07-28: the request needs a client capability that was not declared. */
+  MissingRequiredClientCapability: -32021,
+  /** 2026-07-28: the requested revision is not supported; `data.supported` lists those that are. */
+  UnsupportedProtocolVersion: -32022
 } as const

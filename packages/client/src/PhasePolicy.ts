@@ -39,6 +39,8 @@ export interface Options extends BudgetOptions {
   readonly maxPages?: number | undefined
   /** Largest input schema accepted per tool, in bytes of its JSON (default 1 MiB). */
   readonly maxSchemaBytes?: number | undefined
+  /** Most `input_required` rounds one request may take (2026-07-28; default 8). */
+  readonly maxInputRounds?: number | undefined
   /** Bound of each release step: DELETE of a session, a cancellation notice (default 2 s). */
   readonly releaseTimeout?: Duration.DurationInput | undefined
 }
@@ -65,6 +67,7 @@ export interface PhasePolicy {
   readonly maxTools: number
   readonly maxPages: number
   readonly maxSchemaBytes: number
+  readonly maxInputRounds: number
   readonly releaseTimeoutMs: number
 }
 
@@ -78,6 +81,7 @@ export const defaults = {
   maxTools: 4_096,
   maxPages: 64,
   maxSchemaBytes: 1024 * 1024,
+  maxInputRounds: 8,
   releaseTimeoutMs: 2_000
 } as const
 
@@ -187,6 +191,11 @@ export const make = (options: Options = {}): Effect.Effect<PhasePolicy, InvalidO
         options.maxSchemaBytes,
         defaults.maxSchemaBytes,
         (u) => validateCount("maxSchemaBytes", u)
+      ),
+      maxInputRounds: yield* optional(
+        options.maxInputRounds,
+        defaults.maxInputRounds,
+        (u) => validateCount("maxInputRounds", u)
       ),
       releaseTimeoutMs: yield* optional(
         options.releaseTimeout,

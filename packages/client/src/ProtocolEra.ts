@@ -19,6 +19,7 @@
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as handshake from "./internal/handshakeEra.js"
+import * as stateless from "./internal/statelessEra.js"
 import type { McpConnectionError, Stage } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
 import type { Exchange, Response, SessionHeaders, Transport } from "./Transport.js"
@@ -45,6 +46,8 @@ export interface OpenContext {
   readonly record: (stage: Stage, bytes: number) => void
   /** The session headers the transport sends with everything (HTTP). */
   readonly sessionHeaders: SessionHeaders
+  /** Most `input_required` rounds one request may take (the policy's `maxInputRounds`). */
+  readonly maxInputRounds: number
 }
 
 /**
@@ -56,18 +59,24 @@ export interface OpenContext {
 export interface Session {
   readonly era: EraName
   readonly protocolVersion: McpSchema.Revision
-  readonly serverInfo: McpSchema.Implementation
+  /** Who the server says it is (optional in 2026-07-28). */
+  readonly serverInfo: McpSchema.Implementation | undefined
   readonly capabilities: Readonly<Record<string, unknown>>
   readonly instructions: string | undefined
   /**
-   * Sends one request of this era and waits for its response. Never re-sends: what fails
-   * fails once.
+   * Sends one request of this era and waits for its final response. `tool` is the listed tool a
+   * `tools/call` calls, when known (its declarations may shape the request). Never re-sends
+   * what failed; a round the server asked for (`input_required`) is a new request, not a
+   * re-send.
    */
   readonly request: (
     method: string,
     params: Record<string, unknown> | undefined,
-    exchange: Exchange
+    exchange: Exchange,
+    tool?: McpSchema.Tool
   ) => Effect.Effect<Response, McpConnectionError>
+  /** Whether a listed tool can be used in this session (left out of the listing if not). */
+  readonly admits: (tool: McpSchema.Tool) => boolean
 }
 
 /**
@@ -92,3 +101,11 @@ export interface Era {
  * @category eras
  */
 export const handshakeEra: Era = handshake.era
+
+/**
+ * The stateless era: revision 2026-07-28.
+ *
+ * @since 0.1.0
+ * @category eras
+ */
+export const statelessEra: Era = stateless.era

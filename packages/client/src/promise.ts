@@ -91,7 +91,8 @@ export interface CallOptions {
 export interface Connection {
   readonly transport: TransportKind
   readonly protocolVersion: McpSchema.Revision
-  readonly serverInfo: McpSchema.Implementation
+  /** Who the server says it is (a stateless server may not say). */
+  readonly serverInfo: McpSchema.Implementation | undefined
   readonly tools: ReadonlyArray<McpSchema.Tool>
   readonly callTool: (
     name: string,

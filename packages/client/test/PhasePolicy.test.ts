@@ -15,6 +15,7 @@ describe("PhasePolicy", () => {
       maxTools: 4_096,
       maxPages: 64,
       maxSchemaBytes: 1_048_576,
+      maxInputRounds: 8,
       releaseTimeoutMs: 2_000
     })
   })

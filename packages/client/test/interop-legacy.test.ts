@@ -21,7 +21,7 @@ describe.each(httpClients)("interop through %s", (_, httpClient) => {
         const server = yield* resource(startOfficialLegacyServer)
         const connection = yield* McpClient.connect({ url: server.url, transport })
         expect(connection.transport).toBe("sse")
-        expect(connection.serverInfo.name).toBe("official-sdk-legacy-peer")
+        expect(connection.serverInfo?.name).toBe("official-sdk-legacy-peer")
         expect(connection.tools.map((t) => t.name).sort()).toEqual(["add", "increment"])
         expect(yield* connection.callTool("add", { a: 40, b: 2 })).toMatchObject({ content: [{ type: "text", text: "42" }] })
         yield* connection.callTool("increment")

@@ -24,7 +24,7 @@ describe.each([
         )
         const connection = yield* McpClient.connect({ url: server.url })
         expect(connection.transport).toBe("streamable-http")
-        expect(connection.serverInfo.name).toBe("official-sdk-peer")
+        expect(connection.serverInfo?.name).toBe("official-sdk-peer")
         expect(connection.protocolVersion).toBe("2025-11-25")
         expect(connection.tools.map((t) => t.name).sort()).toEqual(["add", "echo", "fail", "increment"])
         const sum = yield* connection.callTool("add", { a: 2, b: 40 })

@@ -5,7 +5,7 @@
 import * as Testkit from "@phasebound/testkit"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Scope } from "effect"
-import { McpClient } from "../src/index.js"
+import { McpClient, McpSchema } from "../src/index.js"
 import { eventually, expectReleased, expectTag, failureOf, httpClients, server } from "./support/harness.js"
 
 const legacy = (options?: Testkit.LegacyServerOptions) => Testkit.scopedLegacy(options)
@@ -36,8 +36,10 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
           expect(connection.transport).toBe("sse")
           yield* connection.callTool("increment")
           expect(srv.counter()).toBe(1)
-          const [probe, get] = srv.requests
-          expect(probe).toMatchObject({ method: "POST", url: "/sse", rpcMethod: "initialize" })
+          // The ladder, under one deadline: the stateless probe, the handshake, then legacy.
+          const [discover, initialize, get] = srv.requests
+          expect(discover).toMatchObject({ method: "POST", url: "/sse", rpcMethod: "server/discover" })
+          expect(initialize).toMatchObject({ method: "POST", url: "/sse", rpcMethod: "initialize" })
           expect(get).toMatchObject({ method: "GET", url: "/sse" })
         }))
     }
@@ -77,14 +79,19 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
         const url = srv.url
         yield* Effect.promise(() => srv.close())
         const { error } = yield* failureOf(McpClient.connect({ url }))
-        expect(error).toMatchObject({ _tag: "TransportFailure", stage: "initialize", outcome: "not-sent" })
+        // The first POST is the stateless probe: a refused connection ends the negotiation there.
+        expect(error).toMatchObject({ _tag: "TransportFailure", stage: "discover", outcome: "not-sent" })
       }))
 
     scoped("one deadline: a slow refusal of the first POST plus a slow endpoint fail at the single deadline", () =>
       Effect.gen(function*() {
         const srv = yield* legacy({ postToSsePathDelayMs: 400 })
         srv.script({ kind: "endpoint-delay", ms: 400 })
-        const { error, elapsedMs } = yield* failureOf(McpClient.connect({ url: srv.url, policy: { discovery: { timeout: 600 } } }))
+        // The handshake revisions only: the first POST is initialize (the stateless probe would be
+        // one more slow refusal before it).
+        const { error, elapsedMs } = yield* failureOf(
+          McpClient.connect({ url: srv.url, revisions: McpSchema.handshakeRevisions, policy: { discovery: { timeout: 600 } } })
+        )
         expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "endpoint", phase: "discovery", limits: { timeoutMs: 600 } })
         // Falling back did not restart the clock: well under the sum of two deadlines.
         // Each delay alone fits the deadline: only one shared deadline makes this fail at all.
@@ -335,8 +342,10 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
           yield* Effect.sleep("300 millis")
           expect(srv.counter()).toBe(1)
           expect(srv.rpcCalls("tools/call")).toBe(1)
-          // Never re-sent over Streamable HTTP either: the only POST to /sse was the first probe.
-          expect(srv.requests.filter((r) => r.method === "POST" && r.url === "/sse")).toHaveLength(1)
+          // Never re-sent over Streamable HTTP either: the only POSTs to /sse were the two probes
+          // of the negotiation (server/discover, initialize).
+          expect(srv.requests.filter((r) => r.method === "POST" && r.url === "/sse").map((r) => r.rpcMethod))
+            .toEqual(["server/discover", "initialize"])
         }))
     }
   })

@@ -18,7 +18,13 @@ describe.each(httpClients)("Streamable HTTP protocol through %s", (_, httpClient
       const scope = yield* Scope.make()
       const connection = yield* McpClient.connect({ url: srv.url }).pipe(Scope.extend(scope))
       yield* connection.callTool("echo", { text: "hi" })
-      const [initialize, ...rest] = srv.requests
+      // The stateless probe first (no session, its own headers), refused by this 2025 server;
+      // then the handshake on the same endpoint.
+      const [discover, initialize, ...rest] = srv.requests
+      expect(discover!.rpcMethod).toBe("server/discover")
+      expect(discover!.headers["mcp-session-id"]).toBeUndefined()
+      expect(discover!.headers["mcp-protocol-version"]).toBe("2026-07-28")
+      expect(discover!.headers["mcp-method"]).toBe("server/discover")
       expect(initialize!.rpcMethod).toBe("initialize")
       expect(initialize!.headers["mcp-session-id"]).toBeUndefined()
       expect(initialize!.headers["mcp-protocol-version"]).toBeUndefined()
@@ -113,13 +119,13 @@ describe.each(httpClients)("Streamable HTTP protocol through %s", (_, httpClient
         expect(error).toMatchObject({ _tag: "UpstreamFailure", stage: "list-tools", retryable: true })
       }))
 
-    scoped("a refused port is a TransportFailure at initialize, not sent, retryable", () =>
+    scoped("a refused port is a TransportFailure at the first POST (the stateless probe), not sent, retryable", () =>
       Effect.gen(function*() {
         const srv = yield* server()
         const url = srv.url
         yield* Effect.promise(() => srv.close())
         const { error } = yield* failureOf(McpClient.connect({ url }))
-        expect(error).toMatchObject({ _tag: "TransportFailure", stage: "initialize", outcome: "not-sent", retryable: true })
+        expect(error).toMatchObject({ _tag: "TransportFailure", stage: "discover", outcome: "not-sent", retryable: true })
       }))
   })
 

@@ -28,7 +28,8 @@ import {
 } from "../McpConnectionError.js"
 import type { Exchange } from "../Transport.js"
 
-const base = (exchange: Exchange) => ({
+/** The public fields every error of an exchange shares: where, in which phase, under which limits. */
+export const fields = (exchange: Exchange) => ({
   stage: exchange.stage,
   phase: exchange.phase,
   limits: { timeoutMs: exchange.budget.timeoutMs, maxBytes: exchange.budget.maxBytes }
@@ -40,7 +41,7 @@ const transientRetryable = (exchange: Exchange, outcome: Outcome): boolean =>
 /** @internal */
 export const deadline = (exchange: Exchange, outcome: Outcome, observedBytes?: number): DeadlineExceeded =>
   new DeadlineExceeded({
-    ...base(exchange),
+    ...fields(exchange),
     observedBytes,
     outcome,
     retryable: transientRetryable(exchange, outcome)
@@ -48,7 +49,7 @@ export const deadline = (exchange: Exchange, outcome: Outcome, observedBytes?: n
 
 /** @internal */
 export const ceiling = (exchange: Exchange, observedBytes: number, status?: number, cause?: unknown) =>
-  new ByteCeilingExceeded({ ...base(exchange), observedBytes, status, outcome: "applied", retryable: false }, cause)
+  new ByteCeilingExceeded({ ...fields(exchange), observedBytes, status, outcome: "applied", retryable: false }, cause)
 
 /** @internal */
 export const protocol = (
@@ -58,7 +59,7 @@ export const protocol = (
   cause?: unknown
 ) =>
   new ProtocolViolation({
-    ...base(exchange),
+    ...fields(exchange),
     reason,
     observedBytes: details.observedBytes,
     status: details.status,
@@ -77,7 +78,7 @@ export const transport = (
   cause?: unknown
 ) =>
   new TransportFailure({
-    ...base(exchange),
+    ...fields(exchange),
     reason,
     observedBytes: details.observedBytes,
     exitCode: details.exitCode,
@@ -91,11 +92,11 @@ export const transport = (
  * @internal
  */
 export const internal = (exchange: Exchange, outcome: Outcome, cause: unknown) =>
-  new InternalError({ ...base(exchange), reason: "defect", outcome, retryable: false }, cause)
+  new InternalError({ ...fields(exchange), reason: "defect", outcome, retryable: false }, cause)
 
 /** @internal */
 export const sessionExpired = (exchange: Exchange, outcome: Outcome, status?: number) =>
-  new SessionExpired({ ...base(exchange), status, outcome, retryable: false })
+  new SessionExpired({ ...fields(exchange), status, outcome, retryable: false })
 
 /** @internal */
 export const remoteRefusal = (
@@ -106,7 +107,7 @@ export const remoteRefusal = (
   wire?: WireError
 ) =>
   new RemoteRefusal({
-    ...base(exchange),
+    ...fields(exchange),
     code,
     remoteMessage,
     status: details.status,
@@ -138,12 +139,12 @@ export const wireError = (error: McpConnectionError): WireError | undefined => {
 
 /** @internal */
 export const httpStatus = (exchange: Exchange, status: number, observedBytes?: number, cause?: unknown) => {
-  const fields = { ...base(exchange), status, observedBytes }
-  if (status === 401) return new Unauthorized({ ...fields, outcome: "not-applied", retryable: false }, cause)
-  if (status === 403) return new Forbidden({ ...fields, outcome: "not-applied", retryable: false }, cause)
+  const common = { ...fields(exchange), status, observedBytes }
+  if (status === 401) return new Unauthorized({ ...common, outcome: "not-applied", retryable: false }, cause)
+  if (status === 403) return new Forbidden({ ...common, outcome: "not-applied", retryable: false }, cause)
   if (status >= 500) {
     // 502/503/504 come from gateways as often as from the server: the effect is unknown.
-    return new UpstreamFailure({ ...fields, outcome: "unknown", retryable: exchange.phase === "discovery" }, cause)
+    return new UpstreamFailure({ ...common, outcome: "unknown", retryable: exchange.phase === "discovery" }, cause)
   }
-  return new UpstreamFailure({ ...fields, outcome: "not-applied", retryable: false }, cause)
+  return new UpstreamFailure({ ...common, outcome: "not-applied", retryable: false }, cause)
 }

@@ -93,7 +93,8 @@ export const era: Era = {
         serverInfo: result.serverInfo,
         capabilities: result.capabilities,
         instructions: result.instructions,
-        request
+        request,
+        admits: () => true
       } satisfies Session
     })
 }

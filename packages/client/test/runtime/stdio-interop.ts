@@ -41,7 +41,7 @@ for (const [peer, args] of Object.entries(peers)) {
       const tool = names.includes("add") ? "add" : "get-sum"
       const result = await connection.callTool(tool, { a: 20, b: 22 })
       if (!JSON.stringify(result.content).includes("42")) throw new Error(`unexpected ${JSON.stringify(result)}`)
-      return `${connection.serverInfo.name} ${connection.protocolVersion}, ${names.length} tools`
+      return `${connection.serverInfo?.name} ${connection.protocolVersion}, ${names.length} tools`
     } finally {
       await connection.close()
     }
@@ -54,7 +54,7 @@ for (const [peer, args] of Object.entries(peers)) {
         const tool = names.includes("add") ? "add" : "get-sum"
         const result = yield* connection.callTool(tool, { a: 1, b: 2 })
         if (!JSON.stringify(result.content).includes("3")) throw new Error(`unexpected ${JSON.stringify(result)}`)
-        return `${connection.serverInfo.name}, ${names.length} tools`
+        return `${connection.serverInfo?.name}, ${names.length} tools`
       }).pipe(Effect.scoped, Effect.provide(Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)))
     ))
 }
