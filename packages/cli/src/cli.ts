@@ -9,7 +9,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as HttpClient from "@effect/platform/HttpClient"
-import { McpClient, PhasePolicy } from "@phasebound/client"
+import { McpClient, McpSchema, PhasePolicy } from "@phasebound/client"
 import type { McpConnectionError } from "@phasebound/client/McpConnectionError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -57,6 +57,10 @@ const common = {
   ),
   // Text, checked in transportOf: a bad value is then an InvalidOption naming --transport.
   transport: optionalText("transport", "auto | streamable-http | sse (default auto: Streamable HTTP, then legacy HTTP+SSE)"),
+  revision: Options.text("revision").pipe(
+    Options.withDescription("a protocol revision the client may speak, e.g. 2026-07-28 or 2025-11-25 (repeatable; default all)"),
+    Options.repeated
+  ),
   timeout: optionalText("timeout", "baseline deadline of each phase (500ms, 30s, 2m; default 60s)"),
   maxBytes: optionalText("max-bytes", "baseline byte ceiling of each response (1048576, 64KiB, 16MiB; default 16MiB)"),
   discoveryTimeout: optionalText("discovery-timeout", "deadline of the whole discovery"),
@@ -79,6 +83,14 @@ const transportOf = (text: string | undefined): Effect.Effect<McpClient.Transpor
   text === undefined || text === "auto" || text === "streamable-http" || text === "sse"
     ? Effect.succeed(text)
     : Effect.fail(invalidOption("--transport", "invalid-value"))
+
+/** `--revision` flags: each must be a revision the client speaks; none given means all. */
+const revisionsOf = (texts: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string> | undefined, McpConnectionError> =>
+  texts.length === 0
+    ? Effect.succeed(undefined)
+    : texts.every(McpSchema.isSupportedRevision)
+    ? Effect.succeed(texts)
+    : Effect.fail(invalidOption("--revision", "invalid-value"))
 
 /** The budget flags into client policy options; every string is parsed, then validated. */
 const policyOf = (flags: Common): Effect.Effect<PhasePolicy.Options, McpConnectionError> =>
@@ -122,6 +134,7 @@ const connectTo = (
 ): Effect.Effect<McpClient.Connection, McpConnectionError, HttpClient.HttpClient | CommandExecutor.CommandExecutor | Scope.Scope> =>
   Effect.gen(function*() {
     const policyOptions = yield* policyOf(flags)
+    const revisions = yield* revisionsOf(flags.revision)
     const policy = yield* PhasePolicy.make(policyOptions)
     const target = yield* resolveTarget({
       target: positional,
@@ -137,12 +150,13 @@ const connectTo = (
       McpConnectionError,
       HttpClient.HttpClient | CommandExecutor.CommandExecutor | Scope.Scope
     > = target._tag === "Http"
-      ? McpClient.connect({ url: target.url, headers: target.headers, transport: target.transport, policy: policyOptions })
+      ? McpClient.connect({ url: target.url, headers: target.headers, transport: target.transport, revisions, policy: policyOptions })
       : McpClient.connectStdio({
         command: target.command,
         args: target.args,
         env: target.env,
         cwd: target.cwd,
+        revisions,
         policy: policyOptions
       })
     const connection = yield* ctx.progress("discovering", ctx.machine(flags.json), connecting)

@@ -89,6 +89,8 @@ export const exitCodeOf = (tag: RecordBody["tag"]): number => {
     case "TransportFailure":
     case "UpstreamFailure":
     case "SessionExpired":
+    // The CLI gives no handlers; a program that does sees its own handler's failure here.
+    case "HandlerFailed":
       return exitCodes.protocol
     case "InternalError":
       return exitCodes.internal

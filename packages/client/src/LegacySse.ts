@@ -25,6 +25,7 @@ import { identity } from "effect/Function"
 import * as Scope from "effect/Scope"
 import type { McpConnectionError } from "./McpConnectionError.js"
 import { readFrames } from "./internal/bodyReader.js"
+import { makeBackground } from "./internal/background.js"
 import * as Failures from "./internal/failures.js"
 import * as Http from "./internal/http.js"
 import * as Messages from "./internal/messages.js"
@@ -62,7 +63,7 @@ export const make = (
   Effect.gen(function*() {
     const scope = yield* Effect.scope
     const client = yield* Http.makeClient(options.headers)
-    const background = yield* Http.makeBackground(options.releaseTimeoutMs)
+    const background = yield* makeBackground(options.releaseTimeoutMs)
     const endpointReady = yield* Deferred.make<HttpClientRequest.HttpClientRequest, McpConnectionError>()
     /** The POST to the endpoint, once it is known. */
     let endpoint: HttpClientRequest.HttpClientRequest | undefined
@@ -77,7 +78,9 @@ export const make = (
       streamExchange: readiness,
       // Until the endpoint arrives, the readiness frame is bounded by the discovery ceiling.
       extraBound: () => (endpoint === undefined ? readiness.budget.maxBytes : 0),
-      notice: (message) => (endpoint === undefined ? Effect.void : background.run(postNotice(message, endpoint)))
+      notice: (message) => (endpoint === undefined ? Effect.void : background.run(postNotice(message, endpoint))),
+      answer: (reply) =>
+        endpoint === undefined ? Effect.void : background.answer(reply, (message) => postNotice(message, endpoint!))
     })
 
     /**
@@ -187,6 +190,8 @@ export const make = (
           : send(Messages.envelope(notification), exchange),
       // The endpoint URL is the session: closing the GET stream (the scope) ends it.
       endSession: Effect.void,
+      // The GET stream is already the stream of the server's messages.
+      listen: Effect.void,
       logTail: Effect.succeed(""),
       diagnostics: Effect.map(background.size, stream.diagnostics)
     } satisfies Transport

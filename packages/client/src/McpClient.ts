@@ -44,7 +44,9 @@ import * as LegacySse from "./LegacySse.js"
 import { type EraName, handshakeEra, type OpenContext, type Session, statelessEra } from "./ProtocolEra.js"
 import * as Stdio from "./Stdio.js"
 import * as StreamableHttp from "./StreamableHttp.js"
-import { answerWithoutCapabilities, type Diagnostics, type Exchange, type Transport, type TransportKind } from "./Transport.js"
+import type * as ClientHandlers from "./ClientHandlers.js"
+import { makeResponder, type Responder } from "./internal/inbound.js"
+import { type Diagnostics, type Exchange, type Transport, type TransportKind } from "./Transport.js"
 
 /**
  * @since 0.1.0
@@ -69,6 +71,8 @@ export interface ConnectOptions {
   readonly revisions?: ReadonlyArray<string> | undefined
   readonly policy?: PhasePolicy.Options | undefined
   readonly clientInfo?: McpSchema.Implementation | undefined
+  /** Answers to what the server may ask (elicitation, sampling, roots); each declares its capability. */
+  readonly handlers?: ClientHandlers.Handlers | undefined
 }
 
 /**
@@ -296,15 +300,16 @@ export const connect = (
       return yield* Effect.fail(configError("transport", "invalid-value"))
     }
     const revisions = yield* validateRevisions(options.revisions)
+    const responder = yield* validateHandlers(options.handlers, policy)
     const transportOptions = {
       url: target.url,
       headers: target.headers,
       secrets: target.secrets,
       releaseTimeoutMs: policy.releaseTimeoutMs,
       unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
-      inbound: answerWithoutCapabilities
+      inbound: responder.inbound
     }
-    return yield* discover(policy, clientInfo, revisions, (context) => {
+    return yield* discover(policy, clientInfo, revisions, responder, (context) => {
       const streamable: Negotiation.Opener<HttpClient.HttpClient> = {
         kind: "streamable-http",
         open: (session) => StreamableHttp.make({ ...transportOptions, session })
@@ -340,6 +345,8 @@ export interface StdioConnectOptions extends Stdio.ServerCommand {
   readonly revisions?: ReadonlyArray<string> | undefined
   readonly policy?: PhasePolicy.Options | undefined
   readonly clientInfo?: McpSchema.Implementation | undefined
+  /** Answers to what the server may ask (elicitation, sampling, roots); each declares its capability. */
+  readonly handlers?: ClientHandlers.Handlers | undefined
 }
 
 const isStringRecord = (u: unknown): u is Record<string, string> =>
@@ -370,6 +377,7 @@ export const connectStdio = (
     if (options.env !== undefined && !isStringRecord(options.env)) return yield* Effect.fail(configError("env", "invalid-value"))
     if (options.cwd !== undefined && typeof options.cwd !== "string") return yield* Effect.fail(configError("cwd", "invalid-value"))
     const revisions = yield* validateRevisions(options.revisions)
+    const responder = yield* validateHandlers(options.handlers, policy)
     const stdioOptions: Stdio.Options = {
       command: options.command,
       args: options.args,
@@ -379,9 +387,9 @@ export const connectStdio = (
       secrets: secretValues(Object.values(options.env ?? {})),
       releaseTimeoutMs: policy.releaseTimeoutMs,
       unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
-      inbound: answerWithoutCapabilities
+      inbound: responder.inbound
     }
-    return yield* discover(policy, clientInfo, revisions, (context) => {
+    return yield* discover(policy, clientInfo, revisions, responder, (context) => {
       const child: Negotiation.Opener<CommandExecutor.CommandExecutor> = {
         kind: "stdio",
         // The spawn is the first step of discovery.
@@ -403,6 +411,7 @@ const discover = <R>(
   policy: PhasePolicy.PhasePolicy,
   clientInfo: McpSchema.Implementation,
   revisions: ReadonlyArray<McpSchema.Revision>,
+  responder: Responder,
   candidates: (context: Pick<OpenContext, "exchange">) => ReadonlyArray<Negotiation.Candidate<R>>
 ): Effect.Effect<Connection, McpConnectionError, R | Scope.Scope> =>
   Effect.gen(function*() {
@@ -431,7 +440,14 @@ const discover = <R>(
       stageStarted = Date.now()
       const negotiated = yield* Negotiation.negotiate(
         list,
-        { clientInfo, exchange, record, maxInputRounds: policy.maxInputRounds },
+        {
+          clientInfo,
+          exchange,
+          record,
+          maxInputRounds: policy.maxInputRounds,
+          capabilities: responder.capabilities,
+          fulfil: responder.fulfil
+        },
         revisions,
         connectionScope,
         {
@@ -458,6 +474,22 @@ const discover = <R>(
       ))
     return makeConnection(discovered, policy, discoveryLog, connectionScope)
   })
+
+/**
+ * Validates the `handlers` option (each one a function, when given) into the responder that
+ * answers the server with them; an answer to a server request on a stream is bounded by the
+ * call timeout.
+ */
+const validateHandlers = (handlers: ClientHandlers.Handlers | undefined, policy: PhasePolicy.PhasePolicy) => {
+  if (handlers !== undefined) {
+    const given = typeof handlers === "object" && handlers !== null ? Object.entries(handlers) : undefined
+    const known = new Set(["elicitation", "sampling", "roots"])
+    if (given === undefined || given.some(([name, handler]) => !known.has(name) || (handler !== undefined && typeof handler !== "function"))) {
+      return Effect.fail(configError("handlers", "invalid-value"))
+    }
+  }
+  return Effect.succeed(makeResponder(handlers, policy.call.timeoutMs))
+}
 
 /** Validates the `revisions` option into supported revisions, newest first. */
 const validateRevisions = (input: ReadonlyArray<string> | undefined) => {

@@ -210,6 +210,7 @@ const summary = {
   TransportFailure: "transport failure",
   SessionExpired: "session expired",
   LimitExceeded: "limit exceeded",
+  HandlerFailed: "a client handler failed",
   InternalError: "internal error"
 } as const
 
@@ -318,6 +319,17 @@ export class LimitExceeded extends McpErrorBase {
 }
 
 /**
+ * A handler the caller gave (elicitation, sampling, roots) failed while answering the server:
+ * `capability` says which; what it failed with stays in process as the cause.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class HandlerFailed extends McpErrorBase {
+  readonly _tag = "HandlerFailed" as const
+}
+
+/**
  * A defect inside the library (a bug, not a remote failure): the defect itself stays in process
  * as the error's `cause`; the public fields say only where it happened (`reason: "defect"`).
  *
@@ -346,6 +358,7 @@ export type McpConnectionError =
   | TransportFailure
   | SessionExpired
   | LimitExceeded
+  | HandlerFailed
   | InternalError
 
 const tags: ReadonlySet<string> = new Set(Object.keys(summary))

@@ -1,7 +1,8 @@
 /**
- * Phase budgets (CONTRACT section 1): a shared baseline `{ timeout, maxBytes }`, per-phase
- * overrides for discovery and call, a bound for unsolicited frames, and the separate
- * constraints `maxTools`, `maxPages` and `maxSchemaBytes`. Everything is validated before any
+ * Phase budgets (docs/DESIGN.md, "Phases and budgets"): a shared baseline
+ * `{ timeout, maxBytes }`, per-phase overrides for discovery and call, a bound for unsolicited
+ * frames, and the separate constraints `maxTools`, `maxPages`, `maxSchemaBytes` and
+ * `maxInputRounds`. Everything is validated before any
  * I/O into a typed `InvalidOption` that names the option: never a silent clamp, never an
  * unlimited wait or read.
  *

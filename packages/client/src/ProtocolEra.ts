@@ -48,6 +48,14 @@ export interface OpenContext {
   readonly sessionHeaders: SessionHeaders
   /** Most `input_required` rounds one request may take (the policy's `maxInputRounds`). */
   readonly maxInputRounds: number
+  /** The client capabilities the caller's handlers declare. */
+  readonly capabilities: Readonly<Record<string, unknown>>
+  /** Answers one input request of an `input_required` round with the caller's handlers. */
+  readonly fulfil: (
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    exchange: Exchange
+  ) => Effect.Effect<Readonly<Record<string, unknown>>, McpConnectionError>
 }
 
 /**

@@ -30,6 +30,7 @@ import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { McpConnectionError, Outcome } from "./McpConnectionError.js"
+import { makeBackground } from "./internal/background.js"
 import * as Failures from "./internal/failures.js"
 import { decodeLines, type Line } from "./internal/lineDecoder.js"
 import * as Messages from "./internal/messages.js"
@@ -149,6 +150,8 @@ export const make = (
     // The child lives in a scope of its own, closed the moment the session is given up.
     const processScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
     const stdinQueue = yield* Queue.unbounded<Uint8Array>()
+    // Answers to the server's requests, released with the child.
+    const answers = yield* makeBackground(options.releaseTimeoutMs).pipe(Scope.extend(processScope))
     const tail = makeTail(logTailBytes)
     const encoder = new TextEncoder()
 
@@ -158,7 +161,8 @@ export const make = (
       secrets: options.secrets,
       inbound: options.inbound,
       streamExchange: readiness,
-      notice: (message) => Effect.asVoid(send(message))
+      notice: (message) => Effect.asVoid(send(message)),
+      answer: (reply) => answers.answer(reply, send)
     })
 
     const command = Command.make(options.command, ...(options.args ?? [])).pipe(
@@ -298,7 +302,9 @@ export const make = (
           : Effect.asVoid(send(Messages.envelope(notification))),
       // The child is the session: the connection's scope releases it.
       endSession: Effect.void,
-      diagnostics: Effect.sync(() => stream.diagnostics(0)),
+      // stdout is already the stream of the server's messages.
+      listen: Effect.void,
+      diagnostics: Effect.map(answers.size, stream.diagnostics),
       logTail: Effect.sync(() => tail.text())
     } satisfies Transport
   })

@@ -22,7 +22,8 @@ import { identity } from "effect/Function"
 import type * as Scope from "effect/Scope"
 import type { McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
-import { readBody, readFrames } from "./internal/bodyReader.js"
+import { readBody, readFrames, releaseBody } from "./internal/bodyReader.js"
+import { makeBackground } from "./internal/background.js"
 import * as Failures from "./internal/failures.js"
 import type { FrameTooLarge } from "./internal/frameErrors.js"
 import * as Http from "./internal/http.js"
@@ -46,6 +47,8 @@ export interface Options {
   readonly inbound: Inbound
   /** Headers of the session, sent with everything (written by the era; none by default). */
   readonly session?: SessionHeaders | undefined
+  /** Bound of each frame on the standalone stream (frames that answer no request). */
+  readonly unsolicitedMaxBytes: number
 }
 
 /**
@@ -78,7 +81,7 @@ const defaultRetryMs = 1_000
 export const make = (options: Options): Effect.Effect<Transport, never, HttpClient.HttpClient | Scope.Scope> =>
   Effect.gen(function*() {
     const client = yield* Http.makeClient(options.headers)
-    const background = yield* Http.makeBackground(options.releaseTimeoutMs)
+    const background = yield* makeBackground(options.releaseTimeoutMs)
     const session: SessionHeaders = options.session ?? { current: {} }
     let nextId = 0
     const inFlight = new Set<McpSchema.RequestId>()
@@ -98,7 +101,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
     /** Messages that are not the awaited response: answer requests, ignore the rest. */
     const handleOther = (message: McpSchema.IncomingMessage): Effect.Effect<void> => {
       const reply = Messages.replyTo(options.inbound, message)
-      return reply === undefined ? Effect.void : background.run(postNotice(reply, undefined))
+      return reply === undefined ? Effect.void : background.answer(reply, (body) => postNotice(body, undefined))
     }
 
     const readJson = (
@@ -249,6 +252,54 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
             : statusFailure(exchange, response)
       )
 
+    /**
+     * The standalone stream: the server's requests are answered, anything else is dropped. The
+     * wait for its answer's headers belongs to the caller (discovery, under its deadline, and at
+     * most one release step), so the stream is open before the first call: a server may route a
+     * call's requests to it. A server
+     * that answers with anything but an SSE stream offers none (405 is the usual answer); a
+     * frame past the unsolicited bound, or a read that fails, ends it.
+     */
+    let droppedFrames = 0
+    const listen: Transport["listen"] = Effect.flatMap(Effect.scope, (scope) => {
+      const exchange: Exchange = {
+        stage: "initialized",
+        phase: "session",
+        budget: { timeoutMs: options.releaseTimeoutMs, maxBytes: options.unsolicitedMaxBytes }
+      }
+      const onEvent = (event: SseEvent): Effect.Effect<undefined> => {
+        if (event.event !== "message" || event.data === "") return Effect.succeed(undefined)
+        return Messages.parseText(exchange, event.data).pipe(
+          Effect.flatMap((message) => {
+            if (message._tag !== "Request") droppedFrames++
+            return handleOther(message)
+          }),
+          Effect.catchAll(() => Effect.sync(() => void droppedFrames++)),
+          Effect.as(undefined)
+        )
+      }
+      const request = HttpClientRequest.get(options.url).pipe(
+        HttpClientRequest.setHeaders({ accept: "text/event-stream", ...session.current })
+      )
+      // Its headers are awaited at most one release step: a server that stalls them offers no stream.
+      return client.open(request, identity, scope).pipe(
+        Effect.timeout(Duration.millis(options.releaseTimeoutMs)),
+        Effect.flatMap((response) => {
+          if (response.status !== 200 || Http.contentTypeOf(response) !== "text/event-stream") {
+            return Effect.sync(() => releaseBody(response))
+          }
+          return readFrames(response, sseParser({ maxFrameBytes: () => options.unsolicitedMaxBytes }), onEvent).pipe(
+            // Nobody waits on this stream: how it ends changes nothing for any request.
+            Effect.catchAllCause(() => Effect.void),
+            Effect.forkIn(scope)
+          )
+        }),
+        // A GET that got no answer in time, or none at all: the session goes on without the stream.
+        Effect.catchAll(() => Effect.void),
+        Effect.asVoid
+      )
+    })
+
     // A server may answer 405 (it does not allow clients to end sessions): nothing to do then.
     const endSession = Effect.suspend(() => {
       const request = HttpClientRequest.del(options.url).pipe(HttpClientRequest.setHeaders(session.current))
@@ -264,7 +315,8 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       request,
       notify,
       endSession,
+      listen,
       logTail: Effect.succeed(""),
-      diagnostics: Effect.map(background.size, (size) => ({ pending: inFlight.size, background: size, droppedFrames: 0 }))
+      diagnostics: Effect.map(background.size, (size) => ({ pending: inFlight.size, background: size, droppedFrames }))
     } satisfies Transport
   })

@@ -12,7 +12,8 @@
  *
  * @since 0.1.0
  */
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type { McpConnectionError, Phase, Stage } from "./McpConnectionError.js"
 import * as McpSchema from "./McpSchema.js"
 import type { Budget } from "./PhasePolicy.js"
@@ -94,7 +95,8 @@ export interface Response {
  * @category models
  */
 export interface Inbound {
-  readonly answer: (request: typeof McpSchema.JsonRpcRequest.Type) => Record<string, unknown>
+  /** The reply (never a failure: an error reply instead), bounded in time by its builder. */
+  readonly answer: (request: typeof McpSchema.JsonRpcRequest.Type) => Effect.Effect<Record<string, unknown>>
 }
 
 /**
@@ -106,9 +108,11 @@ export interface Inbound {
  */
 export const answerWithoutCapabilities: Inbound = {
   answer: ({ id, method }) =>
-    method === "ping"
-      ? { jsonrpc: "2.0", id, result: {} }
-      : { jsonrpc: "2.0", id, error: { code: McpSchema.ErrorCode.MethodNotFound, message: "Method not found" } }
+    Effect.succeed(
+      method === "ping"
+        ? { jsonrpc: "2.0", id, result: {} }
+        : { jsonrpc: "2.0", id, error: { code: McpSchema.ErrorCode.MethodNotFound, message: "Method not found" } }
+    )
 }
 
 /**
@@ -142,6 +146,14 @@ export interface Transport {
    * the session headers), bounded by the release timeout; never fails.
    */
   readonly endSession: Effect.Effect<void>
+  /**
+   * Opens the stream of the server's own messages where the transport has one to open
+   * (Streamable HTTP: the standalone `GET`, when the server offers it): waits for its answer's
+   * headers (at most the release timeout), then reads it in the background until the current
+   * scope closes; its requests are answered, frames are bounded by the unsolicited ceiling.
+   * Never fails; a server that offers none is fine.
+   */
+  readonly listen: Effect.Effect<void, never, Scope.Scope>
   /** The last 64 KiB of the server's own log (stdio stderr), in process only; "" elsewhere. */
   readonly logTail: Effect.Effect<string>
   /** What the transport still holds: requests awaiting a response, background fibers. */

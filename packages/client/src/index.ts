@@ -6,6 +6,9 @@
  */
 
 /** @since 0.1.0 */
+export * as ClientHandlers from "./ClientHandlers.js"
+
+/** @since 0.1.0 */
 export * as McpClient from "./McpClient.js"
 
 /** @since 0.1.0 */

@@ -25,6 +25,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import type * as ClientHandlers from "./ClientHandlers.js"
 import * as McpClient from "./McpClient.js"
 import type { McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
@@ -38,6 +39,31 @@ import type { TransportKind } from "./Transport.js"
 export type ConnectOptions = HttpConnectOptions | StdioConnectOptions
 
 /**
+ * A handler of what a server asks: the request's params in, the result (or a Promise of it)
+ * out. `signal` aborts when the answer is no longer wanted (the call ended, its deadline
+ * passed). A throw or a rejection is reported as `HandlerFailed`, its value kept in process.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Handler = (
+  params: ClientHandlers.Fields,
+  options: { readonly signal: AbortSignal }
+) => ClientHandlers.Fields | Promise<ClientHandlers.Fields>
+
+/**
+ * Answers to what a server may ask; each one given declares its client capability.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Handlers {
+  readonly elicitation?: Handler | undefined
+  readonly sampling?: Handler | undefined
+  readonly roots?: Handler | undefined
+}
+
+/**
  * @since 0.1.0
  * @category models
  */
@@ -49,8 +75,11 @@ export interface StdioConnectOptions {
     readonly env?: Readonly<Record<string, string>> | undefined
     readonly cwd?: string | undefined
   }
+  /** The revisions the client may speak, e.g. `["2026-07-28"]` (default: all it supports). */
+  readonly revisions?: ReadonlyArray<string> | undefined
   readonly policy?: PhasePolicy.Options | undefined
   readonly clientInfo?: McpSchema.Implementation | undefined
+  readonly handlers?: Handlers | undefined
   readonly signal?: AbortSignal | undefined
 }
 
@@ -62,8 +91,11 @@ export interface HttpConnectOptions {
   readonly url: string | URL
   readonly headers?: Readonly<Record<string, string>> | undefined
   readonly transport?: McpClient.TransportChoice | undefined
+  /** The revisions the client may speak, e.g. `["2026-07-28"]` (default: all it supports). */
+  readonly revisions?: ReadonlyArray<string> | undefined
   readonly policy?: PhasePolicy.Options | undefined
   readonly clientInfo?: McpSchema.Implementation | undefined
+  readonly handlers?: Handlers | undefined
   readonly signal?: AbortSignal | undefined
   /**
    * The HTTP client layer, built for this connection and released with it (default: one client
@@ -157,10 +189,22 @@ const connectHttp = (options: HttpConnectOptions, scope: Scope.Scope) =>
       url: options.url,
       headers: options.headers,
       transport: options.transport,
+      revisions: options.revisions,
       policy: options.policy,
-      clientInfo: options.clientInfo
+      clientInfo: options.clientInfo,
+      handlers: effectHandlers(options.handlers)
     }).pipe(Scope.extend(scope), Effect.provide(context))
   })
+
+/** Promise handlers as Effect handlers: the fiber's interruption aborts the handler's signal. */
+const effectHandlers = (handlers: Handlers | undefined): ClientHandlers.Handlers | undefined => {
+  if (handlers === undefined || typeof handlers !== "object" || handlers === null) return handlers
+  const wrap = (handler: Handler | undefined): ClientHandlers.Handler | undefined =>
+    typeof handler !== "function"
+      ? handler
+      : (params) => Effect.tryPromise({ try: async (signal) => handler(params, { signal }), catch: (cause) => cause })
+  return { elicitation: wrap(handlers.elicitation), sampling: wrap(handlers.sampling), roots: wrap(handlers.roots) }
+}
 
 const connectStdio = (options: StdioConnectOptions, scope: Scope.Scope) =>
   Effect.gen(function*() {
@@ -171,8 +215,10 @@ const connectStdio = (options: StdioConnectOptions, scope: Scope.Scope) =>
     const context = yield* Layer.buildWithScope(Layer.provide(commandExecutor, fileSystem), scope)
     return yield* McpClient.connectStdio({
       ...options.stdio,
+      revisions: options.revisions,
       policy: options.policy,
-      clientInfo: options.clientInfo
+      clientInfo: options.clientInfo,
+      handlers: effectHandlers(options.handlers)
     }).pipe(Scope.extend(scope), Effect.provide(context))
   })
 

@@ -59,7 +59,7 @@ describe("McpConnectionError", () => {
     expect(McpConnectionError.isMcpConnectionError(new Error("x"))).toBe(false)
   })
 
-  it("has one class per contract tag", () => {
+  it("has one class per documented tag", () => {
     const tags = [
       McpConnectionError.InvalidOption,
       McpConnectionError.DeadlineExceeded,

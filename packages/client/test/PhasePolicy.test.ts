@@ -6,7 +6,7 @@ const refusal = (options: PhasePolicy.Options) =>
   Effect.runSync(PhasePolicy.make(options).pipe(Effect.flip))
 
 describe("PhasePolicy", () => {
-  it("applies the contract defaults", () => {
+  it("applies the documented defaults (docs/DESIGN.md)", () => {
     const policy = Effect.runSync(PhasePolicy.make())
     expect(policy).toEqual({
       discovery: { timeoutMs: 60_000, maxBytes: 16_777_216 },

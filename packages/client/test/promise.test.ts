@@ -1,5 +1,5 @@
 /**
- * The Promise API over real loopback HTTP: contract errors as rejections, an aborted signal
+ * The Promise API over real loopback HTTP: typed errors as rejections, an aborted signal
  * rejecting with its own reason (never a deadline), per-call overrides in milliseconds.
  */
 import * as Testkit from "@phasebound/testkit"
@@ -71,7 +71,7 @@ describe("Promise API", () => {
     expect(Date.now() - started).toBeLessThan(20_000)
   }, 40_000)
 
-  it("rejects with the contract error, with milliseconds as times", async () => {
+  it("rejects with the typed error, with milliseconds as times", async () => {
     const connection = await connect({ url: srv.url })
     srv.script({ on: "tools/call", kind: "headers-never-sent" })
     const error = await connection.callTool("increment", {}, { timeout: 200 }).catch((e) => e)

@@ -21,7 +21,8 @@ interface StdioMethodFaultBase {
 /**
  * Per-method faults. Each replaces only the answer: the request's side effects (the `increment`
  * counter) have already happened. On a notification (e.g. "notifications/cancelled") only `exit`
- * applies.
+ * applies. They apply in every era, to any method, "server/discover" included (also where the
+ * era does not know it).
  */
 export type StdioMethodFault =
   | (StdioMethodFaultBase & {
@@ -54,6 +55,31 @@ export type StdioMethodFault =
     readonly message: string
     readonly data?: unknown
   })
+  /**
+   * The stateless era's UnsupportedProtocolVersionError: `{ code: -32022, message: "Unsupported
+   * protocol version", data: { supported, requested } }`, `requested` being the request's
+   * `_meta` version (or initialize's `protocolVersion`; "" if none). `times: Infinity` makes a
+   * -32022 loop.
+   */
+  | (StdioMethodFaultBase & {
+    readonly kind: "unsupported-version"
+    /** data.supported (default: the server's `supportedVersions`). */
+    readonly supported?: ReadonlyArray<string>
+  })
+  /**
+   * An MRTR `{ resultType: "input_required", inputRequests, requestState }` instead of the result
+   * (`times: Infinity`: input is required forever). A client's retry with inputResponses and the
+   * requestState is an ordinary request again: tools that need no input ignore both.
+   */
+  | (StdioMethodFaultBase & {
+    readonly kind: "input-required"
+    /** Default: the `ask_name` elicitation (`{ name: { method: "elicitation/create", … } }`); null omits the field. */
+    readonly inputRequests?: Readonly<Record<string, unknown>> | null
+    /** Default: a fresh requestState that `ask_name` accepts; null omits the field. */
+    readonly requestState?: string | null
+  })
+  /** The normal result with `resultType` set to `value` (default "bogus"; null removes the field); an error answer is sent as is. */
+  | (StdioMethodFaultBase & { readonly kind: "result-type"; readonly value?: string | null })
 
 /** Behaviours of the whole process. */
 export type StdioGlobalFault =
@@ -71,6 +97,27 @@ export type StdioGlobalFault =
 export type StdioFault = StdioMethodFault | StdioGlobalFault
 export type StdioFaultKind = StdioFault["kind"]
 
+/**
+ * Which protocol era the stdio server speaks.
+ *
+ * - "handshake": 2024-11-05..2025-11-25 only: `initialize`, `notifications/initialized`, `ping`;
+ *   `server/discover` is -32601 Method not found, as real 2025 servers answer it.
+ * - "stateless": 2026-07-28 only: no handshake; every request must carry in `params._meta`
+ *   "io.modelcontextprotocol/protocolVersion" (string) and ".../clientCapabilities" (object),
+ *   and may carry ".../clientInfo" (`{ name, version }`). Checked in the Streamable HTTP server's
+ *   order: a string version (-32602), a version served statelessly (else -32022 with `data:
+ *   { supported, requested }`), then the capabilities and clientInfo (-32602). Methods:
+ *   `server/discover`, `tools/list`, `tools/call` (no `ping`). Results carry `resultType:
+ *   "complete"`; discover and tools/list also `ttlMs` and `cacheScope: "public"`. The extra tool
+ *   `ask_name` asks for a name by MRTR. `initialize` is refused with -32022 naming the versions.
+ * - "dual": a request carrying modern `_meta` (and `server/discover`, always) is served as in
+ *   "stateless"; `initialize`, and any request without modern `_meta`, as in "handshake".
+ *
+ * In the stateless era a `notifications/cancelled` for a request whose answer is still held back
+ * (a `delay` fault) drops that answer: nothing more is sent for it.
+ */
+export type StdioEra = "handshake" | "stateless" | "dual"
+
 export interface StdioServerOptions {
   readonly faults?: ReadonlyArray<StdioFault>
   /** The `increment` counter is written here (synchronously, before each answer; "0" at startup). */
@@ -85,6 +132,25 @@ export interface StdioServerOptions {
   readonly pageSize?: number
   /** Pads the `add` tool's inputSchema description to this many bytes. */
   readonly schemaPadBytes?: number
+  /** The protocol era (default "handshake": only the initialize handshake, as before eras existed). */
+  readonly era?: StdioEra
+  /**
+   * The versions the server names: server/discover's supportedVersions and every -32022's
+   * data.supported. "stateless" serves all of them statelessly (default ["2026-07-28"]); "dual"
+   * serves those that are not handshake versions statelessly, the handshake ones through
+   * initialize (default ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]).
+   * Unused by "handshake" (except as the default list of an `unsupported-version` fault), as in
+   * the Streamable HTTP server.
+   */
+  readonly supportedVersions?: ReadonlyArray<string>
+  /** `ttlMs` of server/discover and tools/list results in the stateless era (default 60000). */
+  readonly ttlMs?: number
+  /**
+   * A request for a method the server does not know gets no answer at all (instead of -32601),
+   * as some legacy servers do with `server/discover`: a client probing one must give up after a
+   * bounded wait. The arrival is still logged.
+   */
+  readonly silentOnUnknown?: boolean
 }
 
 export interface StdioServerCommand {
@@ -108,8 +174,13 @@ const METHOD_FAULT_KINDS: ReadonlySet<string> = new Set([
   "not-jsonrpc",
   "wrong-id",
   "delay",
-  "jsonrpc-error"
+  "jsonrpc-error",
+  "unsupported-version",
+  "input-required",
+  "result-type"
 ])
+
+const ERAS: ReadonlySet<string> = new Set<StdioEra>(["handshake", "stateless", "dual"])
 
 const isMethodFault = (fault: StdioFault): fault is StdioMethodFault => METHOD_FAULT_KINDS.has(fault.kind)
 
@@ -124,6 +195,13 @@ const validate = (options: StdioServerOptions): void => {
     ["schemaPadBytes", options.schemaPadBytes]
   ] as const) {
     if (value !== undefined && !nonNegativeInteger(value)) throw new RangeError(`stdio server: ${name} must be an integer >= 0`)
+  }
+  if (options.ttlMs !== undefined && !nonNegativeInteger(options.ttlMs)) throw new RangeError("stdio server: ttlMs must be an integer >= 0")
+  if (options.era !== undefined && !ERAS.has(options.era)) throw new RangeError("stdio server: era must be handshake, stateless or dual")
+  if (options.supportedVersions !== undefined) {
+    if (options.supportedVersions.length === 0 || options.supportedVersions.some((version) => version === "")) {
+      throw new RangeError("stdio server: supportedVersions must name at least one version, none of them empty")
+    }
   }
   for (const fault of options.faults ?? []) {
     if (isMethodFault(fault)) {
@@ -157,6 +235,11 @@ const validate = (options: StdioServerOptions): void => {
       case "banner":
         if (fault.text !== undefined && /[\r\n]/.test(fault.text)) throw new RangeError("banner: text must be one line")
         break
+      case "input-required":
+        if (fault.inputRequests === null && fault.requestState === null) {
+          throw new RangeError("input-required: at least one of inputRequests and requestState must be present")
+        }
+        break
       default:
         break
     }
@@ -165,7 +248,8 @@ const validate = (options: StdioServerOptions): void => {
 
 /**
  * How to spawn the stdio test server with these options: `process.execPath` and the script path
- * plus arguments encoding them (`--fault <json>`, repeated; `times: Infinity` travels as null).
+ * plus arguments encoding them (`--era E`, `--supported-version V` repeated, `--ttl-ms N`,
+ * `--silent-on-unknown`; `--fault <json>`, repeated; `times: Infinity` travels as null).
  * Throws a RangeError for options that could never apply.
  */
 export const stdioServerCommand = (options: StdioServerOptions = {}): StdioServerCommand => {
@@ -180,6 +264,10 @@ export const stdioServerCommand = (options: StdioServerOptions = {}): StdioServe
   flag("--extra-tools", options.extraTools)
   flag("--page-size", options.pageSize)
   flag("--schema-pad-bytes", options.schemaPadBytes)
+  flag("--era", options.era)
+  for (const version of options.supportedVersions ?? []) args.push("--supported-version", version)
+  flag("--ttl-ms", options.ttlMs)
+  if (options.silentOnUnknown === true) args.push("--silent-on-unknown")
   for (const fault of options.faults ?? []) args.push("--fault", JSON.stringify(fault))
   return { command: process.execPath, args, env: {} }
 }

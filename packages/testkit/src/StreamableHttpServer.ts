@@ -1,7 +1,19 @@
 /**
- * A scriptable loopback MCP server over Streamable HTTP (2025-03-26, 2025-06-18, 2025-11-25),
- * normal by default and hostile on request (`script(fault)`). It records every request and
- * counts what client tests need to prove: side effects, cancellations, releases, aborts.
+ * A scriptable loopback MCP server over Streamable HTTP, normal by default and hostile on request
+ * (`script(fault)`). It records every request and counts what client tests need to prove: side
+ * effects, cancellations, releases, aborts.
+ *
+ * Eras (`era`):
+ * - "handshake" (default): 2025-03-26, 2025-06-18, 2025-11-25: initialize, Mcp-Session-Id, GET
+ *   resumption, DELETE. A request without a session is 400 "missing Mcp-Session-Id" (-32000),
+ *   2026-era requests included: that is how a 2025 server looks to a 2026 client.
+ * - "stateless": 2026-07-28 only: no initialize (400 + -32022 naming the supported versions), no
+ *   sessions (Mcp-Session-Id ignored, never minted), GET and DELETE 405. Every request carries its
+ *   `_meta` and the request metadata headers, validated as `validateStatelessRequest` (modern.ts)
+ *   says; tools/call also its `Mcp-Param-*` headers. An unknown method is 404 + -32601. A
+ *   notification is 202.
+ * - "dual": a request carrying the modern `_meta` (and server/discover always) is served as in
+ *   "stateless"; initialize starts a handshake-era session, served as in "handshake".
  */
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -10,16 +22,39 @@ import {
   classify,
   ErrorCode,
   errorMessage,
+  isRecord,
   resultMessage,
   type JsonRpcId,
+  type JsonRpcIncoming,
   type JsonRpcOutgoing
 } from "./jsonrpc.js"
-import { makeMcpBehaviour } from "./mcp.js"
+import { makeMcpBehaviour, SUPPORTED_PROTOCOL_VERSIONS } from "./mcp.js"
 import { headerValue, listenLoopback, parseJson, receive, type RecordedRequest, waitFor } from "./loopback.js"
+import {
+  checkParamHeaders,
+  DEFAULT_MODERN_VERSIONS,
+  type Era,
+  HEADER_PROTOCOL_VERSION,
+  hasModernMeta,
+  META_PROTOCOL_VERSION,
+  metaOf,
+  unsupportedVersionError,
+  validateStatelessRequest
+} from "./modern.js"
 
-export type { RecordedRequest }
+export type { Era, RecordedRequest }
 import { ResumableStreams } from "./resumable.js"
 import { sendJsonBody, sendMessage, sendText, type ResponseMode } from "./wire.js"
+
+/** A recorded request of this server: the raw request, and its body parsed. */
+export interface RecordedHttpRequest extends RecordedRequest {
+  /** The parsed JSON body (POST bodies that parse; a batch is the array). */
+  readonly json?: unknown
+  /** `params._meta` of a single JSON-RPC message, when it is an object. */
+  readonly meta?: Readonly<Record<string, unknown>>
+  /** The JSON-RPC id of a single request. */
+  readonly rpcId?: string | number
+}
 
 export interface TestServerOptions {
   /** How POST responses are sent (default "json"); "sse" = one `message` event, then the stream ends. */
@@ -34,6 +69,27 @@ export interface TestServerOptions {
   readonly pageSize?: number
   /** Pads the `add` tool's inputSchema description to this many bytes. */
   readonly schemaPadBytes?: number
+  /** Which protocol era(s) the server speaks (default "handshake", see the module comment). */
+  readonly era?: Era
+  /**
+   * The versions the server names (server/discover's supportedVersions, -32022's data.supported).
+   * "stateless" serves every one of them statelessly (default ["2026-07-28"]); "dual" serves
+   * those that are not handshake versions statelessly (default ["2026-07-28", "2025-11-25",
+   * "2025-06-18", "2025-03-26"]). Unused by "handshake".
+   */
+  readonly supportedVersions?: ReadonlyArray<string>
+  /** ttlMs of server/discover and stateless tools/list results (default 60000; cacheScope "public"). */
+  readonly ttlMs?: number
+  /** server/discover's `instructions` (absent by default). */
+  readonly instructions?: string
+  /**
+   * Adds to the stateless listing one tool per way an `x-mcp-header` declaration can be invalid
+   * (bad_header_empty, bad_header_space, bad_header_duplicate, bad_header_number,
+   * bad_header_in_items, bad_header_in_oneof), next to the valid `region_query`.
+   */
+  readonly invalidHeaderTools?: boolean
+  /** Adds `typed_headers` (integer `Count`, boolean `Flag`, nested string `Zone` headers) to the stateless listing. */
+  readonly typedHeaderTool?: boolean
 }
 
 
@@ -41,14 +97,16 @@ export interface TestServer {
   /** e.g. http://127.0.0.1:PORT/mcp */
   readonly url: string
   readonly port: number
-  /** Every request received, in order. */
-  readonly requests: ReadonlyArray<RecordedRequest>
+  /** Every request received, in order: headers (lower-case names), raw body, parsed body and `_meta`. */
+  readonly requests: ReadonlyArray<RecordedHttpRequest>
   /** Executions of the side-effecting `increment` tool (one per arriving request, whatever the fault). */
   counter(): number
   /** JSON-RPC messages with that method that arrived. */
   rpcCalls(method: string): number
   /** DELETE requests received. */
   deletes(): number
+  /** Answers sent with `resultType: "input_required"` (by `ask_name` or the `input-required` fault). */
+  inputRounds(): number
   /** Sockets currently open. */
   openConnections(): number
   /** Sockets accepted since the start: a client that reuses connections keeps this low. */
@@ -70,16 +128,41 @@ export interface TestServer {
 const MCP_PATH = "/mcp"
 const SESSION_HEADER = "mcp-session-id"
 
+/** What a recorded POST adds from its parsed body. */
+const parsedFields = (value: unknown): Pick<RecordedHttpRequest, "json" | "meta" | "rpcId"> => {
+  const meta = Array.isArray(value) ? undefined : metaOf(isRecord(value) ? value["params"] : undefined)
+  const id = isRecord(value) ? value["id"] : undefined
+  return {
+    json: value,
+    ...(meta === undefined ? {} : { meta }),
+    ...(typeof id === "string" || typeof id === "number" ? { rpcId: id } : {})
+  }
+}
+
+const DUAL_DEFAULT_VERSIONS: ReadonlyArray<string> = [
+  ...DEFAULT_MODERN_VERSIONS,
+  ...[...SUPPORTED_PROTOCOL_VERSIONS].reverse()
+]
+
 export const startServer = async (options: TestServerOptions = {}): Promise<TestServer> => {
   const mode: ResponseMode = options.mode ?? "json"
   const sessionsEnabled = options.sessions ?? true
-  const mcp = makeMcpBehaviour(options)
+  const era: Era = options.era ?? "handshake"
+  const supportedVersions: ReadonlyArray<string> = [
+    ...(options.supportedVersions ?? (era === "dual" ? DUAL_DEFAULT_VERSIONS : DEFAULT_MODERN_VERSIONS))
+  ]
+  /** The versions served statelessly: in "dual", the handshake versions are initialize's. */
+  const statelessVersions = era === "dual"
+    ? supportedVersions.filter((version) => !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
+    : supportedVersions
+  const mcp = makeMcpBehaviour({ ...options, supportedVersions })
   const faults = new FaultQueue()
   const resumables = new ResumableStreams()
   const sessions = new Set<string>()
-  const requests: Array<RecordedRequest> = []
+  const requests: Array<RecordedHttpRequest> = []
   const rpcCounts = new Map<string, number>()
   let deleteCount = 0
+  let inputRoundCount = 0
   let abortedCount = 0
   let neverEndingBytes = 0
   let closing = false
@@ -99,8 +182,107 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     return true
   }
 
-  const handlePost = async (req: IncomingMessage, res: ServerResponse, body: string): Promise<void> => {
-    const parsed = parseJson(body)
+  /** The version a request asks for: its `_meta`'s, else its header's, else initialize's, else "". */
+  const requestedVersionOf = (req: IncomingMessage, params: unknown): string => {
+    const fromMeta = metaOf(params)?.[META_PROTOCOL_VERSION]
+    if (typeof fromMeta === "string") return fromMeta
+    const fromHeader = headerValue(req, HEADER_PROTOCOL_VERSION)
+    if (fromHeader !== undefined) return fromHeader
+    const fromInitialize = isRecord(params) ? params["protocolVersion"] : undefined
+    return typeof fromInitialize === "string" ? fromInitialize : ""
+  }
+
+  /** Whether a message is served by the stateless era (see the module comment). */
+  const servesStatelessly = (req: IncomingMessage, message: JsonRpcIncoming): boolean => {
+    if (era !== "dual") return era === "stateless"
+    if (message.kind === "response" || message.method === "initialize") return false
+    if (message.method === "server/discover" || hasModernMeta(message.params)) return true
+    // No _meta at all, but the header of a stateless version and no session: a malformed 2026 request.
+    const version = headerValue(req, HEADER_PROTOCOL_VERSION)
+    return headerValue(req, SESSION_HEADER) === undefined && version !== undefined && statelessVersions.includes(version)
+  }
+
+  const countInputRound = (message: JsonRpcOutgoing | undefined): void => {
+    if (message !== undefined && "result" in message && isRecord(message.result) && message.result["resultType"] === "input_required") {
+      inputRoundCount += 1
+    }
+  }
+
+  const handleStatelessPost = (req: IncomingMessage, res: ServerResponse, message: JsonRpcIncoming): Promise<void> | void => {
+    if (message.kind === "response") {
+      const error = { code: ErrorCode.InvalidRequest, message: "Invalid Request: no JSON-RPC responses in the stateless era" }
+      return sendJsonBody(res, 400, errorMessage(null, error))
+    }
+    const id = message.kind === "notification" ? null : message.id
+    const { method, params } = message
+    // The answer the request gets unless a fault replaces it; undefined for a notification (202).
+    let normal: { readonly status: number; readonly message: JsonRpcOutgoing } | undefined
+    if (message.kind === "request") {
+      if (method === "initialize") {
+        // Only in "stateless": the spec asks a modern-only server to name its versions here.
+        const error = unsupportedVersionError(supportedVersions, requestedVersionOf(req, params))
+        normal = { status: 400, message: errorMessage(id, error) }
+      } else {
+        const header = (name: string) => headerValue(req, name)
+        const checked = validateStatelessRequest({
+          method,
+          params,
+          header,
+          accepted: statelessVersions,
+          supported: supportedVersions
+        })
+        if (!checked.ok) return sendJsonBody(res, checked.refusal.status, errorMessage(id, checked.refusal.error))
+        if (method === "tools/call" && isRecord(params)) {
+          const tool = mcp.modernTools.find((candidate) => candidate.name === params["name"])
+          const refused = tool === undefined ? undefined : checkParamHeaders(tool.inputSchema, params["arguments"], header)
+          if (refused !== undefined) return sendJsonBody(res, refused.status, errorMessage(id, refused.error))
+        }
+        // Run the request (side effects included) before any fault decides how it is answered.
+        const outcome = mcp.handleModern(method, params)
+        normal = outcome._tag === "result"
+          ? { status: 200, message: resultMessage(id, outcome.result) }
+          : {
+            status: outcome.status ?? (outcome.error.code === ErrorCode.MethodNotFound ? 404 : 200),
+            message: errorMessage(id, outcome.error)
+          }
+      }
+    }
+    const respondNormally = () => {
+      if (normal === undefined) {
+        res.writeHead(202)
+        res.end()
+      } else if (normal.status === 200) {
+        countInputRound(normal.message)
+        sendMessage(res, normal.message, mode)
+      } else sendJsonBody(res, normal.status, normal.message)
+    }
+    const fault = faults.take(method)
+    if (fault === undefined) return respondNormally()
+    if (fault.kind === "input-required") inputRoundCount += 1
+    return respondWithFault(fault, {
+      res,
+      method,
+      id,
+      normal: normal?.message,
+      mode,
+      headers: {},
+      respondNormally,
+      onNeverEndingBytes: (n) => {
+        neverEndingBytes += n
+      },
+      openResumable: (response, events, retryMs) => {
+        resumables.open(res, response, undefined, { events, retryMs, headers: {} })
+      },
+      requestedVersion: requestedVersionOf(req, params),
+      issueRequestState: mcp.issueRequestState
+    })
+  }
+
+  const handlePost = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    parsed: ReturnType<typeof parseJson>
+  ): Promise<void> => {
     if (!parsed.ok) {
       return sendJsonBody(res, 400, errorMessage(null, { code: ErrorCode.ParseError, message: "Parse error" }))
     }
@@ -117,6 +299,7 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     if (message === undefined) {
       return sendJsonBody(res, 400, errorMessage(null, { code: ErrorCode.InvalidRequest, message: "Invalid Request" }))
     }
+    if (servesStatelessly(req, message)) return handleStatelessPost(req, res, message)
     const id = message.kind === "notification" ? null : message.id
     const isInitialize = message.kind === "request" && message.method === "initialize"
     if (!isInitialize && !checkSession(req, res, id)) return
@@ -143,6 +326,7 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     if (message.kind === "response") return respondNormally()
     const fault = faults.take(message.method)
     if (fault === undefined) return respondNormally()
+    if (fault.kind === "input-required") inputRoundCount += 1
     const requestSession = headerValue(req, SESSION_HEADER) ?? headers["Mcp-Session-Id"]
     return respondWithFault(fault, {
       res,
@@ -157,11 +341,15 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
       },
       openResumable: (response, events, retryMs) => {
         resumables.open(res, response, sessionsEnabled ? requestSession : undefined, { events, retryMs, headers })
-      }
+      },
+      requestedVersion: requestedVersionOf(req, message.params),
+      issueRequestState: mcp.issueRequestState
     })
   }
 
   const handleGet = (req: IncomingMessage, res: ServerResponse): void => {
+    // No GET stream and no resumption in the stateless era (Last-Event-ID is ignored).
+    if (era === "stateless") return sendText(res, 405, "testkit: the stateless era has no GET stream", { allow: "POST" })
     const lastEventId = headerValue(req, "last-event-id")
     // No standalone server-to-client stream: only resumption of a resumable POST stream.
     if (lastEventId === undefined) return sendText(res, 405, "testkit: no standalone SSE stream", { allow: "POST, DELETE" })
@@ -174,6 +362,7 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
 
   const handleDelete = (req: IncomingMessage, res: ServerResponse): void => {
     deleteCount += 1
+    if (era === "stateless") return sendText(res, 405, "testkit: the stateless era has no sessions", { allow: "POST" })
     if (!sessionsEnabled) return sendText(res, 405, "testkit: sessions are disabled", { allow: "POST, GET" })
     if (!checkSession(req, res, null)) return
     const sessionId = headerValue(req, SESSION_HEADER)
@@ -192,13 +381,17 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
       if (!res.writableFinished && !closing) abortedCount += 1
     })
     res.on("error", () => {}) // a write racing a client abort is expected here, not a failure
-    const body = await receive(req, requests)
-    if (body === undefined) return // the client went away while sending
+    const received: Array<RecordedRequest> = []
+    const body = await receive(req, received)
+    const recorded = received[0]
+    if (body === undefined || recorded === undefined) return // the client went away while sending
+    const parsed = req.method === "POST" ? parseJson(body) : { ok: false as const }
+    requests.push(parsed.ok ? { ...recorded, ...parsedFields(parsed.value) } : recorded)
     const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname
     if (path !== MCP_PATH) return sendText(res, 404, "testkit: not found")
     switch (req.method) {
       case "POST":
-        return handlePost(req, res, body)
+        return handlePost(req, res, parsed)
       case "GET":
         return handleGet(req, res)
       case "DELETE":
@@ -227,6 +420,7 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     counter: () => mcp.counter(),
     rpcCalls: (method) => rpcCounts.get(method) ?? 0,
     deletes: () => deleteCount,
+    inputRounds: () => inputRoundCount,
     openConnections: listener.openConnections,
     acceptedConnections: listener.acceptedConnections,
     abortedResponses: () => abortedCount,

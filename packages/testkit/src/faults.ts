@@ -3,11 +3,13 @@
  * A fault replaces only the response; the request's side effects have already happened.
  */
 import type { ServerResponse } from "node:http"
-import { errorMessage, resultMessage, type JsonRpcId, type JsonRpcOutgoing } from "./jsonrpc.js"
+import { errorMessage, isRecord, resultMessage, type JsonRpcId, type JsonRpcOutgoing } from "./jsonrpc.js"
+import { ASK_NAME_INPUT_REQUESTS, inputRequiredResult, newRequestState, unsupportedVersionError } from "./modern.js"
 import { exactJsonResponse, exactSseFrame, paddedResultTemplate, sseFrame } from "./payload.js"
 import {
   headersFor,
   isGone,
+  sendJsonBody,
   sendMessage,
   sendText,
   sseHeaders,
@@ -57,6 +59,21 @@ export type Fault =
   })
   | (FaultBase & { readonly kind: "delay"; readonly ms: number })
   | (FaultBase & { readonly kind: "resumable"; readonly eventsBeforeClose?: number; readonly retryMs?: number })
+  /**
+   * HTTP 400 with the JSON-RPC error -32022 "Unsupported protocol version", data
+   * `{ supported, requested }` (`requested`: the request's `_meta` version, else its
+   * MCP-Protocol-Version header, else initialize's protocolVersion, else ""). With
+   * `times: Infinity` every retry is refused again: a hostile -32022 loop.
+   */
+  | (FaultBase & { readonly kind: "unsupported-version"; readonly supported: ReadonlyArray<string> })
+  /**
+   * A result `{resultType: "input_required", inputRequests: {name: elicitation/create …},
+   * requestState}` instead of the normal answer; `requestState` as given, else a fresh one that
+   * `ask_name` accepts. With `times: Infinity` the input is asked for forever.
+   */
+  | (FaultBase & { readonly kind: "input-required"; readonly requestState?: string })
+  /** The normal result with `resultType` set to `value` (e.g. "bogus"); an error answer is sent as is. */
+  | (FaultBase & { readonly kind: "result-type"; readonly value: string })
 
 export type FaultKind = Fault["kind"]
 
@@ -81,6 +98,17 @@ export const validateFault = (fault: Fault): void => {
   if (fault.kind === "resumable") {
     const events = fault.eventsBeforeClose ?? 1
     if (!Number.isSafeInteger(events) || events < 1) throw new RangeError("resumable: eventsBeforeClose must be >= 1")
+  }
+  if (fault.kind === "unsupported-version") {
+    if (!Array.isArray(fault.supported) || !fault.supported.every((v) => typeof v === "string")) {
+      throw new TypeError("unsupported-version: supported must be an array of strings")
+    }
+  }
+  if (fault.kind === "input-required" && fault.requestState !== undefined && typeof fault.requestState !== "string") {
+    throw new TypeError("input-required: requestState must be a string")
+  }
+  if (fault.kind === "result-type" && typeof fault.value !== "string") {
+    throw new TypeError("result-type: value must be a string")
   }
 }
 
@@ -122,6 +150,10 @@ export interface FaultContext {
   readonly respondNormally: () => void
   readonly onNeverEndingBytes: (bytes: number) => void
   readonly openResumable: (message: JsonRpcOutgoing, eventsBeforeClose: number, retryMs: number) => void
+  /** The protocol version the request asked for, for `unsupported-version` (default ""). */
+  readonly requestedVersion?: string | undefined
+  /** Issues a request state the server will accept back, for `input-required` (default: an unknown one). */
+  readonly issueRequestState?: (() => string) | undefined
 }
 
 const encoder = new TextEncoder()
@@ -223,5 +255,17 @@ export const respondWithFault = async (fault: Fault, ctx: FaultContext): Promise
     }
     case "resumable":
       return ctx.openResumable(messageFor(ctx), fault.eventsBeforeClose ?? 1, fault.retryMs ?? 50)
+    case "unsupported-version":
+      return sendJsonBody(res, 400, errorMessage(ctx.id, unsupportedVersionError(fault.supported, ctx.requestedVersion ?? "")), ctx.headers)
+    case "input-required": {
+      const requestState = fault.requestState ?? ctx.issueRequestState?.() ?? newRequestState("input-required")
+      return sendMessage(res, resultMessage(ctx.id, inputRequiredResult(ASK_NAME_INPUT_REQUESTS, requestState)), ctx.mode, ctx.headers)
+    }
+    case "result-type": {
+      const message = messageFor(ctx)
+      if (!("result" in message)) return sendMessage(res, message, ctx.mode, ctx.headers)
+      const result = isRecord(message.result) ? message.result : {}
+      return sendMessage(res, resultMessage(ctx.id, { ...result, resultType: fault.value }), ctx.mode, ctx.headers)
+    }
   }
 }

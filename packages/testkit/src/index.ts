@@ -16,6 +16,26 @@ export {
 } from "./payload.js"
 export { DEFAULT_PROTOCOL_VERSION, SERVER_INFO, SUPPORTED_PROTOCOL_VERSIONS } from "./mcp.js"
 export type { JsonRpcId } from "./jsonrpc.js"
+export { type Era, type RecordedHttpRequest } from "./StreamableHttpServer.js"
+export {
+  ASK_NAME_TOOL,
+  INVALID_HEADER_TOOLS,
+  REGION_QUERY_TOOL,
+  TYPED_HEADERS_TOOL,
+  type ToolDefinition
+} from "./mcp.js"
+export {
+  ASK_NAME_INPUT_REQUESTS,
+  decodeHeaderValue,
+  DEFAULT_TTL_MS,
+  encodeHeaderValue,
+  headerAnnotations,
+  META_CLIENT_CAPABILITIES,
+  META_CLIENT_INFO,
+  META_PROTOCOL_VERSION,
+  META_SERVER_INFO,
+  MODERN_PROTOCOL_VERSION
+} from "./modern.js"
 export type { ResponseMode } from "./wire.js"
 export {
   LEGACY_MESSAGES_PATH,
@@ -41,6 +61,7 @@ export {
   type StdioFaultKind,
   type StdioFixture,
   type StdioFixtureOptions,
+  type StdioEra,
   type StdioGlobalFault,
   type StdioMethodFault,
   type StdioServerCommand,

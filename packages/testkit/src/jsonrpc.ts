@@ -27,7 +27,13 @@ export const ErrorCode = {
   InvalidParams: -32602,
   /** Used by the official SDK servers for "Bad Request: missing session" and similar. */
   ServerError: -32000,
-  SessionNotFound: -32001
+  SessionNotFound: -32001,
+  /** 2026-07-28: the HTTP headers do not mirror the body, or a required header is missing or malformed. */
+  HeaderMismatch: -32020,
+  /** 2026-07-28: the request needs a client capability its `_meta` did not declare. */
+  MissingRequiredClientCapability: -32021,
+  /** 2026-07-28: the requested protocol version is not served; data {supported, requested}. */
+  UnsupportedProtocolVersion: -32022
 } as const
 
 const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>

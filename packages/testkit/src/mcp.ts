@@ -1,8 +1,24 @@
 /**
  * The MCP behaviour of the test server, independent of HTTP: `initialize`, `tools/list`
  * (with pagination), `tools/call` for `add`, `echo`, `increment` and generated tools, `ping`.
+ *
+ * The stateless era (2026-07-28, `handleModern`) serves `server/discover`, `tools/list` and
+ * `tools/call` with `resultType` on every result, over a larger tool set: the same tools plus
+ * `region_query` (an `x-mcp-header` parameter), `ask_name` (a multi round-trip elicitation) and,
+ * on request, `typed_headers` and tools whose `x-mcp-header` declarations are invalid.
  */
 import { ErrorCode, isRecord, type JsonRpcErrorObject } from "./jsonrpc.js"
+import {
+  ASK_NAME_INPUT_KEY,
+  ASK_NAME_INPUT_REQUESTS,
+  DEFAULT_MODERN_VERSIONS,
+  DEFAULT_TTL_MS,
+  inputRequiredResult,
+  META_CLIENT_CAPABILITIES,
+  META_SERVER_INFO,
+  metaOf,
+  RequestStates
+} from "./modern.js"
 import { padString } from "./payload.js"
 
 export const SUPPORTED_PROTOCOL_VERSIONS: ReadonlyArray<string> = ["2025-03-26", "2025-06-18", "2025-11-25"]
@@ -17,28 +33,60 @@ export interface ToolDefinition {
 
 export type Outcome =
   | { readonly _tag: "result"; readonly result: unknown }
-  | { readonly _tag: "error"; readonly error: JsonRpcErrorObject }
+  | {
+    readonly _tag: "error"
+    readonly error: JsonRpcErrorObject
+    /** The HTTP status the stateless era gives this error, when it is not 200. */
+    readonly status?: number
+  }
 
 export interface McpBehaviourOptions {
   readonly protocolVersion?: string | undefined
   readonly extraTools?: number | undefined
   readonly pageSize?: number | undefined
   readonly schemaPadBytes?: number | undefined
+  /** server/discover's `supportedVersions` (default ["2026-07-28"]). */
+  readonly supportedVersions?: ReadonlyArray<string> | undefined
+  /** ttlMs of server/discover and stateless tools/list results (default 60000). */
+  readonly ttlMs?: number | undefined
+  /** server/discover's `instructions` (absent by default). */
+  readonly instructions?: string | undefined
+  /** Adds tools whose `x-mcp-header` declarations are invalid to the stateless listing. */
+  readonly invalidHeaderTools?: boolean | undefined
+  /** Adds `typed_headers` (integer, boolean and nested `x-mcp-header` parameters) to the stateless listing. */
+  readonly typedHeaderTool?: boolean | undefined
 }
 
 export interface McpBehaviour {
+  /** The tools of the handshake era. */
   readonly tools: ReadonlyArray<ToolDefinition>
+  /** The tools of the stateless era. */
+  readonly modernTools: ReadonlyArray<ToolDefinition>
   /** Runs one request, including its side effects (the `increment` counter). */
   readonly handle: (method: string, params: unknown) => Outcome
+  /**
+   * Runs one request of the stateless era whose `_meta` and headers are already validated,
+   * side effects included. An unknown method is -32601 (HTTP 404 is the transport's to add).
+   */
+  readonly handleModern: (method: string, params: unknown) => Outcome
+  /** Issues a request state `ask_name` accepts (for faults that ask for input in its place). */
+  readonly issueRequestState: () => string
   readonly counter: () => number
 }
 
 const result = (value: unknown): Outcome => ({ _tag: "result", result: value })
-const failure = (code: number, message: string): Outcome => ({ _tag: "error", error: { code, message } })
+const failure = (code: number, message: string, data?: unknown, status?: number): Outcome => ({
+  _tag: "error",
+  error: data === undefined ? { code, message } : { code, message, data },
+  ...(status === undefined ? {} : { status })
+})
 const text = (value: string, isError = false): Outcome =>
   result(isError ? { content: [{ type: "text", text: value }], isError: true } : { content: [{ type: "text", text: value }] })
 
-const makeTools = (options: McpBehaviourOptions): ReadonlyArray<ToolDefinition> => {
+/** The tools of both eras, and the generated ones that come after every other tool. */
+const makeTools = (
+  options: McpBehaviourOptions
+): { readonly core: ReadonlyArray<ToolDefinition>; readonly extra: ReadonlyArray<ToolDefinition> } => {
   const addSchema: Record<string, unknown> = {
     type: "object",
     properties: { a: { type: "number" }, b: { type: "number" } },
@@ -53,21 +101,111 @@ const makeTools = (options: McpBehaviourOptions): ReadonlyArray<ToolDefinition> 
     description: `Generated tool number ${i}`,
     inputSchema: { type: "object", properties: {} }
   }))
-  return [
-    { name: "add", description: "Adds two numbers", inputSchema: addSchema },
-    {
-      name: "echo",
-      description: "Returns its text argument",
-      inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] }
-    },
-    {
-      name: "increment",
-      description: "Increments a server-side counter (a side effect) and returns the new value",
-      inputSchema: { type: "object", properties: {} }
-    },
-    ...extra
-  ]
+  return {
+    core: [
+      { name: "add", description: "Adds two numbers", inputSchema: addSchema },
+      {
+        name: "echo",
+        description: "Returns its text argument",
+        inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] }
+      },
+      {
+        name: "increment",
+        description: "Increments a server-side counter (a side effect) and returns the new value",
+        inputSchema: { type: "object", properties: {} }
+      }
+    ],
+    extra
+  }
 }
+
+/** `region_query`: a string parameter mirrored into `Mcp-Param-Region`. */
+export const REGION_QUERY_TOOL: ToolDefinition = {
+  name: "region_query",
+  description: "Runs a query in a region (the region travels as the Mcp-Param-Region header)",
+  inputSchema: {
+    type: "object",
+    properties: { region: { type: "string", "x-mcp-header": "Region" }, query: { type: "string" } },
+    required: ["query"]
+  }
+}
+
+/** `ask_name`: asks for a name by a multi round-trip elicitation, then greets it. */
+export const ASK_NAME_TOOL: ToolDefinition = {
+  name: "ask_name",
+  description: "Asks for a name (an elicitation, by multi round-trip request) and greets it",
+  inputSchema: { type: "object", properties: {} }
+}
+
+/** `typed_headers`: an integer, a boolean and a nested string parameter, each mirrored into a header. */
+export const TYPED_HEADERS_TOOL: ToolDefinition = {
+  name: "typed_headers",
+  description: "Returns its arguments; count, flag and target.zone travel as Mcp-Param-Count, -Flag and -Zone",
+  inputSchema: {
+    type: "object",
+    properties: {
+      count: { type: "integer", "x-mcp-header": "Count" },
+      flag: { type: "boolean", "x-mcp-header": "Flag" },
+      target: { type: "object", properties: { zone: { type: "string", "x-mcp-header": "Zone" } } }
+    }
+  }
+}
+
+/** One tool per way an `x-mcp-header` declaration can be invalid; a 2026 client must leave each out. */
+export const INVALID_HEADER_TOOLS: ReadonlyArray<ToolDefinition> = [
+  {
+    name: "bad_header_empty",
+    description: "x-mcp-header is empty",
+    inputSchema: { type: "object", properties: { a: { type: "string", "x-mcp-header": "" } } }
+  },
+  {
+    name: "bad_header_space",
+    description: "x-mcp-header is not an HTTP token (it holds a space)",
+    inputSchema: { type: "object", properties: { a: { type: "string", "x-mcp-header": "Bad Name" } } }
+  },
+  {
+    name: "bad_header_duplicate",
+    description: "two parameters declare the same x-mcp-header, ignoring case",
+    inputSchema: {
+      type: "object",
+      properties: { a: { type: "string", "x-mcp-header": "Zone" }, b: { type: "string", "x-mcp-header": "zone" } }
+    }
+  },
+  {
+    name: "bad_header_number",
+    description: "x-mcp-header on a number parameter",
+    inputSchema: { type: "object", properties: { amount: { type: "number", "x-mcp-header": "Amount" } } }
+  },
+  {
+    name: "bad_header_in_items",
+    description: "x-mcp-header inside the items of an array",
+    inputSchema: {
+      type: "object",
+      properties: { list: { type: "array", items: { type: "string", "x-mcp-header": "Item" } } }
+    }
+  },
+  {
+    name: "bad_header_in_oneof",
+    description: "x-mcp-header under oneOf",
+    inputSchema: {
+      type: "object",
+      properties: { choice: { oneOf: [{ type: "string", "x-mcp-header": "Choice" }, { type: "integer" }] } }
+    }
+  }
+]
+
+const makeModernTools = (
+  options: McpBehaviourOptions,
+  core: ReadonlyArray<ToolDefinition>,
+  extra: ReadonlyArray<ToolDefinition>
+): ReadonlyArray<ToolDefinition> => [
+  ...core,
+  REGION_QUERY_TOOL,
+  ASK_NAME_TOOL,
+  ...(options.typedHeaderTool === true ? [TYPED_HEADERS_TOOL] : []),
+  ...(options.invalidHeaderTools === true ? INVALID_HEADER_TOOLS : []),
+  ...extra
+]
 
 // Cursors are opaque to clients; this one is base64url JSON of the next offset.
 const encodeCursor = (offset: number): string => Buffer.from(JSON.stringify({ offset })).toString("base64url")
@@ -83,7 +221,11 @@ const decodeCursor = (cursor: unknown): number | undefined => {
 }
 
 export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => {
-  const tools = makeTools(options)
+  const { core, extra } = makeTools(options)
+  const tools: ReadonlyArray<ToolDefinition> = [...core, ...extra]
+  const modernTools = makeModernTools(options, core, extra)
+  const requestStates = new RequestStates()
+  const cacheable = { ttlMs: options.ttlMs ?? DEFAULT_TTL_MS, cacheScope: "public" }
   let counter = 0
 
   const initialize = (params: unknown): Outcome => {
@@ -95,17 +237,17 @@ export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => 
     return result({ protocolVersion, capabilities: { tools: { listChanged: false } }, serverInfo: SERVER_INFO })
   }
 
-  const listTools = (params: unknown): Outcome => {
+  const listTools = (params: unknown, list: ReadonlyArray<ToolDefinition> = tools): Outcome => {
     const cursor = isRecord(params) ? params["cursor"] : undefined
     const offset = cursor === undefined ? 0 : decodeCursor(cursor)
-    if (offset === undefined || offset > tools.length) return failure(ErrorCode.InvalidParams, "Invalid cursor")
-    const size = options.pageSize ?? tools.length
-    const end = Math.min(offset + Math.max(1, size), tools.length)
-    const page = tools.slice(offset, end)
-    return result(end < tools.length ? { tools: page, nextCursor: encodeCursor(end) } : { tools: page })
+    if (offset === undefined || offset > list.length) return failure(ErrorCode.InvalidParams, "Invalid cursor")
+    const size = options.pageSize ?? list.length
+    const end = Math.min(offset + Math.max(1, size), list.length)
+    const page = list.slice(offset, end)
+    return result(end < list.length ? { tools: page, nextCursor: encodeCursor(end) } : { tools: page })
   }
 
-  const callTool = (params: unknown): Outcome => {
+  const callTool = (params: unknown, list: ReadonlyArray<ToolDefinition> = tools): Outcome => {
     if (!isRecord(params) || typeof params["name"] !== "string") {
       return failure(ErrorCode.InvalidParams, "tools/call needs a tool name")
     }
@@ -127,7 +269,100 @@ export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => 
         counter += 1
         return text(String(counter))
       default:
-        return tools.some((tool) => tool.name === name) ? text(name) : text(`Unknown tool: ${name}`, true)
+        return list.some((tool) => tool.name === name) ? text(name) : text(`Unknown tool: ${name}`, true)
+    }
+  }
+
+  // --- the stateless era -------------------------------------------------------------------
+
+  /** A result of the era: `resultType: "complete"` unless it already has a resultType. */
+  const complete = (outcome: Outcome, extraFields: Readonly<Record<string, unknown>> = {}): Outcome =>
+    outcome._tag === "result" && isRecord(outcome.result)
+      ? result({ resultType: "complete", ...outcome.result, ...extraFields })
+      : outcome
+
+  const discover = (): Outcome =>
+    result({
+      resultType: "complete",
+      supportedVersions: [...(options.supportedVersions ?? DEFAULT_MODERN_VERSIONS)],
+      capabilities: { tools: {} },
+      _meta: { [META_SERVER_INFO]: SERVER_INFO },
+      ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+      ...cacheable
+    })
+
+  /**
+   * `ask_name`: without a requestState, asks for a name by elicitation (of a client whose
+   * clientCapabilities declare `elicitation`; else -32021, HTTP 400); with one this server
+   * issued, greets inputResponses.name's content.name ("anon" if accepted without one), asks
+   * again if that answer is missing, and is an isError result on decline/cancel. A requestState
+   * it did not issue (or inputResponses without one) is -32602 "invalid requestState".
+   */
+  const askName = (params: Readonly<Record<string, unknown>>): Outcome => {
+    const capabilities = metaOf(params)?.[META_CLIENT_CAPABILITIES]
+    const ask = (): Outcome =>
+      isRecord(capabilities) && isRecord(capabilities["elicitation"])
+        ? result(inputRequiredResult(ASK_NAME_INPUT_REQUESTS, requestStates.issue(ASK_NAME_TOOL.name)))
+        : failure(
+          ErrorCode.MissingRequiredClientCapability,
+          "Server requires the elicitation capability for this request",
+          { requiredCapabilities: { elicitation: {} } },
+          400
+        )
+    const responses = params["inputResponses"]
+    if (responses !== undefined && !isRecord(responses)) return failure(ErrorCode.InvalidParams, "invalid inputResponses")
+    const state = params["requestState"]
+    if (state === undefined) return responses === undefined ? ask() : failure(ErrorCode.InvalidParams, "invalid requestState")
+    if (!requestStates.verify(state, ASK_NAME_TOOL.name)) return failure(ErrorCode.InvalidParams, "invalid requestState")
+    const answer = responses?.[ASK_NAME_INPUT_KEY]
+    if (answer === undefined) return ask() // the input is still missing: ask again
+    if (!isRecord(answer)) return failure(ErrorCode.InvalidParams, "invalid inputResponses")
+    switch (answer["action"]) {
+      case "accept": {
+        const content = answer["content"]
+        const name = isRecord(content) && typeof content["name"] === "string" ? content["name"] : "anon"
+        return text(`hello ${name}`)
+      }
+      case "decline":
+        return text("ask_name: the elicitation was declined", true)
+      case "cancel":
+        return text("ask_name: the elicitation was cancelled", true)
+      default:
+        return failure(ErrorCode.InvalidParams, "invalid inputResponses")
+    }
+  }
+
+  const callModernTool = (params: unknown): Outcome => {
+    if (!isRecord(params) || typeof params["name"] !== "string") {
+      return failure(ErrorCode.InvalidParams, "tools/call needs a tool name")
+    }
+    const args = isRecord(params["arguments"]) ? params["arguments"] : {}
+    switch (params["name"]) {
+      case ASK_NAME_TOOL.name:
+        return askName(params)
+      case REGION_QUERY_TOOL.name: {
+        const region = args["region"]
+        const query = args["query"]
+        if (typeof query !== "string") return text("region_query expects a string query", true)
+        return text(`${typeof region === "string" ? region : ""}:${query}`)
+      }
+      case TYPED_HEADERS_TOOL.name:
+        if (options.typedHeaderTool !== true) break
+        return text(JSON.stringify(args))
+    }
+    return callTool(params, modernTools)
+  }
+
+  const handleModern = (method: string, params: unknown): Outcome => {
+    switch (method) {
+      case "server/discover":
+        return discover()
+      case "tools/list":
+        return complete(listTools(params, modernTools), cacheable)
+      case "tools/call":
+        return complete(callModernTool(params))
+      default:
+        return failure(ErrorCode.MethodNotFound, `Method not found: ${method}`)
     }
   }
 
@@ -146,5 +381,12 @@ export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => 
     }
   }
 
-  return { tools, handle, counter: () => counter }
+  return {
+    tools,
+    modernTools,
+    handle,
+    handleModern,
+    issueRequestState: () => requestStates.issue(ASK_NAME_TOOL.name),
+    counter: () => counter
+  }
 }

@@ -63,20 +63,24 @@ const asRecord = (value: unknown): Readonly<Record<string, unknown>> =>
   isRecord(value) ? value : {}
 
 /**
- * The padded form of a method's normal result: tools/call carries the pad as its text content,
- * tools/list in the first tool's description, initialize in `instructions`, anything else in
- * `_meta`.
+ * The padded form of a method's normal result: tools/call carries the pad as its text content
+ * (keeping a stateless-era `resultType`), tools/list in the first tool's description, initialize
+ * and server/discover in `instructions`, anything else in `_meta` (next to what `_meta` holds).
  */
 export const paddedResultTemplate = (method: string, normalResult: unknown): ResultTemplate => {
   const normal = asRecord(normalResult)
+  const padMeta = (pad: string) => ({ ...asRecord(normal["_meta"]), "phasebound/pad": pad })
   switch (method) {
     case "tools/call":
-      return (pad) => ({ content: [{ type: "text", text: pad }] })
+      return "resultType" in normal
+        ? (pad) => ({ resultType: normal["resultType"], content: [{ type: "text", text: pad }] })
+        : (pad) => ({ content: [{ type: "text", text: pad }] })
     case "initialize":
+    case "server/discover":
       return (pad) => ({ ...normal, instructions: pad })
     case "tools/list": {
       const tools: ReadonlyArray<unknown> = Array.isArray(normal["tools"]) ? normal["tools"] : []
-      if (tools.length === 0) return (pad) => ({ ...normal, tools: [], _meta: { "phasebound/pad": pad } })
+      if (tools.length === 0) return (pad) => ({ ...normal, tools: [], _meta: padMeta(pad) })
       return (pad) => ({
         ...normal,
         tools: tools.map((tool, i) => {
@@ -88,6 +92,6 @@ export const paddedResultTemplate = (method: string, normalResult: unknown): Res
       })
     }
     default:
-      return (pad) => ({ ...normal, _meta: { "phasebound/pad": pad } })
+      return (pad) => ({ ...normal, _meta: padMeta(pad) })
   }
 }

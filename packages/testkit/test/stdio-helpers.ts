@@ -122,3 +122,28 @@ export const spawnStdio = (command: StdioServerCommand, options: { drainStderr?:
     drainStderr
   }
 }
+
+/** The stateless era's revision (2026-07-28). */
+export const MODERN_VERSION = "2026-07-28"
+
+/** The stateless era's per-request `_meta` fields; `undefined` in `overrides` leaves a field out. */
+export const modernMeta = (
+  overrides: {
+    readonly protocolVersion?: unknown
+    readonly clientCapabilities?: unknown
+    readonly clientInfo?: unknown
+  } = {}
+): Record<string, unknown> => {
+  const fields: Record<string, unknown> = {
+    "io.modelcontextprotocol/protocolVersion": "protocolVersion" in overrides ? overrides.protocolVersion : MODERN_VERSION,
+    "io.modelcontextprotocol/clientCapabilities": "clientCapabilities" in overrides ? overrides.clientCapabilities : {},
+    "io.modelcontextprotocol/clientInfo": "clientInfo" in overrides ? overrides.clientInfo : { name: "stdio-test", version: "0" }
+  }
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined))
+}
+
+/** Request params carrying the stateless era's `_meta` (default: `modernMeta()`). */
+export const modernParams = (params: Record<string, unknown> = {}, meta: Record<string, unknown> = modernMeta()) => ({
+  ...params,
+  _meta: meta
+})

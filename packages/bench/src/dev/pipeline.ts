@@ -88,7 +88,7 @@ for (const [label, layer] of [["fetch", FetchHttpClient.layer], ["undici", NodeH
   const scope = Effect.runSync(Scope.make())
   const session: Transport.SessionHeaders = { current: {} }
   const transport = await runtime.runPromise(
-    StreamableHttp.make({ url: new URL(url), headers: {}, secrets: [], releaseTimeoutMs: 2000, inbound: Transport.answerWithoutCapabilities, session }).pipe(Scope.extend(scope))
+    StreamableHttp.make({ url: new URL(url), headers: {}, secrets: [], releaseTimeoutMs: 2000, unsolicitedMaxBytes: 1 << 24, inbound: Transport.answerWithoutCapabilities, session }).pipe(Scope.extend(scope))
   )
   const exchange = { stage: "initialize" as const, phase: "discovery" as const, budget: { timeoutMs: 60_000, maxBytes: 16 * 1024 * 1024 } }
   const init = await runtime.runPromise(transport.request({ method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "p", version: "0" } } }, exchange))

@@ -1,5 +1,5 @@
 /**
- * Raw byte helpers for bodies and frames (CONTRACT.md section 1, "Bytes"): joining parts with
+ * Raw byte helpers for bodies and frames (docs/DESIGN.md, "Bytes"): joining parts with
  * one copy, strict UTF-8 decoding, the frame-parser interface and its driver over an Effect
  * stream, and a partial-line buffer.
  *

@@ -2,7 +2,7 @@
  * Builds the public errors of one exchange: stage, phase and limits come from the exchange,
  * outcome and retryability from what is known about the remote effect.
  *
- * Outcome rules (documented in the README):
+ * Outcome rules (docs/DESIGN.md, "No replay, outcomes"):
  * - nothing reached the server: `not-sent`, retryable;
  * - the server refused before processing (401, 403, 4xx, JSON-RPC error, expired session):
  *   `not-applied`;

@@ -56,7 +56,7 @@ export const era: Era = {
       const initializeExchange = context.exchange("initialize")
       const initialized: Response = yield* transport.request({
         method: "initialize",
-        params: { protocolVersion: context.revisions[0], capabilities: {}, clientInfo: context.clientInfo },
+        params: { protocolVersion: context.revisions[0], capabilities: context.capabilities, clientInfo: context.clientInfo },
         // `initialize` is never cancelled.
         resumable: true
       }, initializeExchange)
@@ -86,6 +86,8 @@ export const era: Era = {
       const initializedExchange = context.exchange("initialized")
       yield* send(initializedExchange, transport.notify({ method: "notifications/initialized" }, initializedExchange))
       context.record("initialized", 0)
+      // The server's own requests may come on a stream of their own (Streamable HTTP's GET).
+      yield* transport.listen
 
       return {
         era: "handshake",

@@ -8,9 +8,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import type { McpConnectionError, Outcome } from "../McpConnectionError.js"
@@ -145,23 +143,3 @@ export const statusFailure = (
     }
     return yield* Effect.fail(Failures.httpStatus(exchange, status))
   })
-
-/**
- * Runs best-effort messages (replies, cancellation notices) in the background of a transport,
- * each bounded by `releaseTimeoutMs`. By definition nobody waits for them: a failure is dropped.
- */
-export const makeBackground = (releaseTimeoutMs: number) =>
-  Effect.map(FiberSet.make<unknown, never>(), (set) => ({
-    run: (effect: Effect.Effect<unknown, unknown>) =>
-      FiberSet.run(set)(
-        // Started from interruption handlers, which are uninterruptible, the fiber would inherit
-        // that and its timeout could never cut the message short: make it interruptible.
-        effect.pipe(
-          Effect.interruptible,
-          Effect.timeout(Duration.millis(releaseTimeoutMs)),
-          Effect.ignore,
-          Effect.interruptible
-        )
-      ).pipe(Effect.asVoid),
-    size: FiberSet.size(set)
-  }))

@@ -80,8 +80,10 @@ export const refusal = (
  * The reply to a message from the server when it is a request (built by `inbound`), or
  * `undefined` for any other message.
  */
-export const replyTo = (inbound: Inbound, message: McpSchema.IncomingMessage): Record<string, unknown> | undefined =>
-  message._tag === "Request" ? inbound.answer(message.message) : undefined
+export const replyTo = (
+  inbound: Inbound,
+  message: McpSchema.IncomingMessage
+): Effect.Effect<Record<string, unknown>> | undefined => (message._tag === "Request" ? inbound.answer(message.message) : undefined)
 
 /** A JSON-RPC request (with `id`) or notification object. */
 export const envelope = (message: Outgoing, id?: McpSchema.RequestId) => {

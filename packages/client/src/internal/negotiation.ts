@@ -59,16 +59,19 @@ const modernCodes: ReadonlySet<number> = new Set([
  * Whether the handshake era may follow a failed stateless attempt: the server refused
  * `server/discover` in a way no stateless server would (a JSON-RPC error that is not one of
  * the stateless revision's own, or, over HTTP, a 400, 404 or 405 without a JSON-RPC body), or
- * said with `-32022` that it supports one of `handshakeRevisions`; or answered with something
+ * said with `-32022` that it supports a handshake revision among `allowed`; or answered with something
  * that is no discovery result, or nothing (over stdio, within the probe's bounded wait). Never
  * after 401, 403, 5xx, a deadline, a transport failure or a broken answer (bad UTF-8, JSON or
  * content type).
  */
-export const handshakeFallback = (handshakeRevisions: ReadonlyArray<string>) => (error: McpConnectionError): boolean => {
+export const handshakeFallback = (allowed: ReadonlyArray<McpSchema.Revision>) => (error: McpConnectionError): boolean => {
   if (error.stage !== "discover") return false
   if (error._tag === "RemoteRefusal") {
     if (error.code === McpSchema.ErrorCode.UnsupportedProtocolVersion) {
-      return supportedByRefusal(error).some((revision) => handshakeRevisions.includes(revision))
+      return supportedByRefusal(error).some((revision) =>
+        McpSchema.handshakeRevisions.includes(revision as McpSchema.Revision) &&
+        allowed.includes(revision as McpSchema.Revision)
+      )
     }
     return !modernCodes.has(error.code ?? 0)
   }

@@ -101,6 +101,8 @@ export const make = (options: {
    * notice), bounded by the transport.
    */
   readonly notice: (message: Record<string, unknown>) => Effect.Effect<void>
+  /** Works out the reply to a server request and sends it, in the background (never blocks). */
+  readonly answer: (reply: Effect.Effect<Record<string, unknown>>) => Effect.Effect<void>
 }): SharedStream => {
   const pending = new Map<McpSchema.RequestId, Pending>()
   let terminated: Termination | undefined
@@ -156,7 +158,7 @@ export const make = (options: {
         return
       }
       const reply = Messages.replyTo(options.inbound, message)
-      if (reply !== undefined) yield* options.notice(reply)
+      if (reply !== undefined) yield* options.answer(reply)
     })
 
   const request: SharedStream["request"] = (request, exchange, send) =>

@@ -17,7 +17,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { InvalidOption, LimitExceeded, type McpConnectionError, ProtocolViolation } from "../McpConnectionError.js"
+import { InvalidOption, LimitExceeded, type McpConnectionError } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
 import type { Era, Session } from "../ProtocolEra.js"
 import type { Exchange, Outgoing, Request, Response } from "../Transport.js"
@@ -36,13 +36,6 @@ const namedBy: Readonly<Record<string, "name" | "uri">> = {
   "tools/call": "name",
   "prompts/get": "name",
   "resources/read": "uri"
-}
-
-/** The capability a server-to-client request needs. */
-const capabilityOf: Readonly<Record<string, "elicitation" | "sampling" | "roots">> = {
-  "elicitation/create": "elicitation",
-  "sampling/createMessage": "sampling",
-  "roots/list": "roots"
 }
 
 /** The longest a stdio probe waits for an answer before taking the server for a handshake one. */
@@ -75,8 +68,7 @@ export const era: Era = {
   open: (transport, context) =>
     Effect.gen(function*() {
       const overHttp = transport.kind === "streamable-http"
-      // This client answers no server requests yet: it declares no capabilities.
-      const capabilities: Record<string, unknown> = {}
+      const capabilities = context.capabilities
 
       /** One request of the era: `_meta` in the body; over HTTP, the mirrored headers. */
       const build = (
@@ -119,7 +111,8 @@ export const era: Era = {
       let revision = context.revisions[0]!
       const discovered = yield* probe(revision).pipe(
         Effect.catchAll((error) => {
-          const mutual = context.revisions.find((r) => r !== revision && supportedByRefusal(error).includes(r))
+          // Once only: a server that refuses again (or names nothing mutual) has said its last.
+          const mutual = context.revisions.find((r) => supportedByRefusal(error).includes(r))
           if (mutual === undefined) return Effect.fail(error)
           context.record("discover", error.observedBytes ?? 0)
           revision = mutual
@@ -165,23 +158,9 @@ export const era: Era = {
               const asked = decodeInputRequired(response.result)
               if (Either.isLeft(asked)) return Effect.fail(violation(exchange, response, "invalid-result"))
               const { inputRequests, requestState } = asked.right
-              const requested = Object.values(inputRequests ?? {})
+              const requested = Object.entries(inputRequests ?? {})
               if (requested.length === 0 && requestState === undefined) {
                 return Effect.fail(violation(exchange, response, "invalid-result"))
-              }
-              if (requested.length > 0) {
-                // Nothing is declared, so nothing may be asked: say what was asked for.
-                const capability = capabilityOf[requested[0]!.method]
-                return Effect.fail(
-                  new ProtocolViolation({
-                    ...Failures.fields(exchange),
-                    reason: capability === undefined ? "invalid-result" : "undeclared-capability",
-                    capability,
-                    observedBytes: response.bytes,
-                    outcome: "not-applied",
-                    retryable: false
-                  })
-                )
               }
               if (rounds >= context.maxInputRounds) {
                 return Effect.fail(
@@ -194,9 +173,17 @@ export const era: Era = {
                   })
                 )
               }
-              // The next round is a new request the server asked for: the same params, its
-              // state echoed exactly.
-              return round({ ...params, requestState }, rounds + 1)
+              // The handlers answer, one input request after the other (a person may be asked).
+              const answers = Effect.forEach(requested, ([key, input]) =>
+                Effect.map(context.fulfil(input.method, input.params, exchange), (answer) => [key, answer] as const))
+              // The next round is a new request the server asked for: the same params, the
+              // answers, and its state echoed exactly (none if it gave none).
+              return Effect.flatMap(answers, (entries) =>
+                round({
+                  ...params,
+                  ...(entries.length === 0 ? {} : { inputResponses: Object.fromEntries(entries) }),
+                  ...(requestState === undefined ? {} : { requestState })
+                }, rounds + 1))
             })
           return round(params, 0)
         })

@@ -11,7 +11,25 @@
  * padding of ../payload.ts. The typed, test-facing side is ../StdioServer.ts
  * (`stdioServerCommand`, `makeStdioFixture`), which builds the arguments below.
  *
- * Arguments (each flag takes one value):
+ * Eras (--era):
+ *   handshake (default)  2024-11-05..2025-11-25: initialize, notifications/initialized; any other
+ *                        method, server/discover included, is -32601 Method not found.
+ *   stateless            2026-07-28: no handshake. Every request carries in params._meta
+ *                        "io.modelcontextprotocol/protocolVersion" (a string),
+ *                        ".../clientCapabilities" (an object) and optionally ".../clientInfo"
+ *                        (an object with string name and version); missing or malformed: -32602.
+ *                        Checked in this order: the version (a string, else -32602; served, else
+ *                        -32022 with data { supported, requested }), then the rest (-32602).
+ *                        Methods: server/discover, tools/list, tools/call (results carry
+ *                        resultType "complete"; discover and tools/list also ttlMs and
+ *                        cacheScope). The extra tool `ask_name` answers with MRTR (an
+ *                        input_required result carrying an elicitation and a requestState).
+ *                        initialize is refused with -32022 (data.supported names the versions).
+ *   dual                 a request carrying modern _meta (and server/discover always) is served
+ *                        as in "stateless"; initialize, and any request without modern _meta, as
+ *                        in "handshake". Both can be used in one process.
+ *
+ * Arguments (each flag takes one value, except --silent-on-unknown):
  *   --counter-file PATH      the `increment` counter, rewritten synchronously before each answer
  *   --log-file PATH          one line per received message, appended synchronously on arrival:
  *                            its method, or "#response", "#invalid-json", "#invalid-utf8",
@@ -21,11 +39,21 @@
  *   --page-size N            tools/list page size (nextCursor pagination)
  *   --schema-pad-bytes N     pads the `add` tool's input schema description to N bytes
  *   --fault JSON             a scripted behaviour (repeatable), see ../StdioServer.ts
+ *   --era E                  handshake | stateless | dual (default handshake)
+ *   --supported-version V    a version the server names in server/discover and -32022 (repeatable;
+ *                            default 2026-07-28, in "dual" also the handshake versions, newest
+ *                            first); all are served statelessly, but in "dual" the handshake
+ *                            versions only through initialize
+ *   --ttl-ms N               ttlMs of server/discover and tools/list results (default 60000)
+ *   --silent-on-unknown      a request for an unknown method gets no answer at all (instead of
+ *                            -32601), as some legacy servers do with server/discover
  *
  * Per-method faults (`on`, `times`: default 1; null, which is what JSON.stringify makes of
  * Infinity, means always) replace only the answer: the request's side effects (the counter) have
- * already happened. On a notification only `exit` applies.
+ * already happened. On a notification only `exit` applies. They apply in every era, to whatever
+ * the method is (server/discover included, also where it is unknown).
  */
+import { createHmac } from "node:crypto"
 import { appendFileSync, writeFileSync } from "node:fs"
 import { parseArgs } from "node:util"
 
@@ -33,7 +61,23 @@ const SUPPORTED_PROTOCOL_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "
 const DEFAULT_PROTOCOL_VERSION = "2025-06-18"
 const SERVER_INFO = { name: "phasebound-testkit", version: "0.1.0" }
 
-const ErrorCode = { ParseError: -32700, InvalidRequest: -32600, MethodNotFound: -32601, InvalidParams: -32602, InternalError: -32603 }
+const ErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  MissingRequiredClientCapability: -32021,
+  UnsupportedProtocolVersion: -32022
+}
+
+const ERAS = new Set(["handshake", "stateless", "dual"])
+const DEFAULT_SUPPORTED_VERSIONS = ["2026-07-28"]
+const DEFAULT_TTL_MS = 60_000
+const META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+const META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 const DEFAULT_CHUNK_SIZE = 7
 const DEFAULT_EXIT_CODE = 3
@@ -44,7 +88,7 @@ const USAGE_EXIT_CODE = 64
 
 const METHOD_FAULTS = new Set([
   "exact-size", "never-ending-line", "exit", "never-answer", "invalid-utf8", "invalid-json",
-  "not-jsonrpc", "wrong-id", "delay", "jsonrpc-error"
+  "not-jsonrpc", "wrong-id", "delay", "jsonrpc-error", "unsupported-version", "input-required", "result-type"
 ])
 const GLOBAL_FAULTS = new Set(["banner", "stderr-flood", "ignore-sigterm", "linger-after-stdin-close", "write-pid"])
 
@@ -70,7 +114,7 @@ const intArg = (value, flag) => {
   return n
 }
 
-/** @param {unknown} value */
+/** @param {unknown} value @returns {value is Record<string, any>} */
 const isRecord = (value) => typeof value === "object" && value !== null && !Array.isArray(value)
 
 const readConfig = () => {
@@ -85,7 +129,11 @@ const readConfig = () => {
         "extra-tools": { type: "string" },
         "page-size": { type: "string" },
         "schema-pad-bytes": { type: "string" },
-        fault: { type: "string", multiple: true }
+        fault: { type: "string", multiple: true },
+        era: { type: "string" },
+        "supported-version": { type: "string", multiple: true },
+        "ttl-ms": { type: "string" },
+        "silent-on-unknown": { type: "boolean" }
       },
       strict: true,
       allowPositionals: false
@@ -112,7 +160,20 @@ const readConfig = () => {
     faults.push(fault)
   }
   const pageSize = intArg(values["page-size"], "--page-size")
+  const era = values.era ?? "handshake"
+  if (!ERAS.has(era)) usage(`--era must be handshake, stateless or dual: ${era}`)
+  const supportedVersions = values["supported-version"] ??
+    (era === "dual" ? [...DEFAULT_SUPPORTED_VERSIONS, ...[...SUPPORTED_PROTOCOL_VERSIONS].reverse()] : DEFAULT_SUPPORTED_VERSIONS)
+  if (supportedVersions.some((version) => version === "")) usage("--supported-version needs a non-empty version")
   return {
+    era,
+    supportedVersions,
+    /** The versions served statelessly: in "dual", the handshake versions are initialize's. */
+    statelessVersions: era === "dual"
+      ? supportedVersions.filter((version) => !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
+      : supportedVersions,
+    ttlMs: intArg(values["ttl-ms"], "--ttl-ms") ?? DEFAULT_TTL_MS,
+    silentOnUnknown: values["silent-on-unknown"] === true,
     counterFile: values["counter-file"],
     logFile: values["log-file"],
     protocolVersion: values["protocol-version"],
@@ -164,28 +225,34 @@ const PAD_UNIT_BYTES = 10
 const padString = (bytes) => PAD_UNIT.repeat(Math.floor(bytes / PAD_UNIT_BYTES)) + "a".repeat(bytes % PAD_UNIT_BYTES)
 
 /**
- * Where a method's padded result carries its pad: tools/call as its text content, initialize in
- * `instructions`, tools/list in the first tool's description, anything else in `_meta`.
+ * Where a method's padded result carries its pad: tools/call as its text content (keeping a
+ * stateless-era `resultType`), initialize and server/discover in `instructions`, tools/list in the
+ * first tool's description, anything else in `_meta` (next to what `_meta` already holds).
  * @param {string} method @param {any} normal @returns {(pad: string) => unknown}
  */
 const paddedResultTemplate = (method, normal) => {
   const base = isRecord(normal) ? normal : {}
+  /** @param {string} pad */
+  const padMeta = (pad) => ({ ...(isRecord(base._meta) ? base._meta : {}), "phasebound/pad": pad })
   switch (method) {
     case "tools/call":
-      return (pad) => ({ content: [{ type: "text", text: pad }] })
+      return "resultType" in base
+        ? (pad) => ({ resultType: base.resultType, content: [{ type: "text", text: pad }] })
+        : (pad) => ({ content: [{ type: "text", text: pad }] })
     case "initialize":
+    case "server/discover":
       return (pad) => ({ ...base, instructions: pad })
     case "tools/list": {
       /** @type {Array<Record<string, unknown>>} */
       const tools = Array.isArray(base.tools) ? base.tools : []
-      if (tools.length === 0) return (pad) => ({ ...base, tools: [], _meta: { "phasebound/pad": pad } })
+      if (tools.length === 0) return (pad) => ({ ...base, tools: [], _meta: padMeta(pad) })
       return (pad) => ({
         ...base,
         tools: tools.map((tool, i) => (i === 0 ? { ...tool, description: String(tool.description ?? "") + pad } : tool))
       })
     }
     default:
-      return (pad) => ({ ...base, _meta: { "phasebound/pad": pad } })
+      return (pad) => ({ ...base, _meta: padMeta(pad) })
   }
 }
 
@@ -207,8 +274,10 @@ const exactLine = (id, method, normal, bytes) => {
 
 /** @param {unknown} result */
 const ok = (result) => ({ result })
-/** @param {number} code @param {string} message */
-const fail = (code, message) => ({ error: { code, message } })
+/** @param {number} code @param {string} message @param {unknown} [data] */
+const fail = (code, message, data) => ({ error: data === undefined ? { code, message } : { code, message, data } })
+/** -32601; `unknownMethod` lets --silent-on-unknown hold the answer back. @param {string} method */
+const methodNotFound = (method) => ({ ...fail(ErrorCode.MethodNotFound, `Method not found: ${method}`), unknownMethod: true })
 /** @param {string} value @param {boolean} [isError] */
 const text = (value, isError = false) =>
   ok(isError ? { content: [{ type: "text", text: value }], isError: true } : { content: [{ type: "text", text: value }] })
@@ -222,7 +291,7 @@ const makeTools = () => {
     description: `Generated tool number ${i}`,
     inputSchema: { type: "object", properties: {} }
   }))
-  return [
+  const base = [
     { name: "add", description: "Adds two numbers", inputSchema: addSchema },
     {
       name: "echo",
@@ -233,12 +302,19 @@ const makeTools = () => {
       name: "increment",
       description: "Increments a server-side counter (a side effect) and returns the new value",
       inputSchema: { type: "object", properties: {} }
-    },
-    ...extra
+    }
   ]
+  const askName = {
+    name: "ask_name",
+    description: "Asks for a name (an elicitation, by multi round-trip request) and greets it",
+    inputSchema: { type: "object", properties: {} }
+  }
+  return { handshake: [...base, ...extra], stateless: [...base, askName, ...extra] }
 }
 
-const tools = makeTools()
+/** The handshake era's tools, and the stateless era's (the same plus `ask_name`, after `increment`). */
+const toolLists = makeTools()
+const tools = toolLists.handshake
 let counter = 0
 
 /** @param {number} value */
@@ -268,14 +344,14 @@ const initialize = (params) => {
   return ok({ protocolVersion, capabilities: { tools: { listChanged: false } }, serverInfo: SERVER_INFO })
 }
 
-/** @param {any} params */
-const listTools = (params) => {
+/** @param {any} params @param {ReadonlyArray<Record<string, unknown>>} [list] */
+const listTools = (params, list = tools) => {
   const cursor = isRecord(params) ? params.cursor : undefined
   const offset = cursor === undefined ? 0 : decodeCursor(cursor)
-  if (offset === undefined || offset > tools.length) return fail(ErrorCode.InvalidParams, "Invalid cursor")
-  const end = Math.min(offset + (config.pageSize ?? tools.length), tools.length)
-  const page = tools.slice(offset, end)
-  return ok(end < tools.length ? { tools: page, nextCursor: encodeCursor(end) } : { tools: page })
+  if (offset === undefined || offset > list.length) return fail(ErrorCode.InvalidParams, "Invalid cursor")
+  const end = Math.min(offset + (config.pageSize ?? list.length), list.length)
+  const page = list.slice(offset, end)
+  return ok(end < list.length ? { tools: page, nextCursor: encodeCursor(end) } : { tools: page })
 }
 
 /** @param {any} params */
@@ -300,7 +376,7 @@ const callTool = (params) => {
   }
 }
 
-/** Runs one request, side effects included. @param {string} method @param {unknown} params */
+/** Runs one request of the handshake era, side effects included. @param {string} method @param {unknown} params */
 const handle = (method, params) => {
   switch (method) {
     case "initialize":
@@ -312,8 +388,199 @@ const handle = (method, params) => {
     case "tools/call":
       return callTool(params)
     default:
-      return fail(ErrorCode.MethodNotFound, `Method not found: ${method}`)
+      return methodNotFound(method)
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The stateless era (2026-07-28)
+
+const MODERN_METHODS = new Set(["server/discover", "tools/list", "tools/call"])
+
+/** @param {unknown} params @returns {Record<string, unknown> | undefined} */
+const metaOf = (params) => (isRecord(params) && isRecord(params._meta) ? params._meta : undefined)
+
+/** Whether a request carries the stateless era's per-request metadata. @param {unknown} params */
+const hasModernMeta = (params) => {
+  const meta = metaOf(params)
+  return meta !== undefined && (META_PROTOCOL_VERSION in meta || META_CLIENT_CAPABILITIES in meta)
+}
+
+/**
+ * Whether a request is served statelessly: every request in "stateless"; in "dual" the ones with
+ * modern _meta, and server/discover (a method of that era only), never initialize.
+ * @param {string} method @param {unknown} params
+ */
+const isModernRequest = (method, params) =>
+  config.era === "stateless" ||
+  (config.era === "dual" && method !== "initialize" && (method === "server/discover" || hasModernMeta(params)))
+
+/** The version a request asks for: its modern _meta's, else initialize's `protocolVersion`. @param {unknown} params */
+const requestedVersion = (params) => {
+  const fromMeta = metaOf(params)?.[META_PROTOCOL_VERSION]
+  if (typeof fromMeta === "string") return fromMeta
+  const fromInitialize = isRecord(params) ? params.protocolVersion : undefined
+  return typeof fromInitialize === "string" ? fromInitialize : ""
+}
+
+/** @param {string} requested @param {ReadonlyArray<string>} [supported] */
+const unsupportedVersion = (requested, supported = config.supportedVersions) =>
+  fail(ErrorCode.UnsupportedProtocolVersion, "Unsupported protocol version", { supported: [...supported], requested })
+
+/**
+ * The refusal of a request's per-request metadata, if any, in the order the HTTP server checks it
+ * too: a string version (-32602), a version served statelessly (-32022), then the capabilities
+ * object and the optional clientInfo (-32602).
+ * @param {unknown} params
+ */
+const checkModernMeta = (params) => {
+  if (params !== undefined && !isRecord(params)) return fail(ErrorCode.InvalidParams, "Invalid params: params must be an object")
+  const meta = metaOf(params)
+  if (meta === undefined) return fail(ErrorCode.InvalidParams, "Invalid params: missing _meta")
+  const version = meta[META_PROTOCOL_VERSION]
+  if (typeof version !== "string") {
+    return fail(ErrorCode.InvalidParams, `Invalid params: _meta needs a string "${META_PROTOCOL_VERSION}"`)
+  }
+  if (!config.statelessVersions.includes(version)) return unsupportedVersion(version)
+  if (!isRecord(meta[META_CLIENT_CAPABILITIES])) {
+    return fail(ErrorCode.InvalidParams, `Invalid params: _meta needs an object "${META_CLIENT_CAPABILITIES}"`)
+  }
+  const info = meta[META_CLIENT_INFO]
+  if (info !== undefined && !(isRecord(info) && typeof info.name === "string" && typeof info.version === "string")) {
+    return fail(ErrorCode.InvalidParams, `Invalid params: "${META_CLIENT_INFO}" needs a string name and version`)
+  }
+  return undefined
+}
+
+/** @param {{ result?: unknown, error?: unknown }} outcome @param {Record<string, unknown>} [extra] */
+const complete = (outcome, extra = {}) =>
+  "result" in outcome && isRecord(outcome.result) ? ok({ resultType: "complete", ...outcome.result, ...extra }) : outcome
+
+const cacheable = () => ({ ttlMs: config.ttlMs, cacheScope: "public" })
+
+const discover = () =>
+  ok({
+    resultType: "complete",
+    supportedVersions: [...config.supportedVersions],
+    capabilities: { tools: {} },
+    _meta: { [META_SERVER_INFO]: SERVER_INFO },
+    ...cacheable()
+  })
+
+// MRTR: `requestState` is "<payload>.<mac>", the payload base64url JSON, the mac an HMAC-SHA256
+// under a fixed key. Any token this script issued verifies, in any process (it is stateless);
+// anything else, an edited token included, does not.
+const REQUEST_STATE_KEY = "phasebound-testkit stdio requestState"
+let issuedStates = 0
+
+/** @param {string} payload */
+const mac = (payload) => createHmac("sha256", REQUEST_STATE_KEY).update(payload).digest("base64url")
+
+/** @param {string} tool */
+const issueRequestState = (tool) => {
+  issuedStates += 1
+  const payload = Buffer.from(JSON.stringify({ tool, n: issuedStates, pid: process.pid })).toString("base64url")
+  return `${payload}.${mac(payload)}`
+}
+
+/** @param {unknown} state @param {string} tool */
+const verifyRequestState = (state, tool) => {
+  if (typeof state !== "string") return false
+  const [payload, tag, ...rest] = state.split(".")
+  if (payload === undefined || tag === undefined || rest.length > 0 || mac(payload) !== tag) return false
+  try {
+    const decoded = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"))
+    return isRecord(decoded) && decoded.tool === tool
+  } catch {
+    return false
+  }
+}
+
+const ASK_NAME_INPUT_REQUESTS = {
+  name: {
+    method: "elicitation/create",
+    params: {
+      mode: "form",
+      message: "Your name?",
+      requestedSchema: { type: "object", properties: { name: { type: "string", default: "anon" } } }
+    }
+  }
+}
+
+/** @param {unknown} inputRequests @param {string | undefined} requestState */
+const inputRequired = (inputRequests, requestState) => {
+  /** @type {Record<string, unknown>} */
+  const result = { resultType: "input_required" }
+  if (inputRequests !== undefined) result.inputRequests = inputRequests
+  if (requestState !== undefined) result.requestState = requestState
+  return ok(result)
+}
+
+/**
+ * `ask_name`: asks for a name by elicitation (only of a client that declared `elicitation`),
+ * then greets the name given in the retry's inputResponses.name.
+ * @param {Record<string, any>} params
+ */
+const askName = (params) => {
+  const capabilities = metaOf(params)?.[META_CLIENT_CAPABILITIES]
+  const ask = () =>
+    isRecord(capabilities) && isRecord(capabilities.elicitation)
+      ? inputRequired(ASK_NAME_INPUT_REQUESTS, issueRequestState("ask_name"))
+      : fail(ErrorCode.MissingRequiredClientCapability, "Server requires the elicitation capability for this request", {
+        requiredCapabilities: { elicitation: {} }
+      })
+  const responses = params.inputResponses
+  if (responses !== undefined && !isRecord(responses)) return fail(ErrorCode.InvalidParams, "invalid inputResponses")
+  if (params.requestState === undefined) {
+    return responses === undefined ? ask() : fail(ErrorCode.InvalidParams, "invalid requestState")
+  }
+  if (!verifyRequestState(params.requestState, "ask_name")) return fail(ErrorCode.InvalidParams, "invalid requestState")
+  const answer = responses?.name
+  if (answer === undefined) return ask() // the input is still missing: ask again
+  if (!isRecord(answer)) return fail(ErrorCode.InvalidParams, "invalid inputResponses")
+  switch (answer.action) {
+    case "accept": {
+      const name = isRecord(answer.content) && typeof answer.content.name === "string" ? answer.content.name : "anon"
+      return text(`hello ${name}`)
+    }
+    case "decline":
+    case "cancel":
+      return text(`ask_name: the elicitation was ${answer.action === "cancel" ? "cancelled" : "declined"}`, true)
+    default:
+      return fail(ErrorCode.InvalidParams, "invalid inputResponses")
+  }
+}
+
+/** Runs one request of the stateless era, side effects included. @param {string} method @param {unknown} params */
+const handleModern = (method, params) => {
+  if (!MODERN_METHODS.has(method)) return methodNotFound(method)
+  const invalid = checkModernMeta(params)
+  if (invalid !== undefined) return invalid
+  const args = /** @type {Record<string, any>} */ (params)
+  switch (method) {
+    case "server/discover":
+      return discover()
+    case "tools/list":
+      return complete(listTools(args, toolLists.stateless), cacheable())
+    default: // tools/call
+      if (typeof args.name !== "string") return fail(ErrorCode.InvalidParams, "tools/call needs a tool name")
+      return complete(args.name === "ask_name" ? askName(args) : callTool(args))
+  }
+}
+
+/**
+ * Runs one request in the configured era.
+ * @param {string} method @param {unknown} params
+ * @returns {{ outcome: { result?: unknown, error?: unknown, unknownMethod?: boolean }, modern: boolean }}
+ */
+const serve = (method, params) => {
+  if (config.era === "stateless" && method === "initialize") {
+    // A modern-only server names its versions to a legacy client, which cannot fall forward.
+    return { outcome: unsupportedVersion(requestedVersion(params)), modern: true }
+  }
+  return isModernRequest(method, params)
+    ? { outcome: handleModern(method, params), modern: true }
+    : { outcome: handle(method, params), modern: false }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -395,11 +662,30 @@ const writeForever = async (id) => {
 // Faults
 
 /**
+ * Delayed answers to requests served statelessly, by request id: a notifications/cancelled for
+ * one drops its answer (the stateless era forbids any further message for a cancelled request).
+ * @type {Map<string | number, ReturnType<typeof setTimeout>>}
+ */
+const pendingAnswers = new Map()
+
+/** @param {unknown} params */
+const cancelPending = (params) => {
+  const requestId = isRecord(params) ? params.requestId : undefined
+  if (typeof requestId !== "string" && typeof requestId !== "number") return
+  const timer = pendingAnswers.get(requestId)
+  if (timer === undefined) return
+  clearTimeout(timer)
+  pendingAnswers.delete(requestId)
+  log(`request ${JSON.stringify(requestId)} cancelled; its delayed answer is dropped`)
+}
+
+/**
  * Answers a request as the fault says.
  * @param {Record<string, any>} fault @param {string | number} id @param {string} method
  * @param {{ result?: unknown, error?: unknown }} outcome
+ * @param {{ params?: unknown, modern?: boolean }} [request] the request's params; whether it was served statelessly
  */
-const respondWithFault = (fault, id, method, outcome) => {
+const respondWithFault = (fault, id, method, outcome, request = {}) => {
   const normal = toMessage(id, outcome)
   switch (fault.kind) {
     case "exact-size": {
@@ -434,14 +720,31 @@ const respondWithFault = (fault, id, method, outcome) => {
       })
     case "wrong-id":
       return sendMessage({ ...normal, id: 999_999 })
-    case "delay":
-      setTimeout(() => sendMessage(normal), fault.ms)
+    case "delay": {
+      const timer = setTimeout(() => {
+        pendingAnswers.delete(id)
+        sendMessage(normal)
+      }, fault.ms)
+      if (request.modern === true) pendingAnswers.set(id, timer)
       return
+    }
     case "jsonrpc-error": {
       const error = fault.data === undefined
         ? { code: fault.code, message: fault.message }
         : { code: fault.code, message: fault.message, data: fault.data }
       return sendMessage({ jsonrpc: "2.0", id, error })
+    }
+    case "unsupported-version":
+      return sendMessage(toMessage(id, unsupportedVersion(requestedVersion(request.params), fault.supported ?? config.supportedVersions)))
+    case "input-required":
+      return sendMessage(toMessage(id, inputRequired(
+        fault.inputRequests === null ? undefined : fault.inputRequests ?? ASK_NAME_INPUT_REQUESTS,
+        fault.requestState === null ? undefined : fault.requestState ?? issueRequestState("ask_name")
+      )))
+    case "result-type": {
+      if (!("result" in outcome && isRecord(outcome.result))) return sendMessage(normal) // an error answer as is
+      const { resultType: _, ...rest } = outcome.result
+      return sendMessage(toMessage(id, ok(fault.value === null ? rest : { resultType: fault.value ?? "bogus", ...rest })))
     }
   }
 }
@@ -490,6 +793,7 @@ const handleLine = (bytes) => {
   }
   record(method)
   if (id === undefined) {
+    if (method === "notifications/cancelled") cancelPending(value.params)
     const fault = takeFault(method, true)
     if (fault !== undefined) respondWithFault(fault, 0, method, ok({}))
     return
@@ -498,10 +802,16 @@ const handleLine = (bytes) => {
     return sendMessage(toMessage(null, fail(ErrorCode.InvalidRequest, "Invalid Request: bad id")))
   }
   // Run the request (side effects included) before any fault decides how it is answered.
-  const outcome = handle(method, value.params)
+  const { outcome, modern } = serve(method, value.params)
   const fault = takeFault(method, false)
-  if (fault === undefined) return sendMessage(toMessage(id, outcome))
-  return respondWithFault(fault, id, method, outcome)
+  if (fault === undefined) {
+    if (outcome.unknownMethod === true && config.silentOnUnknown) {
+      log(`${method}: unknown method, left unanswered (silent-on-unknown)`)
+      return
+    }
+    return sendMessage(toMessage(id, outcome))
+  }
+  return respondWithFault(fault, id, method, outcome, { params: value.params, modern })
 }
 
 const readStdin = () => {

@@ -1,0 +1,112 @@
+/**
+ * The client's side of what a server asks (docs/DESIGN.md, "Client capabilities"): the
+ * capabilities the caller's handlers declare, the JSON-RPC answer to a server-to-client request
+ * on a stream (handshake era), and the answer to one input request of an `input_required`
+ * round (stateless era). Both go through the same handlers.
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { type Capability, capabilities, capabilityOf, type Fields, type Handlers } from "../ClientHandlers.js"
+import { HandlerFailed, type McpConnectionError, ProtocolViolation } from "../McpConnectionError.js"
+import * as McpSchema from "../McpSchema.js"
+import type { Exchange, Inbound } from "../Transport.js"
+import * as Failures from "./failures.js"
+
+export interface Responder {
+  /** The client capabilities to declare (in `initialize`, or in every request's `_meta`). */
+  readonly capabilities: Record<string, unknown>
+  /** Answers server requests arriving on a stream, each within `answerTimeoutMs`. */
+  readonly inbound: Inbound
+  /**
+   * Answers one input request of an `input_required` round, under the caller's deadline. A
+   * method without a handler is the server asking for what was never declared.
+   */
+  readonly fulfil: (method: string, params: Fields | undefined, exchange: Exchange) => Effect.Effect<Fields, McpConnectionError>
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * For an accepted form elicitation, the requested schema's defaults for the fields the answer
+ * left out (SEP-1034).
+ */
+const withDefaults = (params: Fields, result: Fields): Fields => {
+  if (result["action"] !== "accept") return result
+  const schema = params["requestedSchema"]
+  const properties = isRecord(schema) ? schema["properties"] : undefined
+  if (!isRecord(properties)) return result
+  const content: Record<string, unknown> = isRecord(result["content"]) ? { ...result["content"] } : {}
+  for (const [name, property] of Object.entries(properties)) {
+    if (!(name in content) && isRecord(property) && "default" in property) content[name] = property["default"]
+  }
+  return { ...result, content }
+}
+
+const handlerOf = (handlers: Handlers | undefined, capability: Capability) => handlers?.[capability]
+
+export const makeResponder = (handlers: Handlers | undefined, answerTimeoutMs: number): Responder => {
+  /** Runs the handler of `method`; `undefined` when there is none. */
+  const run = (method: string, params: Fields) => {
+    const capability = capabilityOf[method]
+    const handler = capability === undefined ? undefined : handlerOf(handlers, capability)
+    if (capability === undefined || handler === undefined) return undefined
+    return {
+      capability,
+      result: Effect.map(
+        Effect.suspend(() => handler(params)),
+        (result) => (method === "elicitation/create" ? withDefaults(params, result) : result)
+      )
+    }
+  }
+
+  const inbound: Inbound = {
+    answer: ({ id, method, params }) => {
+      if (method === "ping") return Effect.succeed({ jsonrpc: "2.0", id, result: {} })
+      const handled = run(method, params ?? {})
+      if (handled === undefined) {
+        return Effect.succeed({
+          jsonrpc: "2.0",
+          id,
+          error: { code: McpSchema.ErrorCode.MethodNotFound, message: "Method not found" }
+        })
+      }
+      // The handler's own failure stays here: the server only learns that the client could not answer.
+      return handled.result.pipe(
+        Effect.timeoutFail({ duration: Duration.millis(answerTimeoutMs), onTimeout: () => "timeout" as const }),
+        Effect.match({
+          onSuccess: (result): Record<string, unknown> => ({ jsonrpc: "2.0", id, result }),
+          onFailure: () => ({
+            jsonrpc: "2.0",
+            id,
+            error: { code: McpSchema.ErrorCode.InternalError, message: "The client could not answer" }
+          })
+        })
+      )
+    }
+  }
+
+  const fulfil: Responder["fulfil"] = (method, params, exchange) => {
+    const handled = run(method, params ?? {})
+    if (handled === undefined) {
+      const capability = capabilityOf[method]
+      return Effect.fail(
+        new ProtocolViolation({
+          ...Failures.fields(exchange),
+          reason: capability === undefined ? "invalid-result" : "undeclared-capability",
+          capability,
+          outcome: "not-applied",
+          retryable: false
+        })
+      )
+    }
+    return Effect.mapError(handled.result, (cause) =>
+      new HandlerFailed({
+        ...Failures.fields(exchange),
+        capability: handled.capability,
+        outcome: "not-applied",
+        retryable: false
+      }, cause))
+  }
+
+  return { capabilities: capabilities(handlers), inbound, fulfil }
+}

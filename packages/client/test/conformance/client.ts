@@ -1,0 +1,243 @@
+/**
+ * The client under test for the MCP conformance suite (`@modelcontextprotocol/conformance`).
+ *
+ *   MCP_CONFORMANCE_SCENARIO=<scenario> tsx --conditions=@phasebound/source client.ts <server-url>
+ *
+ * The conformance CLI starts a scenario's server, then runs this program with the server's URL
+ * as the last argument and the scenario's name in MCP_CONFORMANCE_SCENARIO (plus
+ * MCP_CONFORMANCE_PROTOCOL_VERSION, the revision the scenario runs at, and, for some scenarios,
+ * MCP_CONFORMANCE_CONTEXT, a JSON object of scenario data). It does what the scenario expects
+ * of a client and exits 0, or prints the error and exits 1. The CLI's own checks decide the
+ * verdict (see README.md beside this file for each scenario).
+ *
+ * Only the public Promise API of the library is used.
+ *
+ * Revisions: by default the program speaks the revision the CLI asks for
+ * (MCP_CONFORMANCE_PROTOCOL_VERSION): `["2026-07-28"]` for a 2026 run, the handshake revisions
+ * from the asked one down for a dated run (a scenario server may counter-offer an older one).
+ * PHASEBOUND_CONFORMANCE_REVISIONS=all leaves `revisions` out (the library's default, every
+ * revision it supports, stateless first); a comma-separated list passes that list.
+ */
+import { connect, type HttpConnectOptions } from "@phasebound/client/promise"
+
+type Connection = Awaited<ReturnType<typeof connect>>
+type JsonObject = Record<string, unknown>
+
+const handshakeRevisions = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+
+const revisionsFor = (asked: string | undefined): ReadonlyArray<string> | undefined => {
+  const override = process.env.PHASEBOUND_CONFORMANCE_REVISIONS
+  if (override === "all") return undefined
+  if (override !== undefined && override !== "") return override.split(",").map((s) => s.trim())
+  if (asked === undefined || asked === "") return undefined
+  if (asked === "2026-07-28") return ["2026-07-28"]
+  // Dated revisions compare as strings.
+  const older = handshakeRevisions.filter((revision) => revision <= asked)
+  return older.length > 0 ? older : [asked]
+}
+
+const log = (...parts: ReadonlyArray<unknown>) =>
+  console.error(`[conformance-client +${Math.round(performance.now())}ms]`, ...parts)
+
+/**
+ * A form filled as a person who accepts without touching the prefilled fields: fields with a
+ * `default` are left out (the library fills them in, SEP-1034: that is what the
+ * elicitation-sep1034 scenario checks), the others get the first enum value or a plain value of
+ * their type.
+ */
+const fillForm = (requestedSchema: unknown): JsonObject => {
+  const properties = (requestedSchema as { properties?: Record<string, JsonObject> } | undefined)?.properties ?? {}
+  const content: JsonObject = {}
+  for (const [name, field] of Object.entries(properties)) {
+    if ("default" in field) continue
+    else if (Array.isArray(field.enum) && field.enum.length > 0) content[name] = field.enum[0]
+    else if (field.type === "boolean") content[name] = true
+    else if (field.type === "number" || field.type === "integer") content[name] = 0
+    else if (field.type === "string") content[name] = "conformance"
+  }
+  return content
+}
+
+/** Arguments that satisfy a tool's input schema in the plainest way (required properties only). */
+const argumentsFor = (inputSchema: unknown): JsonObject => {
+  const schema = (inputSchema ?? {}) as { properties?: Record<string, JsonObject>; required?: Array<string> }
+  const args: JsonObject = {}
+  for (const name of schema.required ?? []) {
+    const field = schema.properties?.[name] ?? {}
+    switch (field.type) {
+      case "number":
+      case "integer":
+        args[name] = 1
+        break
+      case "boolean":
+        args[name] = true
+        break
+      case "object":
+        args[name] = {}
+        break
+      case "array":
+        args[name] = []
+        break
+      case "null":
+        args[name] = null
+        break
+      default:
+        args[name] = "conformance"
+    }
+  }
+  return args
+}
+
+const text = (result: { readonly content?: ReadonlyArray<unknown> }) =>
+  (result.content ?? []).map((c) => (c as { text?: string }).text ?? "").join("")
+
+const expectOk = (name: string, result: { readonly isError?: boolean | undefined; readonly content?: ReadonlyArray<unknown> }) => {
+  if (result.isError === true) throw new Error(`tool ${name} answered isError: ${text(result)}`)
+  return result
+}
+
+// --- scenarios --------------------------------------------------------------------------------
+
+type Scenario = (connection: Connection, context: ScenarioContext) => Promise<void>
+
+interface ScenarioContext {
+  readonly data: JsonObject | undefined
+  /** Called by the elicitation handler, to let a scenario act while a request is in its rounds. */
+  onElicitation: ((params: JsonObject) => Promise<void>) | undefined
+}
+
+const scenarios: Record<string, Scenario> = {
+  // Connecting is the scenario (the handshake, or server/discover, then tools/list).
+  initialize: async () => {},
+  "json-schema-ref-no-deref": async () => {},
+  "request-metadata": async (connection) => {
+    await connection.listTools()
+  },
+
+  tools_call: async (connection) => {
+    const tool = connection.tools.find((t) => t.name === "add_numbers") ?? connection.tools[0]
+    if (tool === undefined) throw new Error("no tool listed")
+    const result = expectOk(tool.name, await connection.callTool(tool.name, { a: 2, b: 3 }))
+    log("tools_call:", text(result))
+  },
+
+  "elicitation-sep1034-client-defaults": async (connection) => {
+    const result = expectOk(
+      "test_client_elicitation_defaults",
+      await connection.callTool("test_client_elicitation_defaults", {})
+    )
+    log("elicitation:", text(result))
+  },
+
+  "sse-retry": async (connection) => {
+    // The server closes the call's stream after a priming event; the answer comes on the GET
+    // stream the client must reopen (after `retry` ms, with Last-Event-ID).
+    const result = expectOk("test_reconnection", await connection.callTool("test_reconnection", {}))
+    log("sse-retry:", text(result))
+  },
+
+  "sep-2322-client-request-state": async (connection, context) => {
+    // While the first call waits for its input, an unrelated call goes out: it must carry
+    // neither the other call's inputResponses nor its requestState.
+    let unrelatedDone = false
+    context.onElicitation = async () => {
+      if (unrelatedDone) return
+      unrelatedDone = true
+      expectOk("test_mrtr_unrelated", await connection.callTool("test_mrtr_unrelated", {}))
+    }
+    expectOk("test_mrtr_echo_state", await connection.callTool("test_mrtr_echo_state", {}))
+    context.onElicitation = undefined
+    if (!unrelatedDone) expectOk("test_mrtr_unrelated", await connection.callTool("test_mrtr_unrelated", {}))
+    expectOk("test_mrtr_no_state", await connection.callTool("test_mrtr_no_state", {}))
+    expectOk("test_mrtr_no_result_type", await connection.callTool("test_mrtr_no_result_type", {}))
+  },
+
+  "http-standard-headers": async (connection) => {
+    // The library has tools only: resources/* and prompts/* are not exercised (the scenario
+    // reports those as SKIPPED, not failed).
+    for (const tool of connection.tools) expectOk(tool.name, await connection.callTool(tool.name, {}))
+  },
+
+  "http-custom-headers": async (connection, context) => {
+    const calls = (context.data?.toolCalls ?? []) as ReadonlyArray<{ name: string; arguments: JsonObject }>
+    if (calls.length === 0) throw new Error("MCP_CONFORMANCE_CONTEXT has no toolCalls")
+    for (const call of calls) expectOk(call.name, await connection.callTool(call.name, call.arguments))
+  },
+
+  "http-invalid-tool-headers": async (connection) => {
+    // Calls every tool the library lists. A tool with an invalid x-mcp-header declaration must
+    // not be listed (so never called); the valid one must be.
+    log("listed:", connection.tools.map((t) => t.name).join(", "))
+    for (const tool of connection.tools) {
+      expectOk(tool.name, await connection.callTool(tool.name, argumentsFor(tool.inputSchema)))
+    }
+  },
+
+  "json-schema-2020-12-preservation": async (connection) => {
+    const focal = connection.tools.find((t) => t.name === "json_schema_2020_12_tool")
+    if (focal === undefined) throw new Error("json_schema_2020_12_tool not listed")
+    expectOk("json_schema_echo", await connection.callTool("json_schema_echo", { schema: focal.inputSchema }))
+  }
+}
+
+// --- main -------------------------------------------------------------------------------------
+
+const main = async (): Promise<void> => {
+  const scenarioName = process.env.MCP_CONFORMANCE_SCENARIO
+  const serverUrl = process.argv.at(-1)
+  if (scenarioName === undefined || serverUrl === undefined || !/^https?:\/\//.test(serverUrl)) {
+    throw new Error("usage: MCP_CONFORMANCE_SCENARIO=<scenario> client.ts <server-url>")
+  }
+  const scenario = scenarios[scenarioName]
+  if (scenario === undefined) {
+    throw new Error(`unknown scenario ${scenarioName}; known: ${Object.keys(scenarios).sort().join(", ")}`)
+  }
+  const rawContext = process.env.MCP_CONFORMANCE_CONTEXT
+  const context: ScenarioContext = {
+    data: rawContext === undefined || rawContext === "" ? undefined : (JSON.parse(rawContext) as JsonObject),
+    onElicitation: undefined
+  }
+  const revisions = revisionsFor(process.env.MCP_CONFORMANCE_PROTOCOL_VERSION)
+  log(`scenario ${scenarioName}, revisions ${revisions === undefined ? "(library default)" : revisions.join(",")}`)
+
+  const options = {
+    url: serverUrl,
+    clientInfo: { name: "phasebound-conformance-client", version: "0.1.0" },
+    ...(revisions === undefined ? {} : { revisions }),
+    handlers: {
+      elicitation: async (params) => {
+        log("elicitation/create:", JSON.stringify(params))
+        await context.onElicitation?.(params)
+        return { action: "accept", content: fillForm(params.requestedSchema) }
+      },
+      sampling: (params) => {
+        log("sampling/createMessage:", JSON.stringify(params))
+        return {
+          role: "assistant",
+          content: { type: "text", text: "sampled by the phasebound conformance client" },
+          model: "phasebound-conformance",
+          stopReason: "endTurn"
+        }
+      },
+      roots: () => ({ roots: [] })
+    },
+    // Well under the CLI's 30 s limit on the program, so a call that hangs fails here, with its error.
+    policy: { timeout: 10_000 }
+  } satisfies HttpConnectOptions
+  const connection = await connect(options)
+  try {
+    log(`connected: ${connection.protocolVersion} over ${connection.transport}; tools: ${connection.tools.map((t) => t.name).join(", ")}`)
+    await scenario(connection, context)
+  } finally {
+    await connection.close()
+    log("closed")
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error("[conformance-client] failed:", error)
+    process.exit(1)
+  }
+)

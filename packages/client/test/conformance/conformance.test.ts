@@ -1,0 +1,245 @@
+/**
+ * The MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in the root
+ * package.json) against this library, through client.ts beside this file: every client
+ * scenario that is not about authorization, each at the revision it belongs to (a scenario of
+ * both revisions runs twice, once on each wire). See README.md beside this file.
+ *
+ * The CLI needs Node >= 22 (it imports `fs.globSync`), so it runs on the Node 22 binary of the
+ * `node22` devDependency, never on the Node running the tests; the client program it starts
+ * runs on the Node running the tests (`process.execPath`). The scenario servers are the CLI's,
+ * on this machine (it prints their URLs as http://localhost:<port>).
+ *
+ * The client program is bundled once (esbuild, already the cli package's dependency) so that
+ * each run does not pay for compiling the library again; PHASEBOUND_CONFORMANCE_TSX=1 runs it
+ * through tsx instead.
+ */
+import { spawn } from "node:child_process"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const require = createRequire(import.meta.url)
+
+/** The Node 22 binary: `node22` is a local wrapper package whose `node22` dependency is `node@22`. */
+const node22 = path.join(path.dirname(require.resolve("node22/package.json")), "node_modules/node22/bin/node")
+const conformanceCli = path.join(
+  path.dirname(require.resolve("@modelcontextprotocol/conformance/package.json")),
+  "dist/index.js"
+)
+
+type Revision = "2025-11-25" | "2026-07-28"
+
+/**
+ * The client scenarios run, at their revision. The requirement sets of the pinned CLI name the
+ * same non-auth scenarios (checked below); `json-schema-2020-12-preservation` is in neither
+ * set's scored list (`not_scored`, added after release) but is run at both.
+ */
+const scenarios: ReadonlyArray<readonly [scenario: string, revision: Revision]> = [
+  ["initialize", "2025-11-25"],
+  ["tools_call", "2025-11-25"],
+  ["elicitation-sep1034-client-defaults", "2025-11-25"],
+  ["sse-retry", "2025-11-25"],
+  ["json-schema-2020-12-preservation", "2025-11-25"],
+  ["tools_call", "2026-07-28"],
+  ["request-metadata", "2026-07-28"],
+  ["sep-2322-client-request-state", "2026-07-28"],
+  ["http-standard-headers", "2026-07-28"],
+  ["http-custom-headers", "2026-07-28"],
+  ["http-invalid-tool-headers", "2026-07-28"],
+  ["json-schema-ref-no-deref", "2026-07-28"],
+  ["json-schema-2020-12-preservation", "2026-07-28"]
+]
+
+/** How many CLI runs at once (each is two Node processes and a scenario server). */
+const concurrency = 4
+/**
+ * Scenarios that time the client (sse-retry: the reconnection must come 450-700 ms after the
+ * stream closes) run alone, so that the other runs' start-up does not make them late.
+ */
+const timed: ReadonlySet<string> = new Set(["sse-retry"])
+/** The CLI's own limit on the client program, per scenario. */
+const clientTimeoutMs = 30_000
+
+interface Check {
+  readonly id: string
+  readonly name: string
+  readonly status: "SUCCESS" | "FAILURE" | "WARNING" | "SKIPPED" | "INFO"
+  readonly description?: string
+  readonly errorMessage?: string
+}
+
+interface Run {
+  readonly exitCode: number | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly durationMs: number
+}
+
+const run = (command: string, args: ReadonlyArray<string>, timeoutMs: number): Promise<Run> =>
+  new Promise((resolve, reject) => {
+    const started = performance.now()
+    const child = spawn(command, args, { cwd: tmpdir(), stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
+    child.on("error", (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
+    child.on("close", (exitCode) => {
+      clearTimeout(timer)
+      resolve({ exitCode, stdout, stderr, durationMs: Math.round(performance.now() - started) })
+    })
+  })
+
+/**
+ * A small semaphore, first come first served: at most `limit` units of work at once; a task of
+ * weight `limit` runs alone.
+ */
+const limiter = (limit: number) => {
+  let active = 0
+  const waiting: Array<{ readonly weight: number; readonly start: () => void }> = []
+  const pump = () => {
+    while (waiting.length > 0 && active + waiting[0]!.weight <= limit) {
+      const next = waiting.shift()!
+      active += next.weight
+      next.start()
+    }
+  }
+  return async <A>(task: () => Promise<A>, weight = 1): Promise<A> => {
+    await new Promise<void>((start) => {
+      waiting.push({ weight, start })
+      pump()
+    })
+    try {
+      return await task()
+    } finally {
+      active -= weight
+      pump()
+    }
+  }
+}
+
+let workDir: string | undefined
+let clientCommand: Promise<string> | undefined
+
+/** The command the CLI runs for the client (it splits it on spaces and appends the URL). */
+const buildClientCommand = async (): Promise<string> => {
+  const program = path.join(here, "client.ts")
+  if (process.env.PHASEBOUND_CONFORMANCE_TSX === "1") {
+    const tsx = path.join(path.dirname(require.resolve("tsx/package.json")), "dist/cli.mjs")
+    return [process.execPath, tsx, "--conditions=@phasebound/source", program].join(" ")
+  }
+  workDir = mkdtempSync(path.join(tmpdir(), "phasebound-conformance-"))
+  const bundle = path.join(workDir, "client.mjs")
+  const esbuild = await import("esbuild")
+  await esbuild.build({
+    entryPoints: [program],
+    outfile: bundle,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    conditions: ["@phasebound/source"],
+    logLevel: "error",
+    // CommonJS dependencies inside an ESM bundle still call require.
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" }
+  })
+  return [process.execPath, bundle].join(" ")
+}
+
+const limit = limiter(concurrency)
+const runs = new Map<string, Promise<Run>>()
+
+const runScenario = (scenario: string, revision: Revision): Promise<Run> => {
+  const key = `${scenario}@${revision}`
+  let pending = runs.get(key)
+  if (pending === undefined) {
+    pending = limit(async () => {
+      const command = await (clientCommand ??= buildClientCommand())
+      return run(node22, [
+        conformanceCli,
+        "client",
+        "--command",
+        command,
+        "--scenario",
+        scenario,
+        "--spec-version",
+        revision,
+        "--timeout",
+        String(clientTimeoutMs),
+        "--verbose"
+      ], clientTimeoutMs + 30_000)
+    }, timed.has(scenario) ? concurrency : 1)
+    runs.set(key, pending)
+  }
+  return pending
+}
+
+/** In verbose mode the CLI prints the checks as a JSON array on stdout, and nothing else. */
+const checksOf = (stdout: string): ReadonlyArray<Check> => {
+  const start = stdout.indexOf("[")
+  if (start === -1) return []
+  try {
+    return JSON.parse(stdout.slice(start)) as ReadonlyArray<Check>
+  } catch {
+    return []
+  }
+}
+
+const describeFailure = (scenario: string, revision: Revision, result: Run, checks: ReadonlyArray<Check>) => {
+  const bad = checks
+    .filter((c) => c.status === "FAILURE" || c.status === "WARNING")
+    .map((c) => `  ${c.status} ${c.id} (${c.name}): ${c.errorMessage ?? c.description ?? ""}`)
+  return [
+    `${scenario} at ${revision}: exit ${result.exitCode} after ${result.durationMs} ms`,
+    ...bad,
+    "--- CLI stderr (includes the client's output when it failed) ---",
+    result.stderr.slice(-6_000)
+  ].join("\n")
+}
+
+beforeAll(() => {
+  expect(existsSync(node22), `the Node 22 binary of the node22 devDependency (${node22}); run npm ci`).toBe(true)
+  // The CLI splits the client command on spaces.
+  expect(here.includes(" ") || process.execPath.includes(" ") || tmpdir().includes(" ")).toBe(false)
+})
+
+afterAll(() => {
+  if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true })
+})
+
+describe("MCP conformance suite 0.2.0-alpha.12, client scenarios", () => {
+  it("runs on Node 22 and lists the scenarios this file runs", async () => {
+    const version = await run(node22, ["--version"], 10_000)
+    expect(version.stdout.trim()).toMatch(/^v22\./)
+    for (const revision of ["2025-11-25", "2026-07-28"] as const) {
+      const listed = await run(node22, [conformanceCli, "list", "--client", "--requirements", revision], 30_000)
+      expect(listed.exitCode, listed.stderr).toBe(0)
+      // The client section: from its heading to the next blank line.
+      const section = listed.stdout.split("Client scenarios")[1]?.split(/\n\s*\n/)[0] ?? ""
+      const names = [...section.matchAll(/^\s+- (\S+)/gm)].map((m) => m[1]!)
+      expect(names.length).toBeGreaterThan(0)
+      const required = names.filter((name) => !name.startsWith("auth/"))
+      const ours = scenarios.filter(([, r]) => r === revision).map(([s]) => s)
+      // Every non-auth scenario the revision requires is run here.
+      expect(required.filter((name) => !ours.includes(name))).toEqual([])
+    }
+  }, 60_000)
+
+  it.concurrent.each(scenarios)("%s at %s", async (scenario, revision) => {
+    const result = await runScenario(scenario, revision)
+    const checks = checksOf(result.stdout)
+    const message = describeFailure(scenario, revision, result, checks)
+    expect(checks.length, message).toBeGreaterThan(0)
+    const failing = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING").map((c) => `${c.status} ${c.id}`)
+    expect(failing, message).toEqual([])
+    expect(result.exitCode, message).toBe(0)
+  }, 5 * 60_000)
+})

@@ -1,0 +1,84 @@
+/**
+ * Interop with the MCP TypeScript SDK v2 server (`@modelcontextprotocol/server` 2.4.0), a peer
+ * that speaks 2026-07-28: stateless 2026-only, dual-era (2026 plus stateless 2025 fallback) and
+ * stateful 2025 (sessions), each answering in JSON and in SSE (test/support/sdkV2Server.ts).
+ *
+ * The client connects with its defaults (every revision it supports), so these tests also pin
+ * the era negotiation: 2026-07-28 wherever the server speaks it, a 2025 revision with
+ * `initialize` where it does not.
+ */
+import { FetchHttpClient } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { McpClient } from "../src/index.js"
+import { type SdkV2Mode, type SdkV2Server, startSdkV2Server } from "./support/sdkV2Server.js"
+
+const modes: ReadonlyArray<readonly [mode: SdkV2Mode, expected: "2026" | "2025"]> = [
+  ["stateless", "2026"],
+  ["dual", "2026"],
+  ["stateful", "2025"]
+]
+
+const server = (mode: SdkV2Mode, answers: "json" | "sse") =>
+  Effect.acquireRelease(
+    Effect.promise(() => startSdkV2Server({ mode, answers })),
+    (s) => Effect.promise(() => s.close())
+  )
+
+/** The JSON-RPC POSTs the server received, with their parsed bodies. */
+const posts = (s: SdkV2Server) =>
+  s.requests
+    .filter((r) => r.method === "POST")
+    .map((r) => ({ headers: r.headers, body: JSON.parse(r.body) as { method?: string; params?: Record<string, any> } }))
+
+describe.each(modes)("SDK v2 (2.4.0) server, %s mode", (mode, expected) => {
+  describe.each(["json", "sse"] as const)("answering in %s", (answers) => {
+    it.scoped("negotiates, lists, calls, and does not replay", () =>
+      Effect.gen(function*() {
+        const peer = yield* server(mode, answers)
+        const connection = yield* McpClient.connect({ url: peer.url })
+        expect(connection.transport).toBe("streamable-http")
+        if (expected === "2026") expect(connection.protocolVersion).toBe("2026-07-28")
+        else expect(["2025-11-25", "2025-06-18", "2025-03-26"]).toContain(connection.protocolVersion)
+        expect(connection.tools.map((t) => t.name).sort()).toEqual(["add", "echo", "increment"])
+        const sum = yield* connection.callTool("add", { a: 1, b: 2 })
+        expect(sum.content).toEqual([{ type: "text", text: "3" }])
+        yield* connection.callTool("increment")
+        expect(peer.counter()).toBe(1)
+        const echoed = yield* connection.callTool("echo", { text: "héllo 😀" })
+        expect(echoed.content).toEqual([{ type: "text", text: "héllo 😀" }])
+      }).pipe(Effect.provide(FetchHttpClient.layer)))
+
+    it.scoped("speaks the negotiated era on the wire", () =>
+      Effect.gen(function*() {
+        const peer = yield* server(mode, answers)
+        const connection = yield* McpClient.connect({ url: peer.url })
+        yield* connection.callTool("add", { a: 1, b: 2 })
+        const sent = posts(peer)
+        const methods = sent.map((p) => p.body.method)
+        if (expected === "2026") {
+          // Stateless: no handshake, no session; every request names its revision in the
+          // header and in _meta, and says its method (and the tool's name) in headers.
+          expect(methods).not.toContain("initialize")
+          expect(methods).toContain("tools/call")
+          for (const { headers, body } of sent) {
+            expect(headers["mcp-session-id"]).toBeUndefined()
+            if (body.method === undefined) continue
+            expect(headers["mcp-protocol-version"]).toBe("2026-07-28")
+            expect(headers["mcp-method"]).toBe(body.method)
+            expect(body.params?._meta?.["io.modelcontextprotocol/protocolVersion"]).toBe("2026-07-28")
+            expect(body.params?._meta?.["io.modelcontextprotocol/clientCapabilities"]).toBeTypeOf("object")
+            if (body.method === "tools/call") expect(headers["mcp-name"]).toBe(body.params?.name)
+          }
+        } else {
+          // The handshake, then everything in the session at the negotiated revision.
+          const first = methods.indexOf("initialize")
+          expect(first).toBeGreaterThanOrEqual(0)
+          for (const { headers, body } of sent.slice(first + 1)) {
+            expect(headers["mcp-session-id"], String(body.method)).toBeDefined()
+            expect(headers["mcp-protocol-version"]).toBe(connection.protocolVersion)
+          }
+        }
+      }).pipe(Effect.provide(FetchHttpClient.layer)))
+  })
+})
