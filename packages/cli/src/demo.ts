@@ -7,12 +7,7 @@ import { McpClient } from "@phasebound/client"
 import * as Testkit from "@phasebound/testkit"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as Effect from "effect/Effect"
-import { serverName } from "./output.js"
-
-export interface DemoLine {
-  readonly step: string
-  readonly detail: string
-}
+import { type DemoLine, serverName } from "./output.js"
 
 const text = (result: { readonly content: ReadonlyArray<{ readonly type: string }> }) =>
   result.content.map((block) => ("text" in block && typeof block.text === "string" ? block.text : `[${block.type}]`)).join(" ")

@@ -4,7 +4,6 @@
  * the entry point's job.
  */
 import type { McpClient, McpSchema } from "@phasebound/client"
-import type { DemoLine } from "./demo.js"
 
 export const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`
 
@@ -41,6 +40,12 @@ export const renderCall = (result: McpSchema.CallToolResult, machine: boolean): 
   if (result.structuredContent !== undefined) lines.push(JSON.stringify(result.structuredContent, null, 2))
   const body = lines.join("\n")
   return result.isError === true ? `tool error: ${body}\n` : `${body}\n`
+}
+
+/** One step of the demo, as it is shown. */
+export interface DemoLine {
+  readonly step: string
+  readonly detail: string
 }
 
 /** A server's name and version, or a word saying it gave none. */

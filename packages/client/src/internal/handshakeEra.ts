@@ -16,7 +16,7 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import type { McpConnectionError } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
-import type { Era, Session } from "../ProtocolEra.js"
+import type { Era, Session } from "./era.js"
 import type { Exchange, Outgoing, Request, Response } from "../Transport.js"
 import * as Failures from "./failures.js"
 

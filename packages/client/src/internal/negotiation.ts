@@ -17,7 +17,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import type { McpConnectionError } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
-import type { Era, EraName, OpenContext, Session } from "../ProtocolEra.js"
+import type { Era, EraName, OpenContext, Session } from "./era.js"
 import type { SessionHeaders, Transport, TransportKind } from "../Transport.js"
 import { supportedByRefusal } from "./statelessEra.js"
 
