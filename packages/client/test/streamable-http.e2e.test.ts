@@ -42,10 +42,10 @@ describe.each(httpClients)("Streamable HTTP through %s", (_, httpClient) => {
           srv.script({ on: "tools/list", kind: "delay", ms: 2_000 })
           const { error, elapsedMs } = yield* failureOf(McpClient.connect({
             url: srv.url,
-            policy: { discovery: { timeout: 200 }, call: { timeout: 5_000 } }
+            policy: { discovery: { timeout: 600 }, call: { timeout: 5_000 } }
           }))
           expectTag(error, "DeadlineExceeded")
-          expect(error).toMatchObject({ stage: "list-tools", phase: "discovery", limits: { timeoutMs: 200 } })
+          expect(error).toMatchObject({ stage: "list-tools", phase: "discovery", limits: { timeoutMs: 600 } })
           expect(elapsedMs).toBeLessThan(1_500)
         }))
 
@@ -54,9 +54,9 @@ describe.each(httpClients)("Streamable HTTP through %s", (_, httpClient) => {
           const srv = yield* server({ mode })
           const connection = yield* McpClient.connect({
             url: srv.url,
-            policy: { discovery: { timeout: 200 }, call: { timeout: 5_000 } }
+            policy: { discovery: { timeout: 600 }, call: { timeout: 5_000 } }
           })
-          srv.script({ on: "tools/call", kind: "delay", ms: 600 })
+          srv.script({ on: "tools/call", kind: "delay", ms: 1_000 })
           const result = yield* connection.callTool("increment")
           expect(result.content).toEqual([{ type: "text", text: "1" }])
         }))
