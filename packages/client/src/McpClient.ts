@@ -225,7 +225,8 @@ const utf8Length = (value: unknown): number => new TextEncoder().encode(JSON.str
 interface Listing {
   readonly tools: ReadonlyArray<McpSchema.Tool>
   readonly cacheHint: McpSchema.CacheHint | undefined
-  readonly excluded: number
+  /** The names of the tools left out. */
+  readonly excluded: ReadonlySet<string>
   readonly bytes: number
 }
 
@@ -245,7 +246,7 @@ const listAllTools = (
     const tools: Array<McpSchema.Tool> = []
     let cursor: string | undefined
     let cacheHint: McpSchema.CacheHint | undefined
-    let excluded = 0
+    const excluded = new Set<string>()
     let bytes = 0
     for (let page = 1;; page++) {
       if (page > policy.maxPages) return yield* Effect.fail(limitExceeded(exchange, "maxPages"))
@@ -253,7 +254,7 @@ const listAllTools = (
       record("list-tools", response.bytes)
       bytes += response.bytes
       const decoded = yield* decodeListPage(response.result).pipe(Effect.mapError(invalidResult(exchange, response.bytes)))
-      if (tools.length + excluded + decoded.tools.length > policy.maxTools) {
+      if (tools.length + excluded.size + decoded.tools.length > policy.maxTools) {
         return yield* Effect.fail(limitExceeded(exchange, "maxTools"))
       }
       for (const candidate of decoded.tools) {
@@ -262,7 +263,7 @@ const listAllTools = (
           return yield* Effect.fail(limitExceeded(exchange, "maxSchemaBytes"))
         }
         if (session.admits(tool)) tools.push(tool)
-        else excluded++
+        else excluded.add(tool.name)
       }
       if (decoded.ttlMs !== undefined && decoded.cacheScope !== undefined) {
         cacheHint = {
@@ -317,6 +318,7 @@ export const connect = (
       const legacy: Negotiation.Opener<HttpClient.HttpClient> = {
         kind: "sse",
         // Waiting for the endpoint is the readiness step of discovery.
+        readiness: "endpoint",
         open: () => LegacySse.make(transportOptions, context.exchange("endpoint"))
       }
       const overStreamable: ReadonlyArray<Negotiation.Candidate<HttpClient.HttpClient>> = [
@@ -424,7 +426,7 @@ const discover = <R>(
       discoveryLog.push({ operation: "discovery", stage: at, durationMs: now - stageStarted, bytes, outcome, attempt, ...more })
       stageStarted = now
     }
-    const record = (at: Stage, bytes: number) => observe(at, bytes, "ok")
+    const record = (at: Stage, bytes: number, failure?: McpConnectionError) => observe(at, bytes, failure?._tag ?? "ok")
     const exchange = (at: Stage): Exchange => {
       stage = at
       return { stage: at, phase: "discovery", budget: policy.discovery }
@@ -460,7 +462,7 @@ const discover = <R>(
       annotate({ "mcp.transport": negotiated.kind, "mcp.protocol.version": negotiated.session.protocolVersion })
       stage = "list-tools"
       const listing = yield* listAllTools(negotiated.session, policy, record)
-      if (listing.excluded > 0) observe("list-tools", 0, "ok", { excludedTools: listing.excluded })
+      if (listing.excluded.size > 0) observe("list-tools", 0, "ok", { excludedTools: listing.excluded.size })
       return { ...negotiated, listing }
     })
 
@@ -482,7 +484,9 @@ const discover = <R>(
  */
 const validateHandlers = (handlers: ClientHandlers.Handlers | undefined, policy: PhasePolicy.PhasePolicy) => {
   if (handlers !== undefined) {
-    const given = typeof handlers === "object" && handlers !== null ? Object.entries(handlers) : undefined
+    const given = typeof handlers === "object" && handlers !== null && !Array.isArray(handlers)
+      ? Object.entries(handlers)
+      : undefined
     const known = new Set(["elicitation", "sampling", "roots"])
     if (given === undefined || given.some(([name, handler]) => !known.has(name) || (handler !== undefined && typeof handler !== "function"))) {
       return Effect.fail(configError("handlers", "invalid-value"))
@@ -560,10 +564,18 @@ const makeConnection = (
       }))
 
   // Combinators rather than a generator: this is the hot path of a tool call.
+  const toolsByName = new Map(discovered.listing.tools.map((tool) => [tool.name, tool]))
   const callTool: Connection["callTool"] = (name, args, overrides) =>
     Effect.flatMap(PhasePolicy.callBudget(policy, overrides), (budget) => {
       const exchange: Exchange = { stage: "call", phase: "call", budget }
-      const tool = discovered.listing.tools.find((candidate) => candidate.name === name)
+      // A tool left out of the listing (its header declarations are invalid) cannot be called
+      // correctly: refused before sending.
+      if (discovered.listing.excluded.has(name)) {
+        return Effect.fail(
+          new InvalidOption({ ...Failures.fields(exchange), option: "name", reason: "invalid-value", outcome: "not-sent", retryable: false })
+        )
+      }
+      const tool = toolsByName.get(name)
       const request = session.request("tools/call", { name, arguments: args ?? {} }, exchange, tool)
       return Effect.flatMap(observed("tools/call", exchange, request), (response) => {
         const decoded = decodeCallResult(response.result)

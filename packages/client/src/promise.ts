@@ -40,8 +40,11 @@ export type ConnectOptions = HttpConnectOptions | StdioConnectOptions
 
 /**
  * A handler of what a server asks: the request's params in, the result (or a Promise of it)
- * out. `signal` aborts when the answer is no longer wanted (the call ended, its deadline
- * passed). A throw or a rejection is reported as `HandlerFailed`, its value kept in process.
+ * out. `signal` aborts when the answer is no longer wanted: for an `input_required` round
+ * (2026-07-28) when the call ends (its deadline, the caller's abort); for a server request on a
+ * stream (2025 revisions) when its answer time (the call timeout) runs out or the connection
+ * closes. A throw or a rejection is reported as `HandlerFailed` (2026) or as a generic error reply
+ * to the server (2025), its value kept in process.
  *
  * @since 0.1.0
  * @category models
@@ -196,14 +199,23 @@ const connectHttp = (options: HttpConnectOptions, scope: Scope.Scope) =>
     }).pipe(Scope.extend(scope), Effect.provide(context))
   })
 
-/** Promise handlers as Effect handlers: the fiber's interruption aborts the handler's signal. */
+/**
+ * Promise handlers as Effect handlers: the fiber's interruption aborts the handler's signal.
+ * Anything that is not a function is passed on as it is, unknown keys included, for the client's
+ * validation to refuse.
+ */
 const effectHandlers = (handlers: Handlers | undefined): ClientHandlers.Handlers | undefined => {
-  if (handlers === undefined || typeof handlers !== "object" || handlers === null) return handlers
-  const wrap = (handler: Handler | undefined): ClientHandlers.Handler | undefined =>
-    typeof handler !== "function"
+  if (handlers === undefined || typeof handlers !== "object" || handlers === null || Array.isArray(handlers)) {
+    return handlers as ClientHandlers.Handlers | undefined
+  }
+  const wrapped: Record<string, unknown> = {}
+  for (const [name, handler] of Object.entries(handlers)) {
+    wrapped[name] = typeof handler !== "function"
       ? handler
-      : (params) => Effect.tryPromise({ try: async (signal) => handler(params, { signal }), catch: (cause) => cause })
-  return { elicitation: wrap(handlers.elicitation), sampling: wrap(handlers.sampling), roots: wrap(handlers.roots) }
+      : (params: ClientHandlers.Fields) =>
+        Effect.tryPromise({ try: async (signal) => (handler as Handler)(params, { signal }), catch: (cause) => cause })
+  }
+  return wrapped as ClientHandlers.Handlers
 }
 
 const connectStdio = (options: StdioConnectOptions, scope: Scope.Scope) =>

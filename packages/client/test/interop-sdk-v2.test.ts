@@ -10,7 +10,7 @@
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { McpClient } from "../src/index.js"
+import { McpClient, McpSchema } from "../src/index.js"
 import { type SdkV2Mode, type SdkV2Server, startSdkV2Server } from "./support/sdkV2Server.js"
 
 const modes: ReadonlyArray<readonly [mode: SdkV2Mode, expected: "2026" | "2025"]> = [
@@ -82,3 +82,50 @@ describe.each(modes)("SDK v2 (2.4.0) server, %s mode", (mode, expected) => {
       }).pipe(Effect.provide(FetchHttpClient.layer)))
   })
 })
+
+// Pinned revisions: what each mode does when the client may speak only one era.
+const pinned: ReadonlyArray<readonly [SdkV2Mode, "2026" | "handshake", string]> = [
+  ["stateless", "2026", "2026-07-28"],
+  ["dual", "2026", "2026-07-28"],
+  ["stateful", "2026", "fails at discover"],
+  ["stateless", "handshake", "fails at initialize"],
+  ["dual", "handshake", "2025"],
+  ["stateful", "handshake", "2025"]
+]
+
+describe("SDK v2 (2.4.0) server, pinned revisions", () => {
+  for (const [mode, era, expected] of pinned) {
+    it.scoped(`${mode} mode, ${era} revisions only: ${expected}`, () =>
+      Effect.gen(function*() {
+        const peer = yield* server(mode, "json")
+        const revisions = era === "2026" ? ["2026-07-28"] : McpSchema.handshakeRevisions
+        const outcome = yield* Effect.either(McpClient.connect({ url: peer.url, revisions }))
+        const methods = posts(peer).map((p) => p.body.method)
+        if (expected === "2026-07-28" || expected === "2025") {
+          if (outcome._tag === "Left") throw outcome.left
+          const connection = outcome.right
+          if (expected === "2026-07-28") expect(connection.protocolVersion).toBe("2026-07-28")
+          else expect(McpSchema.handshakeRevisions).toContain(connection.protocolVersion)
+          const sum = yield* connection.callTool("add", { a: 1, b: 2 })
+          expect(sum.content).toEqual([{ type: "text", text: "3" }])
+          // Pinned: the other era's discovery request is never sent.
+          expect(methods).not.toContain(era === "2026" ? "initialize" : "server/discover")
+          return
+        }
+        expect(outcome._tag).toBe("Left")
+        const error = outcome._tag === "Left" ? outcome.left : undefined
+        if (expected === "fails at discover") {
+          // A 2025 server refuses the probe; pinned to 2026, nothing falls back to initialize.
+          expect(error).toMatchObject({ stage: "discover", phase: "discovery" })
+          expect(methods).toEqual(["server/discover"])
+        } else {
+          // A 2026-only server refuses initialize with a JSON-RPC error naming its versions:
+          // a refusal, not a reason to try legacy HTTP+SSE.
+          expect(error).toMatchObject({ _tag: "RemoteRefusal", stage: "initialize", code: -32022 })
+          expect(methods).toEqual(["initialize"])
+          expect(peer.requests.filter((r) => r.method === "GET")).toEqual([])
+        }
+      }).pipe(Effect.provide(FetchHttpClient.layer)))
+  }
+})
+

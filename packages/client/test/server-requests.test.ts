@@ -24,17 +24,17 @@ it.scopedLive("answers ping, refuses other server requests with -32601, then rea
       Effect.promise(async () => {
         const srv = http.createServer(async (req, res) => {
           const message = await readBody(req)
-          if (message.method === "initialize") {
+          if (message?.method === "initialize") {
             res.writeHead(200, { "content-type": "application/json" })
             res.end(JSON.stringify({
               jsonrpc: "2.0",
               id: message.id,
               result: { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "raw", version: "1" } }
             }))
-          } else if (message.method === "tools/list") {
+          } else if (message?.method === "tools/list") {
             res.writeHead(200, { "content-type": "application/json" })
             res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: { tools: [] } }))
-          } else if (message.method === "tools/call") {
+          } else if (message?.method === "tools/call") {
             res.writeHead(200, { "content-type": "text/event-stream" })
             const replied = new Promise<void>((resolve) => (awaitingReplies = resolve))
             res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id: "s1", method: "ping" })}\n\n`)
@@ -42,6 +42,9 @@ it.scopedLive("answers ping, refuses other server requests with -32601, then rea
             res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "x" } })}\n\n`)
             await replied
             res.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: message.id, result: { content: [] } })}\n\n`)
+          } else if (req.method !== "POST") {
+            // No standalone stream here.
+            res.writeHead(405).end()
           } else if (message !== undefined && "id" in message && !("method" in message)) {
             replies.push(message)
             res.writeHead(202).end()

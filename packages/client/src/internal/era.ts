@@ -28,7 +28,7 @@ export interface OpenContext {
   /** The exchange of a discovery stage; the stage is also what a deadline would report. */
   readonly exchange: (stage: Stage) => Exchange
   /** Records the cost of a discovery stage (the bytes of its answer; the time since the last). */
-  readonly record: (stage: Stage, bytes: number) => void
+  readonly record: (stage: Stage, bytes: number, failure?: McpConnectionError) => void
   /** The session headers the transport sends with everything (HTTP). */
   readonly sessionHeaders: SessionHeaders
   /** Most `input_required` rounds one request may take (the policy's `maxInputRounds`). */

@@ -4,6 +4,7 @@
  * on a stream (handshake era), and the answer to one input request of an `input_required`
  * round (stateless era). Both go through the same handlers.
  */
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { type Capability, capabilities, capabilityOf, type Fields, type Handlers } from "../ClientHandlers.js"
@@ -70,10 +71,11 @@ export const makeResponder = (handlers: Handlers | undefined, answerTimeoutMs: n
           error: { code: McpSchema.ErrorCode.MethodNotFound, message: "Method not found" }
         })
       }
-      // The handler's own failure stays here: the server only learns that the client could not answer.
+      // The handler's own failure (or defect, or throw) stays here: the server only learns that
+      // the client could not answer.
       return handled.result.pipe(
         Effect.timeoutFail({ duration: Duration.millis(answerTimeoutMs), onTimeout: () => "timeout" as const }),
-        Effect.match({
+        Effect.matchCause({
           onSuccess: (result): Record<string, unknown> => ({ jsonrpc: "2.0", id, result }),
           onFailure: () => ({
             jsonrpc: "2.0",
@@ -99,13 +101,19 @@ export const makeResponder = (handlers: Handlers | undefined, answerTimeoutMs: n
         })
       )
     }
-    return Effect.mapError(handled.result, (cause) =>
-      new HandlerFailed({
-        ...Failures.fields(exchange),
-        capability: handled.capability,
-        outcome: "not-applied",
-        retryable: false
-      }, cause))
+    // A failure, a defect or a throw of the handler is its failure: kept whole in process. An
+    // interruption stays an interruption (the call's deadline, or the caller).
+    return Effect.catchAllCause(handled.result, (cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.failCause(cause as Cause.Cause<never>)
+        : Effect.fail(
+          new HandlerFailed({
+            ...Failures.fields(exchange),
+            capability: handled.capability,
+            outcome: "not-applied",
+            retryable: false
+          }, cause)
+        ))
   }
 
   return { capabilities: capabilities(handlers), inbound, fulfil }

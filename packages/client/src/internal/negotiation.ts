@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import type { McpConnectionError } from "../McpConnectionError.js"
+import type { McpConnectionError, Stage } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
 import type { Era, EraName, OpenContext, Session } from "./era.js"
 import type { SessionHeaders, Transport, TransportKind } from "../Transport.js"
@@ -24,6 +24,8 @@ import { supportedByRefusal } from "./statelessEra.js"
 /** How to open one transport; candidates that share an opener share the transport. */
 export interface Opener<R> {
   readonly kind: TransportKind
+  /** The discovery stage that opening is, when it is one of its own (legacy: `endpoint`). */
+  readonly readiness?: Stage | undefined
   /** Opens the transport in the current scope; `session` is what an HTTP transport sends along. */
   readonly open: (session: SessionHeaders) => Effect.Effect<Transport, McpConnectionError, R | Scope.Scope>
 }
@@ -114,6 +116,7 @@ export const negotiate = <R>(
       const sessionHeaders: SessionHeaders = { current: {} }
       return opener.open(sessionHeaders).pipe(
         Scope.extend(transportScope),
+        Effect.tap(() => (opener.readiness === undefined ? Effect.void : Effect.sync(() => context.record(opener.readiness!, 0)))),
         Effect.map((transport): Opened => ({ opener, scope: transportScope, transport, sessionHeaders })),
         Effect.tapError((error) => Scope.close(transportScope, Exit.fail(error)))
       )

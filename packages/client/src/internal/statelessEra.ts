@@ -114,7 +114,7 @@ export const era: Era = {
           // Once only: a server that refuses again (or names nothing mutual) has said its last.
           const mutual = context.revisions.find((r) => supportedByRefusal(error).includes(r))
           if (mutual === undefined) return Effect.fail(error)
-          context.record("discover", error.observedBytes ?? 0)
+          context.record("discover", error.observedBytes ?? 0, error)
           revision = mutual
           return probe(mutual)
         })
