@@ -61,6 +61,38 @@ describe("success", () => {
     expect(stages[1]!.bytes).toBeGreaterThan(0)
   })
 
+  it("--revision: the stateless revision against a 2026 server; pinned, a 2025 server is refused at discover", async () => {
+    const modern = await Testkit.startServer({ era: "stateless" })
+    try {
+      const out = expectJson(await node(["discover", "--json", "--revision", "2026-07-28", modern.url]))
+      expect(out).toMatchObject({
+        protocolVersion: "2026-07-28",
+        stages: [{ stage: "discover", outcome: "ok", era: "stateless" }, { stage: "list-tools", outcome: "ok" }]
+      })
+      expect(modern.rpcCalls("initialize")).toBe(0)
+    } finally {
+      await modern.close()
+    }
+    const before = server.rpcCalls("initialize")
+    const record = expectFailure(await node(["tools", "--revision", "2026-07-28", server.url]), 6, "RemoteRefusal")
+    expect(record).toMatchObject({ stage: "discover", phase: "discovery" })
+    expect(server.rpcCalls("initialize")).toBe(before)
+  })
+
+  it("--revision twice narrows to those revisions; an unknown one is InvalidOption before any I/O", async () => {
+    const out = expectJson(await node(["discover", "--json", "--revision", "2025-06-18", "--revision", "2025-03-26", server.url])) as {
+      protocolVersion: string
+      stages: Array<{ stage: string; era: string }>
+    }
+    // No stateless probe: the handshake first, asking for the newest revision given.
+    expect(out.protocolVersion).toBe("2025-06-18")
+    expect(out.stages[0]).toMatchObject({ stage: "initialize", era: "handshake" })
+    const requests = server.requests.length
+    const record = expectFailure(await node(["tools", "--revision", "2099-01-01", server.url]), 2, "InvalidOption")
+    expect(record).toMatchObject({ option: "--revision", stage: "config" })
+    expect(server.requests.length).toBe(requests)
+  })
+
   it("legacy HTTP+SSE with --transport sse", async () => {
     const legacy = await Testkit.startLegacyServer()
     try {
