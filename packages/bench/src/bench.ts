@@ -4,6 +4,11 @@
  * These are numbers, not tests: nothing here asserts a time.
  *
  *   npm run bench [-- --quick] [-- --only discovery,sequential,concurrent,large,memory,cli]
+ *                 [-- --modes json,sse,legacy,stateless] [-- --clients phasebound-undici,...]
+ *
+ * Server modes: json, sse and legacy are the 2025 era against the official SDK v1 server
+ * (servers/officialServer.ts); stateless is the 2026-07-28 revision against the official SDK v2
+ * server in its 2026-only mode (servers/statelessServer.ts), workloads 1-3 only.
  */
 import { spawn, spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, writeFileSync } from "node:fs"
@@ -36,7 +41,7 @@ const listFlag = (name: string): ReadonlyArray<string> | undefined => {
 }
 // Dev runs (--quick, --only, --modes, --clients): printed and saved to
 // bench/results/partial.json; the published results and docs/BENCHMARKS.md come from full runs.
-const modes = (listFlag("--modes") ?? ["json", "sse", "legacy"]) as ReadonlyArray<ServerMode>
+const modes = (listFlag("--modes") ?? ["json", "sse", "legacy", "stateless"]) as ReadonlyArray<ServerMode>
 const selectedClients = listFlag("--clients") ?? clientNames
 const partial = quick || onlyIndex >= 0 || argv.includes("--modes") || argv.includes("--clients")
 const root = rootDir
@@ -49,8 +54,17 @@ const settings = {
   discoveryConnects: quick ? 3 : 10,
   seqCalls: quick ? 200 : 1_000,
   // 10,000 calls x 5 repetitions x 6 clients is ~5-7 minutes per server mode on 2 cores; shorter
-  // runs (2,000 calls, ~2 s each) were dominated by GC and scheduling noise.
-  concCalls: { json: quick ? 1_000 : 10_000, sse: quick ? 500 : 10_000, legacy: quick ? 500 : 10_000 },
+  // runs (2,000 calls, ~2 s each) were dominated by GC and scheduling noise. Stateless: fewer
+  // calls, for the same reason (the duration of a repetition): the SDK v2 server builds a server
+  // instance with its 50 tools for every request and spends ~1.25 ms of CPU on each, twice the
+  // SDK v1 server's ~0.6 ms, so it caps the run at ~800 calls/s. 4,000 calls last ~5 s per
+  // repetition and the mode ~2.5-3.5 minutes (4 clients); 10,000 would add 2.5-5 minutes more.
+  concCalls: {
+    json: quick ? 1_000 : 10_000,
+    sse: quick ? 500 : 10_000,
+    legacy: quick ? 500 : 10_000,
+    stateless: quick ? 500 : 4_000
+  },
   concurrency: 64,
   largeBytes: 8 * 1024 * 1024,
   largeSamples: 5,
@@ -91,8 +105,14 @@ const latency: Partial<Record<ServerMode, LatencyResult>> = {}
 const latencyWorkloads = workloads.filter((w) => ["discovery", "sequential", "concurrent", "large"].includes(w))
 if (latencyWorkloads.length > 0) {
   for (const mode of modes) {
-    log(`server ${mode}: workloads ${latencyWorkloads.join(", ")}`)
-    const server = await startChild<{ url: string; bigUrl: string }>("./officialServer.ts", [mode, String(settings.largeBytes)])
+    // Workload 4 (large responses) runs against the 2025-era Streamable HTTP server only.
+    const large = mode === "json" || mode === "sse"
+    const modeWorkloads = latencyWorkloads.filter((w) => w !== "large" || large)
+    if (modeWorkloads.length === 0) continue
+    log(`server ${mode}: workloads ${modeWorkloads.join(", ")}`)
+    const server = mode === "stateless"
+      ? await startChild<{ url: string; bigUrl: string }>("./statelessServer.ts", [])
+      : await startChild<{ url: string; bigUrl: string }>("./officialServer.ts", [mode, String(settings.largeBytes)])
     try {
       const config: LatencyConfig = {
         mode,
@@ -103,10 +123,10 @@ if (latencyWorkloads.length > 0) {
         seqCalls: settings.seqCalls,
         concCalls: settings.concCalls[mode],
         concurrency: settings.concurrency,
-        large: mode !== "legacy",
+        large,
         largeSamples: settings.largeSamples,
         clients: selectedClients,
-        workloads: latencyWorkloads
+        workloads: modeWorkloads
       }
       latency[mode] = await runJson<LatencyResult>([...tsxArgs, script("./runLatency.ts"), JSON.stringify(config)], 1_500_000)
       for (const error of latency[mode]!.errors) log(`  ${error}`)
@@ -245,6 +265,8 @@ mkdirSync(`${root}bench/results`, { recursive: true })
 if (partial) {
   writeFileSync(`${root}bench/results/partial.json`, JSON.stringify(output, null, 2) + "\n")
   for (const [mode, result] of Object.entries(latency)) {
+    const revisions = Object.entries(result.clients).filter(([, c]) => c.protocolVersion !== undefined)
+    if (revisions.length > 0) log(`${mode} negotiated: ${revisions.map(([name, c]) => `${name} ${c.protocolVersion}`).join(" | ")}`)
     for (const [name, values] of Object.entries(result)) {
       if (typeof values !== "object" || values === null || Array.isArray(values) || name === "clients") continue
       const row = Object.entries(values as Record<string, unknown>)

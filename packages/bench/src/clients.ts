@@ -10,11 +10,18 @@ import { McpClient } from "@phasebound/client"
 import * as PromiseApi from "@phasebound/client/promise"
 import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 
-export type ServerMode = "json" | "sse" | "legacy"
+/**
+ * json, sse, legacy: the 2025 era, against the official SDK v1 server (servers/officialServer.ts).
+ * stateless: the 2026-07-28 revision, against the official SDK v2 server in its 2026-only mode
+ * (servers/statelessServer.ts); only the clients that speak 2026-07-28 run there.
+ */
+export type ServerMode = "json" | "sse" | "legacy" | "stateless"
 
 export interface Session {
   /** Tools known after discovery. */
   readonly toolCount: number
+  /** The protocol revision negotiated, when the client says. */
+  readonly protocolVersion?: string | undefined
   readonly call: (name: string, args: Record<string, unknown>) => Promise<unknown>
   readonly listTools: () => Promise<number>
   /** `n` sequential calls of `add`; the latency of each, in ms. */
@@ -68,7 +75,8 @@ const promiseLoops = (call: Session["call"]) => ({
 const phaseboundEffect = (
   name: string,
   label: string,
-  layer: Layer.Layer<HttpClient.HttpClient>
+  layer: Layer.Layer<HttpClient.HttpClient>,
+  modes: ReadonlyArray<ServerMode>
 ): ClientAdapter => {
   // One HTTP client (and its connection pool) for the whole run, as an application would have.
   const runtime = ManagedRuntime.make(layer)
@@ -76,7 +84,7 @@ const phaseboundEffect = (
     name,
     label,
     ours: true,
-    modes: ["json", "sse", "legacy"],
+    modes,
     dispose: () => runtime.dispose(),
     connect: async (url, mode, options) => {
       const scope = Effect.runSync(Scope.make())
@@ -92,6 +100,7 @@ const phaseboundEffect = (
       })
       return {
         toolCount: connection.tools.length,
+        protocolVersion: connection.protocolVersion,
         // Rejects with the typed error itself (runPromise would wrap it in a FiberFailure).
         call: (tool, args) =>
           runtime.runPromise(Effect.either(connection.callTool(tool, args))).then((either) =>
@@ -125,13 +134,14 @@ const phaseboundEffect = (
 }
 
 // ---------------------------------------------------------------------------------------------
-// phasebound, Promise API (its default HTTP client: one undici client per process under Node)
+// phasebound, Promise API (its default HTTP client: one undici client per process under Node).
+// Both phasebound APIs keep their default `revisions` (every revision, 2026-07-28 tried first).
 
 const phaseboundPromise: ClientAdapter = {
   name: "phasebound-promise",
   label: "phasebound Promise API (fetch)",
   ours: true,
-  modes: ["json", "sse", "legacy"],
+  modes: ["json", "sse", "legacy", "stateless"],
   connect: async (url, mode, options) => {
     const connection = await PromiseApi.connect({
       url,
@@ -141,6 +151,7 @@ const phaseboundPromise: ClientAdapter = {
     const call: Session["call"] = (tool, args) => connection.callTool(tool, args)
     return {
       toolCount: connection.tools.length,
+      protocolVersion: connection.protocolVersion,
       call,
       listTools: async () => (await connection.listTools()).length,
       ...promiseLoops(call),
@@ -156,6 +167,7 @@ const sdk1: ClientAdapter = {
   name: "sdk-1.32.2",
   label: "@modelcontextprotocol/sdk 1.32.2 Client",
   ours: false,
+  // No stateless: SDK v1 knows only the 2025 revisions (no `server/discover`, no per-request `_meta`).
   modes: ["json", "sse", "legacy"],
   connect: async (url, mode) => {
     const { Client } = await import("@modelcontextprotocol/sdk/client/index.js")
@@ -182,20 +194,30 @@ const sdk1: ClientAdapter = {
 // ---------------------------------------------------------------------------------------------
 // @modelcontextprotocol/client 2.4.0
 
+// Against the 2025-era servers: its default (`versionNegotiation` absent = "legacy", the plain
+// 2025 `initialize`). Against the 2026-07-28 server: `versionNegotiation: { mode: "auto" }`, the
+// counterpart of phasebound's default (probe with `server/discover`, fall back to `initialize`
+// only on definitive legacy evidence); its default mode cannot talk to a 2026-only server (the
+// server refuses its `initialize` with -32022). `{ pin: "2026-07-28" }` sends the same requests.
+
 const sdk2: ClientAdapter = {
   name: "client-2.4.0",
   label: "@modelcontextprotocol/client 2.4.0 Client",
   ours: false,
-  modes: ["json", "sse", "legacy"],
+  modes: ["json", "sse", "legacy", "stateless"],
   connect: async (url, mode) => {
     const { Client, StreamableHTTPClientTransport, SSEClientTransport } = await import("@modelcontextprotocol/client")
-    const client = new Client({ name: "bench", version: "0.1.0" })
+    const client = new Client(
+      { name: "bench", version: "0.1.0" },
+      mode === "stateless" ? { versionNegotiation: { mode: "auto" } } : undefined
+    )
     const transport = mode === "legacy" ? new SSEClientTransport(new URL(url)) : new StreamableHTTPClientTransport(new URL(url))
     await client.connect(transport)
     const { tools } = await client.listTools()
     const call: Session["call"] = (name, args) => client.callTool({ name, arguments: args })
     return {
       toolCount: tools.length,
+      protocolVersion: client.getNegotiatedProtocolVersion(),
       call,
       listTools: async () => (await client.listTools()).tools.length,
       ...promiseLoops(call),
@@ -225,14 +247,17 @@ const effect4 = async (): Promise<ClientAdapter> => {
     name: "effect4-mcp",
     label: "effect 4.1.0 effect/ai/McpClient (fetch)",
     ours: false,
-    modes: ["json", "sse"],
-    connect: async (url, _mode, options) => {
+    // No legacy HTTP+SSE transport. Its McpClient takes one protocol adapter and does not
+    // negotiate: 2025-11-25 against the 2025-era servers, `v2026_07_28` against the stateless one
+    // (same requests as the others there: server/discover, tools/list, tools/call with the headers).
+    modes: ["json", "sse", "stateless"],
+    connect: async (url, mode, options) => {
       const scope: any = await Eff.runPromise(ScopeM.make())
       const connected = await run<{ client: any; tools: ReadonlyArray<any> }>(
         Eff.gen(function*() {
           const transport = yield* Mcp.http({
             url,
-            protocol: Protocol.v2025_11_25,
+            protocol: mode === "stateless" ? Protocol.v2026_07_28 : Protocol.v2025_11_25,
             ...(options?.maxBytes === undefined ? {} : { maxMessageBytes: options.maxBytes })
           })
           const client = yield* Eff.provideService(Mcp.make({ name: "bench", version: "0.1.0" }), Mcp.Transport, transport)
@@ -249,6 +274,7 @@ const effect4 = async (): Promise<ClientAdapter> => {
         client.callTool({ tool: byName.get(name) ?? { name, inputSchema: { type: "object" } }, arguments: args })
       return {
         toolCount: connected.tools.length,
+        protocolVersion: client.protocolVersion,
         call: (name, args) => run(callEffect(name, args)),
         listTools: () => run(Eff.map(client.listTools(), (tools: ReadonlyArray<unknown>) => tools.length)),
         sequential: (n) =>
@@ -277,9 +303,17 @@ const effect4 = async (): Promise<ClientAdapter> => {
   }
 }
 
-export const phaseboundFetch = () => phaseboundEffect("phasebound-fetch", "phasebound Effect API + FetchHttpClient", FetchHttpClient.layer)
+// pb Effect+fetch is left out of the stateless mode, to keep the full run short: the two
+// configurations the targets are judged on (Effect+undici, Promise) run there.
+export const phaseboundFetch = () =>
+  phaseboundEffect("phasebound-fetch", "phasebound Effect API + FetchHttpClient", FetchHttpClient.layer, ["json", "sse", "legacy"])
 export const phaseboundUndici = () =>
-  phaseboundEffect("phasebound-undici", "phasebound Effect API + NodeHttpClient.layerUndici", NodeHttpClient.layerUndici)
+  phaseboundEffect("phasebound-undici", "phasebound Effect API + NodeHttpClient.layerUndici", NodeHttpClient.layerUndici, [
+    "json",
+    "sse",
+    "legacy",
+    "stateless"
+  ])
 
 /** Every adapter by name; effect4 is loaded lazily (it may not load here). */
 export const adapters: Record<string, () => Promise<ClientAdapter>> = {

@@ -22,7 +22,11 @@ const SHORT: Record<string, string> = {
 }
 /** Workload 5's floors (src/memoryFloor.ts): keep what is accepted, drop the body past the ceiling. */
 const MEMORY_FLOORS = ["undici-floor", "fetch-floor"] as const
-const MODES = ["json", "sse", "legacy"] as const
+const MODES = ["json", "sse", "legacy", "stateless"] as const
+/** The mode column: the 2025-era modes by name, the 2026-07-28 one with its revision. */
+const MODE_LABEL: Record<string, string> = { stateless: "stateless (2026-07-28)" }
+/** Clients that cannot speak 2026-07-28 at all: "n/a" in the stateless rows, not "–". */
+const NO_2026: ReadonlyArray<string> = ["sdk-1.32.2"]
 
 interface Workload {
   readonly key: keyof Pick<LatencyResult, "discoveryMs" | "seqP50Ms" | "seqP99Ms" | "concCallsPerSec" | "largeListMBps" | "largeCallMBps">
@@ -31,7 +35,7 @@ interface Workload {
   readonly higherIsBetter: boolean
 }
 const WORKLOADS: ReadonlyArray<Workload> = [
-  { key: "discoveryMs", title: "(1) discovery: connect + initialize + tools/list (50 tools)", unit: "ms", higherIsBetter: false },
+  { key: "discoveryMs", title: "(1) discovery: connect + initialize (2025) or server/discover (2026) + tools/list (50 tools)", unit: "ms", higherIsBetter: false },
   { key: "seqP50Ms", title: "(2) sequential tools/call p50", unit: "ms", higherIsBetter: false },
   { key: "seqP99Ms", title: "(2) sequential tools/call p99", unit: "ms", higherIsBetter: false },
   { key: "concCallsPerSec", title: "(3) concurrent tools/call, 64 in flight", unit: "calls/s", higherIsBetter: true },
@@ -71,6 +75,18 @@ export const renderReport = (output: any): string => {
     return values.length < 2 ? "" : `[${fmt(Math.min(...values))}-${fmt(Math.max(...values))}]`
   }
   const m = output.machine
+  const concCalls = (() => {
+    const c = output.settings.concCalls
+    const parts = [
+      `${c?.json ?? c} calls per repetition against json`,
+      `${c?.sse ?? c} against sse`,
+      `${c?.legacy ?? c} against legacy`,
+      ...(c?.stateless === undefined
+        ? []
+        : [`${c.stateless} against stateless (its server answers about half as many calls per second as the 2025 one: fewer calls give repetitions of about the same duration)`])
+    ]
+    return `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}`
+  })()
   out("# Benchmarks")
   out()
   out(
@@ -81,19 +97,19 @@ export const renderReport = (output: any): string => {
   )
   out()
   out(
-    `Every value is the **median over ${output.settings.reps} repetitions** (memory: ${output.settings.memory.reps}, but ${output.settings.memory.unboundedReps?.json ?? '?'} (json) and ${output.settings.memory.unboundedReps?.sse ?? '?'} (sse) for the two official SDKs, which have no ceiling and read the whole GiB; CLI: ${output.settings.cliReps}). Concurrent: ${output.settings.concCalls?.json ?? output.settings.concCalls} calls per repetition against json, ${output.settings.concCalls?.sse ?? output.settings.concCalls} against sse and ${output.settings.concCalls?.legacy ?? output.settings.concCalls} against legacy; sequential: ${output.settings.seqCalls} calls; discovery: median of ${output.settings.discoveryConnects} connects per repetition; within one repetition, clients run in ABAB order (forward, then backward) in one process per server mode, so that drifts spread over all of them. Every server runs in a child process of its own; loopback only. These are numbers, not tests: nothing in \`npm test\` asserts a time.`
+    `Every value is the **median over ${output.settings.reps} repetitions** (memory: ${output.settings.memory.reps}, but ${output.settings.memory.unboundedReps?.json ?? '?'} (json) and ${output.settings.memory.unboundedReps?.sse ?? '?'} (sse) for the two official SDKs, which have no ceiling and read the whole GiB; CLI: ${output.settings.cliReps}). Concurrent: ${concCalls}; sequential: ${output.settings.seqCalls} calls; discovery: median of ${output.settings.discoveryConnects} connects per repetition; within one repetition, clients run in ABAB order (forward, then backward) in one process per server mode, so that drifts spread over all of them. Every server runs in a child process of its own; loopback only. These are numbers, not tests: nothing in \`npm test\` asserts a time.`
   )
   out()
-  out("Clients: **pb Effect+fetch** = phasebound Effect API with `FetchHttpClient.layer`; **pb Effect+undici** = the same with `NodeHttpClient.layerUndici`; **pb Promise** = `@phasebound/client/promise` with its default HTTP client (under Node: one undici client shared by the process); **sdk 1.32.2** = `@modelcontextprotocol/sdk` `Client`; **client 2.4.0** = `@modelcontextprotocol/client` `Client`; **effect4 McpClient** = `effect@4.1.0` `effect/ai/McpClient` (npm alias `effect4`, protocol adapter 2025-11-25, `FetchHttpClient`).")
+  out("Clients: **pb Effect+fetch** = phasebound Effect API with `FetchHttpClient.layer`; **pb Effect+undici** = the same with `NodeHttpClient.layerUndici`; **pb Promise** = `@phasebound/client/promise` with its default HTTP client (under Node: one undici client shared by the process); both phasebound APIs keep their default `revisions` (2026-07-28 tried first, then the handshake: against the json and sse servers their discovery includes one refused `server/discover`; legacy forces the HTTP+SSE transport, which has no stateless probe); **sdk 1.32.2** = `@modelcontextprotocol/sdk` `Client`; **client 2.4.0** = `@modelcontextprotocol/client` `Client` (its default `versionNegotiation` (`legacy`, the plain 2025 `initialize`) against json, sse and legacy; `versionNegotiation: { mode: \"auto\" }` against stateless); **effect4 McpClient** = `effect@4.1.0` `effect/ai/McpClient` (npm alias `effect4`, `FetchHttpClient`; it does not negotiate: protocol adapter `v2025_11_25` against json and sse, `v2026_07_28` against stateless).")
   out()
-  out("Servers: the official `@modelcontextprotocol/sdk` 1.32.2 server (`McpServer` + `StreamableHTTPServerTransport`, `enableJsonResponse` true = **json**, false = **sse**; `SSEServerTransport` = **legacy** HTTP+SSE), 50 tools. Workload 5 uses a finite 1 GiB body from `src/servers/hugeBodyServer.ts` (see its header for why not the testkit).")
+  out("Servers: the official `@modelcontextprotocol/sdk` 1.32.2 server (`McpServer` + `StreamableHTTPServerTransport`, `enableJsonResponse` true = **json**, false = **sse**; `SSEServerTransport` = **legacy** HTTP+SSE), 50 tools; and for **stateless** the official SDK v2 server (`@modelcontextprotocol/server` 2.4.0, `createMcpHandler(factory, { legacy: \"reject\" })`: 2026-07-28 only, no session, a fresh server instance per request, JSON answers), the same 50 tools (`src/servers/statelessServer.ts`). Workload 5 uses a finite 1 GiB body from `src/servers/hugeBodyServer.ts` (see its header for why not the testkit).")
   out()
 
   // ---- summary table
   out("## Summary: medians and ratios")
   out()
   out(
-    "Ratio columns: phasebound/peer for the three phasebound variants, in the order *Effect+fetch / Effect+undici / Promise*, oriented so that **> 1 means phasebound is better** (faster, more calls/s, more MB/s). – = not measured (the client does not support that transport, or failed; see Errors)."
+    "Ratio columns: phasebound/peer for the three phasebound variants, in the order *Effect+fetch / Effect+undici / Promise*, oriented so that **> 1 means phasebound is better** (faster, more calls/s, more MB/s). – = not measured (the client does not support that transport, or failed; see Errors). n/a = the client cannot speak the 2026-07-28 revision."
   )
   out()
   const clientCols = [...OURS, ...PEERS]
@@ -102,16 +118,27 @@ export const renderReport = (output: any): string => {
   for (const w of WORKLOADS) {
     for (const mode of MODES) {
       if (latency[mode]?.[w.key] === undefined || Object.keys(latency[mode]![w.key]).length === 0) continue
-      const values = clientCols.map((c) => fmt(med(mode, w.key, c)))
+      const values = clientCols.map((c) => (mode === "stateless" && NO_2026.includes(c) ? "n/a" : fmt(med(mode, w.key, c))))
       const floor = w.key.startsWith("large") ? fmt(med(mode, w.key, "fetch-floor")) : ""
       const ratios = PEERS.map((peer) => {
+        if (mode === "stateless" && NO_2026.includes(peer)) return "n/a"
         const r = OURS.map((ours) => advantage(med(mode, w.key, ours), med(mode, w.key, peer), w.higherIsBetter))
         return r.every((x) => x === undefined) ? "–" : r.map((x) => (x === undefined ? "–" : x.toFixed(2))).join(" / ")
       })
-      out(`| ${w.title} | ${w.unit} | ${mode} | ${values.join(" | ")} | ${floor} | ${ratios.join(" | ")} |`)
+      out(`| ${w.title} | ${w.unit} | ${MODE_LABEL[mode] ?? mode} | ${values.join(" | ")} | ${floor} | ${ratios.join(" | ")} |`)
     }
   }
   out()
+  const stateless = latency["stateless"]
+  if (stateless !== undefined) {
+    const negotiated = Object.entries(stateless.clients ?? {})
+      .filter(([, c]) => c.error === undefined)
+      .map(([name, c]) => `${SHORT[name] ?? name} ${c.protocolVersion ?? "?"}`)
+    out(
+      `The **stateless (2026-07-28)** rows: workloads 1-3 against the SDK v2 server in its 2026-only mode, so discovery is \`server/discover\` + \`tools/list\` (no \`initialize\`, no session, no \`DELETE\` on close) and every request carries \`_meta\` and the \`MCP-Protocol-Version\`/\`Mcp-Method\`/\`Mcp-Name\` headers. Revision negotiated in each client's probe connect: ${negotiated.length > 0 ? negotiated.join(", ") : "none recorded"} (a client that fell back to a 2025 revision would be left out, see Errors). **sdk 1.32.2** is n/a: it knows only the 2025 revisions (\`SUPPORTED_PROTOCOL_VERSIONS\` ends at 2025-11-25, no \`server/discover\`). **pb Effect+fetch** is not run in this mode, to keep the full run short. No large-response row: workload 4 runs against the 2025-era servers only. The server's CPU (about 1.25 ms a request, twice the SDK v1 server's: a 50-tool instance is built for every request) bounds the concurrent row at about 800 calls/s on these 2 cores, so it shows less of the clients than the 2025 rows do.`
+    )
+    out()
+  }
 
   // ---- memory
   out("## (5) Refusing a 1 GiB streamed body with a 16 MiB ceiling")
@@ -187,7 +214,7 @@ export const renderReport = (output: any): string => {
           })
           return faster.length === 0 ? [] : [`${SHORT[ours]} ${fmt(med(mode, w.key, ours))} ${spread(mode, w.key, ours)} (beaten by ${faster.map((p) => `${SHORT[p]} ${fmt(med(mode, w.key, p))} ${spread(mode, w.key, p)}`).join(", ")})`]
         })
-        if (lost.length > 0) misses.push(`${w.title}, ${mode}, ${w.unit}: ${lost.join("; ")}`)
+        if (lost.length > 0) misses.push(`${w.title}, ${MODE_LABEL[mode] ?? mode}, ${w.unit}: ${lost.join("; ")}`)
       }
     }
     lines.push(
@@ -264,9 +291,10 @@ export const renderReport = (output: any): string => {
   out("## How to run")
   out()
   out("```sh")
-  out("npm run bench                      # everything, about 25 minutes on 2 cores")
+  out("npm run bench                      # everything, about 30 minutes on 2 cores")
   out("npm run bench -- --quick           # fewer repetitions, a smoke run")
   out("npm run bench -- --only memory,cli # some workloads (discovery,sequential,concurrent,large,memory,cli)")
+  out("npm run bench -- --modes stateless # some server modes for workloads 1-4 (json,sse,legacy,stateless)")
   out("npm run refusal-memory -w @phasebound/bench   # the older never-ending-body probe (testkit)")
   out("```")
   out()

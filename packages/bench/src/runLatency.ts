@@ -25,7 +25,8 @@ export interface LatencyConfig {
 
 export interface LatencyResult {
   readonly mode: ServerMode
-  readonly clients: Record<string, { label: string; ours: boolean; error?: string }>
+  /** `protocolVersion`: the revision the client negotiated in the probe connect, when it says. */
+  readonly clients: Record<string, { label: string; ours: boolean; protocolVersion?: string; error?: string }>
   /** per workload, per client: one value per repetition */
   readonly discoveryMs: Record<string, Array<number>>
   readonly seqP50Ms: Record<string, Array<number>>
@@ -130,8 +131,16 @@ for (const name of config.clients) {
     if (session.toolCount !== 50) throw new Error(`${name} saw ${session.toolCount} tools, not 50`)
     await withTimeout(session.call("add", { a: 1, b: 2 }), 20_000, `${name} call`)
     await session.close()
+    // The 2026-07-28 workload measures that revision only: a client that fell back is left out.
+    if (config.mode === "stateless" && session.protocolVersion !== "2026-07-28") {
+      throw new Error(`${name} negotiated ${session.protocolVersion ?? "an unknown revision"}, not 2026-07-28`)
+    }
     loaded.push(adapter)
-    result.clients[name] = { label: adapter.label, ours: adapter.ours }
+    result.clients[name] = {
+      label: adapter.label,
+      ours: adapter.ours,
+      ...(session.protocolVersion === undefined ? {} : { protocolVersion: session.protocolVersion })
+    }
   } catch (error) {
     result.clients[name] = { label: name, ours: name.startsWith("phasebound"), error: describe(error) }
     errors.push(`${config.mode} ${name}: ${describe(error)}`)

@@ -123,7 +123,7 @@ const program = Effect.flatMap(quietConsole, (console) =>
 
 // Names a usage error can mention that are safe to put in a record (never a value).
 const knownFlags = new Set([
-  "--stdio", "--config", "--header", "--transport", "--timeout", "--max-bytes", "--discovery-timeout",
+  "--stdio", "--config", "--header", "--transport", "--revision", "--timeout", "--max-bytes", "--discovery-timeout",
   "--discovery-max-bytes", "--call-timeout", "--call-max-bytes", "--json", "--debug", "--args"
 ])
 

@@ -399,7 +399,8 @@ export const connectStdio = (
       }
       return [
         { era: statelessEra, opener: child, follows: () => false },
-        { era: handshakeEra, opener: child, follows: Negotiation.handshakeFallback(revisions) }
+        { era: handshakeEra, opener: child, follows: Negotiation.handshakeFallback(revisions) },
+        { era: statelessEra, opener: child, follows: Negotiation.statelessRetry(revisions) }
       ]
     })
   })

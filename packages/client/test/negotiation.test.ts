@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest"
 import * as Failures from "../src/internal/failures.js"
-import { handshakeFallback, legacyHttpFallback } from "../src/internal/negotiation.js"
+import { handshakeFallback, legacyHttpFallback, statelessRetry } from "../src/internal/negotiation.js"
 import { McpSchema } from "../src/index.js"
 import type { Exchange } from "../src/Transport.js"
 
@@ -54,6 +54,16 @@ describe("handshakeFallback: after a failed server/discover", () => {
     expect(followsProbe(Failures.transport(at("discover"), "connection-failed", "not-sent"))).toBe(false)
     expect(followsProbe(Failures.ceiling(at("discover"), 1_001))).toBe(false)
     expect(followsProbe(refusal("list-tools", -32601))).toBe(false)
+  })
+})
+
+describe("statelessRetry: over stdio, after initialize was refused", () => {
+  it("probes once more only when -32022 names a stateless revision the client may speak", () => {
+    expect(statelessRetry(all)(refusal("initialize", -32022, { supported: ["2026-07-28"] }))).toBe(true)
+    expect(statelessRetry(["2025-11-25"])(refusal("initialize", -32022, { supported: ["2026-07-28"] }))).toBe(false)
+    expect(statelessRetry(all)(refusal("initialize", -32022, { supported: ["2025-06-18"] }))).toBe(false)
+    expect(statelessRetry(all)(refusal("initialize", -32601))).toBe(false)
+    expect(statelessRetry(all)(refusal("discover", -32022, { supported: ["2026-07-28"] }))).toBe(false)
   })
 })
 

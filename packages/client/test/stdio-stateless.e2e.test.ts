@@ -186,6 +186,25 @@ describe("stdio, the stateless era", () => {
         expect(r.spawns()).toBe(1)
       }))
 
+    scoped("a stateless server too slow for the probe refuses initialize with -32022: probed once more, connected at 2026-07-28", () =>
+      Effect.gen(function*() {
+        // The first probe's answer comes after the probe's wait (1.25 s of a 2.5 s discovery): the
+        // handshake follows, the stateless server refuses it naming 2026-07-28, and the second
+        // probe, answered at once, wins. One child, one deadline.
+        const r = yield* recorded({ era: "stateless", faults: [{ on: "server/discover", kind: "delay", ms: 2_000 }] })
+        const connection = yield* connectTo(r, { policy: { discovery: { timeout: 2_500 } } })
+        expect(connection.protocolVersion).toBe("2026-07-28")
+        expect(r.spawns()).toBe(1)
+        expect(r.f.arrivals().slice(0, 3)).toEqual(["server/discover", "initialize", "server/discover"])
+        expect(connection.discovery.map((o) => [o.stage, o.outcome, o.attempt?.era])).toEqual([
+          ["discover", "ProtocolViolation", "stateless"],
+          ["initialize", "RemoteRefusal", "handshake"],
+          ["discover", "ok", "stateless"],
+          ["list-tools", "ok", "stateless"]
+        ])
+        expect(yield* connection.callTool("increment")).toMatchObject({ content: [{ text: "1" }] })
+      }))
+
     scoped("an answer that comes after the probe gave up never matters: it is dropped", () =>
       Effect.gen(function*() {
         // The -32601 arrives 1.5 s after the probe: 0.5 s after the client stopped waiting.

@@ -7,6 +7,8 @@
  *   (every scenario);
  * - the installed bin under `node` and under `bun` (a smoke subset).
  *
+ * Rows named "2026" run against servers of the stateless era (2026-07-28), or narrow the revisions.
+ *
  * Arguments: --compiled <path> --bin <installed dist/bin.js> --bun <bun>. Like qualify.mjs it
  * prints a table and one `QUALIFY-SUMMARY {json}` line, never calls process.exit, and sets
  * process.exitCode on failure.
@@ -34,6 +36,9 @@ const CEILING = 4_000
 const CHUNK = 7
 const MULTIBYTE = "é€😀a"
 const RUN_TIMEOUT_MS = 20_000
+const STATELESS = Testkit.MODERN_PROTOCOL_VERSION
+/** What a handshake-era testkit server answers initialize with, for a client that asks the latest. */
+const HANDSHAKE_LATEST = "2025-11-25"
 
 // --- harness -----------------------------------------------------------------------------------
 
@@ -206,6 +211,8 @@ const withServers = async (starts, body) => {
 }
 const streamable = (options) => () => Testkit.startServer(options)
 const legacy = (options) => () => Testkit.startLegacyServer(options)
+/** A server of the stateless era only (2026-07-28): no initialize, no session, no GET stream, no DELETE. */
+const stateless = (options) => () => Testkit.startServer({ era: "stateless", ...options })
 
 const withFixture = async (options, body) => {
   const f = Testkit.makeStdioFixture(options)
@@ -290,6 +297,53 @@ const cliScenarios = async (target, full) => {
       const record = expectRecord(r, 5, "ByteCeilingExceeded", { observedBytes: CEILING + 1, maxBytes: CEILING })
       check(srv.counter() === 1, `counter ${srv.counter()}`)
       return brief(r, record)
+    }))
+
+  // The stateless era (2026-07-28): every target.
+  await C("2026 call <url> increment: exit 0, called once with _meta and the Mcp-* headers; no DELETE", () =>
+    withServers([stateless()], async (srv) => {
+      const r = await cli(["call", "--json", srv.url, "increment", "--args", "{}"])
+      const out = expectOk(r)
+      check(out.content?.[0]?.text === "1", `result ${JSON.stringify(out).slice(0, 100)}`)
+      check(srv.counter() === 1 && srv.deletes() === 0, `counter ${srv.counter()}, ${srv.deletes()} DELETEs`)
+      const call = srv.requests.find((q) => q.rpcMethod === "tools/call")
+      check(call?.meta?.[Testkit.META_PROTOCOL_VERSION] === STATELESS, "no _meta revision")
+      check(call.headers["mcp-protocol-version"] === STATELESS && call.headers["mcp-method"] === "tools/call" && call.headers["mcp-name"] === "increment", "the Mcp-* headers")
+      return `${r.ms} ms`
+    }))
+  await C("2026 discover --json: protocolVersion 2026-07-28; stages discover and list-tools, era stateless over streamable-http", () =>
+    withServers([stateless()], async (srv) => {
+      const r = await cli(["discover", "--json", srv.url])
+      const out = expectOk(r)
+      check(out.protocolVersion === STATELESS && out.transport === "streamable-http", `${out.protocolVersion} over ${out.transport}`)
+      const stages = (out.stages ?? []).map((s) => `${s.stage}:${s.era}:${s.transport}:${s.outcome}`).join()
+      check(stages === "discover:stateless:streamable-http:ok,list-tools:stateless:streamable-http:ok", `stages ${stages}`)
+      return `${r.ms} ms`
+    }))
+  await C("2026 --revision 2026-07-28 against a handshake-era server: exit 6 (RemoteRefusal) at stage discover; initialize never sent", () =>
+    withServers([streamable()], async (srv) => {
+      const r = await cli(["tools", "--json", "--revision", STATELESS, srv.url])
+      const record = expectRecord(r, 6, "RemoteRefusal", { stage: "discover", phase: "discovery" })
+      check(srv.rpcCalls("initialize") === 0 && srv.requests.length === 1, `${srv.requests.length} requests, initialize ${srv.rpcCalls("initialize")}`)
+      return brief(r, record)
+    }))
+  await C("2026 --revision bogus: exit 2 (InvalidOption --revision); nothing sent", () =>
+    withServers([stateless()], async (srv) => {
+      const r = await cli(["tools", "--json", "--revision", "bogus", srv.url])
+      const record = expectRecord(r, 2, "InvalidOption", { option: "--revision", stage: "config" })
+      check(srv.requests.length === 0, `${srv.requests.length} requests`)
+      return brief(r, record)
+    }))
+  await C(`2026 --call-timeout ${DEADLINE_MS}ms, a stalled tools/call: exit 4 (DeadlineExceeded stage call); the stream closed, no notifications/cancelled`, () =>
+    withServers([stateless()], async (srv) => {
+      srv.script({ on: "tools/call", kind: "headers-never-sent" })
+      const r = await cli(["call", "--json", "--call-timeout", `${DEADLINE_MS}ms`, srv.url, "increment"], { arrivedWhen: () => srv.rpcCalls("tools/call") === 1 })
+      const record = expectRecord(r, 4, "DeadlineExceeded", { stage: "call", phase: "call", timeoutMs: DEADLINE_MS })
+      inRange(r.arrivalToExitMs ?? -1, DEADLINE_MIN_MS, DEADLINE_MAX_MS, "the exit")
+      await until(() => srv.abortedResponses() === 1, "the server sees the request closed")
+      check(srv.rpcCalls("notifications/cancelled") === 0, "notifications/cancelled was sent over HTTP")
+      check(srv.counter() === 1, `counter ${srv.counter()}`)
+      return `${brief(r, record)}, ${r.arrivalToExitMs} ms after the call arrived`
     }))
   if (!full) return
 
@@ -610,6 +664,88 @@ const cliScenarios = async (target, full) => {
       await until(() => srv.openConnections() === 0 && old.openConnections() === 0, "no socket left open")
       check(old.closedStreams() === 1 && old.openStreams() === 0, "the GET stream closed")
       check(srv.deletes() === 1, `${srv.deletes()} DELETEs`)
+    }))
+
+  // The stateless era (2026-07-28): the rest of the full set.
+  await C("2026 tools <url> against a stateless server: exit 0, tools listed; no initialize, nothing but POSTs", () =>
+    withServers([stateless()], async (srv) => {
+      const r = await cli(["tools", "--json", srv.url])
+      const out = expectOk(r)
+      const names = out.tools?.map((t) => t.name).join() ?? ""
+      check(names.startsWith("add,echo,increment") && names.includes("region_query"), `tools ${names}`)
+      check(srv.rpcCalls("initialize") === 0 && srv.requests.every((q) => q.method === "POST"), `initialize ${srv.rpcCalls("initialize")}, ${srv.requests.map((q) => q.method).join()}`)
+      return `${r.ms} ms`
+    }))
+  await C("2026 discover --json against a handshake-era server (default revisions): 2025-11-25 after the refused probe", () =>
+    withServers([streamable()], async (srv) => {
+      const r = await cli(["discover", "--json", srv.url])
+      const out = expectOk(r)
+      check(out.protocolVersion === HANDSHAKE_LATEST, `protocolVersion ${out.protocolVersion}`)
+      const stages = (out.stages ?? []).map((s) => `${s.stage}:${s.era}:${s.outcome}`).join()
+      check(stages.startsWith("discover:stateless:RemoteRefusal,initialize:handshake:ok,"), `stages ${stages}`)
+      check(srv.deletes() === 1, `${srv.deletes()} DELETEs`)
+      return stages
+    }))
+  await C("2026 overrides: --discovery-timeout 300ms --call-timeout 5s, a stalled server/discover: exit 4 at stage discover, no fallback", () =>
+    withServers([stateless()], async (srv) => {
+      srv.script({ on: "server/discover", kind: "delay", ms: 2_000 })
+      const r = await cli(["call", "--json", "--discovery-timeout", "300ms", "--call-timeout", "5s", srv.url, "increment"])
+      const record = expectRecord(r, 4, "DeadlineExceeded", { stage: "discover", phase: "discovery", timeoutMs: 300 })
+      check(srv.requests.length === 1, `${srv.requests.length} requests (a deadline never falls back)`)
+      return brief(r, record)
+    }))
+  await C("2026 SIGINT during a call: exit 130 (Interrupted), the server sees the request closed; no notifications/cancelled", () =>
+    withServers([stateless()], async (srv) => {
+      srv.script({ on: "tools/call", kind: "headers-never-sent" })
+      const r = await cli(["call", "--json", "--call-timeout", "30s", srv.url, "increment"], { sigintWhen: () => srv.rpcCalls("tools/call") === 1 })
+      const record = expectRecord(r, 130, "Interrupted", { stage: "call" })
+      check(r.sigintToExitMs !== undefined && r.sigintToExitMs < SIGINT_EXIT_MS, `exited ${r.sigintToExitMs} ms after SIGINT`)
+      await until(() => srv.abortedResponses() === 1, "the server sees the request closed")
+      check(srv.rpcCalls("notifications/cancelled") === 0, "notifications/cancelled was sent over HTTP")
+      check(srv.counter() === 1, `counter ${srv.counter()}`)
+      return `${brief(r, record)}, ${r.sigintToExitMs} ms after SIGINT`
+    }))
+  for (const [name, fault, code, tag] of fenced.filter(([name]) => name === "401" || name.startsWith("JSON-RPC"))) {
+    await C(`2026 credentials: no canary printed on a ${name} (exit ${code}, ${tag}); none in _meta or the Mcp-* headers`, () =>
+      withServers([stateless()], async (srv) => {
+        srv.script({ on: "tools/call", ...fault })
+        const r = await cli(["call", "--json", "--call-timeout", "500ms", ...secretArgs(srv.url), "increment"], { env: secretEnv })
+        const record = expectRecord(r, code, tag)
+        const call = srv.requests.find((q) => q.rpcMethod === "tools/call")
+        check(call?.headers["authorization"] === `Bearer ${canaries.header}`, "authorization header")
+        check(call?.headers["x-env-token"] === canaries.env, "the ${VAR} header")
+        check(call?.url.includes(`token=${canaries.query}`), "the query")
+        for (const q of srv.requests) {
+          const added = JSON.stringify([q.meta ?? {}, Object.entries(q.headers).filter(([header]) => header.startsWith("mcp-"))])
+          check(!canaryPattern.test(added), `${q.rpcMethod}: a canary in _meta or an Mcp-* header`)
+        }
+        check(srv.counter() === 1, `counter ${srv.counter()}`)
+        return brief(r, record)
+      }))
+  }
+  await C(`2026 bytes: Streamable SSE call answer of ${CEILING + 1} B over --call-max-bytes ${CEILING}: exit 5, observed ${CEILING + 1}`, () =>
+    withServers([stateless({ mode: "sse" })], async (srv) => {
+      srv.script({ on: "tools/call", kind: "exact-size", bytes: CEILING + 1, chunkSize: CHUNK, as: "sse" })
+      const r = await cli(["call", "--json", "--call-max-bytes", String(CEILING), srv.url, "increment"])
+      const record = expectRecord(r, 5, "ByteCeilingExceeded", { stage: "call", observedBytes: CEILING + 1, maxBytes: CEILING })
+      check(srv.counter() === 1, `counter ${srv.counter()}`)
+      return brief(r, record)
+    }))
+  await C("2026 replay: input_required (the CLI declares no handler): exit 7 (ProtocolViolation undeclared-capability); the counter is exactly 1", () =>
+    withServers([stateless()], async (srv) => {
+      srv.script({ on: "tools/call", kind: "input-required" })
+      const r = await cli(["call", "--json", srv.url, "increment"])
+      const record = expectRecord(r, 7, "ProtocolViolation", { reason: "undeclared-capability", stage: "call" })
+      await sleep(200)
+      check(srv.counter() === 1 && srv.rpcCalls("tools/call") === 1, `counter ${srv.counter()}, tools/call ${srv.rpcCalls("tools/call")}`)
+      return brief(r, record)
+    }))
+  await C("2026 stdio: call over --stdio to a stateless child: exit 0, 2026-07-28 without initialize; the child is gone", () =>
+    withFixture({ era: "stateless" }, async (f, line) => {
+      const out = expectOk(await cli(["call", "--json", "--stdio", line, "add", "--args", `{"a":20,"b":22}`]))
+      check(out.content?.[0]?.text === "42", "add")
+      check(f.rpcCalls("server/discover") === 1 && f.rpcCalls("initialize") === 0, `arrivals ${f.arrivals().join()}`)
+      await childGone(f)
     }))
 }
 

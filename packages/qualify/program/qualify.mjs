@@ -4,6 +4,9 @@
  * public entry points only: @phasebound/client, @phasebound/client/promise, @phasebound/testkit,
  * effect, @effect/platform and @effect/platform-node.
  *
+ * The scenarios run against servers of the handshake era (2024-11-05 through 2025-11-25) and,
+ * in the rows named "2026", of the stateless era (2026-07-28) and the negotiation between them.
+ *
  * Each scenario records pass/fail with a short detail. At the end the program prints a table and
  * one machine-readable line `QUALIFY-SUMMARY {json}` for the orchestrator. It never calls
  * process.exit: that it exits by itself (no handle left open) is checked from outside. It sets
@@ -17,6 +20,7 @@ import { McpClient } from "@phasebound/client"
 import { connect } from "@phasebound/client/promise"
 import * as Testkit from "@phasebound/testkit"
 import { Cause, Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { createServer } from "node:http"
 
 const runtime = typeof globalThis.Bun === "undefined" ? "node" : "bun"
 
@@ -141,6 +145,26 @@ const childScope = Effect.gen(function*() {
   yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
   return scope
 })
+
+/** A Promise-API server for one scenario, closed after it. */
+const withServer = async (start, body) => {
+  const srv = await start()
+  try {
+    return await body(srv)
+  } finally {
+    await srv.close()
+  }
+}
+/** Awaits a promise that must reject; returns the rejection with the time it took. */
+const rejection = async (promise) => {
+  const started = Date.now()
+  try {
+    await promise
+  } catch (error) {
+    return { error, ms: Date.now() - started }
+  }
+  return fail("resolved where a rejection was expected")
+}
 
 const inRange = (ms, min, max, what) => check(ms >= min && ms <= max, `${what} after ${ms} ms, outside [${min}, ${max}] ms`)
 
@@ -610,7 +634,9 @@ const httpScenarios = async (label, layer) => {
         expectError(error, { _tag: tag })
         yield* Effect.sleep("300 millis")
         check(srv.counter() === 1 && srv.rpcCalls("tools/call") === 1, `counter ${srv.counter()}, tools/call ${srv.rpcCalls("tools/call")}`)
-        check(srv.requests.filter((r) => r.method === "POST" && r.url === "/sse").length === 1, "re-sent over Streamable HTTP")
+        // The only POSTs to the SSE URL are the negotiation's two probes (stateless, handshake).
+        const probes = srv.requests.filter((r) => r.method === "POST" && r.url === "/sse").map((r) => r.rpcMethod)
+        check(probes.join(",") === "server/discover,initialize", `re-sent over Streamable HTTP: ${probes.join(",")}`)
       }))
   }
 
@@ -636,6 +662,394 @@ const httpScenarios = async (label, layer) => {
       yield* Scope.close(scope, Exit.void)
       yield* untilE(() => srv.closedStreams() === 1 && srv.openStreams() === 0, "the server sees the GET stream closed")
     }))
+}
+
+// --- scenarios: the stateless era (2026-07-28) over Streamable HTTP, through each HTTP client layer --
+
+const STATELESS = Testkit.MODERN_PROTOCOL_VERSION
+/** What a handshake-era testkit server answers initialize with, for a client that asks the latest. */
+const HANDSHAKE_LATEST = "2025-11-25"
+/** A server of the stateless era only: no initialize, no session, no GET stream, no DELETE. */
+const statelessServer = (options = {}) => Testkit.scoped({ era: "stateless", ...options })
+
+/** A request of the stateless era as it must arrive: `_meta` with the revision, the metadata headers, no session. */
+const expectStatelessWire = (request) => {
+  const method = request.rpcMethod
+  const meta = request.meta ?? {}
+  check(meta[Testkit.META_PROTOCOL_VERSION] === STATELESS, `${method}: _meta revision ${JSON.stringify(meta[Testkit.META_PROTOCOL_VERSION])}`)
+  check(typeof meta[Testkit.META_CLIENT_CAPABILITIES] === "object", `${method}: no _meta clientCapabilities`)
+  check(request.headers["mcp-protocol-version"] === STATELESS, `${method}: MCP-Protocol-Version ${request.headers["mcp-protocol-version"]}`)
+  check(request.headers["mcp-method"] === method, `${method}: Mcp-Method ${request.headers["mcp-method"]}`)
+  check(request.headers["mcp-session-id"] === undefined, `${method}: a session id was sent`)
+}
+/** Over HTTP the stateless era cancels by closing the answer stream: no notice may follow it. */
+const noCancelNotice = (srv) =>
+  Effect.gen(function*() {
+    yield* Effect.sleep("150 millis")
+    check(srv.rpcCalls("notifications/cancelled") === 0, "notifications/cancelled was sent over HTTP in the stateless era")
+  })
+/** The discovery's stages as `stage:era:outcome`. */
+const stagesOf = (connection) => connection.discovery.map((s) => `${s.stage}:${s.attempt?.era ?? "-"}:${s.outcome}`).join(",")
+/** No canary in what the stateless era adds to a request (`_meta`, `Mcp-*` headers): they mirror the method and arguments only. */
+const expectCleanMetadata = (srv) => {
+  for (const r of srv.requests) {
+    const added = JSON.stringify([r.meta ?? {}, Object.entries(r.headers).filter(([name]) => name.startsWith("mcp-"))])
+    check(!CANARY_IN.test(added), `${r.rpcMethod}: a canary in _meta or an Mcp-* header`)
+  }
+}
+const CANARY_IN = /CANARY|canaryuser/
+
+/** A loopback origin that answers every request with a 307 to `location`, counting what reaches it. */
+const redirectingServer = (location) =>
+  Effect.acquireRelease(
+    Effect.async((resume) => {
+      let hits = 0
+      const server = createServer((req, res) => {
+        hits += 1
+        req.resume()
+        res.writeHead(307, { location, "content-type": "text/plain" })
+        res.end("moved")
+      })
+      server.listen(0, "127.0.0.1", () =>
+        resume(Effect.succeed({ server, url: `http://127.0.0.1:${server.address().port}/mcp`, hits: () => hits })))
+    }),
+    ({ server }) =>
+      Effect.async((resume) => {
+        server.closeAllConnections?.()
+        server.close(() => resume(Effect.void))
+      })
+  )
+
+const statelessHttpScenarios = async (label, layer) => {
+  const E = (name, body, timeoutMs) => effectScenario(`Effect[${label}] 2026 ${name}`, layer, body, timeoutMs)
+
+  await E("smoke: server/discover then tools/list, no initialize, no session, no GET, no DELETE; _meta and Mcp-* headers on every request", () =>
+    Effect.gen(function*() {
+      const srv = yield* statelessServer()
+      const scope = yield* childScope
+      const c = yield* McpClient.connect({ url: srv.url }).pipe(Scope.extend(scope))
+      check(c.protocolVersion === STATELESS && c.transport === "streamable-http", `${c.protocolVersion} over ${c.transport}`)
+      check(stagesOf(c) === "discover:stateless:ok,list-tools:stateless:ok", `stages ${stagesOf(c)}`)
+      check(c.tools.some((t) => t.name === "region_query"), "region_query listed")
+      check(textOf(yield* c.callTool("region_query", { region: "eu-west", query: "q" })) === "eu-west:q", "region_query")
+      check(textOf(yield* c.callTool("increment")) === "1", "increment")
+      yield* Scope.close(scope, Exit.void)
+      check(srv.rpcCalls("initialize") === 0, "initialize was sent")
+      check(srv.requests.every((r) => r.method === "POST"), `non-POST requests: ${srv.requests.filter((r) => r.method !== "POST").map((r) => r.method).join()}`)
+      for (const r of srv.requests) expectStatelessWire(r)
+      const region = srv.requests.find((r) => r.json?.params?.name === "region_query")
+      check(region.headers["mcp-name"] === "region_query", `Mcp-Name ${region.headers["mcp-name"]}`)
+      check(region.headers["mcp-param-region"] === "eu-west", `Mcp-Param-Region ${region.headers["mcp-param-region"]}`)
+      return `${srv.requests.length} POSTs`
+    }))
+
+  // Negotiation under the one discovery deadline.
+  await E("negotiation: default revisions against a handshake-era server: server/discover refused, then initialize: 2025-11-25", () =>
+    Effect.gen(function*() {
+      const srv = yield* Testkit.scoped()
+      const c = yield* McpClient.connect({ url: srv.url })
+      check(c.protocolVersion === HANDSHAKE_LATEST, `protocolVersion ${c.protocolVersion}`)
+      check(srv.rpcCalls("server/discover") === 1 && srv.rpcCalls("initialize") === 1, `discover ${srv.rpcCalls("server/discover")}, initialize ${srv.rpcCalls("initialize")}`)
+      check(/^discover:stateless:RemoteRefusal,initialize:handshake:ok,/.test(stagesOf(c)), `stages ${stagesOf(c)}`)
+      check(textOf(yield* c.callTool("increment")) === "1", "increment")
+      return stagesOf(c)
+    }))
+  await E("negotiation: revisions [2026-07-28] against a handshake-era server fails at stage discover; initialize never sent", () =>
+    Effect.gen(function*() {
+      const srv = yield* Testkit.scoped()
+      const { error } = yield* failureOf(McpClient.connect({ url: srv.url, revisions: [STATELESS] }))
+      expectError(error, { _tag: "RemoteRefusal", stage: "discover", phase: "discovery" })
+      check(srv.rpcCalls("initialize") === 0 && srv.requests.length === 1, `${srv.requests.length} requests, initialize ${srv.rpcCalls("initialize")}`)
+      return summarize(error)
+    }))
+  await E("negotiation: a dual server speaks 2026-07-28 by default; revisions [2025-11-25] use initialize without a probe", () =>
+    Effect.gen(function*() {
+      const srv = yield* Testkit.scoped({ era: "dual" })
+      const modern = yield* McpClient.connect({ url: srv.url })
+      check(modern.protocolVersion === STATELESS, `default: ${modern.protocolVersion}`)
+      check(srv.rpcCalls("initialize") === 0, "initialize sent by default")
+      const old = yield* McpClient.connect({ url: srv.url, revisions: [HANDSHAKE_LATEST] })
+      check(old.protocolVersion === HANDSHAKE_LATEST, `[2025-11-25]: ${old.protocolVersion}`)
+      check(srv.rpcCalls("server/discover") === 1 && srv.rpcCalls("initialize") === 1, `discover ${srv.rpcCalls("server/discover")}, initialize ${srv.rpcCalls("initialize")}`)
+    }))
+
+  // Opposite phase overrides.
+  await E("overrides: short discovery (300 ms) + long call (5 s): a stalled server/discover fails discovery at 300 ms, no fallback", () =>
+    Effect.gen(function*() {
+      const srv = yield* statelessServer()
+      srv.script({ on: "server/discover", kind: "delay", ms: 2_000 })
+      const { error, ms } = yield* failureOf(McpClient.connect({ url: srv.url, policy: { discovery: { timeout: 300 }, call: { timeout: 5_000 } } }))
+      expectError(error, { _tag: "DeadlineExceeded", stage: "discover", phase: "discovery", limits: { timeoutMs: 300 } })
+      inRange(ms, 250, 1_300, "discovery deadline")
+      yield* untilE(() => srv.abortedResponses() === 1, "the server sees server/discover closed")
+      check(srv.requests.length === 1, `${srv.requests.length} requests (a deadline never falls back)`)
+      return `${ms} ms`
+    }))
+  await E("overrides: short discovery (300 ms) + long call (5 s): a 500 ms tools/call succeeds", () =>
+    Effect.gen(function*() {
+      const srv = yield* statelessServer()
+      const c = yield* McpClient.connect({ url: srv.url, policy: { discovery: { timeout: 300 }, call: { timeout: 5_000 } } })
+      srv.script({ on: "tools/call", kind: "delay", ms: 500 })
+      const started = Date.now()
+      check(textOf(yield* c.callTool("increment")) === "1", "increment")
+      return `${Date.now() - started} ms`
+    }))
+  await E("overrides: long discovery (5 s) + short call (300 ms): a 500 ms server/discover passes, a stalled tools/call fails at 300 ms, the stream closed, no notice", () =>
+    Effect.gen(function*() {
+      const srv = yield* statelessServer()
+      srv.script({ on: "server/discover", kind: "delay", ms: 500 })
+      const c = yield* McpClient.connect({ url: srv.url, policy: { discovery: { timeout: 5_000 }, call: { timeout: 300 } } })
+      check(c.protocolVersion === STATELESS, `protocolVersion ${c.protocolVersion}`)
+      srv.script({ on: "tools/call", kind: "delay", ms: 2_000 })
+      const { error, ms } = yield* failureOf(c.callTool("increment"))
+      expectError(error, { _tag: "DeadlineExceeded", stage: "call", phase: "call", limits: { timeoutMs: 300 }, outcome: "unknown", retryable: false })
+      inRange(ms, 250, 1_300, "call deadline")
+      yield* untilE(() => srv.abortedResponses() === 1, "the server sees tools/call closed")
+      yield* noCancelNotice(srv)
+      check(srv.counter() === 1, `counter ${srv.counter()}`)
+      yield* released(c)
+      return `${ms} ms`
+    }))
+
+  // Exact byte boundaries, both phases, JSON and SSE answers.
+  for (const mode of ["json", "sse"]) {
+    for (const bytes of [CEILING - 1, CEILING, CEILING + 1]) {
+      const verdict = bytes <= CEILING ? "accepted" : "refused"
+      await E(`bytes: Streamable ${mode.toUpperCase()} call answer of ${bytes} B, call ceiling ${CEILING}: ${verdict}`, () =>
+        Effect.gen(function*() {
+          const srv = yield* statelessServer({ mode })
+          // The discovery ceiling is lower than the call's: only the call ceiling may apply here.
+          const c = yield* McpClient.connect({ url: srv.url, policy: { discovery: { maxBytes: 2_000 }, call: { maxBytes: CEILING } } })
+          srv.script({ on: "tools/call", kind: "exact-size", bytes, chunkSize: CHUNK, as: mode })
+          const exit = yield* Effect.exit(c.callTool("increment"))
+          if (bytes <= CEILING) {
+            check(Exit.isSuccess(exit), `refused: ${Exit.isFailure(exit) ? describe(Cause.squash(exit.cause)) : ""}`)
+            check(textOf(exit.value).includes(MULTIBYTE), "the multi-byte padding decoded intact")
+          } else {
+            check(Exit.isFailure(exit), "accepted")
+            expectError(Cause.squash(exit.cause), {
+              _tag: "ByteCeilingExceeded",
+              stage: "call",
+              phase: "call",
+              limits: { maxBytes: CEILING },
+              observedBytes: CEILING + 1,
+              outcome: "applied",
+              retryable: false
+            })
+          }
+          check(srv.counter() === 1, `counter ${srv.counter()}`)
+          yield* released(c)
+          check(textOf(yield* c.callTool("echo", { text: "on" })) === "on", "the next call works")
+          return Exit.isFailure(exit) ? summarize(Cause.squash(exit.cause)) : ""
+        }))
+      await E(`bytes: Streamable ${mode.toUpperCase()} tools/list of ${bytes} B, discovery ceiling ${CEILING}: ${verdict}`, () =>
+        Effect.gen(function*() {
+          const srv = yield* statelessServer({ mode })
+          srv.script({ on: "tools/list", kind: "exact-size", bytes, chunkSize: 5, as: mode })
+          // The call ceiling is far lower: only the discovery ceiling may apply here.
+          const exit = yield* Effect.exit(McpClient.connect({
+            url: srv.url,
+            policy: { discovery: { maxBytes: CEILING }, call: { maxBytes: 10 }, unsolicited: { maxBytes: 100 } }
+          }))
+          if (bytes <= CEILING) {
+            check(Exit.isSuccess(exit), `refused: ${Exit.isFailure(exit) ? describe(Cause.squash(exit.cause)) : ""}`)
+            check(exit.value.protocolVersion === STATELESS, `protocolVersion ${exit.value.protocolVersion}`)
+            check((exit.value.tools[0].description ?? "").includes(MULTIBYTE), "the multi-byte padding decoded intact")
+          } else {
+            check(Exit.isFailure(exit), "accepted")
+            expectError(Cause.squash(exit.cause), {
+              _tag: "ByteCeilingExceeded",
+              stage: "list-tools",
+              phase: "discovery",
+              limits: { maxBytes: CEILING },
+              observedBytes: CEILING + 1
+            })
+            // A refused answer never falls back to another era, and there is no session to end.
+            check(srv.rpcCalls("initialize") === 0 && srv.deletes() === 0, `initialize ${srv.rpcCalls("initialize")}, DELETEs ${srv.deletes()}`)
+          }
+          return Exit.isFailure(exit) ? summarize(Cause.squash(exit.cause)) : ""
+        }))
+    }
+  }
+
+  // Caller interruption against deadline: over HTTP the signal is the closed stream, never a notice.
+  await E("abort: Effect interruption of a call is an interruption (not a deadline); the server sees it closed; no notifications/cancelled", () =>
+    Effect.gen(function*() {
+      const srv = yield* statelessServer()
+      const c = yield* McpClient.connect({ url: srv.url, policy: { call: { timeout: 10_000 } } })
+      srv.script({ on: "tools/call", kind: "headers-never-sent" })
+      const fiber = yield* Effect.fork(c.callTool("increment"))
+      yield* untilE(() => srv.rpcCalls("tools/call") === 1, "the call arrived")
+      const started = Date.now()
+      const exit = yield* Fiber.interrupt(fiber)
+      const ms = Date.now() - started
+      check(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause), "not an interruption only")
+      check(ms < 1_000, `interruption took ${ms} ms`)
+      yield* untilE(() => srv.abortedResponses() === 1, "the server sees the request closed")
+      yield* noCancelNotice(srv)
+      check(srv.counter() === 1, `counter ${srv.counter()}`)
+      yield* released(c)
+      check(textOf(yield* c.callTool("increment")) === "2", "the next call works")
+      return `${ms} ms`
+    }))
+  await E("abort: Effect interruption during server/discover is an interruption; the request is closed, nothing else sent", () =>
+    Effect.gen(function*() {
+      const srv = yield* statelessServer()
+      srv.script({ on: "server/discover", kind: "headers-never-sent" })
+      const fiber = yield* Effect.fork(Effect.scoped(McpClient.connect({ url: srv.url, policy: { discovery: { timeout: 10_000 } } })))
+      yield* untilE(() => srv.rpcCalls("server/discover") === 1, "server/discover arrived")
+      const exit = yield* Fiber.interrupt(fiber)
+      check(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause), "not an interruption only")
+      yield* untilE(() => srv.abortedResponses() === 1, "the server sees the request closed")
+      yield* noCancelNotice(srv)
+      check(srv.requests.length === 1, `${srv.requests.length} requests`)
+    }))
+
+  // Credential fences.
+  for (const [name, fault, tag] of credentialFaults.filter(([name]) => name !== "deadline")) {
+    await E(`credentials: no canary in a ${name} failure (${tag}); none in _meta or the Mcp-* headers`, () =>
+      Effect.gen(function*() {
+        const srv = yield* statelessServer()
+        const c = yield* McpClient.connect({
+          url: withCanaries(srv.url),
+          headers: { Authorization: `Bearer ${canaries.header}`, "X-Api-Key": canaries.header },
+          policy: { call: { timeout: DEADLINE_MS, maxBytes: 1_000 } }
+        })
+        check(c.protocolVersion === STATELESS, `protocolVersion ${c.protocolVersion}`)
+        srv.script(fault)
+        const { error } = yield* failureOf(c.callTool("increment"))
+        expectError(error, { _tag: tag })
+        expectClean(error)
+        const call = srv.requests.find((r) => r.rpcMethod === "tools/call")
+        check(call.headers["authorization"] === `Bearer ${canaries.header}`, "the header reached the configured origin")
+        check(call.url.includes(`token=${canaries.query}`), "the query reached the configured origin")
+        expectCleanMetadata(srv)
+        return summarize(error)
+      }))
+  }
+  await E("credentials: URL userinfo becomes Basic authorization on every request, never sent in the URL", () =>
+    Effect.gen(function*() {
+      const srv = yield* statelessServer()
+      const c = yield* McpClient.connect({ url: withCanaries(srv.url) })
+      yield* c.callTool("increment")
+      const expected = `Basic ${btoa(`${canaries.user}:${canaries.password}`)}`
+      check(srv.requests.every((r) => r.headers["authorization"] === expected), "Basic header on every request")
+      check(!srv.requests.some((r) => r.url.includes(canaries.password) || r.url.includes(canaries.user)), "userinfo in a URL")
+      expectCleanMetadata(srv)
+    }))
+  await E("credentials: a server/discover refusal echoing the secrets (revisions [2026-07-28]) is redacted", () =>
+    Effect.gen(function*() {
+      const srv = yield* statelessServer()
+      srv.script({ on: "server/discover", kind: "jsonrpc-error", code: -32600, message: `token ${canaries.query} and ${canaries.header} rejected` })
+      const { error } = yield* failureOf(McpClient.connect({ url: withCanaries(srv.url), headers: { authorization: canaries.header }, revisions: [STATELESS] }))
+      expectError(error, { _tag: "RemoteRefusal", stage: "discover" })
+      expectClean(error)
+      check(error.remoteMessage.includes("[redacted]"), "redacted marker")
+      return error.remoteMessage
+    }))
+  await E("credentials: a 307 to another origin is not followed; nothing reaches it", () =>
+    Effect.gen(function*() {
+      const foreign = yield* statelessServer()
+      const origin = yield* redirectingServer(foreign.url)
+      const { error } = yield* failureOf(McpClient.connect({ url: withCanaries(origin.url), headers: { authorization: `Bearer ${canaries.header}` } }))
+      expectError(error, { _tag: "UpstreamFailure", stage: "discover", status: 307 })
+      expectClean(error)
+      yield* Effect.sleep("150 millis")
+      check(origin.hits() === 1, `${origin.hits()} requests to the configured origin`)
+      check(foreign.requests.length === 0, `${foreign.requests.length} requests reached the other origin`)
+      return summarize(error)
+    }))
+
+  // Missing responses fail promptly; a server that never answers fails at its deadline.
+  const prompt = [
+    ["Streamable JSON without the id", { mode: "json" }, { kind: "wrong-id" }],
+    ["Streamable SSE ending without the response", { mode: "sse" }, { kind: "close-before-response" }],
+    ["Streamable SSE frame never terminated", { mode: "sse" }, { kind: "unterminated-frame" }]
+  ]
+  for (const [name, serverOptions, fault] of prompt) {
+    await E(`missing: ${name} fails promptly (< ${PROMPT_MS} ms of a 30 s deadline)`, () =>
+      Effect.gen(function*() {
+        const srv = yield* statelessServer(serverOptions)
+        const c = yield* McpClient.connect({ url: srv.url, policy: { timeout: 30_000 } })
+        srv.script({ on: "tools/call", ...fault })
+        const { error, ms } = yield* failureOf(c.callTool("increment"))
+        expectError(error, { _tag: "ProtocolViolation", reason: "missing-response", stage: "call" })
+        check(ms < PROMPT_MS, `${ms} ms`)
+        check(srv.counter() === 1, `counter ${srv.counter()}`)
+        yield* released(c)
+        return `${ms} ms`
+      }))
+  }
+  // (A JSON answer that never comes: the call-deadline override above.)
+  const silent = [["Streamable SSE, response event never sent", { mode: "sse" }, { kind: "response-never-sent", as: "sse" }]]
+  for (const [name, serverOptions, fault] of silent) {
+    await E(`missing: ${name}: fails at its ${DEADLINE_MS} ms deadline (${DEADLINE_MIN_MS}-${DEADLINE_MAX_MS} ms), the stream closed, no notice`, () =>
+      Effect.gen(function*() {
+        const srv = yield* statelessServer(serverOptions)
+        const c = yield* McpClient.connect({ url: srv.url, policy: { call: { timeout: DEADLINE_MS } } })
+        srv.script({ on: "tools/call", ...fault })
+        const { error, ms } = yield* failureOf(c.callTool("increment"))
+        expectError(error, { _tag: "DeadlineExceeded", stage: "call", phase: "call", limits: { timeoutMs: DEADLINE_MS }, outcome: "unknown", retryable: false })
+        inRange(ms, DEADLINE_MIN_MS, DEADLINE_MAX_MS, "the deadline")
+        yield* untilE(() => srv.abortedResponses() === 1, "the server sees the request closed")
+        yield* noCancelNotice(srv)
+        check(srv.counter() === 1, `counter ${srv.counter()}`)
+        yield* released(c)
+        return `${ms} ms`
+      }))
+  }
+
+  // Client capabilities: an input_required round answered by the caller's handler.
+  await E("handlers: ask_name's input_required round is answered by the elicitation handler (a new request, requestState echoed)", () =>
+    Effect.gen(function*() {
+      const srv = yield* statelessServer()
+      const asked = []
+      const c = yield* McpClient.connect({
+        url: srv.url,
+        handlers: {
+          elicitation: (params) =>
+            Effect.sync(() => {
+              asked.push(params)
+              return { action: "accept", content: { name: "qualifier" } }
+            })
+        }
+      })
+      check(textOf(yield* c.callTool("ask_name")) === "hello qualifier", "the greeting")
+      const calls = srv.requests.filter((r) => r.rpcMethod === "tools/call")
+      check(calls.length === 2 && srv.inputRounds() === 1 && asked.length === 1, `${calls.length} tools/call, ${srv.inputRounds()} rounds, ${asked.length} asked`)
+      check(calls[0].rpcId !== calls[1].rpcId, "the second round reused the id")
+      check(typeof calls[1].json.params.requestState === "string", "requestState not echoed")
+      check(typeof calls[0].meta[Testkit.META_CLIENT_CAPABILITIES].elicitation === "object", "elicitation not declared in _meta")
+    }))
+
+  // Forbidden replay: the call arrived once and ran once, whatever the failure; a -32022 or an
+  // input_required round is never an occasion to send the call again. (After a deadline, a byte
+  // ceiling or an early end the scenarios above check the counter.) What the era does after a
+  // failure does not depend on the HTTP client: the first layer only, to keep the run short.
+  if (label !== httpLayers[0][0]) return
+  const replay = [
+    ["a 500", { kind: "status", status: 500 }, { _tag: "UpstreamFailure" }],
+    ["a JSON-RPC error", { kind: "jsonrpc-error", code: -32603, message: "boom" }, { _tag: "RemoteRefusal" }],
+    ["a -32022 naming another revision", { kind: "unsupported-version", supported: [HANDSHAKE_LATEST] }, { _tag: "RemoteRefusal", code: -32022 }],
+    ["an unknown resultType", { kind: "result-type", value: "bogus" }, { _tag: "ProtocolViolation", reason: "unknown-result-type" }],
+    ["input_required without a handler", { kind: "input-required" }, { _tag: "ProtocolViolation", reason: "undeclared-capability" }]
+  ]
+  for (const [name, fault, expected] of replay) {
+    await E(`replay: after ${name} (${expected._tag}): counter exactly 1, tools/call arrived once`, () =>
+      Effect.gen(function*() {
+        const srv = yield* statelessServer()
+        const c = yield* McpClient.connect({ url: srv.url, policy: { call: { timeout: 300, maxBytes: 1_000 } } })
+        srv.script({ on: "tools/call", ...fault })
+        const { error } = yield* failureOf(c.callTool("increment"))
+        expectError(error, expected)
+        check(error.retryable === false, "retryable")
+        yield* Effect.sleep("200 millis")
+        check(srv.counter() === 1 && srv.rpcCalls("tools/call") === 1, `counter ${srv.counter()}, tools/call ${srv.rpcCalls("tools/call")}`)
+        check(srv.rpcCalls("initialize") === 0 && srv.rpcCalls("server/discover") === 1, "discovery was run again")
+        yield* released(c)
+        return summarize(error)
+      }))
+  }
 }
 
 // --- credential fixtures -----------------------------------------------------------------------
@@ -701,12 +1115,13 @@ const stdioScenarios = async () => {
       check(f.isAlive(), "the child is alive while connected")
       yield* closeAndCheckChild(scope, f)
     }))
-  await S("overrides: short discovery (300 ms) + long call: a slow tools/list fails at 300 ms; the child is gone", () =>
+  // 1 s: the spawn, the stateless probe (refused), initialize and initialized come first.
+  await S("overrides: short discovery (1 s) + long call: a slow tools/list fails at 1 s; the child is gone", () =>
     Effect.gen(function*() {
-      const f = yield* stdioFixture({ faults: [{ on: "tools/list", kind: "delay", ms: 2_000 }] })
-      const { error, ms } = yield* failureOf(connectStdio(f, { discovery: { timeout: 300 }, call: { timeout: 5_000 } }))
-      expectError(error, { _tag: "DeadlineExceeded", stage: "list-tools", phase: "discovery", limits: { timeoutMs: 300 } })
-      inRange(ms, 250, 1_300, "discovery deadline")
+      const f = yield* stdioFixture({ faults: [{ on: "tools/list", kind: "delay", ms: 4_000 }] })
+      const { error, ms } = yield* failureOf(connectStdio(f, { discovery: { timeout: 1_000 }, call: { timeout: 5_000 } }))
+      expectError(error, { _tag: "DeadlineExceeded", stage: "list-tools", phase: "discovery", limits: { timeoutMs: 1_000 } })
+      inRange(ms, 950, 2_500, "discovery deadline")
       yield* untilE(() => !f.isAlive(), "the child is gone", 1_000)
       return `${ms} ms`
     }))
@@ -914,24 +1329,6 @@ const stdioScenarios = async () => {
 
 const promiseScenarios = async () => {
   const P = (name, body, timeoutMs) => scenario(`Promise ${name}`, body, timeoutMs)
-  const withServer = async (start, body) => {
-    const srv = await start()
-    try {
-      return await body(srv)
-    } finally {
-      await srv.close()
-    }
-  }
-  const rejection = async (promise) => {
-    const started = Date.now()
-    try {
-      await promise
-    } catch (error) {
-      return { error, ms: Date.now() - started }
-    }
-    return fail("resolved where a rejection was expected")
-  }
-
   await P("smoke: connects, calls and closes (one DELETE, even when closed twice)", () =>
     withServer(() => Testkit.startServer(), async (srv) => {
       const c = await connect({ url: srv.url })
@@ -1102,12 +1499,255 @@ const promiseScenarios = async () => {
   })
 }
 
+// --- scenarios: the stateless era over stdio (the child runs under this same runtime) ------------
+
+const statelessStdioScenarios = async () => {
+  const S = (name, body, timeoutMs) => effectScenario(`Effect stdio 2026 ${name}`, stdioPlatform, body, timeoutMs)
+  const connectWith = (f, options = {}) => McpClient.connectStdio({ command: f.command, args: f.args, env: f.env, ...options })
+
+  await S("smoke: a stateless child: server/discover, no initialize, 2026-07-28; closing the connection ends the child", () =>
+    Effect.gen(function*() {
+      const f = yield* stdioFixture({ era: "stateless" })
+      const scope = yield* childScope
+      const c = yield* connectWith(f).pipe(Scope.extend(scope))
+      check(c.protocolVersion === STATELESS && c.transport === "stdio", `${c.protocolVersion} over ${c.transport}`)
+      check(textOf(yield* c.callTool("increment")) === "1", "increment")
+      check(f.rpcCalls("server/discover") === 1 && f.rpcCalls("initialize") === 0, `arrivals ${f.arrivals().join()}`)
+      yield* closeAndCheckChild(scope, f)
+    }))
+  await S("negotiation: a handshake-era child refuses server/discover; initialize follows on the same child: 2025-11-25", () =>
+    Effect.gen(function*() {
+      const f = yield* stdioFixture()
+      const scope = yield* childScope
+      const fiber = yield* Effect.fork(connectWith(f).pipe(Scope.extend(scope)))
+      yield* untilE(() => f.rpcCalls("server/discover") === 1, "the probe arrived")
+      const probed = f.pid()
+      const c = yield* Fiber.join(fiber)
+      check(c.protocolVersion === HANDSHAKE_LATEST, `protocolVersion ${c.protocolVersion}`)
+      check(f.pid() === probed && f.rpcCalls("initialize") === 1, `pid ${probed} then ${f.pid()}, initialize ${f.rpcCalls("initialize")}`)
+      check(textOf(yield* c.callTool("increment")) === "1", "increment")
+      yield* closeAndCheckChild(scope, f)
+      return stagesOf(c)
+    }))
+  await S("negotiation: a handshake-era child silent on server/discover: the probe waits half the 1.5 s discovery, then initialize on the same child", () =>
+    Effect.gen(function*() {
+      const f = yield* stdioFixture({ silentOnUnknown: true })
+      const scope = yield* childScope
+      const started = Date.now()
+      const fiber = yield* Effect.fork(connectWith(f, { policy: { discovery: { timeout: 1_500 } } }).pipe(Scope.extend(scope)))
+      yield* untilE(() => f.rpcCalls("server/discover") === 1, "the probe arrived")
+      const probed = f.pid()
+      const c = yield* Fiber.join(fiber)
+      const ms = Date.now() - started
+      check(c.protocolVersion === HANDSHAKE_LATEST, `protocolVersion ${c.protocolVersion}`)
+      check(f.pid() === probed && f.rpcCalls("initialize") === 1, `pid ${probed} then ${f.pid()}, initialize ${f.rpcCalls("initialize")}`)
+      inRange(ms, 700, 1_500, "connected")
+      yield* closeAndCheckChild(scope, f)
+      return `${ms} ms`
+    }))
+  await S("negotiation: revisions [2026-07-28] against a handshake-era child fail at stage discover; initialize never sent; the child is gone", () =>
+    Effect.gen(function*() {
+      const f = yield* stdioFixture()
+      const { error } = yield* failureOf(connectWith(f, { revisions: [STATELESS] }))
+      expectError(error, { _tag: "RemoteRefusal", stage: "discover", phase: "discovery" })
+      if (f.pid() !== undefined) childPids.add(f.pid())
+      yield* untilE(() => !f.isAlive(), "the child is gone", 1_000)
+      check(f.rpcCalls("initialize") === 0, "initialize was sent")
+      return summarize(error)
+    }))
+  await S("overrides: long discovery (5 s) + short call (300 ms): a 500 ms server/discover passes; a stalled call fails at 300 ms; notifications/cancelled reaches the child", () =>
+    Effect.gen(function*() {
+      const f = yield* stdioFixture({ era: "stateless", faults: [{ on: "server/discover", kind: "delay", ms: 500 }, { on: "tools/call", kind: "delay", ms: 2_000 }] })
+      const scope = yield* childScope
+      const c = yield* connectWith(f, { policy: { discovery: { timeout: 5_000 }, call: { timeout: 300 } } }).pipe(Scope.extend(scope))
+      check(c.protocolVersion === STATELESS, `protocolVersion ${c.protocolVersion}`)
+      const { error, ms } = yield* failureOf(c.callTool("increment"))
+      expectError(error, { _tag: "DeadlineExceeded", stage: "call", phase: "call", limits: { timeoutMs: 300 }, outcome: "unknown" })
+      inRange(ms, 250, 1_300, "call deadline")
+      yield* untilE(() => f.rpcCalls("notifications/cancelled") === 1, "notifications/cancelled arrives")
+      yield* released(c)
+      check(textOf(yield* c.callTool("echo", { text: "on" })) === "on", "the stream goes on")
+      yield* closeAndCheckChild(scope, f)
+      check(f.counter() === 1, `counter ${f.counter()}`)
+      return `${ms} ms`
+    }))
+  await S("abort: an interrupted call is an interruption; notifications/cancelled reaches the child", () =>
+    Effect.gen(function*() {
+      const f = yield* stdioFixture({ era: "stateless", faults: [{ on: "tools/call", kind: "never-answer" }] })
+      const scope = yield* childScope
+      const c = yield* connectWith(f, { policy: { call: { timeout: 10_000 } } }).pipe(Scope.extend(scope))
+      const fiber = yield* Effect.fork(c.callTool("increment"))
+      yield* untilE(() => f.rpcCalls("tools/call") === 1, "the call arrived")
+      const exit = yield* Fiber.interrupt(fiber)
+      check(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause), "not an interruption only")
+      yield* untilE(() => f.rpcCalls("notifications/cancelled") === 1, "notifications/cancelled arrives")
+      check(f.counter() === 1, `counter ${f.counter()}`)
+      yield* released(c)
+      yield* closeAndCheckChild(scope, f)
+    }))
+  await S(`missing: a stateless child that exits mid-call fails the call promptly (< ${PROMPT_MS} ms)`, () =>
+    Effect.gen(function*() {
+      const f = yield* stdioFixture({ era: "stateless", faults: [{ on: "tools/call", kind: "exit", code: 7 }] })
+      const c = yield* connectWith(f, { policy: { timeout: 30_000 } })
+      const { error, ms } = yield* failureOf(c.callTool("increment"))
+      expectError(error, { _tag: "TransportFailure", reason: "process-exited", exitCode: 7, stage: "call", outcome: "unknown" })
+      check(ms < PROMPT_MS, `${ms} ms`)
+      check(f.counter() === 1 && f.rpcCalls("tools/call") === 1, `counter ${f.counter()}, tools/call ${f.rpcCalls("tools/call")}`)
+      yield* released(c)
+      return `${ms} ms`
+    }))
+  await S("credentials: a refusal echoing an env secret is redacted", () =>
+    Effect.gen(function*() {
+      const f = yield* stdioFixture({ era: "stateless", faults: [{ on: "tools/call", kind: "jsonrpc-error", code: -32000, message: `bad key ${canaries.env}` }] })
+      const scope = yield* childScope
+      const c = yield* connectWith(f, { env: { ...f.env, API_KEY: canaries.env } }).pipe(Scope.extend(scope))
+      const { error } = yield* failureOf(c.callTool("increment"))
+      expectError(error, { _tag: "RemoteRefusal" })
+      expectClean(error)
+      yield* closeAndCheckChild(scope, f)
+      return error.remoteMessage
+    }))
+}
+
+// --- scenarios: the Promise API in the stateless era ----------------------------------------------
+
+const statelessPromiseScenarios = async () => {
+  const P = (name, body, timeoutMs) => scenario(`Promise 2026 ${name}`, body, timeoutMs)
+  const startStateless = () => Testkit.startServer({ era: "stateless" })
+
+  await P("smoke: connects at 2026-07-28 (server/discover, no initialize), calls, closes without DELETE", () =>
+    withServer(startStateless, async (srv) => {
+      const c = await connect({ url: srv.url })
+      check(c.protocolVersion === STATELESS, `protocolVersion ${c.protocolVersion}`)
+      check(textOf(await c.callTool("add", { a: 1, b: 2 })) === "3", "add")
+      await Promise.all([c.close(), c.close()])
+      check(srv.rpcCalls("initialize") === 0 && srv.deletes() === 0, `initialize ${srv.rpcCalls("initialize")}, DELETEs ${srv.deletes()}`)
+    }))
+  await P("negotiation: default revisions against a handshake-era server connect at 2025-11-25 (initialize after the refused probe)", () =>
+    withServer(() => Testkit.startServer(), async (srv) => {
+      const c = await connect({ url: srv.url })
+      try {
+        check(c.protocolVersion === HANDSHAKE_LATEST, `protocolVersion ${c.protocolVersion}`)
+        check(srv.rpcCalls("server/discover") === 1 && srv.rpcCalls("initialize") === 1, `discover ${srv.rpcCalls("server/discover")}, initialize ${srv.rpcCalls("initialize")}`)
+      } finally {
+        await c.close()
+      }
+    }))
+  await P("negotiation: revisions [2026-07-28] against a handshake-era server reject at stage discover; initialize never sent", () =>
+    withServer(() => Testkit.startServer(), async (srv) => {
+      const { error } = await rejection(connect({ url: srv.url, revisions: [STATELESS] }))
+      expectError(error, { _tag: "RemoteRefusal", stage: "discover" })
+      check(srv.rpcCalls("initialize") === 0, "initialize was sent")
+      return summarize(error)
+    }))
+  await P("negotiation: revisions naming no revision the client speaks reject InvalidOption before any I/O", () =>
+    withServer(startStateless, async (srv) => {
+      const { error } = await rejection(connect({ url: srv.url, revisions: ["1999-01-01"] }))
+      expectError(error, { _tag: "InvalidOption", option: "revisions", outcome: "not-sent" })
+      check(srv.requests.length === 0, `${srv.requests.length} requests`)
+    }))
+  await P("overrides: short discovery (300 ms) + long call: a stalled server/discover rejects DeadlineExceeded at 300 ms", () =>
+    withServer(startStateless, async (srv) => {
+      srv.script({ on: "server/discover", kind: "delay", ms: 2_000 })
+      const { error, ms } = await rejection(connect({ url: srv.url, policy: { discovery: { timeout: 300 }, call: { timeout: 5_000 } } }))
+      expectError(error, { _tag: "DeadlineExceeded", stage: "discover", limits: { timeoutMs: 300 } })
+      inRange(ms, 250, 1_300, "discovery deadline")
+      return `${ms} ms`
+    }))
+  await P("overrides: long discovery (5 s) + short call (300 ms): a 500 ms server/discover passes, a stalled call rejects at 300 ms", () =>
+    withServer(startStateless, async (srv) => {
+      srv.script({ on: "server/discover", kind: "delay", ms: 500 })
+      const c = await connect({ url: srv.url, policy: { discovery: { timeout: 5_000 }, call: { timeout: 300 } } })
+      try {
+        srv.script({ on: "tools/call", kind: "delay", ms: 2_000 })
+        const { error, ms } = await rejection(c.callTool("increment"))
+        expectError(error, { _tag: "DeadlineExceeded", stage: "call", limits: { timeoutMs: 300 } })
+        inRange(ms, 250, 1_300, "call deadline")
+        check(srv.counter() === 1, `counter ${srv.counter()}`)
+        return `${ms} ms`
+      } finally {
+        await c.close()
+      }
+    }))
+  await P("abort: an aborted AbortSignal rejects with its own reason; the server sees it closed; no notifications/cancelled", () =>
+    withServer(startStateless, async (srv) => {
+      const c = await connect({ url: srv.url, policy: { call: { timeout: 10_000 } } })
+      try {
+        srv.script({ on: "tools/call", kind: "headers-never-sent" })
+        const controller = new AbortController()
+        const reason = new Error("the user went away")
+        const pending = c.callTool("increment", {}, { signal: controller.signal })
+        await until(() => srv.rpcCalls("tools/call") === 1, "the call arrived")
+        controller.abort(reason)
+        const { error, ms } = await rejection(pending)
+        check(error === reason, `rejected with ${describe(error)}`)
+        check(ms < 1_000, `${ms} ms`)
+        await until(() => srv.abortedResponses() === 1, "the server sees the request closed")
+        await sleep(150)
+        check(srv.rpcCalls("notifications/cancelled") === 0, "notifications/cancelled was sent over HTTP")
+        check(srv.counter() === 1, `counter ${srv.counter()}`)
+        return `${ms} ms`
+      } finally {
+        await c.close()
+      }
+    }))
+  await P("handlers: ask_name's input_required round is answered by a Promise elicitation handler", () =>
+    withServer(startStateless, async (srv) => {
+      const c = await connect({ url: srv.url, handlers: { elicitation: async () => ({ action: "accept", content: { name: "qualifier" } }) } })
+      try {
+        check(textOf(await c.callTool("ask_name")) === "hello qualifier", "the greeting")
+        check(srv.inputRounds() === 1 && srv.rpcCalls("tools/call") === 2, `${srv.inputRounds()} rounds, ${srv.rpcCalls("tools/call")} tools/call`)
+      } finally {
+        await c.close()
+      }
+    }))
+  await P("credentials: URL userinfo and query canaries appear in no rejection", () =>
+    withServer(startStateless, async (srv) => {
+      const c = await connect({ url: withCanaries(srv.url), headers: { "X-Api-Key": canaries.header } })
+      try {
+        srv.script({ on: "tools/call", kind: "jsonrpc-error", code: -32000, message: `key ${canaries.header} pass ${canaries.password} q ${canaries.query}` })
+        const { error } = await rejection(c.callTool("increment"))
+        expectError(error, { _tag: "RemoteRefusal" })
+        expectClean(error)
+        return error.remoteMessage
+      } finally {
+        await c.close()
+      }
+    }))
+  await P("abort: stdio, an aborted call rejects with its reason; notifications/cancelled reaches the child; close() ends it", async () => {
+    const f = Testkit.makeStdioFixture({ era: "stateless", faults: [{ on: "tools/call", kind: "never-answer" }] })
+    try {
+      const c = await connect({ stdio: { command: f.command, args: f.args } })
+      check(c.protocolVersion === STATELESS && c.transport === "stdio", `${c.protocolVersion} over ${c.transport}`)
+      if (f.pid() !== undefined) childPids.add(f.pid())
+      const controller = new AbortController()
+      const reason = new Error("stop")
+      const pending = c.callTool("increment", {}, { signal: controller.signal })
+      await until(() => f.rpcCalls("tools/call") === 1, "the call arrived")
+      controller.abort(reason)
+      const { error } = await rejection(pending)
+      check(error === reason, `rejected with ${describe(error)}`)
+      await until(() => f.rpcCalls("notifications/cancelled") === 1, "notifications/cancelled arrives")
+      await c.close()
+      await until(() => !f.isAlive(), "the child is gone", 250)
+      check(f.counter() === 1, `counter ${f.counter()}`)
+    } finally {
+      f.cleanup()
+    }
+  })
+}
+
 // --- main ----------------------------------------------------------------------------------------
 
 const started = Date.now()
-for (const [label, layer] of httpLayers) await httpScenarios(label, layer)
+for (const [label, layer] of httpLayers) {
+  await httpScenarios(label, layer)
+  await statelessHttpScenarios(label, layer)
+}
 await stdioScenarios()
+await statelessStdioScenarios()
 await promiseScenarios()
+await statelessPromiseScenarios()
 
 const failed = results.filter((r) => !r.ok)
 const width = Math.max(...results.map((r) => r.name.length))

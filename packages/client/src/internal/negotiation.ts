@@ -84,6 +84,19 @@ export const handshakeFallback = (allowed: ReadonlyArray<McpSchema.Revision>) =>
 }
 
 /**
+ * Whether the stateless era may be tried once more after the handshake, over stdio: the first
+ * probe got no answer within its bounded wait (a stateless server still starting, as one run
+ * by `npx` often is), then `initialize` was refused with `-32022` naming a stateless revision
+ * the client may speak. The child is the same; the server is up by now.
+ */
+export const statelessRetry = (allowed: ReadonlyArray<McpSchema.Revision>) => (error: McpConnectionError): boolean =>
+  error._tag === "RemoteRefusal" && error.stage === "initialize" &&
+  supportedByRefusal(error).some((revision) =>
+    McpSchema.statelessRevisions.includes(revision as McpSchema.Revision) &&
+    allowed.includes(revision as McpSchema.Revision)
+  )
+
+/**
  * Whether legacy HTTP+SSE may follow a failed Streamable HTTP attempt: the first POST of the
  * handshake (`initialize`) was answered 400, 404 or 405 with a body that is not a JSON-RPC
  * error (a JSON-RPC error proves a Streamable HTTP server that refused: a `RemoteRefusal`, not
