@@ -7,6 +7,7 @@
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { type Capability, capabilities, capabilityOf, type Fields, type Handlers } from "../ClientHandlers.js"
 import { HandlerFailed, type McpConnectionError, ProtocolViolation } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
@@ -101,8 +102,9 @@ export const makeResponder = (handlers: Handlers | undefined, answerTimeoutMs: n
         })
       )
     }
-    // A failure, a defect or a throw of the handler is its failure: kept whole in process. An
-    // interruption stays an interruption (the call's deadline, or the caller).
+    // A failure, a defect or a throw of the handler is its failure, kept in process as the cause
+    // (what the handler failed with; for a defect, the whole Cause). An interruption stays an
+    // interruption (the call's deadline, or the caller).
     return Effect.catchAllCause(handled.result, (cause) =>
       Cause.isInterruptedOnly(cause)
         ? Effect.failCause(cause as Cause.Cause<never>)
@@ -112,7 +114,7 @@ export const makeResponder = (handlers: Handlers | undefined, answerTimeoutMs: n
             capability: handled.capability,
             outcome: "not-applied",
             retryable: false
-          }, cause)
+          }, Option.getOrElse(Cause.failureOption(cause), () => cause))
         ))
   }
 
