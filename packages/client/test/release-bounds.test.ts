@@ -19,6 +19,8 @@ const stallingDeletes = Effect.acquireRelease(
         deletes++
         return // never answered
       }
+      // No standalone stream here.
+      if (req.method === "GET") return void res.writeHead(405).end()
       let body = ""
       req.on("data", (chunk) => (body += chunk))
       req.on("end", () => {
