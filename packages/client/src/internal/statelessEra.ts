@@ -59,6 +59,13 @@ export const supportedByRefusal = (error: McpConnectionError): ReadonlyArray<str
   return Array.isArray(supported) ? supported.filter((v): v is string => typeof v === "string") : []
 }
 
+/** Each listed tool's header declarations, worked out once (at the listing) and kept with it. */
+const declarations = new WeakMap<McpSchema.Tool, ReturnType<typeof headerParameters>>()
+const declarationsOf = (tool: McpSchema.Tool) => {
+  if (!declarations.has(tool)) declarations.set(tool, headerParameters(tool))
+  return declarations.get(tool)
+}
+
 const violation = (exchange: Exchange, response: Response, reason: "invalid-result" | "unknown-result-type") =>
   Failures.protocol(exchange, reason, { observedBytes: response.bytes })
 
@@ -132,7 +139,7 @@ export const era: Era = {
       const request: Session["request"] = (method, params, exchange, tool) =>
         Effect.suspend(() => {
           let headers: Record<string, string> | undefined
-          const declared = overHttp && tool !== undefined ? headerParameters(tool) : undefined
+          const declared = overHttp && tool !== undefined ? declarationsOf(tool) : undefined
           if (declared !== undefined && declared.length > 0) {
             const args = params?.["arguments"]
             const mirrored = parameterHeaders(declared, isRecord(args) ? args : {})
@@ -196,7 +203,7 @@ export const era: Era = {
         instructions: result.right.instructions,
         request,
         // Over HTTP, a tool whose header declarations are invalid cannot be called correctly.
-        admits: (tool) => !overHttp || headerParameters(tool) !== undefined
+        admits: (tool) => !overHttp || declarationsOf(tool) !== undefined
       } satisfies Session
     })
 }
