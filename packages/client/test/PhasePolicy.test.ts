@@ -104,6 +104,9 @@ describe("PhasePolicy", () => {
     ["maxTools", { maxTools: 1.5 }],
     ["maxPages", { maxPages: -1 }],
     ["maxSchemaBytes", { maxSchemaBytes: Number.NaN }],
+    ["maxInputRounds", { maxInputRounds: 0 }],
+    ["maxInputRounds", { maxInputRounds: 2.5 }],
+    ["maxInputRounds", { maxInputRounds: Infinity }],
     ["releaseTimeout", { releaseTimeout: Duration.infinity }]
   ] as const)("refuses a bad %s", (option, options) => {
     expect(refusal(options as PhasePolicy.Options).option).toBe(option)

@@ -60,6 +60,10 @@ describe.each(httpClients)("Streamable HTTP protocol through %s", (_, httpClient
       const srv = yield* server({ protocolVersion: "1999-01-01" })
       const { error } = yield* failureOf(McpClient.connect({ url: srv.url }))
       expect(error).toMatchObject({ _tag: "ProtocolViolation", reason: "unsupported-protocol-version", stage: "initialize" })
+      // The session the server opened is ended all the same, with its id.
+      const deletes = srv.requests.filter((r) => r.method === "DELETE")
+      expect(deletes).toHaveLength(1)
+      expect(deletes[0]!.headers["mcp-session-id"]).toMatch(/.+/)
     }))
 
   scoped("a 404 for a known session is SessionExpired; the connection then sends nothing", () =>

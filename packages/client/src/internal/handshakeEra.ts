@@ -62,7 +62,10 @@ export const era: Era = {
       }, initializeExchange)
       context.record("initialize", initialized.bytes)
       const header = initialized.headers["mcp-session-id"]
-      if (header !== undefined && header.length > 0) sessionId = header
+      if (header !== undefined && header.length > 0) {
+        sessionId = header
+        headers.current = { "mcp-session-id": sessionId }
+      }
       // Ends the session on the server when the connection closes (also when this discovery
       // fails from here on), unless it is already gone.
       yield* Effect.flatMap(Effect.scope, (scope) =>
@@ -78,10 +81,7 @@ export const era: Era = {
           Failures.protocol(initializeExchange, "unsupported-protocol-version", { observedBytes: initialized.bytes })
         )
       }
-      headers.current = {
-        ...(sessionId === undefined ? {} : { "mcp-session-id": sessionId }),
-        "mcp-protocol-version": revision
-      }
+      headers.current = { ...headers.current, "mcp-protocol-version": revision }
 
       const initializedExchange = context.exchange("initialized")
       yield* send(initializedExchange, transport.notify({ method: "notifications/initialized" }, initializedExchange))
