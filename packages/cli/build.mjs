@@ -28,4 +28,5 @@ const result = await build({
   logLevel: "warning"
 })
 if (result.metafile !== undefined) writeFileSync(join(here, "dist/meta.json"), JSON.stringify(result.metafile))
-process.stdout.write(`dist/bin.js built in ${Date.now() - started} ms\n`)
+// On stderr: a progress line, and `npm pack --json` (prepack runs this) keeps stdout for its JSON.
+process.stderr.write(`dist/bin.js built in ${Date.now() - started} ms\n`)

@@ -1,7 +1,8 @@
 /**
  * `npm run qualify`: the qualification of the packed public packages.
  *
- * 1. builds @phasebound/client, @phasebound/testkit and @phasebound/cli, and `npm pack`s them;
+ * 1. `npm pack`s @phasebound/client, @phasebound/testkit and @phasebound/cli (each builds itself
+ *    in its `prepack`);
  * 2. installs the tarballs into a fresh project under os.tmpdir() (no workspace links, no path
  *    mapping: the project's own node_modules is all it resolves from);
  * 3. runs ONE plain ESM program (program/qualify.mjs) through the public exports only, under
@@ -191,17 +192,14 @@ const programEnv = {
 
 const overallStarted = Date.now()
 try {
-  // 1. Build and pack each public package.
+  // 1. Pack each public package: a plain `npm pack` builds it first (its `prepack` runs the
+  // build), as it will for a publish; the tarball checks below see what that produced.
   const tarballs = new Map()
   for (const pkg of publicPackages) {
     const manifest = JSON.parse(readFileSync(join(root, pkg.dir, "package.json"), "utf8"))
-    if (manifest.scripts?.build === undefined) {
-      record("package", `build ${pkg.name}`, false, `package.json has no "build" script`)
-      continue
-    }
-    const built = run("npm", ["run", "build", "-w", pkg.name])
-    record("package", `build ${pkg.name}`, built.ok, built.ok ? `${built.ms} ms` : why(built))
-    if (!built.ok) continue
+    const buildsOnPack = manifest.scripts?.build !== undefined && manifest.scripts?.prepack === "npm run build"
+    record("package", `npm pack builds ${pkg.name} (prepack runs its build)`, buildsOnPack, buildsOnPack ? "prepack: npm run build" : `no prepack building it`)
+    if (!buildsOnPack) continue
     const packed = run("npm", ["pack", "-w", pkg.name, "--pack-destination", packs, "--json"])
     let info
     try {
