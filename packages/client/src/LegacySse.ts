@@ -122,7 +122,7 @@ export const make = (
 
     const response = yield* client.open(
       HttpClientRequest.get(options.url).pipe(HttpClientRequest.setHeaders({ accept: "text/event-stream" })),
-      Http.transportError(readiness, "not-sent"),
+      Http.transportError(readiness, "readiness"),
       scope
     )
     if (response.status !== 200) {
@@ -173,7 +173,7 @@ export const make = (
         : Http.statusFailure(exchange, answer, { sentSession: true, secrets: options.secrets, onExpired: () => {} })
     /** POSTs one message to the endpoint. */
     const send = (message: unknown, exchange: Exchange) =>
-      client.execute(Http.postJson(target, message), Http.transportError(exchange, "not-sent"), accepted(exchange)).pipe(
+      client.execute(Http.postJson(target, message), Http.transportError(exchange, "sending"), accepted(exchange)).pipe(
         Effect.tapError((error) =>
           error._tag === "SessionExpired"
             ? Effect.zipRight(terminate((e) => Failures.sessionExpired(e, "not-sent")), Fiber.interruptFork(reader))

@@ -26,7 +26,7 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import { withDeadline } from "./internal/deadline.js"
+import { type Abandon, withDeadline } from "./internal/deadline.js"
 import * as Failures from "./internal/failures.js"
 import * as Negotiation from "./internal/negotiation.js"
 import { secretsOf, secretValues } from "./internal/secrets.js"
@@ -473,7 +473,18 @@ const discover = <R>(
         policy.discovery.timeoutMs,
         () => Failures.deadline(exchange(stage), deadlineOutcome(stage))
       ).pipe(
-        Effect.onExit((exit) => (Exit.isFailure(exit) ? Scope.close(connectionScope, exit) : Effect.void))
+        Effect.onExit((exit) => {
+          // The span says where discovery ended, how it ended and what it read, as the
+          // call and list spans do (docs/DESIGN.md, "Observation").
+          const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : undefined
+          const failed = failure?._tag === "Some" ? failure.value : undefined
+          annotate({
+            "mcp.stage": failed?.stage ?? stage,
+            "mcp.outcome": failed?._tag ?? (Exit.isSuccess(exit) ? "ok" : "interrupted"),
+            "mcp.observed_bytes": discoveryLog.reduce((sum, o) => sum + o.bytes, 0)
+          })
+          return Exit.isFailure(exit) ? Scope.close(connectionScope, exit) : Effect.void
+        })
       ))
     return makeConnection(discovered, policy, discoveryLog, connectionScope)
   })
@@ -524,13 +535,25 @@ const makeConnection = (
     observations.push(observation)
     if (observations.length > 100) observations.shift()
   }
-  // Closing the connection's scope marks it closed first, so later calls fail without I/O.
+  // Operations in flight, ended at once when the connection closes (docs/DESIGN.md, "Release").
+  const inFlight = new Set<() => void>()
+  // Closing the connection's scope marks it closed first, so later calls fail without I/O, and
+  // fails what is in flight (its requests released) before the transport is released.
   Effect.runSync(Scope.addFinalizer(scope, Effect.sync(() => {
     closed = true
+    for (const abandon of [...inFlight]) abandon()
   })))
 
   const closedFailure = (exchange: Exchange) =>
     Failures.transport(exchange, "session-closed", "not-sent")
+  /** A request in flight when the connection closed may have reached the server: `unknown`. */
+  const abandonOnClose = (exchange: Exchange): Abandon<McpConnectionError> => ({
+    register: (hook) => {
+      inFlight.add(hook)
+      return () => void inFlight.delete(hook)
+    },
+    failure: () => Failures.transport(exchange, "session-closed", "unknown")
+  })
 
   /** Runs one operation under a deadline, recording its cost and its span. */
   const observed = <A extends { readonly bytes: number }>(
@@ -548,7 +571,7 @@ const makeConnection = (
         if (closed) return Effect.fail(closedFailure(exchange))
         const started = clock.unsafeCurrentTimeMillis()
         return Effect.onExit(
-          withDeadline(effect, exchange.budget.timeoutMs, () => Failures.deadline(exchange, "unknown")),
+          withDeadline(effect, exchange.budget.timeoutMs, () => Failures.deadline(exchange, "unknown"), abandonOnClose(exchange)),
           (exit) =>
             Effect.sync(() => {
               const durationMs = clock.unsafeCurrentTimeMillis() - started

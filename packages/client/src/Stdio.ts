@@ -178,6 +178,8 @@ export const make = (
       Effect.mapError((cause) => Failures.transport(readiness, "spawn-failed", "not-sent", {}, cause))
     )
     const exited = yield* Deferred.make<number | undefined>()
+    /** Completed when the stdout reader has stopped (EOF, a refused line, a failure). */
+    const stdoutDone = yield* Deferred.make<void>()
 
     const outcomeOf = (exchange: Exchange): Outcome => (exchange.stage === "connect" ? "not-sent" : "unknown")
 
@@ -230,9 +232,13 @@ export const make = (
     )
     // The exit: fails everything still waiting, at once. The platform failing to report the
     // exit code is still an exit (without a code); a defect fails the waiting requests as one.
+    // What the child wrote before it exited is read first (at most one release step: a
+    // grandchild may hold stdout open), so an answer written just before the exit is not lost
+    // to it, and an answer cut by the exit fails as the cut line it is.
+    const stdoutDrained = Deferred.await(stdoutDone).pipe(Effect.timeoutOption(Duration.millis(options.releaseTimeoutMs)))
     const exitedWith = (code: number | undefined) =>
       Effect.zipRight(
-        Deferred.succeed(exited, code),
+        Effect.zipRight(Deferred.succeed(exited, code), stdoutDrained),
         terminate((exchange) =>
           Failures.transport(exchange, "process-exited", outcomeOf(exchange), code === undefined ? {} : { exitCode: code })
         )
@@ -266,6 +272,7 @@ export const make = (
           return termination === undefined ? Effect.void : terminate(termination)
         }
       }),
+      Effect.ensuring(Deferred.succeed(stdoutDone, undefined)),
       Effect.forkIn(processScope)
     )
     const releaseTimeout = Duration.millis(options.releaseTimeoutMs)

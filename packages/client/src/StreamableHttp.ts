@@ -114,7 +114,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
         const bytes = yield* readBody(response, exchange.budget.maxBytes).pipe(
           Effect.catchTags({
             FrameTooLarge: (e: FrameTooLarge) => Effect.fail(Failures.ceiling(exchange, e.observedBytes, status)),
-            ResponseError: Http.transportError(exchange, "unknown"),
+            ResponseError: Http.transportError(exchange, "reading"),
             BodyReadFailed: Http.bodyReadFailed(exchange)
           })
         )
@@ -164,7 +164,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
             Effect.fail(
               Failures.protocol(exchange, "invalid-utf8", { observedBytes: counted.bytes + e.observedBytes, status })
             ),
-          ResponseError: Http.transportError(exchange, "unknown"),
+          ResponseError: Http.transportError(exchange, "reading"),
           BodyReadFailed: Http.bodyReadFailed(exchange)
         })
       )
@@ -214,7 +214,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       const request = HttpClientRequest.get(options.url).pipe(
         HttpClientRequest.setHeaders({ accept: "text/event-stream", ...session.current, ...headers, "last-event-id": lastEventId })
       )
-      return client.execute(request, Http.transportError(exchange, "unknown"), (response) => {
+      return client.execute(request, Http.transportError(exchange, "reading"), (response) => {
         if (response.status !== 200) return statusFailure(exchange, response)
         if (Http.contentTypeOf(response) !== "text/event-stream") {
           return Effect.fail(Failures.protocol(exchange, "unexpected-content-type", { status: response.status }))
@@ -230,7 +230,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
         const { cancelNotice } = request
         return client.execute(
           post(Messages.envelope(request, id), request.headers),
-          Http.transportError(exchange, "not-sent"),
+          Http.transportError(exchange, "sending"),
           (response) => readAnswer(exchange, id, response, request)
         ).pipe(
           Effect.onInterrupt(() => {
@@ -245,7 +245,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
     const notify: Transport["notify"] = (notification, exchange) =>
       client.execute(
         post(Messages.envelope(notification), notification.headers),
-        Http.transportError(exchange, "not-sent"),
+        Http.transportError(exchange, "sending"),
         (response) =>
           response.status === 202 || response.status === 200 || response.status === 204
             ? Effect.void

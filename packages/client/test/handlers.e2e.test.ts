@@ -389,9 +389,10 @@ describe("handlers through the Promise API, stateless era (testkit server)", () 
         expect(calls).toEqual([(Testkit.ASK_NAME_INPUT_REQUESTS["name"] as { params: unknown }).params])
         expect(srv.inputRounds()).toBe(1)
         expect(srv.rpcCalls("tools/call")).toBe(2)
-        const metas = srv.requests.filter((r) => r.meta !== undefined).map((r) => r.meta![Testkit.META_CLIENT_CAPABILITIES])
-        expect(metas.length).toBeGreaterThanOrEqual(4)
-        for (const declared of metas) expect(declared).toEqual({ elicitation: {} })
+        // server/discover, tools/list and the two rounds of the call: each declares the capability.
+        expect(srv.requests.map((r) => r.rpcMethod)).toEqual(["server/discover", "tools/list", "tools/call", "tools/call"])
+        const metas = srv.requests.map((r) => r.meta?.[Testkit.META_CLIENT_CAPABILITIES])
+        expect(metas).toEqual(Array(4).fill({ elicitation: {} }))
       } finally {
         await connection.close()
       }

@@ -1,3 +1,9 @@
+/**
+ * Interop with the official SDK's StreamableHTTPServerTransport (JSON and SSE answers), through
+ * each HTTP client and the Promise API. On the live clock with explicit budgets, well inside
+ * vitest's timeout: a peer that hangs fails here as a typed DeadlineExceeded, not as a test
+ * timeout (under a TestClock, virtual time would never reach the client's deadline).
+ */
 import { FetchHttpClient } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
@@ -5,6 +11,8 @@ import { Effect, Layer } from "effect"
 import { McpClient } from "../src/index.js"
 import { connect } from "../src/promise.js"
 import { startOfficialServer } from "./support/officialServer.js"
+
+const policy = { discovery: { timeout: 10_000 }, call: { timeout: 5_000 } } as const
 
 const clients = [
   ["FetchHttpClient", FetchHttpClient.layer],
@@ -16,13 +24,13 @@ describe.each([
   ["SSE", false]
 ] as const)("official SDK 1.32.2 StreamableHTTPServerTransport, %s mode", (_, jsonResponse) => {
   describe.each(clients)("through %s", (_, layer) => {
-    it.scoped("discovers and calls tools", () =>
+    it.scopedLive("discovers and calls tools", () =>
       Effect.gen(function*() {
         const server = yield* Effect.acquireRelease(
           Effect.promise(() => startOfficialServer({ jsonResponse })),
           (s) => Effect.promise(() => s.close())
         )
-        const connection = yield* McpClient.connect({ url: server.url })
+        const connection = yield* McpClient.connect({ url: server.url, policy })
         expect(connection.transport).toBe("streamable-http")
         expect(connection.serverInfo?.name).toBe("official-sdk-peer")
         expect(connection.protocolVersion).toBe("2025-11-25")
@@ -31,26 +39,26 @@ describe.each([
         expect(sum.content).toEqual([{ type: "text", text: "42" }])
         const failed = yield* connection.callTool("fail")
         expect(failed.isError).toBe(true)
-        yield* connection.callTool("increment")
+        expect((yield* connection.callTool("increment")).content).toEqual([{ type: "text", text: "1" }])
         expect(server.counter()).toBe(1)
         const echoed = yield* connection.callTool("echo", { text: "héllo 😀" })
         expect(echoed.content).toEqual([{ type: "text", text: "héllo 😀" }])
-      }).pipe(Effect.provide(layer)))
+      }).pipe(Effect.provide(layer)), 30_000)
   })
 
   it("works through the Promise API", async () => {
     const server = await startOfficialServer({ jsonResponse })
     try {
-      const connection = await connect({ url: server.url })
+      const connection = await connect({ url: server.url, policy })
       try {
         const result = await connection.callTool("add", { a: 1, b: 2 }, { timeout: 5_000 })
         expect(result.content).toEqual([{ type: "text", text: "3" }])
-        expect((await connection.listTools()).length).toBe(4)
+        expect((await connection.listTools()).map((t) => t.name).sort()).toEqual(["add", "echo", "fail", "increment"])
       } finally {
         await connection.close()
       }
     } finally {
       await server.close()
     }
-  })
+  }, 30_000)
 })

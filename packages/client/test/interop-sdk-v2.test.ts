@@ -19,6 +19,14 @@ const modes: ReadonlyArray<readonly [mode: SdkV2Mode, expected: "2026" | "2025"]
   ["stateful", "2025"]
 ]
 
+/**
+ * Explicit budgets, and every test on the live clock (`it.scopedLive`): a hung peer fails at the
+ * client's deadline as a typed error, well inside vitest's timeout. (Under `it.scoped` a
+ * TestClock drives the deadlines, and virtual time never reaches them.)
+ */
+const policy = { discovery: { timeout: 10_000 }, call: { timeout: 5_000 } } as const
+const TEST_TIMEOUT = 30_000
+
 const server = (mode: SdkV2Mode, answers: "json" | "sse") =>
   Effect.acquireRelease(
     Effect.promise(() => startSdkV2Server({ mode, answers })),
@@ -33,26 +41,26 @@ const posts = (s: SdkV2Server) =>
 
 describe.each(modes)("SDK v2 (2.4.0) server, %s mode", (mode, expected) => {
   describe.each(["json", "sse"] as const)("answering in %s", (answers) => {
-    it.scoped("negotiates, lists, calls, and does not replay", () =>
+    it.scopedLive("negotiates, lists, calls, and does not replay", () =>
       Effect.gen(function*() {
         const peer = yield* server(mode, answers)
-        const connection = yield* McpClient.connect({ url: peer.url })
+        const connection = yield* McpClient.connect({ url: peer.url, policy })
         expect(connection.transport).toBe("streamable-http")
-        if (expected === "2026") expect(connection.protocolVersion).toBe("2026-07-28")
-        else expect(["2025-11-25", "2025-06-18", "2025-03-26"]).toContain(connection.protocolVersion)
+        // The newest revision of the era the server speaks: the client offers its newest.
+        expect(connection.protocolVersion).toBe(expected === "2026" ? "2026-07-28" : "2025-11-25")
         expect(connection.tools.map((t) => t.name).sort()).toEqual(["add", "echo", "increment"])
         const sum = yield* connection.callTool("add", { a: 1, b: 2 })
         expect(sum.content).toEqual([{ type: "text", text: "3" }])
-        yield* connection.callTool("increment")
+        expect((yield* connection.callTool("increment")).content).toEqual([{ type: "text", text: "1" }])
         expect(peer.counter()).toBe(1)
         const echoed = yield* connection.callTool("echo", { text: "héllo 😀" })
         expect(echoed.content).toEqual([{ type: "text", text: "héllo 😀" }])
-      }).pipe(Effect.provide(FetchHttpClient.layer)))
+      }).pipe(Effect.provide(FetchHttpClient.layer)), TEST_TIMEOUT)
 
-    it.scoped("speaks the negotiated era on the wire", () =>
+    it.scopedLive("speaks the negotiated era on the wire", () =>
       Effect.gen(function*() {
         const peer = yield* server(mode, answers)
-        const connection = yield* McpClient.connect({ url: peer.url })
+        const connection = yield* McpClient.connect({ url: peer.url, policy })
         yield* connection.callTool("add", { a: 1, b: 2 })
         const sent = posts(peer)
         const methods = sent.map((p) => p.body.method)
@@ -79,7 +87,7 @@ describe.each(modes)("SDK v2 (2.4.0) server, %s mode", (mode, expected) => {
             expect(headers["mcp-protocol-version"]).toBe(connection.protocolVersion)
           }
         }
-      }).pipe(Effect.provide(FetchHttpClient.layer)))
+      }).pipe(Effect.provide(FetchHttpClient.layer)), TEST_TIMEOUT)
   })
 })
 
@@ -95,17 +103,16 @@ const pinned: ReadonlyArray<readonly [SdkV2Mode, "2026" | "handshake", string]> 
 
 describe("SDK v2 (2.4.0) server, pinned revisions", () => {
   for (const [mode, era, expected] of pinned) {
-    it.scoped(`${mode} mode, ${era} revisions only: ${expected}`, () =>
+    it.scopedLive(`${mode} mode, ${era} revisions only: ${expected}`, () =>
       Effect.gen(function*() {
         const peer = yield* server(mode, "json")
         const revisions = era === "2026" ? ["2026-07-28"] : McpSchema.handshakeRevisions
-        const outcome = yield* Effect.either(McpClient.connect({ url: peer.url, revisions }))
+        const outcome = yield* Effect.either(McpClient.connect({ url: peer.url, revisions, policy }))
         const methods = posts(peer).map((p) => p.body.method)
         if (expected === "2026-07-28" || expected === "2025") {
           if (outcome._tag === "Left") throw outcome.left
           const connection = outcome.right
-          if (expected === "2026-07-28") expect(connection.protocolVersion).toBe("2026-07-28")
-          else expect(McpSchema.handshakeRevisions).toContain(connection.protocolVersion)
+          expect(connection.protocolVersion).toBe(expected === "2026-07-28" ? "2026-07-28" : "2025-11-25")
           const sum = yield* connection.callTool("add", { a: 1, b: 2 })
           expect(sum.content).toEqual([{ type: "text", text: "3" }])
           // Pinned: the other era's discovery request is never sent.
@@ -116,7 +123,15 @@ describe("SDK v2 (2.4.0) server, pinned revisions", () => {
         const error = outcome._tag === "Left" ? outcome.left : undefined
         if (expected === "fails at discover") {
           // A 2025 server refuses the probe; pinned to 2026, nothing falls back to initialize.
-          expect(error).toMatchObject({ stage: "discover", phase: "discovery" })
+          expect(error).toMatchObject({
+            _tag: "RemoteRefusal",
+            status: 400,
+            code: -32000,
+            stage: "discover",
+            phase: "discovery",
+            outcome: "not-applied",
+            retryable: false
+          })
           expect(methods).toEqual(["server/discover"])
         } else {
           // A 2026-only server refuses initialize with a JSON-RPC error naming its versions:
@@ -125,7 +140,7 @@ describe("SDK v2 (2.4.0) server, pinned revisions", () => {
           expect(methods).toEqual(["initialize"])
           expect(peer.requests.filter((r) => r.method === "GET")).toEqual([])
         }
-      }).pipe(Effect.provide(FetchHttpClient.layer)))
+      }).pipe(Effect.provide(FetchHttpClient.layer)), TEST_TIMEOUT)
   }
 })
 

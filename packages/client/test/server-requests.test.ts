@@ -13,7 +13,14 @@ const readBody = (req: http.IncomingMessage) =>
   new Promise<any>((resolve) => {
     let body = ""
     req.on("data", (chunk) => (body += chunk))
-    req.on("end", () => resolve(body === "" ? undefined : JSON.parse(body)))
+    req.on("end", () => {
+      // Guarded: a body that is not JSON must not become an unhandled error in the server.
+      try {
+        resolve(body === "" ? undefined : JSON.parse(body))
+      } catch {
+        resolve(undefined)
+      }
+    })
   })
 
 it.scopedLive("answers ping, refuses other server requests with -32601, then reads the response", () =>
@@ -62,6 +69,8 @@ it.scopedLive("answers ping, refuses other server requests with -32601, then rea
     const connection = yield* McpClient.connect({ url })
     const result = yield* connection.callTool("anything")
     expect(result.content).toEqual([])
+    // One reply per server request (none for the notification), each to its own id.
+    expect(replies).toHaveLength(2)
     expect(replies).toContainEqual({ jsonrpc: "2.0", id: "s1", result: {} })
     expect(replies).toContainEqual({ jsonrpc: "2.0", id: "s2", error: { code: -32601, message: "Method not found" } })
   }).pipe(Effect.provide(FetchHttpClient.layer)))

@@ -76,8 +76,8 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
           expect(yield* connection.callTool("increment")).toMatchObject({ content: [{ type: "text", text: "1" }] })
           expect(yield* connection.callTool("echo", { text: "hi" })).toMatchObject({ content: [{ type: "text", text: "hi" }] })
           yield* expectReleased(connection)
+          // Closing awaits whatever the close sends (a DELETE, in a session): none here.
           yield* Scope.close(scope, Exit.void)
-          yield* Effect.sleep("100 millis")
 
           expect(srv.requests.map((r) => [r.method, r.rpcMethod])).toEqual([
             ["POST", "server/discover"],
@@ -210,8 +210,8 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
           })
           expect(elapsedMs).toBeGreaterThanOrEqual(250)
           expect(elapsedMs).toBeLessThan(3_000)
+          // The negotiation is over when connect fails; the server has seen the probe closed.
           yield* eventually(() => srv.abortedResponses() === 1)
-          yield* Effect.sleep("200 millis")
           expect(srv.rpcCalls("server/discover")).toBe(1)
           expect(srv.rpcCalls("initialize")).toBe(0)
           expect(srv.rpcCalls("notifications/cancelled")).toBe(0)
@@ -234,12 +234,12 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
           expect(elapsedMs).toBeGreaterThanOrEqual(250)
           expect(elapsedMs).toBeLessThan(3_000)
           yield* eventually(() => srv.abortedResponses() === 1)
-          // The server saw the close; a notice would follow at once if the era sent one.
-          yield* Effect.sleep("300 millis")
+          // A notice would be sent in the connection's background, started before the failure
+          // came back: once nothing is left there, it would have arrived.
+          yield* expectReleased(connection)
           expect(srv.rpcCalls("notifications/cancelled")).toBe(0)
           expect(srv.rpcCalls("tools/call")).toBe(1)
           expect(srv.counter()).toBe(1)
-          yield* expectReleased(connection)
         }))
 
       scoped("an interrupted call is an interruption: the request closed, no notice, never a DeadlineExceeded", () =>
@@ -254,11 +254,11 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
           expect(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)).toBe(true)
           expect(Date.now() - started).toBeLessThan(5_000)
           yield* eventually(() => srv.abortedResponses() === 1)
-          yield* Effect.sleep("300 millis")
+          // See above: a notice would be in the background until it had arrived.
+          yield* expectReleased(connection)
           expect(srv.rpcCalls("notifications/cancelled")).toBe(0)
           expect(srv.counter()).toBe(1)
           expect((yield* connection.observations).filter((o) => o.outcome === "DeadlineExceeded")).toHaveLength(0)
-          yield* expectReleased(connection)
         }))
     })
 
@@ -279,10 +279,9 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
             retryable: false
           })
           expect((error as { observedBytes: number }).observedBytes).toBeGreaterThan(0)
-          yield* Effect.sleep("200 millis")
+          yield* expectReleased(connection)
           expect(srv.counter()).toBe(1)
           expect(srv.rpcCalls("tools/call")).toBe(1)
-          yield* expectReleased(connection)
         }))
 
       scoped("input_required without any input request or state is an invalid result, not a round", () =>
@@ -409,36 +408,52 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
             retryable: false
           })
           expect(elapsedMs).toBeLessThan(5_000)
-          yield* Effect.sleep("200 millis")
+          // The rounds run in the call itself: once it has failed, none is left to send.
+          yield* expectReleased(connection)
           // One request per round the server asked for, and not one more.
           expect(srv.rpcCalls("tools/call")).toBe(4)
           expect(srv.counter()).toBe(4)
           expect(srv.inputRounds()).toBe(4)
           expect(asked).toHaveLength(3)
           expect(new Set(calls(srv).map(idOf)).size).toBe(4)
-          yield* expectReleased(connection)
         }))
 
       scoped("every round and every handler run inside the call's one deadline", () =>
         Effect.gen(function*() {
           const srv = yield* stateless({ mode })
+          // Three rounds answered after 100 ms each, then a handler that never answers: the
+          // deadline always falls inside that fourth handler, so the counts below are exact.
+          let asked = 0
+          let fourthStartedAt = 0
           const connection = yield* McpClient.connect({
             url: srv.url,
-            handlers: { elicitation: () => Effect.as(Effect.sleep("100 millis"), { action: "accept", content: { name: "x" } }) },
-            policy: { maxInputRounds: 50, call: { timeout: 500 } }
+            handlers: {
+              elicitation: () =>
+                Effect.suspend(() => {
+                  asked++
+                  if (asked <= 3) return Effect.as(Effect.sleep("100 millis"), { action: "accept" as const, content: { name: "x" } })
+                  fourthStartedAt = Date.now()
+                  return Effect.never
+                })
+            },
+            policy: { maxInputRounds: 50, call: { timeout: 1_000 } }
           })
           srv.script({ on: "tools/call", kind: "input-required", times: Infinity })
           const { error, elapsedMs } = yield* failureOf(connection.callTool("increment"))
-          expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "call", limits: { timeoutMs: 500 } })
-          expect(elapsedMs).toBeGreaterThanOrEqual(450)
-          expect(elapsedMs).toBeLessThan(3_000)
-          const sent = srv.rpcCalls("tools/call")
-          expect(sent).toBeGreaterThanOrEqual(2)
-          expect(sent).toBeLessThan(10)
-          yield* Effect.sleep("250 millis")
-          expect(srv.rpcCalls("tools/call")).toBe(sent)
-          expect(srv.counter()).toBe(sent)
+          const failedAt = Date.now()
+          expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "call", limits: { timeoutMs: 1_000 }, retryable: false })
+          expect(elapsedMs).toBeGreaterThanOrEqual(950)
+          expect(elapsedMs).toBeLessThan(5_000)
+          // One deadline for the whole call: the fourth round started at least 300 ms in, so it
+          // got less than the 1 s a deadline of its own would have given it.
+          expect(fourthStartedAt).toBeGreaterThan(0)
+          expect(failedAt - fourthStartedAt).toBeLessThan(1_000)
+          expect(asked).toBe(4)
+          // Four requests, each answered before the deadline; none sent after it.
           yield* expectReleased(connection)
+          expect(srv.rpcCalls("tools/call")).toBe(4)
+          expect(srv.inputRounds()).toBe(4)
+          expect(srv.counter()).toBe(4)
         }))
 
       scoped("a forged requestState: the server's -32602 comes back as RemoteRefusal", () =>
@@ -549,10 +564,9 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
           })
           expect(elapsedMs).toBeGreaterThanOrEqual(350)
           expect(elapsedMs).toBeLessThan(3_000)
-          yield* Effect.sleep("200 millis")
+          yield* expectReleased(connection)
           expect(calls(srv)).toHaveLength(1)
           expect(srv.rpcCalls("notifications/cancelled")).toBe(0)
-          yield* expectReleased(connection)
         }))
     })
 
@@ -655,9 +669,11 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
             outcome: "not-sent",
             retryable: false
           })
-          yield* Effect.sleep("50 millis")
-          expect(srv.rpcCalls("tools/call")).toBe(0)
           yield* expectReleased(connection)
+          // Refused before any I/O. A valid call afterwards is the synchronisation point: it is
+          // the only tools/call the server ever sees.
+          expect(yield* connection.callTool("typed_headers", { count: 1 })).toMatchObject({ content: [{ text: JSON.stringify({ count: 1 }) }] })
+          expect(calls(srv).map((r) => paramsOf(r).arguments)).toEqual([{ count: 1 }])
         }))
     }
 
@@ -699,7 +715,6 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
         expect(elapsedMs).toBeGreaterThanOrEqual(250)
         expect(elapsedMs).toBeLessThan(3_000)
         yield* eventually(() => srv.abortedResponses() === 1)
-        yield* Effect.sleep("200 millis")
         expect(srv.requests.map((r) => r.rpcMethod)).toEqual(["server/discover"])
       }))
 
@@ -711,11 +726,11 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
         const { error } = yield* failureOf(connection.callTool("increment"))
         expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "call", outcome: "unknown" })
         yield* eventually(() => srv.abortedResponses() === 1)
-        yield* Effect.sleep("300 millis")
+        // A notice would be in the connection's background until it had arrived.
+        yield* expectReleased(connection)
         expect(srv.rpcCalls("notifications/cancelled")).toBe(0)
         expect(srv.rpcCalls("tools/call")).toBe(1)
         expect(srv.counter()).toBe(1)
-        yield* expectReleased(connection)
       }))
   })
 
@@ -725,7 +740,7 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
       ["a byte ceiling", { kind: "exact-size", bytes: 2_000 }, "ByteCeilingExceeded"],
       ["a 500", { kind: "status", status: 500 }, "UpstreamFailure"],
       ["a 502", { kind: "status", status: 502 }, "UpstreamFailure"],
-      ["a reset stream", { kind: "close-before-response" }, "ProtocolViolation"],
+      ["an SSE stream that ends without the response", { kind: "close-before-response" }, "ProtocolViolation"],
       ["a -32022 on tools/call", { kind: "unsupported-version", supported: [MODERN] }, "RemoteRefusal"]
     ] as const
     for (const [name, fault, tag] of faults) {
@@ -737,11 +752,11 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
           const { error } = yield* failureOf(connection.callTool("increment"))
           expectTag(error, tag)
           expect((error as { retryable: boolean }).retryable).toBe(false)
-          yield* Effect.sleep("200 millis")
+          // Nothing left in flight or in the background: whatever the client sent has arrived.
+          yield* expectReleased(connection)
           expect(srv.counter()).toBe(1)
           expect(srv.rpcCalls("tools/call")).toBe(1)
           expect(srv.rpcCalls("notifications/cancelled")).toBe(0)
-          yield* expectReleased(connection)
         }))
     }
   })
@@ -762,7 +777,7 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
             outcome: "not-applied"
           })
           expect(elapsedMs).toBeLessThan(3_000)
-          yield* Effect.sleep("100 millis")
+          // The negotiation is over when connect fails: these counts are final.
           expect(srv.rpcCalls("server/discover")).toBe(2)
           expect(srv.rpcCalls("initialize")).toBe(0)
           expect(srv.requests).toHaveLength(2)
@@ -774,8 +789,7 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
         const srv = yield* server({ era: "dual" })
         srv.script({ on: "server/discover", kind: "unsupported-version", supported: ["2025-11-25"] })
         const { error } = yield* failureOf(McpClient.connect({ url: srv.url, revisions: [MODERN] }))
-        expect(error).toMatchObject({ _tag: "RemoteRefusal", code: -32022, stage: "discover" })
-        yield* Effect.sleep("100 millis")
+        expect(error).toMatchObject({ _tag: "RemoteRefusal", code: -32022, stage: "discover", outcome: "not-applied" })
         expect(srv.requests.map((r) => r.rpcMethod)).toEqual(["server/discover"])
       }))
 
@@ -823,9 +837,17 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
       Effect.gen(function*() {
         const srv = yield* server()
         const { error } = yield* failureOf(McpClient.connect({ url: srv.url, revisions: [MODERN] }))
-        expect(["RemoteRefusal", "UpstreamFailure"]).toContain((error as { _tag: string })._tag)
-        expect(error).toMatchObject({ stage: "discover", phase: "discovery" })
-        yield* Effect.sleep("100 millis")
+        // This 2025 server refuses a request without a session with 400 and a JSON-RPC error
+        // (-32000): a refusal, final when nothing may follow it.
+        expect(error).toMatchObject({
+          _tag: "RemoteRefusal",
+          status: 400,
+          code: -32000,
+          stage: "discover",
+          phase: "discovery",
+          outcome: "not-applied",
+          retryable: false
+        })
         expect(srv.requests.map((r) => r.rpcMethod)).toEqual(["server/discover"])
       }))
 
@@ -834,7 +856,7 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
         const srv = yield* legacy()
         const { error } = yield* failureOf(McpClient.connect({ url: srv.url, revisions: [MODERN], transport: "sse" }))
         expect(error).toMatchObject({ _tag: "InvalidOption", option: "revisions", stage: "config", outcome: "not-sent" })
-        yield* Effect.sleep("100 millis")
+        // Refused before any I/O: nothing was, or will be, sent.
         expect(srv.requests).toHaveLength(0)
       }))
 

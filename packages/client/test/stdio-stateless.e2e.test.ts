@@ -211,10 +211,12 @@ describe("stdio, the stateless era", () => {
         const r = yield* recorded({ faults: [{ on: "server/discover", kind: "delay", ms: 1_500 }] })
         const connection = yield* connectTo(r, { policy: { discovery: { timeout: 2_000 } } })
         expect(connection.protocolVersion).toBe("2025-11-25")
-        expect((yield* connection.diagnostics).droppedFrames).toBe(0)
+        // Whether discovery ended before the late answer came depends on the machine's load:
+        // wait for it, then check that it was counted once and taken for nothing else.
         yield* eventually(() => Effect.runSync(connection.diagnostics).droppedFrames === 1)
         expect(yield* connection.callTool("increment")).toMatchObject({ content: [{ text: "1" }] })
         expect(yield* connection.callTool("add", { a: 1, b: 1 })).toMatchObject({ content: [{ text: "2" }] })
+        expect((yield* connection.diagnostics).droppedFrames).toBe(1)
         expect(r.spawns()).toBe(1)
       }))
 
@@ -413,7 +415,8 @@ describe("stdio, the stateless era", () => {
               phase: "discovery",
               limits: { maxBytes: ceiling }
             })
-            expect((error as { observedBytes: number }).observedBytes).toBeGreaterThan(ceiling)
+            // The line is the last thing on stdout: what was read of it is all of it.
+            expect((error as { observedBytes: number }).observedBytes).toBe(ceiling + 1)
             // No fall back to the handshake after a ceiling.
             expect(r.f.rpcCalls("initialize")).toBe(0)
             yield* eventually(() => !r.f.isAlive())

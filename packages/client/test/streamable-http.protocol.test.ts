@@ -5,8 +5,90 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
-import { McpClient } from "../src/index.js"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import { McpClient, StreamableHttp } from "../src/index.js"
 import { expectReleased, failureOf, httpClients, server } from "./support/harness.js"
+
+/**
+ * A raw 2025 Streamable HTTP server (no session) whose `tools/call` answer never comes: the
+ * POST's SSE stream, and every resumption of it, carries one priming event (an id, `retry`,
+ * empty data) and ends. Records the bytes it wrote on those streams and every resumption GET
+ * (a GET without Last-Event-ID, the standalone stream, is answered 405). Bodies are parsed
+ * with a guard.
+ */
+const endlesslyResumable = (retryMs: number) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      let calls = 0
+      let streamBytes = 0
+      const resumptions: Array<string> = []
+      const json = (res: http.ServerResponse, body: unknown) => {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify(body))
+      }
+      const primingEvent = (n: number) => {
+        const event = `id: stream-${n}\nretry: ${retryMs}\ndata: \n\n`
+        streamBytes += Buffer.byteLength(event)
+        return event
+      }
+      const srv = http.createServer((req, res) => {
+        let body = ""
+        req.setEncoding("utf8")
+        req.on("data", (chunk: string) => (body += chunk))
+        req.on("end", () => {
+          if (req.method === "GET") {
+            const last = req.headers["last-event-id"]
+            if (typeof last !== "string") return void res.writeHead(405, { allow: "POST" }).end()
+            resumptions.push(last)
+            res.writeHead(200, { "content-type": "text/event-stream" })
+            return void res.end(primingEvent(Number(last.slice("stream-".length)) + 1))
+          }
+          if (req.method !== "POST") return void res.writeHead(405, { allow: "POST, GET" }).end()
+          let message: any
+          try {
+            message = JSON.parse(body)
+          } catch {
+            return void res.writeHead(400).end()
+          }
+          if (message?.id === undefined || message.method === undefined) return void res.writeHead(202).end()
+          switch (message.method) {
+            case "server/discover":
+              return void res.writeHead(404, { "content-type": "text/plain" }).end("not found")
+            case "initialize":
+              return json(res, {
+                jsonrpc: "2.0",
+                id: message.id,
+                result: { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "resumable", version: "1" } }
+              })
+            case "tools/list":
+              return json(res, { jsonrpc: "2.0", id: message.id, result: { tools: [{ name: "increment", inputSchema: { type: "object" } }] } })
+            case "tools/call":
+              calls++
+              res.writeHead(200, { "content-type": "text/event-stream" })
+              return void res.end(primingEvent(1))
+            default:
+              return json(res, { jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "Method not found" } })
+          }
+        })
+      })
+      await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve))
+      return {
+        srv,
+        url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}/mcp`,
+        calls: () => calls,
+        streamBytes: () => streamBytes,
+        resumptions
+      }
+    }),
+    ({ srv }) =>
+      Effect.promise(() =>
+        new Promise<void>((resolve) => {
+          srv.closeAllConnections()
+          srv.close(() => resolve())
+        })
+      )
+  )
 
 describe.each(httpClients)("Streamable HTTP protocol through %s", (_, httpClient) => {
   const scoped = (name: string, body: () => Effect.Effect<void, unknown, any>) =>
@@ -163,18 +245,24 @@ describe.each(httpClients)("Streamable HTTP protocol through %s", (_, httpClient
       Effect.gen(function*() {
         const srv = yield* server({ schemaPadBytes: 10_000 })
         const { error } = yield* failureOf(McpClient.connect({ url: srv.url, policy: { maxSchemaBytes: 5_000 } }))
-        expect(error).toMatchObject({ _tag: "LimitExceeded", limit: "maxSchemaBytes" })
-        yield* McpClient.connect({ url: srv.url, policy: { maxSchemaBytes: 20_000 } })
+        expect(error).toMatchObject({ _tag: "LimitExceeded", limit: "maxSchemaBytes", stage: "list-tools" })
+        const ok = yield* McpClient.connect({ url: srv.url, policy: { maxSchemaBytes: 20_000 } })
+        // The padded schema is accepted whole under the larger limit.
+        const add = ok.tools.find((tool) => tool.name === "add")!
+        expect(Buffer.byteLength(JSON.stringify(add.inputSchema))).toBeGreaterThan(10_000)
+        expect(Buffer.byteLength(JSON.stringify(add.inputSchema))).toBeLessThanOrEqual(20_000)
       }))
 
     scoped("a slow page sequence fails at the single discovery deadline", () =>
       Effect.gen(function*() {
         const srv = yield* server({ extraTools: 10, pageSize: 2 })
         srv.script({ on: "tools/list", kind: "delay", ms: 150, times: Infinity })
-        const started = Date.now()
-        const { error } = yield* failureOf(McpClient.connect({ url: srv.url, policy: { discovery: { timeout: 500 } } }))
+        const { error, elapsedMs } = yield* failureOf(McpClient.connect({ url: srv.url, policy: { discovery: { timeout: 500 } } }))
         expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "list-tools", limits: { timeoutMs: 500 } })
-        expect(Date.now() - started).toBeLessThan(1_500)
+        // One deadline for all seven pages (each 150 ms, under any per-page deadline): it is
+        // what ended the listing.
+        expect(elapsedMs).toBeGreaterThanOrEqual(450)
+        expect(elapsedMs).toBeLessThan(3_000)
       }))
   })
 
@@ -199,10 +287,43 @@ describe.each(httpClients)("Streamable HTTP protocol through %s", (_, httpClient
         const connection = yield* McpClient.connect({ url: srv.url, policy: { call: { timeout: 300 } } })
         srv.script({ on: "tools/call", kind: "resumable", retryMs: 5_000 })
         const { error, elapsedMs } = yield* failureOf(connection.callTool("increment"))
-        expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "call" })
-        expect(elapsedMs).toBeLessThan(2_000)
-        yield* Effect.sleep("100 millis")
+        expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "call", limits: { timeoutMs: 300 }, outcome: "unknown" })
+        // The call deadline ended the wait for the server's retry (5 s).
+        expect(elapsedMs).toBeGreaterThanOrEqual(250)
+        expect(elapsedMs).toBeLessThan(3_000)
+        // The wait was interrupted before the failure came back: no resumption was, or will be, sent.
         expect(srv.requests.filter((r) => r.method === "GET" && r.headers["last-event-id"] !== undefined)).toHaveLength(0)
+        expect(srv.counter()).toBe(1)
+      }))
+
+    // README, "Decisions": at most 16 resumptions, after the server's retry, inside the
+    // request's deadline.
+    scoped("a stream that ends after every event is resumed exactly 16 times, then the call fails: missing-response", () =>
+      Effect.gen(function*() {
+        const retryMs = 25
+        const raw = yield* endlesslyResumable(retryMs)
+        const connection = yield* McpClient.connect({ url: raw.url, policy: { call: { timeout: 30_000 } } })
+        const { error, elapsedMs } = yield* failureOf(connection.callTool("increment"))
+        expect(StreamableHttp.maxResumptions).toBe(16)
+        expect(error).toMatchObject({
+          _tag: "ProtocolViolation",
+          reason: "missing-response",
+          stage: "call",
+          phase: "call",
+          status: 200,
+          // Every event of the POST's stream and of its 16 resumptions, counted.
+          observedBytes: raw.streamBytes(),
+          outcome: "unknown",
+          retryable: false
+        })
+        // Each resumption names the last event id, in order: a continuation, not a replay.
+        expect(raw.resumptions).toEqual(Array.from({ length: 16 }, (_, i) => `stream-${i + 1}`))
+        // The server's retry was waited for before each one.
+        expect(elapsedMs).toBeGreaterThanOrEqual(16 * retryMs)
+        // The read loop has ended when the failure comes back: there is no 17th GET.
+        yield* expectReleased(connection)
+        expect(raw.resumptions).toHaveLength(16)
+        expect(raw.calls()).toBe(1)
       }))
   })
 })

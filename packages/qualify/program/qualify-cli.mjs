@@ -4,17 +4,41 @@
  * (the installed package) and drives the CLI as a subprocess:
  *
  * - the single executable compiled with `bun build --compile` from the INSTALLED package's bin
- *   (every scenario);
- * - the installed bin under `node` and under `bun` (a smoke subset).
+ *   (every scenario and the whole CLI family below);
+ * - the installed bin under `node` and under `bun` (a smoke subset and a slice of the family).
  *
- * Rows named "2026" run against servers of the stateless era (2026-07-28), or narrow the revisions.
+ * Two parts, as in qualify.mjs:
+ *
+ * - The CLI family (`cliFamily`): the contract suite's rows (@phasebound/testkit/contract: one
+ *   server per row, Streamable HTTP with JSON and SSE answers in both eras, legacy HTTP+SSE,
+ *   stdio in both eras) and its shared faults (stall, never-ending answer, one byte over the
+ *   ceiling, close and TCP reset mid-answer, a refusal echoing every secret, a wrong id), each
+ *   at the call (`phasebound call`) and at discovery (`phasebound tools`), with the contract's
+ *   canaries: URL userinfo and query, the credential headers, a `${VAR}` header (HTTP) or an
+ *   `mcpServers` config entry's env (stdio). Each run must leave one parseable record with the
+ *   fields `expectedFailure` gives, the exit code the README's table gives for its tag, the
+ *   limits of the flags, the tool run exactly once (call) or never (discovery), no stdio child
+ *   left, and no string of the contract's FORBIDDEN on stdout or stderr. Cases run 4 at a time.
+ * - Scenarios of the CLI alone: results and exit codes (0, 1, 2, 3, 7), the 2026-07-28 wire and
+ *   negotiation, SIGINT (exit 130, `Interrupted`, released), `${VAR}` headers, a foreign legacy
+ *   endpoint, an injected header, a spawn failure, an initialize never answered, release at exit.
+ *
+ * A stdio child is checked gone ONCE, right after the CLI exited: the CLI awaits the child's exit
+ * (the client's bounded shutdown) before it exits itself.
  *
  * Arguments: --compiled <path> --bin <installed dist/bin.js> --bun <bun>. Like qualify.mjs it
  * prints a table and one `QUALIFY-SUMMARY {json}` line, never calls process.exit, and sets
  * process.exitCode on failure.
  */
 import { spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import * as Testkit from "@phasebound/testkit"
+import * as Contract from "@phasebound/testkit/contract"
+import { Layer } from "effect"
+
+const { CANARIES, CANARY_ENV, CANARY_HEADERS, FORBIDDEN, withCanaries } = Contract
 
 const arg = (name) => {
   const i = process.argv.indexOf(name)
@@ -25,20 +49,32 @@ const bin = arg("--bin")
 const bunPath = arg("--bun")
 
 const DEADLINE_MS = 500
-const DEADLINE_MIN_MS = 450
-/** From the call's arrival at the server to the CLI's exit: deadline, release, process exit. */
+/** From initialize's arrival at the server to the CLI's exit: deadline, release, process exit. */
 const DEADLINE_MAX_MS = 1_500
-/** A missing response fails the whole CLI run (process start and discovery included) within this. */
-const PROMPT_MS = 3_000
 /** After SIGINT, the CLI has exited within this (it releases what it holds first). */
 const SIGINT_EXIT_MS = 3_000
-const CEILING = 4_000
-const CHUNK = 7
-const MULTIBYTE = "é€😀a"
 const RUN_TIMEOUT_MS = 20_000
 const STATELESS = Testkit.MODERN_PROTOCOL_VERSION
 /** What a handshake-era testkit server answers initialize with, for a client that asks the latest. */
 const HANDSHAKE_LATEST = "2025-11-25"
+
+/** The exit code of each record tag (README, "The CLI"). */
+const EXIT_CODES = {
+  InvalidOption: 2,
+  Unauthorized: 3,
+  Forbidden: 3,
+  DeadlineExceeded: 4,
+  ByteCeilingExceeded: 5,
+  LimitExceeded: 5,
+  RemoteRefusal: 6,
+  ProtocolViolation: 7,
+  TransportFailure: 7,
+  UpstreamFailure: 7,
+  SessionExpired: 7,
+  HandlerFailed: 7,
+  InternalError: 8,
+  Interrupted: 130
+}
 
 // --- harness -----------------------------------------------------------------------------------
 
@@ -61,7 +97,8 @@ const until = async (predicate, what, timeoutMs = 5_000) => {
 }
 const inRange = (ms, min, max, what) => check(ms >= min && ms <= max, `${what} after ${ms} ms, outside [${min}, ${max}] ms`)
 
-const scenario = async (name, body, timeoutMs = 30_000) => {
+/** Runs one scenario; resolves with its result row (never rejects). */
+const runScenario = async (name, body, timeoutMs = 30_000) => {
   const started = Date.now()
   let timer
   try {
@@ -71,31 +108,31 @@ const scenario = async (name, body, timeoutMs = 30_000) => {
         timer = setTimeout(() => reject(new CheckFailed(`scenario did not finish within ${timeoutMs} ms`)), timeoutMs)
       })
     ])
-    results.push({ name, ok: true, detail: typeof detail === "string" ? detail : "", ms: Date.now() - started })
+    return { name, ok: true, detail: typeof detail === "string" ? detail : "", ms: Date.now() - started }
   } catch (error) {
     const detail = error instanceof CheckFailed ? error.message : `unexpected: ${String(error?.message ?? error).split("\n")[0]}`
-    results.push({ name, ok: false, detail, ms: Date.now() - started })
+    return { name, ok: false, detail, ms: Date.now() - started }
   } finally {
     clearTimeout(timer)
   }
 }
-
-const canaries = {
-  header: "CANARY-HEADER-7f3a9c",
-  apiKey: "CANARY-APIKEY-2b71",
-  env: "CANARY-ENVTOKEN-93d0",
-  user: "canaryuser8b2d",
-  password: "CANARY-PASS-41e6",
-  query: "CANARY-QUERY-d09b"
+const scenario = async (name, body, timeoutMs) => {
+  results.push(await runScenario(name, body, timeoutMs))
 }
-const withCanaries = (url) => {
-  const u = new URL(url)
-  u.username = canaries.user
-  u.password = canaries.password
-  u.searchParams.set("token", canaries.query)
-  return u.href
+/** Runs independent scenarios `concurrency` at a time; their rows keep the given order. */
+const pool = async (scenarios, concurrency) => {
+  const rows = new Array(scenarios.length)
+  let next = 0
+  const worker = async () => {
+    while (next < scenarios.length) {
+      const i = next++
+      const { name, run, timeoutMs } = scenarios[i]
+      rows[i] = await runScenario(name, run, timeoutMs)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, scenarios.length) }, worker))
+  results.push(...rows)
 }
-const canaryPattern = /CANARY|canaryuser/
 
 /** POSIX single-quoting, for `--stdio 'command args...'`. */
 const shellQuote = (words) => words.map((w) => (/^[A-Za-z0-9_\/.,:=+@%-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`)).join(" ")
@@ -120,10 +157,11 @@ const runCli = (target, args, options = {}) =>
     let exited = false
     child.stdout.setEncoding("utf8").on("data", (chunk) => (stdout += chunk))
     child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr += chunk))
+    const timeoutMs = options.timeoutMs ?? RUN_TIMEOUT_MS
     const timer = setTimeout(() => {
       killed = true
       child.kill("SIGKILL")
-    }, options.timeoutMs ?? RUN_TIMEOUT_MS)
+    }, timeoutMs)
     const watch = async () => {
       while (!exited) {
         if (arrivedAt === undefined && options.arrivedWhen?.()) arrivedAt = Date.now()
@@ -148,6 +186,7 @@ const runCli = (target, args, options = {}) =>
         stdout,
         stderr,
         killed,
+        timeoutMs,
         ms: now - started,
         sigintToExitMs: sigintAt === undefined ? undefined : now - sigintAt,
         arrivalToExitMs: arrivedAt === undefined ? undefined : now - arrivedAt
@@ -155,11 +194,17 @@ const runCli = (target, args, options = {}) =>
     })
   })
 
-/** Every run: it exited by itself, and no canary secret in anything it printed. */
+/** How a check may name a forbidden string: a canary by its role, never its value. */
+const label = (forbidden) => {
+  const role = Object.entries(CANARIES).find(([, value]) => value === forbidden)
+  return role === undefined ? JSON.stringify(forbidden) : `the ${role[0]} canary`
+}
+/** A run exited by itself. */
+const exitedByItself = (r) => check(!r.killed, `had to be killed after ${r.timeoutMs} ms`)
+/** A successful run: it exited by itself, and no canary in anything it printed. */
 const basics = (r) => {
-  check(!r.killed, `had to be killed after ${RUN_TIMEOUT_MS} ms`)
-  const leak = (r.stdout + r.stderr).match(canaryPattern)
-  check(leak === null, "a canary secret in the CLI's output")
+  exitedByItself(r)
+  for (const canary of Object.values(CANARIES)) check(!(r.stdout + r.stderr).includes(canary), `${label(canary)} in the CLI's output`)
 }
 /** Success: the exit code, JSON on stdout, nothing on stderr. */
 const expectOk = (r, code = 0) => {
@@ -172,9 +217,32 @@ const expectOk = (r, code = 0) => {
     return fail(`stdout is not JSON: ${r.stdout.slice(0, 120)}`)
   }
 }
-/** Failure: the exit code, nothing on stdout, exactly one JSON record `{"error":{...}}` on stderr. */
-const expectRecord = (r, code, tag, fields = {}) => {
-  basics(r)
+/** `text` without `part` (raw and JSON-escaped). */
+const without = (text, part) =>
+  part === undefined || part.length === 0 ? text : text.split(part).join("").split(JSON.stringify(part).slice(1, -1)).join("")
+/**
+ * No string of the contract's FORBIDDEN (canaries, URL parts, header names) anywhere the CLI
+ * printed, and no stack. The one latitude is the contract's redaction family's: `remoteMessage`
+ * is the server's text with the configured secrets redacted and URLs removed, so what the
+ * server wrote that the CLI was never told is secret (`unknowable`: a header name in prose, the
+ * canaries of another transport) may stay in it, and only in it.
+ */
+const expectNothingForbidden = (r, record, unknowable = new Set()) => {
+  const remoteMessage = typeof record?.remoteMessage === "string" ? record.remoteMessage : undefined
+  const ours = without(r.stdout + r.stderr, remoteMessage)
+  for (const forbidden of [...FORBIDDEN, "stack"]) check(!ours.includes(forbidden), `the CLI printed ${label(forbidden)}`)
+  if (remoteMessage !== undefined) {
+    for (const forbidden of FORBIDDEN) {
+      if (!unknowable.has(forbidden)) check(!remoteMessage.includes(forbidden), `remoteMessage contains ${label(forbidden)}`)
+    }
+  }
+}
+/**
+ * Failure: nothing on stdout, exactly one JSON record `{"error":{...}}` on stderr; returns the
+ * record. What it may not contain is `expectNothingForbidden`'s to judge (every caller does).
+ */
+const recordOf = (r) => {
+  exitedByItself(r)
   const lines = r.stderr.split("\n").filter((l) => l !== "")
   check(lines.length === 1, `${lines.length} stderr lines, expected one record: ${r.stderr.slice(0, 200)}`)
   let record
@@ -184,20 +252,23 @@ const expectRecord = (r, code, tag, fields = {}) => {
     fail(`stderr is not a JSON record: ${lines[0].slice(0, 120)}`)
   }
   check(record !== null && typeof record === "object", "no error object in the record")
-  check(record.tag === tag, `tag ${record.tag}, expected ${tag}`)
-  check(r.code === code, `exit ${r.code ?? r.signal}, expected ${code} (${record.tag})`)
   check(r.stdout === "", `stdout on failure: ${r.stdout.slice(0, 120)}`)
-  for (const forbidden of ["127.0.0.1", "http://", "/mcp", "/sse", "authorization", "Bearer", "stack"]) {
-    check(!lines[0].includes(forbidden), `the record contains ${JSON.stringify(forbidden)}`)
-  }
+  return record
+}
+/** A failure record of `tag` with the exit code the README gives it, clean, and these fields. */
+const expectRecord = (r, tag, fields = {}, unknowable) => {
+  const record = recordOf(r)
+  check(record.tag === tag, `tag ${record.tag}, expected ${tag} (exit ${r.code ?? r.signal})`)
+  check(r.code === EXIT_CODES[tag], `exit ${r.code ?? r.signal}, expected ${EXIT_CODES[tag]} (${record.tag})`)
+  expectNothingForbidden(r, record, unknowable)
   for (const [key, value] of Object.entries(fields)) {
     const actual = key === "maxBytes" || key === "timeoutMs" ? record.limits?.[key] : record[key]
-    check(actual === value, `${key}=${JSON.stringify(actual)}, expected ${JSON.stringify(value)}`)
+    check(actual === value, `${key}=${JSON.stringify(actual)}, expected ${JSON.stringify(value)} (${record.tag})`)
   }
   return record
 }
 const brief = (r, record) =>
-  `exit ${r.code}${record ? ` ${record.tag}${record.stage ? ` ${record.stage}` : ""}${record.observedBytes !== undefined ? ` observed=${record.observedBytes}` : ""}` : ""}, ${r.ms} ms`
+  `exit ${r.code}${record ? ` ${record.tag}${record.stage ? ` ${record.stage}` : ""}${record.reason ? ` ${record.reason}` : ""}${record.observedBytes !== undefined ? ` observed=${record.observedBytes}` : ""}` : ""}, ${r.ms} ms`
 
 /** Servers for one scenario, closed after it. */
 const withServers = async (starts, body) => {
@@ -224,14 +295,200 @@ const withFixture = async (options, body) => {
     f.cleanup()
   }
 }
-/** No stdio child outlives the CLI run that spawned it. */
-const childGone = async (f) => {
+/**
+ * No stdio child outlives the CLI run that spawned it. Checked ONCE, right after the CLI exited:
+ * the CLI awaited the child's exit before exiting itself, so there is nothing to wait for.
+ */
+const childGone = (f) => {
   const pid = f.pid()
   if (pid !== undefined) childPids.add(pid)
-  await until(() => !f.isAlive(), "the stdio child is gone once the CLI exited", 250)
+  check(!f.isAlive(), "the stdio child is still alive after the CLI exited")
 }
 
-// --- scenarios -----------------------------------------------------------------------------------
+/** The canary headers as --header flags, plus a `${VAR}` header read from CANARY_ENV. */
+const ENV_HEADER = "X-Env-Token"
+const ENV_VARIABLE = Object.keys(CANARY_ENV)[0]
+const secretHeaderFlags = (headers = CANARY_HEADERS) => [
+  ...Object.entries(headers).flatMap(([name, value]) => ["--header", `${name}: ${value}`]),
+  "--header",
+  `${ENV_HEADER}: \${${ENV_VARIABLE}}`
+]
+/** The secrets reached the configured origin: the headers (the `${VAR}` one expanded) and the query. */
+const expectDelivered = (request) => {
+  check(request?.headers["authorization"] === `Bearer ${CANARIES.header}`, "the Authorization header did not reach the configured origin")
+  check(request?.headers["x-api-key"] === CANARIES.header, "the X-Api-Key header did not reach the configured origin")
+  check(request?.headers[ENV_HEADER.toLowerCase()] === CANARIES.env, "the ${VAR} header did not reach the configured origin")
+  check(request?.url.includes(`token=${CANARIES.query}`), "the query did not reach the configured origin")
+}
+
+// --- the CLI family: the contract's rows and shared faults, through the CLI --------------------
+
+/**
+ * The ceiling of the site's phase (the contract's), and its deadline (the contract's policy: 1 s
+ * where the deadline ends the request, 20 s where only the fault may). The baseline (the other
+ * phase, and the bound of a shared stream's frames that belong to no request) is 64 KiB: the
+ * limits in the record then show that the site's own flags were applied.
+ */
+const CEILING = 4_000
+const BASELINE_MAX_BYTES = "64KiB"
+const budgetFor = (expected) => (expected._tag === "DeadlineExceeded" ? 1_000 : 20_000)
+
+/** A stub client under test: the rows only need `httpClients` and `layer` (the CLI has its own HTTP client). */
+const contractRows = Contract.rows({ httpClients: ["fetch"], layer: () => Layer.empty })
+/** One row per server of the table. */
+const familyRows = contractRows.filter((row, i) => contractRows.findIndex((other) => other.server === row.server) === i)
+
+/**
+ * A URL of the row's kind with the canaries in it, for a refusal to echo (the fault is scripted
+ * before the server listens; the userinfo and query are the secrets, and URLs are removed).
+ */
+const echoedUrl = (row) => (row.transport === "legacy-sse" ? "http://127.0.0.1:3000/sse" : "http://127.0.0.1:3000/mcp")
+
+const familyFaults = (row) => {
+  const refusal = Contract.echoingRefusal(echoedUrl(row))
+  const all = [
+    ["a stall", { kind: "stall" }],
+    ["a never-ending answer", { kind: "never-ending" }],
+    [`an answer one byte over the ceiling (${CEILING + 1} B)`, { kind: "exact-size", bytes: CEILING + 1 }],
+    ["a close mid-answer", { kind: "close-mid-answer" }],
+    ["a TCP reset mid-answer", { kind: "reset-mid-answer" }],
+    ["a refusal echoing every secret", { kind: "refusal", code: refusal.code, message: refusal.message, data: refusal.data }],
+    ["an answer with a wrong id", { kind: "wrong-id" }]
+  ]
+  return all.filter(([, fault]) => row.supports(fault.kind))
+}
+
+/**
+ * What a server may write in a refusal that this CLI run was never told is secret (the contract's
+ * redaction family's rule): over HTTP the header name in prose (the env canary is configured here,
+ * as the `${VAR}` header); for a child, the canaries of HTTP and the header names.
+ */
+const unknowableFor = (row) =>
+  new Set(
+    row.transport === "stdio"
+      ? [CANARIES.header, CANARIES.user, CANARIES.password, CANARIES.query, "Bearer", "x-api-key"]
+      : ["x-api-key"]
+  )
+
+/** The stdio child's pid, from the pid file the row's fixture has it write. */
+const stdioPid = (endpoint) => {
+  const i = endpoint.args.findIndex((word, at) => word === "--fault" && JSON.parse(endpoint.args[at + 1] ?? "{}").kind === "write-pid")
+  if (i === -1) fail("the stdio row's command writes no pid file")
+  const path = JSON.parse(endpoint.args[i + 1]).path
+  let value
+  try {
+    value = Number.parseInt(readFileSync(path, "utf8"), 10)
+  } catch {
+    value = NaN
+  }
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined
+}
+const isAlive = (pid) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return error.code === "EPERM"
+  }
+}
+
+/** One case: the row's server with the fault at `site`, the CLI run against it with canaries. */
+const familyCase = (target, row, site, faultName, fault) => ({
+  name: `${target.label}: contract[cli] ${row.server}: \`${site === "call" ? "call" : "tools"}\` meets ${faultName}: the record and exit code the rules give, ${site === "call" ? "run once" : "no tool run"}, no secret printed`,
+  timeoutMs: 45_000,
+  run: async () => {
+    const expected = Contract.expectedFailure(row, site, fault)
+    const timeoutMs = budgetFor(expected)
+    const budget = [
+      "--max-bytes",
+      BASELINE_MAX_BYTES,
+      ...(site === "call"
+        ? ["--call-timeout", `${timeoutMs}ms`, "--call-max-bytes", String(CEILING)]
+        : ["--discovery-timeout", `${timeoutMs}ms`, "--discovery-max-bytes", String(CEILING)])
+    ]
+    const peer = await row.start({ faults: [{ site, fault }], canaries: true })
+    const dir = mkdtempSync(join(tmpdir(), "phasebound-cli-contract-"))
+    try {
+      const endpoint = peer.endpoint
+      let where
+      if (endpoint.kind === "http") {
+        where = [...secretHeaderFlags(endpoint.headers), "--transport", endpoint.transport, endpoint.url]
+      } else {
+        // An mcpServers entry: the child's env (with the env canary) is the config's.
+        const config = join(dir, "mcp.json")
+        writeFileSync(config, JSON.stringify({ mcpServers: { contract: { command: endpoint.command, args: endpoint.args, env: endpoint.env } } }))
+        where = ["--config", config, "contract"]
+      }
+      const args = site === "call" ? ["call", "--json", ...budget, ...where, "increment"] : ["tools", "--json", ...budget, ...where]
+      const r = await runCli(target, args, { env: CANARY_ENV, timeoutMs: 30_000 })
+      // The CLI has exited: a child it spawned must be gone already (checked once).
+      if (endpoint.kind === "stdio") {
+        const pid = stdioPid(endpoint)
+        if (pid !== undefined) childPids.add(pid)
+        check(pid === undefined || !isAlive(pid), "the stdio child is still alive after the CLI exited")
+      }
+      const record = recordOf(r)
+      const fields = {
+        tag: expected._tag,
+        ...(expected.reason === undefined ? {} : { reason: expected.reason }),
+        ...(expected.code === undefined ? {} : { code: expected.code }),
+        outcome: expected.outcome,
+        stage: expected.stage,
+        phase: expected.phase,
+        retryable: expected.retryable
+      }
+      for (const [key, value] of Object.entries(fields)) {
+        check(record[key] === value, `${key}=${JSON.stringify(record[key])}, expected ${JSON.stringify(value)} (${brief(r, record)})`)
+      }
+      check(r.code === EXIT_CODES[fields.tag], `exit ${r.code ?? r.signal}, expected ${EXIT_CODES[fields.tag]} for ${fields.tag}`)
+      // The flags of the site's phase are the limits in force.
+      check(record.limits?.timeoutMs === timeoutMs && record.limits?.maxBytes === CEILING, `limits ${JSON.stringify(record.limits)}, expected ${timeoutMs} ms / ${CEILING} B`)
+      if (fields.tag === "ByteCeilingExceeded") {
+        const exact = fault.kind === "exact-size"
+        check(exact ? record.observedBytes === fault.bytes : record.observedBytes > CEILING, `observedBytes ${record.observedBytes}, expected ${exact ? fault.bytes : `> ${CEILING}`}`)
+      }
+      if (fields.tag === "RemoteRefusal") {
+        check(typeof record.remoteMessage === "string" && record.remoteMessage.includes("[redacted]") && record.remoteMessage.includes("[url]"), "remoteMessage shows no [redacted] and [url] where the secrets and the URL were")
+      }
+      expectNothingForbidden(r, record, unknowableFor(row))
+      if (site === "call") {
+        check(peer.counter() === 1, `the tool ran ${peer.counter()} times, expected once`)
+        check(peer.calls("tools/call") === 1, `tools/call arrived ${peer.calls("tools/call")} times, expected once`)
+      } else {
+        check(peer.counter() === 0, `a failed discovery ran the tool ${peer.counter()} times`)
+        check(peer.calls("tools/list") === 1, `tools/list arrived ${peer.calls("tools/list")} times, expected once`)
+      }
+      if (endpoint.kind === "http") {
+        const received = peer.receivedSecrets()
+        check(received.includes(`Bearer ${CANARIES.header}`) && received.some((value) => value.includes(`token=${CANARIES.query}`)), "the canaries did not reach the configured origin")
+      }
+      return brief(r, record)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+      await peer.close()
+    }
+  }
+})
+
+/** Every case of the family for `target`, or those `only` selects (server, site, fault kind). */
+const cliFamily = (target, only) =>
+  familyRows.flatMap((row) =>
+    familyFaults(row).flatMap(([faultName, fault]) =>
+      ["call", "discovery"]
+        .filter((site) => only === undefined || only.some(([server, s, kind]) => server === row.server && s === site && kind === fault.kind))
+        .map((site) => familyCase(target, row, site, faultName, fault))
+    )
+  )
+/** The slice of the family the node and bun bins run: one case per row kind, each exit code of a fault. */
+const FAMILY_SMOKE = [
+  ["streamable-json/2025", "call", "exact-size"],
+  ["streamable-sse/2026", "call", "refusal"],
+  ["legacy-sse/2024", "discovery", "close-mid-answer"],
+  ["stdio/2026", "discovery", "stall"]
+]
+const FAMILY_CONCURRENCY = 4
+
+// --- scenarios of the CLI alone ----------------------------------------------------------------
 
 const cliScenarios = async (target, full) => {
   const C = (name, body, timeoutMs) => scenario(`${target.label}: ${name}`, body, timeoutMs)
@@ -261,7 +518,7 @@ const cliScenarios = async (target, full) => {
   await C("an invalid option exits 2 (InvalidOption) and sends nothing", () =>
     withServers([streamable()], async (srv) => {
       const r = await cli(["tools", "--json", "--timeout", "0s", srv.url])
-      const record = expectRecord(r, 2, "InvalidOption", { option: "--timeout" })
+      const record = expectRecord(r, "InvalidOption", { option: "--timeout" })
       check(srv.requests.length === 0, `${srv.requests.length} requests`)
       return brief(r, record)
     }))
@@ -269,32 +526,25 @@ const cliScenarios = async (target, full) => {
     withFixture({}, async (f, line) => {
       const out = expectOk(await cli(["call", "--json", "--stdio", line, "add", "--args", `{"a":20,"b":22}`]))
       check(out.content?.[0]?.text === "42", "add")
-      await childGone(f)
+      childGone(f)
     }))
   await C("SIGINT during a call: exit 130 (Interrupted), the server sees the request closed, called once", () =>
     withServers([streamable()], async (srv) => {
       srv.script({ on: "tools/call", kind: "headers-never-sent" })
       const r = await cli(["call", "--json", "--call-timeout", "30s", srv.url, "increment"], { sigintWhen: () => srv.rpcCalls("tools/call") === 1 })
-      const record = expectRecord(r, 130, "Interrupted", { stage: "call" })
+      const record = expectRecord(r, "Interrupted", { stage: "call" })
       check(r.sigintToExitMs !== undefined && r.sigintToExitMs < SIGINT_EXIT_MS, `exited ${r.sigintToExitMs} ms after SIGINT`)
       await until(() => srv.abortedResponses() === 1, "the server sees the request closed")
       check(srv.counter() === 1, `counter ${srv.counter()}`)
       return `${brief(r, record)}, ${r.sigintToExitMs} ms after SIGINT`
     }))
-  await C("credentials: canaries in --header, URL userinfo and query never printed on a 500 echoing them", () =>
+  await C("exit 7 (UpstreamFailure): a 500 echoing the canaries of --header, ${VAR}, URL userinfo and query prints none; they reached the origin", () =>
     withServers([streamable()], async (srv) => {
-      srv.script({ on: "tools/call", kind: "status", status: 500, body: `at ${canaries.header} ${canaries.query}` })
-      const r = await cli(["call", "--json", "--header", `Authorization: Bearer ${canaries.header}`, withCanaries(srv.url), "increment"])
-      const record = expectRecord(r, 7, "UpstreamFailure", { status: 500 })
-      const call = srv.requests.find((q) => q.rpcMethod === "tools/call")
-      check(call?.headers["authorization"] === `Bearer ${canaries.header}`, "the header reached the configured origin")
-      return brief(r, record)
-    }))
-  await C(`bytes: call answer of ${CEILING + 1} B over --call-max-bytes ${CEILING}: exit 5, observed ${CEILING + 1}`, () =>
-    withServers([streamable()], async (srv) => {
-      srv.script({ on: "tools/call", kind: "exact-size", bytes: CEILING + 1, chunkSize: CHUNK })
-      const r = await cli(["call", "--json", "--call-max-bytes", String(CEILING), srv.url, "increment"])
-      const record = expectRecord(r, 5, "ByteCeilingExceeded", { observedBytes: CEILING + 1, maxBytes: CEILING })
+      const echo = `at ${CANARIES.header} ${CANARIES.query} ${CANARIES.env} ${CANARIES.password}`
+      srv.script({ on: "tools/call", kind: "status", status: 500, body: echo })
+      const r = await cli(["call", "--json", ...secretHeaderFlags(), withCanaries(srv.url), "increment"], { env: CANARY_ENV })
+      const record = expectRecord(r, "UpstreamFailure", { status: 500, stage: "call" })
+      expectDelivered(srv.requests.find((q) => q.rpcMethod === "tools/call"))
       check(srv.counter() === 1, `counter ${srv.counter()}`)
       return brief(r, record)
     }))
@@ -323,134 +573,35 @@ const cliScenarios = async (target, full) => {
   await C("2026 --revision 2026-07-28 against a handshake-era server: exit 6 (RemoteRefusal) at stage discover; initialize never sent", () =>
     withServers([streamable()], async (srv) => {
       const r = await cli(["tools", "--json", "--revision", STATELESS, srv.url])
-      const record = expectRecord(r, 6, "RemoteRefusal", { stage: "discover", phase: "discovery" })
+      const record = expectRecord(r, "RemoteRefusal", { stage: "discover", phase: "discovery" })
       check(srv.rpcCalls("initialize") === 0 && srv.requests.length === 1, `${srv.requests.length} requests, initialize ${srv.rpcCalls("initialize")}`)
       return brief(r, record)
     }))
   await C("2026 --revision bogus: exit 2 (InvalidOption --revision); nothing sent", () =>
     withServers([stateless()], async (srv) => {
       const r = await cli(["tools", "--json", "--revision", "bogus", srv.url])
-      const record = expectRecord(r, 2, "InvalidOption", { option: "--revision", stage: "config" })
+      const record = expectRecord(r, "InvalidOption", { option: "--revision", stage: "config" })
       check(srv.requests.length === 0, `${srv.requests.length} requests`)
       return brief(r, record)
     }))
-  await C(`2026 --call-timeout ${DEADLINE_MS}ms, a stalled tools/call: exit 4 (DeadlineExceeded stage call); the stream closed, no notifications/cancelled`, () =>
+  await C(`2026 a tools/call past --call-timeout ${DEADLINE_MS}ms (exit 4): its stream is closed, no notifications/cancelled over HTTP`, () =>
     withServers([stateless()], async (srv) => {
       srv.script({ on: "tools/call", kind: "headers-never-sent" })
-      const r = await cli(["call", "--json", "--call-timeout", `${DEADLINE_MS}ms`, srv.url, "increment"], { arrivedWhen: () => srv.rpcCalls("tools/call") === 1 })
-      const record = expectRecord(r, 4, "DeadlineExceeded", { stage: "call", phase: "call", timeoutMs: DEADLINE_MS })
-      inRange(r.arrivalToExitMs ?? -1, DEADLINE_MIN_MS, DEADLINE_MAX_MS, "the exit")
+      const r = await cli(["call", "--json", "--call-timeout", `${DEADLINE_MS}ms`, srv.url, "increment"])
+      const record = expectRecord(r, "DeadlineExceeded", { stage: "call", phase: "call", timeoutMs: DEADLINE_MS })
       await until(() => srv.abortedResponses() === 1, "the server sees the request closed")
       check(srv.rpcCalls("notifications/cancelled") === 0, "notifications/cancelled was sent over HTTP")
       check(srv.counter() === 1, `counter ${srv.counter()}`)
-      return `${brief(r, record)}, ${r.arrivalToExitMs} ms after the call arrived`
+      return brief(r, record)
     }))
   if (!full) return
-
-  // Opposite phase overrides.
-  await C("overrides: --discovery-timeout 300ms --call-timeout 5s, slow tools/list: exit 4 at discovery", () =>
-    withServers([streamable()], async (srv) => {
-      srv.script({ on: "tools/list", kind: "delay", ms: 2_000 })
-      const r = await cli(["call", "--json", "--discovery-timeout", "300ms", "--call-timeout", "5s", srv.url, "increment"])
-      const record = expectRecord(r, 4, "DeadlineExceeded", { stage: "list-tools", phase: "discovery", timeoutMs: 300 })
-      check(srv.rpcCalls("tools/call") === 0, "a call was sent")
-      return brief(r, record)
-    }))
-  await C("overrides: --discovery-timeout 300ms --call-timeout 5s, a 700 ms call succeeds", () =>
-    withServers([streamable()], async (srv) => {
-      srv.script({ on: "tools/call", kind: "delay", ms: 700 })
-      const r = await cli(["call", "--json", "--discovery-timeout", "300ms", "--call-timeout", "5s", srv.url, "increment"])
-      check(expectOk(r).content?.[0]?.text === "1", "increment")
-      return `${r.ms} ms`
-    }))
-  await C("overrides: --discovery-timeout 5s --call-timeout 300ms, slow initialize passes, slow call: exit 4 at call", () =>
-    withServers([streamable()], async (srv) => {
-      srv.script({ on: "initialize", kind: "delay", ms: 700 })
-      srv.script({ on: "tools/call", kind: "delay", ms: 2_000 })
-      const r = await cli(["call", "--json", "--discovery-timeout", "5s", "--call-timeout", "300ms", srv.url, "increment"])
-      const record = expectRecord(r, 4, "DeadlineExceeded", { stage: "call", phase: "call", timeoutMs: 300 })
-      check(srv.counter() === 1, `counter ${srv.counter()}`)
-      return brief(r, record)
-    }))
-  await C("overrides: stdio --discovery-timeout 5s --call-timeout 300ms: exit 4 at call; the child is gone", () =>
-    withFixture({ faults: [{ on: "initialize", kind: "delay", ms: 700 }, { on: "tools/call", kind: "delay", ms: 2_000 }] }, async (f, line) => {
-      const r = await cli(["call", "--json", "--discovery-timeout", "5s", "--call-timeout", "300ms", "--stdio", line, "increment"])
-      const record = expectRecord(r, 4, "DeadlineExceeded", { stage: "call", timeoutMs: 300 })
-      await childGone(f)
-      check(f.counter() === 1, `counter ${f.counter()}`)
-      return brief(r, record)
-    }))
-
-  // Exact byte boundaries: JSON, Streamable SSE, legacy SSE, stdio; both phases.
-  const transports = [
-    ["Streamable JSON", "json"],
-    ["Streamable SSE", "sse"],
-    ["legacy SSE", "legacy"],
-    ["stdio", "stdio"]
-  ]
-  for (const [name, kind] of transports) {
-    for (const phase of ["call", "discovery"]) {
-      for (const bytes of [CEILING - 1, CEILING, CEILING + 1]) {
-        const on = phase === "call" ? "tools/call" : "tools/list"
-        const chunkSize = phase === "call" ? CHUNK : 5
-        const budget = phase === "call"
-          ? ["--discovery-max-bytes", "2000", "--call-max-bytes", String(CEILING)]
-          : ["--discovery-max-bytes", String(CEILING), "--call-max-bytes", "10"]
-        const command = phase === "call" ? ["call", "--json", ...budget] : ["tools", "--json", ...budget]
-        const tail = phase === "call" ? ["increment"] : []
-        const judge = (r, counter) => {
-          if (bytes <= CEILING) {
-            const out = expectOk(r)
-            const text = phase === "call" ? out.content?.[0]?.text ?? "" : out.tools?.[0]?.description ?? ""
-            check(text.includes(MULTIBYTE), "the multi-byte padding printed intact")
-            if (phase === "call") check(counter() === 1, `counter ${counter()}`)
-            return `exit 0, ${r.ms} ms`
-          }
-          const record = expectRecord(r, 5, "ByteCeilingExceeded", {
-            stage: phase === "call" ? "call" : "list-tools",
-            phase,
-            observedBytes: CEILING + 1,
-            maxBytes: CEILING
-          })
-          if (phase === "call") check(counter() === 1, `counter ${counter()}`)
-          return brief(r, record)
-        }
-        await C(`bytes: ${name} ${phase === "call" ? "call answer" : "tools/list"} of ${bytes} B, ${phase} ceiling ${CEILING}: ${bytes <= CEILING ? "accepted" : "refused"}`, () => {
-          if (kind === "stdio") {
-            return withFixture({ faults: [{ on, kind: "exact-size", bytes, chunkSize }] }, async (f, line) => {
-              const r = await cli([...command, "--stdio", line, ...tail])
-              const detail = judge(r, () => f.counter())
-              await childGone(f)
-              return detail
-            })
-          }
-          if (kind === "legacy") {
-            return withServers([legacy()], async (srv) => {
-              srv.script({ on, kind: "exact-size", bytes, chunkSize })
-              const r = await cli([...command, "--transport", "sse", srv.url, ...tail])
-              const detail = judge(r, () => srv.counter())
-              await until(() => srv.closedStreams() === 1, "the server sees the GET stream closed")
-              return detail
-            })
-          }
-          return withServers([streamable({ mode: kind })], async (srv) => {
-            srv.script({ on, kind: "exact-size", bytes, chunkSize, as: kind })
-            const r = await cli([...command, srv.url, ...tail])
-            const detail = judge(r, () => srv.counter())
-            await until(() => srv.deletes() === 1, "the session is released (DELETE)")
-            return detail
-          })
-        })
-      }
-    }
-  }
 
   // Caller abort (SIGINT) against deadline.
   await C("SIGINT during discovery: exit 130, the session is DELETEd, nothing called", () =>
     withServers([streamable()], async (srv) => {
       srv.script({ on: "tools/list", kind: "headers-never-sent" })
       const r = await cli(["call", "--json", srv.url, "increment"], { sigintWhen: () => srv.rpcCalls("tools/list") === 1 })
-      const record = expectRecord(r, 130, "Interrupted")
+      const record = expectRecord(r, "Interrupted")
       await until(() => srv.abortedResponses() === 1, "the server sees the request closed")
       check(srv.deletes() === 1, `${srv.deletes()} DELETEs`)
       check(srv.rpcCalls("tools/call") === 0, "a call was sent")
@@ -460,7 +611,7 @@ const cliScenarios = async (target, full) => {
     withServers([legacy()], async (srv) => {
       srv.script({ on: "tools/call", kind: "no-response" })
       const r = await cli(["call", "--json", srv.url, "increment"], { sigintWhen: () => srv.rpcCalls("tools/call") === 1 })
-      const record = expectRecord(r, 130, "Interrupted")
+      const record = expectRecord(r, "Interrupted")
       check(r.sigintToExitMs < SIGINT_EXIT_MS, `exited ${r.sigintToExitMs} ms after SIGINT`)
       await until(() => srv.closedStreams() === 1, "the server sees the GET stream closed")
       check(srv.counter() === 1, `counter ${srv.counter()}`)
@@ -469,193 +620,81 @@ const cliScenarios = async (target, full) => {
   await C("SIGINT during a stdio call: exit 130; the child is gone", () =>
     withFixture({ faults: [{ on: "tools/call", kind: "never-answer" }] }, async (f, line) => {
       const r = await cli(["call", "--json", "--stdio", line, "increment"], { sigintWhen: () => f.rpcCalls("tools/call") === 1 })
-      const record = expectRecord(r, 130, "Interrupted")
+      const record = expectRecord(r, "Interrupted")
       check(r.sigintToExitMs < SIGINT_EXIT_MS, `exited ${r.sigintToExitMs} ms after SIGINT`)
-      await childGone(f)
+      childGone(f)
       check(f.counter() === 1, `counter ${f.counter()}`)
       return `${brief(r, record)}, ${r.sigintToExitMs} ms after SIGINT`
     }))
   await C("SIGINT with a stdio child that ignores SIGTERM: exit 130; the child is gone", () =>
     withFixture({ faults: [{ kind: "ignore-sigterm" }, { on: "tools/call", kind: "never-answer" }] }, async (f, line) => {
       const r = await cli(["call", "--json", "--stdio", line, "increment"], { sigintWhen: () => f.rpcCalls("tools/call") === 1 })
-      const record = expectRecord(r, 130, "Interrupted")
-      await childGone(f)
+      const record = expectRecord(r, "Interrupted")
+      childGone(f)
       return `${brief(r, record)}, ${r.sigintToExitMs} ms after SIGINT`
     }))
 
-  // Credential fences.
-  const secretArgs = (url) => [
-    "--header", `Authorization: Bearer ${canaries.header}`,
-    "--header", `X-Api-Key: ${canaries.apiKey}`,
-    "--header", "X-Env-Token: ${PB_QUALIFY_TOKEN}",
-    withCanaries(url)
+  // The exit codes of failures outside the contract's shared faults (HTTP statuses), with the
+  // canaries: --header values, a ${VAR} header, URL userinfo and query.
+  const echo = `Bearer ${CANARIES.header} env ${CANARIES.env} at ${withCanaries("http://127.0.0.1/mcp")}`
+  const statuses = [
+    ["a 401", { kind: "status", status: 401, body: echo }, "Unauthorized", "not-applied"],
+    ["a 403", { kind: "status", status: 403, body: echo }, "Forbidden", "not-applied"],
+    ["a 502", { kind: "status", status: 502, body: echo }, "UpstreamFailure", "unknown"]
   ]
-  const secretEnv = { PB_QUALIFY_TOKEN: canaries.env }
-  const echo = `Bearer ${canaries.header} key ${canaries.apiKey} env ${canaries.env} at http://${canaries.user}:${canaries.password}@127.0.0.1/mcp?token=${canaries.query}`
-  const fenced = [
-    ["401", { kind: "status", status: 401, body: echo }, 3, "Unauthorized"],
-    ["403", { kind: "status", status: 403, body: echo }, 3, "Forbidden"],
-    ["500 echoing the secrets", { kind: "status", status: 500, body: echo }, 7, "UpstreamFailure"],
-    ["JSON-RPC error echoing the secrets", { kind: "jsonrpc-error", code: -32000, message: echo }, 6, "RemoteRefusal"],
-    ["byte ceiling", { kind: "exact-size", bytes: 5_000 }, 5, "ByteCeilingExceeded"],
-    ["deadline", { kind: "headers-never-sent" }, 4, "DeadlineExceeded"],
-    ["invalid JSON", { kind: "invalid-json" }, 7, "ProtocolViolation"],
-    ["missing response", { kind: "wrong-id" }, 7, "ProtocolViolation"]
-  ]
-  for (const [name, fault, code, tag] of fenced) {
-    await C(`credentials: no canary printed on a ${name} (exit ${code}, ${tag}); they reached the configured origin`, () =>
+  for (const [name, fault, tag, outcome] of statuses) {
+    await C(`exit ${EXIT_CODES[tag]} (${tag}): ${name} echoing the canaries prints none; they reached the configured origin; called once`, () =>
       withServers([streamable()], async (srv) => {
         srv.script({ on: "tools/call", ...fault })
-        const r = await cli(["call", "--json", "--call-timeout", "500ms", "--call-max-bytes", "1000", ...secretArgs(srv.url), "increment"], { env: secretEnv })
-        const record = expectRecord(r, code, tag)
-        const call = srv.requests.find((q) => q.rpcMethod === "tools/call")
-        check(call?.headers["authorization"] === `Bearer ${canaries.header}`, "authorization header")
-        check(call?.headers["x-env-token"] === canaries.env, "the ${VAR} header")
-        check(call?.url.includes(`token=${canaries.query}`), "the query")
-        check(srv.counter() === 1, `counter ${srv.counter()}`)
+        const r = await cli(["call", "--json", ...secretHeaderFlags(), withCanaries(srv.url), "increment"], { env: CANARY_ENV })
+        const record = expectRecord(r, tag, { status: fault.status, stage: "call", outcome, retryable: false })
+        expectDelivered(srv.requests.find((q) => q.rpcMethod === "tools/call"))
+        check(srv.counter() === 1 && srv.rpcCalls("tools/call") === 1, `counter ${srv.counter()}, tools/call ${srv.rpcCalls("tools/call")}`)
         return brief(r, record)
       }))
   }
   await C("credentials: a foreign legacy endpoint: exit 7 (ProtocolViolation), nothing reaches the foreign origin", () =>
     withServers([legacy(), streamable()], async (srv, foreign) => {
       srv.script({ kind: "endpoint-foreign", target: `http://127.0.0.1:${foreign.port}/messages?sessionId=x` })
-      const r = await cli(["tools", "--json", ...secretArgs(srv.url)], { env: secretEnv })
-      const record = expectRecord(r, 7, "ProtocolViolation", { stage: "endpoint", reason: "foreign-endpoint" })
+      const r = await cli(["tools", "--json", ...secretHeaderFlags(), withCanaries(srv.url)], { env: CANARY_ENV })
+      const record = expectRecord(r, "ProtocolViolation", { stage: "endpoint", reason: "foreign-endpoint" })
       await sleep(150)
       check(foreign.requests.length === 0, `${foreign.requests.length} requests reached the foreign origin`)
       return brief(r, record)
     }))
   await C("credentials: a header with CR LF (injection) exits 2 without echoing it", () =>
     withServers([streamable()], async (srv) => {
-      const r = await cli(["tools", "--json", "--header", `Authorization: ${canaries.header}\r\nInjected: yes`, srv.url])
-      const record = expectRecord(r, 2, "InvalidOption")
+      const r = await cli(["tools", "--json", "--header", `Authorization: ${CANARIES.header}\r\nInjected: yes`, srv.url])
+      const record = expectRecord(r, "InvalidOption")
       check(srv.requests.length === 0, `${srv.requests.length} requests`)
       return brief(r, record)
     }))
   await C("credentials: a stdio spawn failure names neither the command nor its arguments (exit 7)", async () => {
-    const r = await cli(["tools", "--json", "--stdio", `/nonexistent/${canaries.user}/server --token=${canaries.query}`])
-    const record = expectRecord(r, 7, "TransportFailure", { reason: "spawn-failed" })
+    const r = await cli(["tools", "--json", "--stdio", `/nonexistent/${CANARIES.user}/server --token=${CANARIES.query}`])
+    const record = expectRecord(r, "TransportFailure", { reason: "spawn-failed" })
     check(!r.stderr.includes("nonexistent"), "the path is in the record")
     return brief(r, record)
   })
-
-  // Missing responses.
-  const prompt = [
-    ["Streamable JSON without the id", streamable(), { on: "tools/call", kind: "wrong-id" }, "ProtocolViolation", "missing-response", []],
-    ["Streamable SSE ending without the response", streamable({ mode: "sse" }), { on: "tools/call", kind: "close-before-response" }, "ProtocolViolation", "missing-response", []],
-    ["a legacy stream closing", legacy(), { on: "tools/call", kind: "close-stream" }, "TransportFailure", "stream-ended", ["--transport", "sse"]]
-  ]
-  for (const [name, start, fault, tag, reason, extra] of prompt) {
-    await C(`missing: ${name}: exit 7 (${tag}) promptly (run < ${PROMPT_MS} ms with --call-timeout 30s)`, () =>
-      withServers([start], async (srv) => {
-        srv.script(fault)
-        const r = await cli(["call", "--json", "--call-timeout", "30s", ...extra, srv.url, "increment"])
-        const record = expectRecord(r, 7, tag, { reason, stage: "call" })
-        check(r.ms < PROMPT_MS, `${r.ms} ms`)
-        check(srv.counter() === 1, `counter ${srv.counter()}`)
-        return brief(r, record)
-      }))
-  }
-  await C(`missing: a stdio child exiting mid-call: exit 7 (TransportFailure) promptly (< ${PROMPT_MS} ms)`, () =>
-    withFixture({ faults: [{ on: "tools/call", kind: "exit", code: 9 }] }, async (f, line) => {
-      const r = await cli(["call", "--json", "--call-timeout", "30s", "--stdio", line, "increment"])
-      const record = expectRecord(r, 7, "TransportFailure", { reason: "process-exited", exitCode: 9 })
-      check(r.ms < PROMPT_MS, `${r.ms} ms`)
-      check(f.counter() === 1, `counter ${f.counter()}`)
-      await childGone(f)
-      return brief(r, record)
-    }))
-  const silent = [
-    ["Streamable JSON", streamable(), "http", { on: "tools/call", kind: "headers-never-sent" }],
-    ["Streamable SSE", streamable({ mode: "sse" }), "http", { on: "tools/call", kind: "response-never-sent", as: "sse" }],
-    ["legacy SSE", legacy(), "legacy", { on: "tools/call", kind: "no-response" }]
-  ]
-  for (const [name, start, kind, fault] of silent) {
-    await C(`missing: ${name} never answers: exit 4 at --call-timeout ${DEADLINE_MS}ms (call arrival to exit ${DEADLINE_MIN_MS}-${DEADLINE_MAX_MS} ms)`, () =>
-      withServers([start], async (srv) => {
-        srv.script(fault)
-        const r = await cli(["call", "--json", "--call-timeout", `${DEADLINE_MS}ms`, ...(kind === "legacy" ? ["--transport", "sse"] : []), srv.url, "increment"], {
-          arrivedWhen: () => srv.rpcCalls("tools/call") === 1
-        })
-        const record = expectRecord(r, 4, "DeadlineExceeded", { stage: "call", timeoutMs: DEADLINE_MS })
-        inRange(r.arrivalToExitMs ?? -1, DEADLINE_MIN_MS, DEADLINE_MAX_MS, "the exit")
-        if (kind === "http") await until(() => srv.abortedResponses() === 1, "the server sees the request closed")
-        check(srv.counter() === 1, `counter ${srv.counter()}`)
-        return `${brief(r, record)}, ${r.arrivalToExitMs} ms after the call arrived`
-      }))
-  }
-  await C(`missing: a stdio child that never answers: exit 4 at --call-timeout ${DEADLINE_MS}ms; the child is gone`, () =>
-    withFixture({ faults: [{ on: "tools/call", kind: "never-answer" }] }, async (f, line) => {
-      const r = await cli(["call", "--json", "--call-timeout", `${DEADLINE_MS}ms`, "--stdio", line, "increment"], { arrivedWhen: () => f.rpcCalls("tools/call") === 1 })
-      const record = expectRecord(r, 4, "DeadlineExceeded", { stage: "call", timeoutMs: DEADLINE_MS })
-      inRange(r.arrivalToExitMs ?? -1, DEADLINE_MIN_MS, DEADLINE_MAX_MS, "the exit")
-      await childGone(f)
-      check(f.counter() === 1, `counter ${f.counter()}`)
-      return `${brief(r, record)}, ${r.arrivalToExitMs} ms after the call arrived`
-    }))
-  await C(`missing: initialize never answered: exit 4 at --discovery-timeout ${DEADLINE_MS}ms`, () =>
+  await C(`initialize never answered: exit 4 at --discovery-timeout ${DEADLINE_MS}ms (stage initialize)`, () =>
     withServers([streamable()], async (srv) => {
       srv.script({ on: "initialize", kind: "headers-never-sent" })
       const r = await cli(["tools", "--json", "--discovery-timeout", `${DEADLINE_MS}ms`, srv.url], { arrivedWhen: () => srv.rpcCalls("initialize") === 1 })
-      const record = expectRecord(r, 4, "DeadlineExceeded", { stage: "initialize", timeoutMs: DEADLINE_MS })
-      inRange(r.arrivalToExitMs ?? -1, DEADLINE_MIN_MS, DEADLINE_MAX_MS, "the exit")
+      const record = expectRecord(r, "DeadlineExceeded", { stage: "initialize", timeoutMs: DEADLINE_MS })
+      // The lower bound on the whole run (the deadline starts after the process did): the arrival
+      // is seen by polling, late under load, so arrival-to-exit only bounds from above.
+      check(r.ms >= DEADLINE_MS, `the CLI exited ${r.ms} ms after it started, before its ${DEADLINE_MS} ms deadline`)
+      inRange(r.arrivalToExitMs ?? -1, 0, DEADLINE_MAX_MS, "the exit")
       await until(() => srv.abortedResponses() === 1, "the server sees the request closed")
       return `${brief(r, record)}, ${r.arrivalToExitMs} ms after initialize arrived`
     }))
 
-  // Forbidden replay: one run, one arrival, whatever the failure.
-  const replay = [
-    ["a 502", streamable(), { on: "tools/call", kind: "status", status: 502 }, 7, "UpstreamFailure", []],
-    ["a 503", streamable(), { on: "tools/call", kind: "status", status: 503 }, 7, "UpstreamFailure", []],
-    ["an SSE stream closed early", streamable({ mode: "sse" }), { on: "tools/call", kind: "close-before-response" }, 7, "ProtocolViolation", []],
-    ["invalid UTF-8", streamable(), { on: "tools/call", kind: "invalid-utf8" }, 7, "ProtocolViolation", []],
-    ["a wrong content type", streamable(), { on: "tools/call", kind: "wrong-content-type" }, 7, "ProtocolViolation", []],
-    ["legacy (auto fallback) 500 on the POST", legacy(), { on: "tools/call", kind: "post-status", status: 500 }, 7, "UpstreamFailure", []],
-    ["legacy (auto fallback) byte ceiling", legacy(), { on: "tools/call", kind: "exact-size", bytes: 2_000 }, 5, "ByteCeilingExceeded", []],
-    ["legacy (auto fallback) deadline", legacy(), { on: "tools/call", kind: "no-response" }, 4, "DeadlineExceeded", []]
-  ]
-  for (const [name, start, fault, code, tag, extra] of replay) {
-    await C(`replay: after ${name} (exit ${code}, ${tag}): the counter is exactly 1`, () =>
-      withServers([start], async (srv) => {
-        srv.script(fault)
-        const r = await cli(["call", "--json", "--call-timeout", "300ms", "--call-max-bytes", "1000", ...extra, srv.url, "increment"])
-        const record = expectRecord(r, code, tag)
-        await sleep(200)
-        check(srv.counter() === 1 && srv.rpcCalls("tools/call") === 1, `counter ${srv.counter()}, tools/call ${srv.rpcCalls("tools/call")}`)
-        return brief(r, record)
-      }))
-  }
-  const stdioReplay = [
-    ["a deadline", { kind: "never-answer" }, 4, "DeadlineExceeded"],
-    ["a byte ceiling", { kind: "exact-size", bytes: 2_000 }, 5, "ByteCeilingExceeded"],
-    ["invalid UTF-8", { kind: "invalid-utf8" }, 7, "ProtocolViolation"],
-    ["a JSON-RPC error", { kind: "jsonrpc-error", code: -32603, message: "boom" }, 6, "RemoteRefusal"]
-  ]
-  for (const [name, fault, code, tag] of stdioReplay) {
-    await C(`replay: stdio after ${name} (exit ${code}, ${tag}): the counter is exactly 1; the child is gone`, () =>
-      withFixture({ faults: [{ on: "tools/call", ...fault }] }, async (f, line) => {
-        const r = await cli(["call", "--json", "--call-timeout", "300ms", "--call-max-bytes", "1000", "--stdio", line, "increment"])
-        const record = expectRecord(r, code, tag)
-        await childGone(f)
-        check(f.counter() === 1 && f.rpcCalls("tools/call") === 1, `counter ${f.counter()}, tools/call ${f.rpcCalls("tools/call")}`)
-        return brief(r, record)
-      }))
-  }
-
-  // Release.
+  // Release when the CLI exits.
   await C("release: a stdio child that ignores SIGTERM does not outlive a successful run", () =>
     withFixture({ faults: [{ kind: "ignore-sigterm" }] }, async (f, line) => {
       const r = await cli(["call", "--json", "--stdio", line, "increment"])
       check(expectOk(r).content?.[0]?.text === "1", "increment")
-      await childGone(f)
+      childGone(f)
       return `${r.ms} ms`
-    }))
-  await C("release: after invalid UTF-8 from a child that ignores SIGTERM (exit 7), the child does not outlive the CLI", () =>
-    withFixture({ faults: [{ kind: "ignore-sigterm" }, { on: "tools/call", kind: "invalid-utf8" }] }, async (f, line) => {
-      const r = await cli(["call", "--json", "--stdio", line, "increment"])
-      const record = expectRecord(r, 7, "ProtocolViolation", { reason: "invalid-utf8" })
-      await childGone(f)
-      return brief(r, record)
     }))
   await C("release: every connection the CLI opened is closed when it exits (Streamable and legacy)", () =>
     withServers([streamable(), legacy()], async (srv, old) => {
@@ -686,11 +725,11 @@ const cliScenarios = async (target, full) => {
       check(srv.deletes() === 1, `${srv.deletes()} DELETEs`)
       return stages
     }))
-  await C("2026 overrides: --discovery-timeout 300ms --call-timeout 5s, a stalled server/discover: exit 4 at stage discover, no fallback", () =>
+  await C("2026 negotiation: a stalled server/discover fails at --discovery-timeout 300ms (exit 4, stage discover); no fallback", () =>
     withServers([stateless()], async (srv) => {
       srv.script({ on: "server/discover", kind: "delay", ms: 2_000 })
       const r = await cli(["call", "--json", "--discovery-timeout", "300ms", "--call-timeout", "5s", srv.url, "increment"])
-      const record = expectRecord(r, 4, "DeadlineExceeded", { stage: "discover", phase: "discovery", timeoutMs: 300 })
+      const record = expectRecord(r, "DeadlineExceeded", { stage: "discover", phase: "discovery", timeoutMs: 300 })
       check(srv.requests.length === 1, `${srv.requests.length} requests (a deadline never falls back)`)
       return brief(r, record)
     }))
@@ -698,45 +737,31 @@ const cliScenarios = async (target, full) => {
     withServers([stateless()], async (srv) => {
       srv.script({ on: "tools/call", kind: "headers-never-sent" })
       const r = await cli(["call", "--json", "--call-timeout", "30s", srv.url, "increment"], { sigintWhen: () => srv.rpcCalls("tools/call") === 1 })
-      const record = expectRecord(r, 130, "Interrupted", { stage: "call" })
+      const record = expectRecord(r, "Interrupted", { stage: "call" })
       check(r.sigintToExitMs !== undefined && r.sigintToExitMs < SIGINT_EXIT_MS, `exited ${r.sigintToExitMs} ms after SIGINT`)
       await until(() => srv.abortedResponses() === 1, "the server sees the request closed")
       check(srv.rpcCalls("notifications/cancelled") === 0, "notifications/cancelled was sent over HTTP")
       check(srv.counter() === 1, `counter ${srv.counter()}`)
       return `${brief(r, record)}, ${r.sigintToExitMs} ms after SIGINT`
     }))
-  for (const [name, fault, code, tag] of fenced.filter(([name]) => name === "401" || name.startsWith("JSON-RPC"))) {
-    await C(`2026 credentials: no canary printed on a ${name} (exit ${code}, ${tag}); none in _meta or the Mcp-* headers`, () =>
-      withServers([stateless()], async (srv) => {
-        srv.script({ on: "tools/call", ...fault })
-        const r = await cli(["call", "--json", "--call-timeout", "500ms", ...secretArgs(srv.url), "increment"], { env: secretEnv })
-        const record = expectRecord(r, code, tag)
-        const call = srv.requests.find((q) => q.rpcMethod === "tools/call")
-        check(call?.headers["authorization"] === `Bearer ${canaries.header}`, "authorization header")
-        check(call?.headers["x-env-token"] === canaries.env, "the ${VAR} header")
-        check(call?.url.includes(`token=${canaries.query}`), "the query")
-        for (const q of srv.requests) {
-          const added = JSON.stringify([q.meta ?? {}, Object.entries(q.headers).filter(([header]) => header.startsWith("mcp-"))])
-          check(!canaryPattern.test(added), `${q.rpcMethod}: a canary in _meta or an Mcp-* header`)
-        }
-        check(srv.counter() === 1, `counter ${srv.counter()}`)
-        return brief(r, record)
-      }))
-  }
-  await C(`2026 bytes: Streamable SSE call answer of ${CEILING + 1} B over --call-max-bytes ${CEILING}: exit 5, observed ${CEILING + 1}`, () =>
-    withServers([stateless({ mode: "sse" })], async (srv) => {
-      srv.script({ on: "tools/call", kind: "exact-size", bytes: CEILING + 1, chunkSize: CHUNK, as: "sse" })
-      const r = await cli(["call", "--json", "--call-max-bytes", String(CEILING), srv.url, "increment"])
-      const record = expectRecord(r, 5, "ByteCeilingExceeded", { stage: "call", observedBytes: CEILING + 1, maxBytes: CEILING })
+  await C("2026 exit 3 (Unauthorized): a 401 echoing the canaries prints none; none in _meta or the Mcp-* headers", () =>
+    withServers([stateless()], async (srv) => {
+      srv.script({ on: "tools/call", kind: "status", status: 401, body: echo })
+      const r = await cli(["call", "--json", ...secretHeaderFlags(), withCanaries(srv.url), "increment"], { env: CANARY_ENV })
+      const record = expectRecord(r, "Unauthorized", { status: 401, stage: "call" })
+      expectDelivered(srv.requests.find((q) => q.rpcMethod === "tools/call"))
+      for (const q of srv.requests) {
+        const added = JSON.stringify([q.meta ?? {}, Object.entries(q.headers).filter(([header]) => header.startsWith("mcp-"))])
+        check(!Object.values(CANARIES).some((canary) => added.includes(canary)), `${q.rpcMethod}: a canary in _meta or an Mcp-* header`)
+      }
       check(srv.counter() === 1, `counter ${srv.counter()}`)
       return brief(r, record)
     }))
-  await C("2026 replay: input_required (the CLI declares no handler): exit 7 (ProtocolViolation undeclared-capability); the counter is exactly 1", () =>
+  await C("2026 input_required (the CLI declares no handler): exit 7 (ProtocolViolation undeclared-capability); called once, not re-sent", () =>
     withServers([stateless()], async (srv) => {
       srv.script({ on: "tools/call", kind: "input-required" })
       const r = await cli(["call", "--json", srv.url, "increment"])
-      const record = expectRecord(r, 7, "ProtocolViolation", { reason: "undeclared-capability", stage: "call" })
-      await sleep(200)
+      const record = expectRecord(r, "ProtocolViolation", { reason: "undeclared-capability", stage: "call" })
       check(srv.counter() === 1 && srv.rpcCalls("tools/call") === 1, `counter ${srv.counter()}, tools/call ${srv.rpcCalls("tools/call")}`)
       return brief(r, record)
     }))
@@ -745,7 +770,7 @@ const cliScenarios = async (target, full) => {
       const out = expectOk(await cli(["call", "--json", "--stdio", line, "add", "--args", `{"a":20,"b":22}`]))
       check(out.content?.[0]?.text === "42", "add")
       check(f.rpcCalls("server/discover") === 1 && f.rpcCalls("initialize") === 0, `arrivals ${f.arrivals().join()}`)
-      await childGone(f)
+      childGone(f)
     }))
 }
 
@@ -763,6 +788,7 @@ for (const target of targets) {
     continue
   }
   await cliScenarios(target, target.full)
+  await pool(cliFamily(target, target.full ? undefined : FAMILY_SMOKE), FAMILY_CONCURRENCY)
 }
 
 const failed = results.filter((r) => !r.ok)

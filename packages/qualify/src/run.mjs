@@ -4,7 +4,8 @@
  * 1. `npm pack`s @phasebound/client, @phasebound/testkit and @phasebound/cli (each builds itself
  *    in its `prepack`);
  * 2. installs the tarballs into a fresh project under os.tmpdir() (no workspace links, no path
- *    mapping: the project's own node_modules is all it resolves from);
+ *    mapping: the project's own node_modules is all it resolves from), offline, from the npm cache
+ *    that the workspace's `npm ci` filled (the project's lockfile is seeded from the workspace's);
  * 3. runs ONE plain ESM program (program/qualify.mjs) through the public exports only, under
  *    `node` and under `bun`, and checks that it exits by itself with no handle left open;
  * 4. compiles the INSTALLED CLI with `bun build --compile` and drives it (program/qualify-cli.mjs);
@@ -26,7 +27,7 @@ const keep = process.env.QUALIFY_KEEP === "1"
 const verbose = process.env.QUALIFY_VERBOSE === "1"
 
 /** How long a qualification program may run before it is killed (and failed). */
-const PROGRAM_TIMEOUT_MS = 120_000
+const PROGRAM_TIMEOUT_MS = 240_000
 /** After its last line, a program must have exited by itself within this time: no handle left open. */
 const EXIT_GRACE_MS = 3_000
 const SUMMARY_PREFIX = "QUALIFY-SUMMARY "
@@ -229,7 +230,33 @@ try {
     record("package", `${name}: every declared entry point (exports, bin) is in the tarball`, missing.length === 0, missing.length === 0 ? `${declared.length} entry points` : `missing: ${missing.join(", ")}`)
   }
 
-  // 2. A fresh project that depends on the tarballs and the pinned Effect packages only.
+  // 2. A fresh project that depends on the tarballs and the pinned Effect packages only, installed
+  // with `npm install --offline` from the npm cache that the workspace's own `npm ci` filled: no
+  // network. A resolving install would need full packuments, which `npm ci` never fetches (it
+  // reads the abbreviated ones, and those only for the packages of this platform); so the
+  // project's package-lock.json is seeded from the workspace's (registry entries only: no links,
+  // no file: packages). npm keeps each locked version that satisfies the tarballs' ranges and
+  // prunes the rest, so every registry package comes at the workspace's locked version, which
+  // `npm ci` cached. --offline forbids the network; a proxy at 127.0.0.1:9 (nothing listens
+  // there) makes any request that would still go out fail, and the http log is checked for one.
+  const workspaceLock = JSON.parse(readFileSync(join(root, "package-lock.json"), "utf8"))
+  const seededLock = (dependencies) => {
+    const packages = { "": { name: "phasebound-qualification", dependencies } }
+    const skipped = []
+    for (const [path, entry] of Object.entries(workspaceLock.packages ?? {})) {
+      if (!path.startsWith("node_modules/")) continue
+      if (skipped.some((prefix) => path.startsWith(`${prefix}/node_modules/`))) continue
+      if (entry.link === true || (entry.resolved !== undefined && !/^https?:/.test(entry.resolved))) {
+        skipped.push(path)
+        continue
+      }
+      packages[path] = entry
+    }
+    return { name: "phasebound-qualification", lockfileVersion: 3, requires: true, packages }
+  }
+  const unreachable = "http://127.0.0.1:9/"
+  const installEnv = { ...process.env, npm_config_workspaces: "", npm_config_proxy: unreachable, npm_config_https_proxy: unreachable, npm_config_noproxy: "" }
+  for (const name of ["NO_PROXY", "no_proxy"]) delete installEnv[name]
   const install = (names) => {
     const dependencies = { ...pinned }
     for (const name of names) dependencies[name] = `file:${tarballs.get(name).file}`
@@ -238,9 +265,22 @@ try {
       JSON.stringify({ name: "phasebound-qualification", private: true, type: "module", dependencies }, null, 2) + "\n"
     )
     rmSync(join(project, "node_modules"), { recursive: true, force: true })
-    rmSync(join(project, "package-lock.json"), { force: true })
-    return run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: project, env: { ...process.env, npm_config_workspaces: "" } })
+    writeFileSync(join(project, "package-lock.json"), JSON.stringify(seededLock(dependencies), null, 2) + "\n")
+    const result = run(
+      "npm",
+      ["install", "--offline", "--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=http"],
+      { cwd: project, env: installEnv }
+    )
+    // Every registry request npm made, as its http log reports it: served from the cache or not.
+    const http = result.stderr.split("\n").filter((line) => line.startsWith("npm http "))
+    const fromCache = http.filter((line) => /\((cache hit|cache stale)\)$/.test(line.trim()))
+    const network = http.filter((line) => !fromCache.includes(line))
+    const errors = result.stderr.split("\n").filter((line) => line.startsWith("npm error")).slice(0, 4).join(" ")
+    return { ...result, fromCache: fromCache.length, network, added: /added (\d+) packages?/.exec(result.stdout)?.[1], errors }
   }
+  const whyInstall = (r) =>
+    `exit ${r.status}${r.error ? ` (${r.error.code ?? r.error.message})` : ""}: ${r.errors || tail(r.stderr || r.stdout, 6)}` +
+    (r.errors.includes("ENOTCACHED") ? " (not in the npm cache: run `npm ci` at the workspace root first)" : "")
   const libraries = ["@phasebound/client", "@phasebound/testkit"].filter((name) => tarballs.has(name))
   let installed = []
   if (libraries.length === 2) {
@@ -248,11 +288,22 @@ try {
     let result = install(all)
     if (result.ok) installed = all
     else if (all.length === 3) {
-      record("package", "npm install of all three tarballs", false, why(result))
+      record("package", "npm install of all three tarballs", false, whyInstall(result))
       result = install(libraries)
       if (result.ok) installed = libraries
     }
-    record("package", `npm install ${installed.join(", ") || "(failed)"} into a fresh project`, result.ok, result.ok ? `${result.ms} ms, ${project}` : why(result))
+    record("package", `npm install ${installed.join(", ") || "(failed)"} into a fresh project`, result.ok, result.ok ? `${result.ms} ms, ${project}` : whyInstall(result))
+    const offline = result.ok && result.network.length === 0 && result.fromCache > 0
+    record(
+      "package",
+      "the install was offline: npm install --offline from the workspace's npm cache",
+      offline,
+      offline
+        ? `${result.added ?? "?"} packages; ${result.fromCache} reads, all from the cache; 0 network requests`
+        : result.ok
+          ? `${result.network.length} request(s) not served from the cache: ${result.network.slice(0, 3).join(" | ")}`
+          : whyInstall(result)
+    )
   } else {
     record("package", "npm install into a fresh project", false, "the client and testkit tarballs are needed")
   }

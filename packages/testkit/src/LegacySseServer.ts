@@ -27,7 +27,7 @@ import {
 import { listenLoopback, parseJson, receive, type RecordedRequest, waitFor } from "./loopback.js"
 import { makeMcpBehaviour } from "./mcp.js"
 import { exactSseFrame, paddedResultTemplate, sseFrame } from "./payload.js"
-import { isGone, sendText, sseHeaders, writeChunks, writeForever } from "./wire.js"
+import { isGone, resetConnection, sendText, sseHeaders, writeChunks, writeForever } from "./wire.js"
 
 export const LEGACY_PROTOCOL_VERSION = "2024-11-05"
 export const LEGACY_SSE_PATH = "/sse"
@@ -75,6 +75,8 @@ export interface LegacyTestServer {
   acceptedConnections(): number
   /** Bodies of `endless-accepted` POST answers the client cut (closed before the end). */
   acceptedBodiesCut(): number
+  /** POSTs left unanswered by `post-never-answered` that the client closed (gave up on). */
+  unansweredPostsClosed(): number
   /** Bytes handed to the socket by never-ending frames, in total. */
   bytesWritten(): number
   /** Polls until `pred` holds; rejects after `timeoutMs` (default 5000). */
@@ -116,6 +118,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
   let closedByClient = 0
   let neverEndingBytes = 0
   let acceptedBodiesCut = 0
+  let unansweredPostsClosed = 0
   let closing = false
   let origin = ""
 
@@ -253,6 +256,16 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
         : {}
       return sendText(res, fault.status, `testkit: scripted status ${fault.status}`, extra)
     }
+    if (fault.kind === "post-never-answered") {
+      // Never answered: the socket stays open until the client gives up (or the server closes).
+      if (isGone(res)) unansweredPostsClosed += 1
+      else {
+        res.on("close", () => {
+          if (!closing) unansweredPostsClosed += 1
+        })
+      }
+      return
+    }
     // Build sized frames before accepting, so an impossible size is a 500, not a silent stall.
     const normalResult = normal !== undefined && "result" in normal ? normal.result : {}
     const exact = fault.kind === "exact-size" && message.kind === "request"
@@ -287,6 +300,21 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
         return sendFrame(session, sseFrame("{not json"))
       case "close-stream":
         return enqueue(session, async () => endStream(session))
+      case "cut-mid-answer":
+        if (normal !== undefined) {
+          const frame = encoder.encode(sseFrame(JSON.stringify(normal)))
+          enqueue(session, async () => {
+            if (!(await writeChunks(session.res, frame.subarray(0, Math.floor(frame.length / 2)), DEFAULT_LEGACY_CHUNK_SIZE))) return
+            if (fault.how === "end") return endStream(session)
+            session.endedByServer = true
+            forget(session)
+            resetConnection(session.res)
+          })
+        }
+        return
+      case "wrong-id":
+        if (normal !== undefined) sendMessage(session, { ...normal, id: 999_999 })
+        return
       case "delay":
         return schedule(session, fault.ms, respondNormally)
       case "jsonrpc-error":
@@ -355,6 +383,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     openConnections: listener.openConnections,
     acceptedConnections: listener.acceptedConnections,
     acceptedBodiesCut: () => acceptedBodiesCut,
+    unansweredPostsClosed: () => unansweredPostsClosed,
     bytesWritten: () => neverEndingBytes,
     waitFor,
     script: (fault) => faults.push(fault),

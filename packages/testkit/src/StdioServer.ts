@@ -38,6 +38,8 @@ export type StdioMethodFault =
   | (StdioMethodFaultBase & { readonly kind: "never-ending-line" })
   /** Exits with `code` (default 3) without answering, once earlier answers are written. */
   | (StdioMethodFaultBase & { readonly kind: "exit"; readonly code?: number })
+  /** Writes the first half of the response line (no line break), then exits with `code` (default 3). */
+  | (StdioMethodFaultBase & { readonly kind: "exit-mid-answer"; readonly code?: number })
   /** Receives, never answers. */
   | (StdioMethodFaultBase & { readonly kind: "never-answer" })
   /** The response line carries the bytes 0xC3 0x28. */

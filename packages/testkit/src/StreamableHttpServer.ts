@@ -90,6 +90,12 @@ export interface TestServerOptions {
   readonly invalidHeaderTools?: boolean
   /** Adds `typed_headers` (integer `Count`, boolean `Flag`, nested string `Zone` headers) to the stateless listing. */
   readonly typedHeaderTool?: boolean
+  /**
+   * Every DELETE is received (counted by `deletes()`) and never answered, whatever the era: a
+   * server that never completes a session's release. Only the client's own bound ends the
+   * request, and the response it closes is counted by `abortedResponses()`. Default false.
+   */
+  readonly stallDeletes?: boolean
 }
 
 
@@ -145,6 +151,9 @@ const DUAL_DEFAULT_VERSIONS: ReadonlyArray<string> = [
 ]
 
 export const startServer = async (options: TestServerOptions = {}): Promise<TestServer> => {
+  if (options.stallDeletes !== undefined && typeof options.stallDeletes !== "boolean") {
+    throw new TypeError("stallDeletes must be a boolean")
+  }
   const mode: ResponseMode = options.mode ?? "json"
   const sessionsEnabled = options.sessions ?? true
   const era: Era = options.era ?? "handshake"
@@ -362,6 +371,7 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
 
   const handleDelete = (req: IncomingMessage, res: ServerResponse): void => {
     deleteCount += 1
+    if (options.stallDeletes === true) return // never answered: the socket stays open until the client (or close) ends it
     if (era === "stateless") return sendText(res, 405, "testkit: the stateless era has no sessions", { allow: "POST" })
     if (!sessionsEnabled) return sendText(res, 405, "testkit: sessions are disabled", { allow: "POST, GET" })
     if (!checkSession(req, res, null)) return

@@ -9,10 +9,13 @@ import { exactJsonResponse, exactSseFrame, paddedResultTemplate, sseFrame } from
 import {
   headersFor,
   isGone,
+  jsonHeaders,
+  resetConnection,
   sendJsonBody,
   sendMessage,
   sendText,
   sseHeaders,
+  writeChunks,
   writeForever,
   writeInChunks,
   type ExtraHeaders,
@@ -74,6 +77,23 @@ export type Fault =
   | (FaultBase & { readonly kind: "input-required"; readonly requestState?: string })
   /** The normal result with `resultType` set to `value` (e.g. "bogus"); an error answer is sent as is. */
   | (FaultBase & { readonly kind: "result-type"; readonly value: string })
+  /**
+   * The first half of the normal answer's bytes (JSON body or SSE frame), then the response ends
+   * cleanly ("end": the last chunk of a chunked body) or the TCP connection is reset ("reset":
+   * an RST where the runtime can send one, else a plain destroy).
+   */
+  | (FaultBase & { readonly kind: "cut-mid-answer"; readonly how: "end" | "reset" })
+  /**
+   * A JSON answer of exactly `bytes` bytes (7-byte chunks) under a `Content-Length: declared`
+   * header that does not match it. After the bytes the connection is held open ("hold") or
+   * destroyed ("close").
+   */
+  | (FaultBase & {
+    readonly kind: "lying-content-length"
+    readonly declared: number
+    readonly bytes: number
+    readonly then: "hold" | "close"
+  })
 
 export type FaultKind = Fault["kind"]
 
@@ -106,6 +126,10 @@ export const validateFault = (fault: Fault): void => {
   }
   if (fault.kind === "input-required" && fault.requestState !== undefined && typeof fault.requestState !== "string") {
     throw new TypeError("input-required: requestState must be a string")
+  }
+  if (fault.kind === "lying-content-length") {
+    if (!Number.isSafeInteger(fault.bytes) || fault.bytes < 1) throw new RangeError("lying-content-length: bytes must be an integer >= 1")
+    if (!Number.isSafeInteger(fault.declared) || fault.declared < 0) throw new RangeError("lying-content-length: declared must be an integer >= 0")
   }
   if (fault.kind === "result-type" && typeof fault.value !== "string") {
     throw new TypeError("result-type: value must be a string")
@@ -260,6 +284,21 @@ export const respondWithFault = async (fault: Fault, ctx: FaultContext): Promise
     case "input-required": {
       const requestState = fault.requestState ?? ctx.issueRequestState?.() ?? newRequestState("input-required")
       return sendMessage(res, resultMessage(ctx.id, inputRequiredResult(ASK_NAME_INPUT_REQUESTS, requestState)), ctx.mode, ctx.headers)
+    }
+    case "cut-mid-answer": {
+      const json = JSON.stringify(messageFor(ctx))
+      const whole = encoder.encode(ctx.mode === "sse" ? sseFrame(json) : json)
+      res.writeHead(200, headersFor(ctx.mode, ctx.headers))
+      if (!(await writeChunks(res, whole.subarray(0, Math.floor(whole.length / 2)), DEFAULT_CHUNK_SIZE))) return
+      if (fault.how === "end") return void res.end()
+      return resetConnection(res)
+    }
+    case "lying-content-length": {
+      const template = paddedResultTemplate(ctx.method, normalResultOf(ctx))
+      res.writeHead(200, { ...jsonHeaders(ctx.headers), "content-length": String(fault.declared) })
+      if (!(await writeChunks(res, exactJsonResponse(ctx.id, template, fault.bytes), DEFAULT_CHUNK_SIZE))) return
+      if (fault.then === "close") res.socket?.destroy()
+      return
     }
     case "result-type": {
       const message = messageFor(ctx)

@@ -60,8 +60,22 @@ export type LegacyResponseFault = MethodFaultBase & (
   | { readonly kind: "corrupt-frame" }
   /** 202 to the POST; the response is never sent. */
   | { readonly kind: "no-response" }
+  /**
+   * The POST is received (the request's side effects happen, the message is counted) and never
+   * answered: no status, and nothing on the GET stream for it. Only the client can end it; a
+   * POST the client closes is counted by `unansweredPostsClosed()`. On a notification (e.g.
+   * `notifications/cancelled`) this is a server that never acknowledges the notice.
+   */
+  | { readonly kind: "post-never-answered" }
   /** 202 to the POST, then the server ends the GET stream instead of responding. */
   | { readonly kind: "close-stream" }
+  /**
+   * 202 to the POST; the first half of the response's event block on the GET stream, then the
+   * server ends the stream ("end") or resets its TCP connection ("reset", where the runtime can).
+   */
+  | { readonly kind: "cut-mid-answer"; readonly how: "end" | "reset" }
+  /** 202 to the POST; the response is sent with the id 999999 instead of the request's. */
+  | { readonly kind: "wrong-id" }
   /** 202 to the POST; the response follows `ms` milliseconds later. */
   | { readonly kind: "delay"; readonly ms: number }
   /** The response is a JSON-RPC error object. */

@@ -111,3 +111,15 @@ export const writeForever = async (
     else await nextTick()
   }
 }
+
+/**
+ * Resets the response's TCP connection (an RST, so the client sees ECONNRESET) where the runtime
+ * offers `resetAndDestroy` (Node >= 18.3); elsewhere (Bun) a plain destroy, which the client
+ * sees as a close.
+ */
+export const resetConnection = (res: ServerResponse): void => {
+  const socket = res.socket as (NonNullable<ServerResponse["socket"]> & { resetAndDestroy?: () => void }) | null
+  if (socket === null) return
+  if (typeof socket.resetAndDestroy === "function") socket.resetAndDestroy()
+  else socket.destroy()
+}

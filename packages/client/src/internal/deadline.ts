@@ -25,37 +25,73 @@ import * as DefaultServices from "effect/DefaultServices"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
 
 const liveClock = Context.get(DefaultServices.liveServices, Clock.Clock)
 
 /** `setTimeout` fires at once past this delay; longer deadlines use Effect's own timer. */
 const maxNativeDelayMs = 2 ** 31 - 1
 
-export const withDeadline = <A, E, R, E2>(
+/**
+ * Forks the operation so that its failure, which the caller receives through the observer, is
+ * not also logged by the runtime as an unhandled error of the forked fiber (the library never
+ * logs). The operation itself still runs with the caller's level, for its own forks.
+ */
+const forkQuietly = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(FiberRef.get(FiberRef.unhandledErrorLogLevel), (level) =>
+    Effect.locally(
+      Effect.fork(Effect.locally(effect, FiberRef.unhandledErrorLogLevel, level)),
+      FiberRef.unhandledErrorLogLevel,
+      Option.none()
+    ))
+
+/**
+ * Ends operations from outside, at once: the connection closing while a call is in flight.
+ * `register` returns the function that unregisters the hook.
+ */
+export interface Abandon<E3> {
+  readonly register: (hook: () => void) => () => void
+  readonly failure: () => E3
+}
+
+export const withDeadline = <A, E, R, E2, E3 = never>(
   effect: Effect.Effect<A, E, R>,
   timeoutMs: number,
-  onTimeout: () => E2
-): Effect.Effect<A, E | E2, R> =>
+  onTimeout: () => E2,
+  abandon?: Abandon<E3>
+): Effect.Effect<A, E | E2 | E3, R> =>
   Effect.clockWith((clock) => {
     if (clock !== liveClock || !(timeoutMs <= maxNativeDelayMs)) {
-      return Effect.timeoutFail(effect, { duration: Duration.millis(timeoutMs), onTimeout })
+      const bounded = Effect.timeoutFail(effect, { duration: Duration.millis(timeoutMs), onTimeout })
+      if (abandon === undefined) return bounded
+      const abandoned = Effect.async<never, E3>((resume) => {
+        const unregister = abandon.register(() => resume(Effect.failSync(abandon.failure)))
+        return Effect.sync(unregister)
+      })
+      return Effect.raceFirst(bounded, abandoned)
     }
-    return Effect.flatMap(Effect.fork(effect), (fiber) =>
-      Effect.async<A, E | E2>((resume) => {
-        // Whichever of the timer and the fiber's exit comes first decides the result; the
-        // other is ignored, so `resume` is called once.
+    return Effect.flatMap(forkQuietly(effect), (fiber) =>
+      Effect.async<A, E | E2 | E3>((resume) => {
+        // Whichever of the timer, the abandonment and the fiber's exit comes first decides the
+        // result; the others are ignored, so `resume` is called once.
         let settled = false
-        const timer = setTimeout(() => {
+        // Interrupt the operation and wait for its finalizers (uninterruptibly, as
+        // Effect.timeoutFail does), then fail with `failure()` whatever exit it ended with.
+        const giveUp = (failure: () => E2 | E3) => {
           if (settled) return
           settled = true
-          // Interrupt the operation and wait for its finalizers (uninterruptibly, as
-          // Effect.timeoutFail does), then fail with onTimeout() whatever exit it ended with.
-          resume(Effect.zipRight(Effect.uninterruptible(Fiber.interrupt(fiber)), Effect.failSync(onTimeout)))
-        }, timeoutMs)
+          clearTimeout(timer)
+          unregister()
+          resume(Effect.zipRight(Effect.uninterruptible(Fiber.interrupt(fiber)), Effect.failSync(failure)))
+        }
+        const timer = setTimeout(() => giveUp(onTimeout), timeoutMs)
+        const unregister = abandon === undefined ? () => {} : abandon.register(() => giveUp(abandon.failure))
         fiber.addObserver((exit) => {
           if (settled) return
           settled = true
           clearTimeout(timer)
+          unregister()
           resume(exit)
         })
         // The caller is interrupted: stop the timer, interrupt the operation and wait for it
@@ -63,6 +99,7 @@ export const withDeadline = <A, E, R, E2>(
         return Effect.suspend(() => {
           settled = true
           clearTimeout(timer)
+          unregister()
           return Fiber.interrupt(fiber)
         })
       }))

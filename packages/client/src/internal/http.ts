@@ -104,10 +104,45 @@ export const postJson = (
 export const contentTypeOf = (response: HttpClientResponse.HttpClientResponse): string =>
   (response.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
 
-/** A request that never got an answer: refused before sending, or lost after. */
-export const transportError = (exchange: Exchange, outcome: Extract<Outcome, "not-sent" | "unknown">) =>
-(error: HttpClientError.HttpClientError) =>
-  Failures.transport(exchange, outcome === "unknown" ? "connection-closed" : "connection-failed", outcome, {}, error)
+/**
+ * Error codes of a connection that was never established (Node, undici, Bun): nothing of the
+ * request left the process. Any other transport error may come after the request was written.
+ */
+const NEVER_CONNECTED = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "ConnectionRefused",
+  "FailedToOpenSocket"
+])
+
+/** Whether an error (searched through its causes, and every error of an AggregateError) says the connection never opened. */
+const neverConnected = (error: unknown, depth = 0): boolean => {
+  if (depth > 8 || error === null || typeof error !== "object") return false
+  const { code, cause, errors } = error as { code?: unknown; cause?: unknown; errors?: unknown }
+  if (typeof code === "string" && NEVER_CONNECTED.has(code)) return true
+  if (Array.isArray(errors) && errors.length > 0 && errors.every((e) => neverConnected(e, depth + 1))) return true
+  return neverConnected(cause, depth + 1)
+}
+
+/**
+ * A request that never got an answer (docs/DESIGN.md, "No replay, outcomes"):
+ * - "readiness": a GET that carries no request: nothing can have been applied (`not-sent`);
+ * - "sending": `not-sent` only when the connection never opened; a reset or a close after it
+ *   opened may come after the server received the whole request (`unknown`);
+ * - "reading": the answer was being read: `unknown`.
+ */
+export const transportError = (exchange: Exchange, when: "readiness" | "sending" | "reading") =>
+(error: HttpClientError.HttpClientError) => {
+  const outcome: Outcome = when === "readiness" || (when === "sending" && neverConnected(error.cause))
+    ? "not-sent"
+    : "unknown"
+  return Failures.transport(exchange, outcome === "unknown" ? "connection-closed" : "connection-failed", outcome, {}, error)
+}
 
 /** An answer's body broke off while being read: the request may have been applied. */
 export const bodyReadFailed = (exchange: Exchange) => (error: BodyReadFailed) =>

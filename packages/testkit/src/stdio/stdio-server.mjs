@@ -87,7 +87,7 @@ const NEVER_ENDING_CHUNK = Buffer.alloc(64 * 1024, 0x61) // "a"
 const USAGE_EXIT_CODE = 64
 
 const METHOD_FAULTS = new Set([
-  "exact-size", "never-ending-line", "exit", "never-answer", "invalid-utf8", "invalid-json",
+  "exact-size", "never-ending-line", "exit", "exit-mid-answer", "never-answer", "invalid-utf8", "invalid-json",
   "not-jsonrpc", "wrong-id", "delay", "jsonrpc-error", "unsupported-version", "input-required", "result-type"
 ])
 const GLOBAL_FAULTS = new Set(["banner", "stderr-flood", "ignore-sigterm", "linger-after-stdin-close", "write-pid"])
@@ -702,6 +702,14 @@ const respondWithFault = (fault, id, method, outcome, request = {}) => {
       return exitAfterOutput(fault.code ?? DEFAULT_EXIT_CODE, `exit fault on ${method}`)
     case "never-answer":
       return
+    case "exit-mid-answer":
+      // Half of the response line (no "\n"), then the process exits.
+      return enqueue(async () => {
+        const line = Buffer.from(JSON.stringify(normal) + "\n")
+        await write(line.subarray(0, Math.floor(line.length / 2)))
+        log(`exiting with code ${fault.code ?? DEFAULT_EXIT_CODE} in the middle of an answer to ${method}`)
+        process.exit(fault.code ?? DEFAULT_EXIT_CODE)
+      })
     case "invalid-utf8":
       // 0xC3 opens a 2-byte sequence; 0x28 "(" is not a continuation byte.
       return enqueue(() =>

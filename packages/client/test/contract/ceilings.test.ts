@@ -1,0 +1,4 @@
+import { ceilings } from "@phasebound/testkit/contract"
+import { registerFamilies } from "./register.js"
+
+registerFamilies([ceilings])

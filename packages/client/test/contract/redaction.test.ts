@@ -1,0 +1,4 @@
+import { redaction } from "@phasebound/testkit/contract"
+import { registerFamilies } from "./register.js"
+
+registerFamilies([redaction])

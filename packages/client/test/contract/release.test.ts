@@ -1,0 +1,4 @@
+import { release } from "@phasebound/testkit/contract"
+import { registerFamilies } from "./register.js"
+
+registerFamilies([release])

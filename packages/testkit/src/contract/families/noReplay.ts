@@ -1,0 +1,96 @@
+/**
+ * No replay: whatever goes wrong with a tool call, the tool ran exactly once, the failure is
+ * the one the fault calls for, and the connection still serves the next call (which runs the
+ * tool a second time, not a third). Also for discovery: a failed discovery never calls a tool.
+ */
+import { Effect } from "effect"
+import { check, checkFields, expectReleased, failureOf } from "../assert.js"
+import { CANARIES } from "../canaries.js"
+import { type ExpectedFailure, expectedFailure, expectedFields } from "../expectations.js"
+import type { ContractFault } from "../faults.js"
+import { peer, type Row } from "../rows.js"
+import type { CaseSpec, Family } from "../suite.js"
+
+const CEILING = 4_000
+/**
+ * The budget of a case: a 1 s deadline where the deadline is what ends the request (far above
+ * loopback latency, short enough to keep the suite fast); elsewhere one no loaded machine
+ * reaches (7-byte writes of 4 KB take a while under load), so only the fault can end it.
+ */
+const policyFor = (expected: ExpectedFailure) => ({
+  timeout: expected._tag === "DeadlineExceeded" ? 1_000 : 20_000,
+  maxBytes: CEILING
+})
+
+export const FAULTS: ReadonlyArray<readonly [string, ContractFault]> = [
+  ["a stall", { kind: "stall" }],
+  ["a never-ending answer", { kind: "never-ending" }],
+  ["an answer one byte over the ceiling", { kind: "exact-size", bytes: 4_001 }],
+  ["a close mid-answer", { kind: "close-mid-answer" }],
+  ["a TCP reset mid-answer", { kind: "reset-mid-answer" }],
+  ["a JSON-RPC refusal", { kind: "refusal", code: -32000, message: `refused ${CANARIES.header}` }],
+  ["an answer with a wrong id", { kind: "wrong-id" }],
+  ["an answer after the deadline", { kind: "late-answer", ms: 1_600 }],
+  ["a body over the ceiling under a Content-Length of 1 MB", { kind: "lying-content-length", declared: 1_000_000, bytes: 4_001, then: "hold" }],
+  ["a body cut short of its Content-Length", { kind: "lying-content-length", declared: 1_000_000, bytes: 3_000, then: "close" }]
+]
+
+const callCase = <R>(row: Row<R>, name: string, fault: ContractFault): CaseSpec => ({
+  name: `a call that meets ${name} ran once and is not re-sent`,
+  run: () =>
+    row.run(Effect.gen(function*() {
+      const server = yield* peer(row, { faults: [{ site: "call", fault }] })
+      const expected = expectedFailure(row, "call", fault)
+      const connection = yield* server.connect(policyFor(expected))
+      const error = yield* failureOf(connection.callTool("increment"))
+      checkFields(error, expectedFields(expected))
+      check(server.counter() === 1, `the tool ran ${server.counter()} times, expected once`)
+      check(server.calls("tools/call") === 1, `tools/call arrived ${server.calls("tools/call")} times, expected once`)
+      yield* expectReleased(connection)
+      if (expected.dropped !== undefined) {
+        const { droppedFrames } = yield* connection.diagnostics
+        check(droppedFrames === expected.dropped, `droppedFrames is ${droppedFrames}, expected ${expected.dropped}`)
+      }
+      if (endsSession(row, fault)) {
+        // The session is gone: the next call is refused before it is sent.
+        const next = yield* failureOf(connection.callTool("increment"))
+        checkFields(next, { outcome: "not-sent" }, "the next call")
+        check(server.counter() === 1, `after the session ended the tool ran ${server.counter()} times, expected once`)
+      } else {
+        yield* connection.callTool("increment")
+        check(server.counter() === 2, `after a second call the tool ran ${server.counter()} times, expected twice`)
+      }
+    }))
+})
+
+/**
+ * Faults after which a shared stream's session is gone (docs/DESIGN.md, "Shared streams"): the
+ * stream ended or was reset, or a frame grew past the stream's bound while being read.
+ */
+const endsSession = <R>(row: Row<R>, fault: ContractFault): boolean =>
+  row.sharedStream &&
+  (fault.kind === "close-mid-answer" || fault.kind === "reset-mid-answer" || fault.kind === "never-ending" ||
+    (fault.kind === "exact-size" && fault.bytes > CEILING))
+
+const discoveryCase = <R>(row: Row<R>, name: string, fault: ContractFault): CaseSpec => ({
+  name: `a discovery that meets ${name} fails as the rules say and runs no tool`,
+  run: () =>
+    row.run(Effect.gen(function*() {
+      const server = yield* peer(row, { faults: [{ site: "discovery", fault }] })
+      const expected = expectedFailure(row, "discovery", fault)
+      const error = yield* failureOf(server.connect(policyFor(expected)))
+      checkFields(error, expectedFields(expected))
+      check(server.counter() === 0, `a failed discovery ran the tool ${server.counter()} times`)
+      check(server.calls("tools/list") === 1, `tools/list arrived ${server.calls("tools/list")} times, expected once`)
+    }))
+})
+
+export const noReplay: Family = {
+  name: "no replay",
+  promise: "every shared fault, in both phases: the failure the rules give, the tool run exactly once, nothing re-sent",
+  cases: (row) =>
+    FAULTS.filter(([, fault]) => row.supports(fault.kind)).flatMap(([name, fault]) => [
+      callCase(row, name, fault),
+      discoveryCase(row, name, fault)
+    ])
+}
