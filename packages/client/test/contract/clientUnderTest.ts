@@ -1,6 +1,7 @@
 /**
  * The workspace's client as the contract suite's client under test: the Effect API through
- * `FetchHttpClient` and `NodeHttpClient.layerUndici`, stdio through the Node command executor,
+ * `FetchHttpClient`, `NodeHttpClient.layerUndici` and `NodeHttpClient.layer` (node:http: its
+ * bodies and aborts behave differently from undici's), stdio through the Node command executor,
  * and the Promise API with the same HTTP client layers.
  */
 import { FetchHttpClient } from "@effect/platform"
@@ -16,7 +17,8 @@ import { connect } from "../../src/promise.js"
 
 const httpLayers = {
   fetch: FetchHttpClient.layer,
-  undici: NodeHttpClient.layerUndici
+  undici: NodeHttpClient.layerUndici,
+  "node:http": NodeHttpClient.layer
 }
 const stdioLayer = Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)
 const httpLayer = (name: string) => {

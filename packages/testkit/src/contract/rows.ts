@@ -64,6 +64,12 @@ export interface Peer<R> {
    * closed by the client; on a shared stream (legacy SSE, stdio) a cancellation notice.
    */
   readonly abandoned: () => number
+  /**
+   * Requests the server never answered whose connection the client closed (stalled answers,
+   * DELETEs, notices): Streamable HTTP counts every such response, legacy the POSTs left
+   * unanswered by `stubbornRelease`; stdio has none (0).
+   */
+  readonly unansweredClosed: () => number
   /** What `released()` waits for, in words. */
   readonly releaseSign: string
   /**
@@ -151,6 +157,7 @@ const streamableRow = <R>(
         counter: srv.counter,
         calls: srv.rpcCalls,
         abandoned: srv.abortedResponses,
+        unansweredClosed: srv.abortedResponses,
         releaseSign: era === "handshake" ? "the session DELETEd" : "nothing held between requests",
         released: (timeoutMs) =>
           era === "handshake" ? waitFor(() => srv.deletes() >= 1, "the session DELETEd", timeoutMs) : Promise.resolve(),
@@ -190,6 +197,7 @@ const legacyRow = <R>(client: ClientUnderTest<R>, http: string): Row<R> => {
         counter: srv.counter,
         calls: srv.rpcCalls,
         abandoned: () => srv.rpcCalls("notifications/cancelled"),
+        unansweredClosed: srv.unansweredPostsClosed,
         releaseSign: "the GET stream closed by the client",
         released: (timeoutMs) => waitFor(() => srv.closedStreams() >= 1, "the GET stream closed by the client", timeoutMs),
         receivedSecrets: () => srv.requests.flatMap(sentSecrets),
@@ -228,6 +236,7 @@ const stdioRow = <R>(client: ClientUnderTest<R>, era: EraName, http: string): Ro
         counter: fixture.counter,
         calls: fixture.rpcCalls,
         abandoned: () => fixture.rpcCalls("notifications/cancelled"),
+        unansweredClosed: () => 0,
         releaseSign: "the child gone",
         released: (timeoutMs) => waitFor(() => fixture.pid() !== undefined && !fixture.isAlive(), "the child gone", timeoutMs),
         receivedSecrets: () => [],

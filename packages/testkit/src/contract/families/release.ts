@@ -154,7 +154,7 @@ const stalledDelete = <R>(row: Row<R>): CaseSpec => ({
 /**
  * (b) A cancellation notice the server never answers (Streamable HTTP 2025, legacy HTTP+SSE)
  * is given up at releaseTimeout: the connection's background returns to empty after about that
- * long, and over Streamable HTTP the server sees the notice's POST closed by the client.
+ * long, and the server sees the notice's POST closed by the client.
  */
 const stalledNotice = <R>(row: Row<R>): CaseSpec => ({
   name: `a cancellation notice the server never answers is given up at releaseTimeout (${RELEASE_MS} ms)`,
@@ -171,10 +171,9 @@ const stalledNotice = <R>(row: Row<R>): CaseSpec => ({
       const elapsed = emptied - interrupted
       check(elapsed >= BOUND_FLOOR * RELEASE_MS, `the notice was dropped after ${elapsed} ms, before releaseTimeout (${RELEASE_MS} ms)`)
       check(elapsed < ENDS_WITHIN_MS, `the notice was held ${elapsed} ms with releaseTimeout ${RELEASE_MS} ms`)
-      if (row.transport === "streamable-http") {
-        // The call's answer and the notice's POST, both closed by the client.
-        yield* wait(server, () => server.abandoned() >= 2, "the unanswered notice's POST closed by the client")
-      }
+      // The notice's POST closed by the client (over Streamable HTTP, the call's answer too).
+      const closedAtLeast = row.transport === "streamable-http" ? 2 : 1
+      yield* wait(server, () => server.unansweredClosed() >= closedAtLeast, "the unanswered notice's POST closed by the client")
       // The connection goes on: the next call is answered.
       yield* connection.callTool("increment")
       check(server.counter() === 2, `after a next call the tool ran ${server.counter()} times, expected twice`)
