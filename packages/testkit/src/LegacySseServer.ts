@@ -79,6 +79,8 @@ export interface LegacyTestServer {
   unansweredPostsClosed(): number
   /** Bytes handed to the socket by never-ending frames, in total. */
   bytesWritten(): number
+  /** Never-ending frames that stopped being written because the client left: their bytes are final. */
+  neverEndingStopped(): number
   /** Polls until `pred` holds; rejects after `timeoutMs` (default 5000). */
   waitFor(pred: () => boolean, timeoutMs?: number): Promise<void>
   script(fault: LegacyFault): void
@@ -117,6 +119,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
   const rpcCounts = new Map<string, number>()
   let closedByClient = 0
   let neverEndingBytes = 0
+  let neverEndingStopped = 0
   let acceptedBodiesCut = 0
   let unansweredPostsClosed = 0
   let closing = false
@@ -281,10 +284,12 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
       case "never-ending-frame":
         if (message.kind === "request") {
           const prefix = neverEndingFramePrefix(message.id)
-          enqueue(session, () =>
-            writeForever(session.res, prefix, NEVER_ENDING_CHUNK, (n) => {
+          enqueue(session, async () => {
+            await writeForever(session.res, prefix, NEVER_ENDING_CHUNK, (n) => {
               neverEndingBytes += n
-            }))
+            })
+            neverEndingStopped += 1
+          })
         }
         return
       case "no-response":
@@ -385,6 +390,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     acceptedBodiesCut: () => acceptedBodiesCut,
     unansweredPostsClosed: () => unansweredPostsClosed,
     bytesWritten: () => neverEndingBytes,
+    neverEndingStopped: () => neverEndingStopped,
     waitFor,
     script: (fault) => faults.push(fault),
     clearFaults: () => faults.clear(),

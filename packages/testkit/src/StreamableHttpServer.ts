@@ -121,6 +121,8 @@ export interface TestServer {
   abortedResponses(): number
   /** Bytes handed to the socket by never-ending bodies, in total. */
   bytesWritten(): number
+  /** Never-ending bodies that stopped being written because the client left: their bytes are final. */
+  neverEndingStopped(): number
   /** Polls until `pred` holds; rejects after `timeoutMs` (default 5000). */
   waitFor(pred: () => boolean, timeoutMs?: number): Promise<void>
   script(fault: Fault): void
@@ -174,6 +176,7 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
   let inputRoundCount = 0
   let abortedCount = 0
   let neverEndingBytes = 0
+  let neverEndingStopped = 0
   let closing = false
 
   /** Session rule for every request but initialize: missing → 400, unknown → 404. */
@@ -279,6 +282,9 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
       onNeverEndingBytes: (n) => {
         neverEndingBytes += n
       },
+      onNeverEndingStopped: () => {
+        neverEndingStopped += 1
+      },
       openResumable: (response, events, retryMs) => {
         resumables.open(res, response, undefined, { events, retryMs, headers: {} })
       },
@@ -347,6 +353,9 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
       respondNormally,
       onNeverEndingBytes: (n) => {
         neverEndingBytes += n
+      },
+      onNeverEndingStopped: () => {
+        neverEndingStopped += 1
       },
       openResumable: (response, events, retryMs) => {
         resumables.open(res, response, sessionsEnabled ? requestSession : undefined, { events, retryMs, headers })
@@ -435,6 +444,7 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     acceptedConnections: listener.acceptedConnections,
     abortedResponses: () => abortedCount,
     bytesWritten: () => neverEndingBytes,
+    neverEndingStopped: () => neverEndingStopped,
     waitFor,
     script: (fault) => faults.push(fault),
     clearFaults: () => faults.clear(),

@@ -173,6 +173,8 @@ export interface FaultContext {
   readonly headers: ExtraHeaders
   readonly respondNormally: () => void
   readonly onNeverEndingBytes: (bytes: number) => void
+  /** A never-ending body stopped being written (the client left): its byte count is final. */
+  readonly onNeverEndingStopped: () => void
   readonly openResumable: (message: JsonRpcOutgoing, eventsBeforeClose: number, retryMs: number) => void
   /** The protocol version the request asked for, for `unsupported-version` (default ""). */
   readonly requestedVersion?: string | undefined
@@ -210,7 +212,8 @@ export const respondWithFault = async (fault: Fault, ctx: FaultContext): Promise
       const json = `{"jsonrpc":"2.0","id":${JSON.stringify(ctx.id)},"result":{"content":[{"type":"text","text":"`
       const prefix = encoder.encode(as === "sse" ? "event: message\ndata: " + json : json)
       res.writeHead(200, headersFor(as, ctx.headers))
-      return writeForever(res, prefix, NEVER_ENDING_CHUNK, ctx.onNeverEndingBytes)
+      await writeForever(res, prefix, NEVER_ENDING_CHUNK, ctx.onNeverEndingBytes)
+      return ctx.onNeverEndingStopped()
     }
     case "unterminated-frame": {
       const newline = fault.trailingNewline ?? true ? "\n" : ""
