@@ -16,114 +16,26 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Testkit from "@phasebound/testkit"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
+import type * as http from "node:http"
 import { type ClientHandlers, McpClient } from "../src/index.js"
 import { connect } from "../src/promise.js"
 import { failureOf } from "./support/harness.js"
+import { json, type RawMcpOptions, rawMcpServer, type RawRequest, sseEvent } from "./support/rawMcpServer.js"
 
 const SESSION = "session-handlers-e2e"
 const CANARY = "CANARY-handler-secret-7f3a"
 
-interface Arrival {
-  readonly method: string
-  readonly url: string
-  readonly headers: http.IncomingHttpHeaders
-  readonly body: any
-}
-
-const readBody = (req: http.IncomingMessage) =>
-  new Promise<any>((resolve) => {
-    let body = ""
-    req.on("data", (chunk) => (body += chunk))
-    req.on("end", () => {
-      try {
-        resolve(body === "" ? undefined : JSON.parse(body))
-      } catch {
-        resolve(body)
-      }
-    })
-  })
-
-const json = (res: http.ServerResponse, body: unknown, headers: Record<string, string> = {}) => {
-  res.writeHead(200, { "content-type": "application/json", ...headers })
-  res.end(JSON.stringify(body))
-}
-const sse = (message: unknown) => `event: message\ndata: ${JSON.stringify(message)}\n\n`
-const isReply = (body: any) => body !== undefined && typeof body === "object" && "id" in body && !("method" in body)
-
 /**
- * A raw handshake-era server on 127.0.0.1. It refuses `server/discover` with -32601 (as 2025
- * servers do), names its session on `initialize`, and hands every other POST, and every GET, to
- * `route`. Every request is recorded; replies (messages with an id and no method) are answered
- * 202 and collected.
+ * A raw handshake-era server (support/rawMcpServer.ts) that refuses `server/discover` with -32601
+ * (as 2025 SDK servers do), names its session on `initialize` and lists one tool, `ask`. Every
+ * request is recorded; the client's replies are collected.
  */
-const rawServer = (
-  route: (ctx: {
-    readonly req: http.IncomingMessage
-    readonly res: http.ServerResponse
-    readonly body: any
-    readonly replies: ReadonlyArray<Arrival>
-    readonly replied: (count: number) => Promise<void>
-  }) => void | Promise<void>
-) =>
-  Effect.gen(function*() {
-    const arrivals: Array<Arrival> = []
-    const replies: Array<Arrival> = []
-    const waiters: Array<{ count: number; resolve: () => void }> = []
-    const replied = (count: number) =>
-      new Promise<void>((resolve) => {
-        if (replies.length >= count) resolve()
-        else waiters.push({ count, resolve })
-      })
-    const server = yield* Effect.acquireRelease(
-      Effect.promise(async () => {
-        const srv = http.createServer(async (req, res) => {
-          const body = await readBody(req)
-          const arrival: Arrival = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body }
-          arrivals.push(arrival)
-          if (req.method === "DELETE") return void res.writeHead(200).end()
-          if (req.method === "POST" && isReply(body)) {
-            replies.push(arrival)
-            res.writeHead(202).end()
-            for (const waiter of waiters.filter((w) => replies.length >= w.count)) waiter.resolve()
-            return
-          }
-          if (req.method === "POST" && body?.method === "server/discover") {
-            return json(res, { jsonrpc: "2.0", id: body.id, error: { code: -32601, message: "Method not found" } })
-          }
-          if (req.method === "POST" && body?.method === "initialize") {
-            return json(res, {
-              jsonrpc: "2.0",
-              id: body.id,
-              result: { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "raw", version: "1" } }
-            }, { "mcp-session-id": SESSION })
-          }
-          if (req.method === "POST" && body?.method === "notifications/initialized") return void res.writeHead(202).end()
-          if (req.method === "POST" && body?.method === "tools/list") {
-            return json(res, { jsonrpc: "2.0", id: body.id, result: { tools: [{ name: "ask", inputSchema: { type: "object" } }] } })
-          }
-          try {
-            await route({ req, res, body, replies, replied })
-          } catch {
-            if (!res.headersSent) res.writeHead(500)
-            res.end()
-          }
-        })
-        await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve))
-        return srv
-      }),
-      (srv) =>
-        Effect.promise(() =>
-          new Promise<void>((resolve) => {
-            srv.closeAllConnections()
-            srv.close(() => resolve())
-          })
-        )
-    )
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`
-    const posts = (method: string) => arrivals.filter((a) => a.method === "POST" && a.body?.method === method)
-    return { url, arrivals, replies, posts }
+const sessionServer = (hooks: Pick<RawMcpOptions, "onCall" | "onGet">) =>
+  rawMcpServer({
+    discover: "method-not-found",
+    sessionId: SESSION,
+    tools: [{ name: "ask", inputSchema: { type: "object" } }],
+    ...hooks
   })
 
 /** Whether `promise` settled within `ms`. */
@@ -160,18 +72,18 @@ const ROOTS = { jsonrpc: "2.0", id: "r-1", method: "roots/list" }
  * A server whose `tools/call` sends the three requests on the POST's SSE stream, waits for the
  * three replies (at most 10 s), then answers the call on the same stream.
  */
-const askingServer = rawServer(async ({ req, res, body, replied }) => {
-  if (req.method === "GET") return void res.writeHead(405).end()
-  if (body?.method !== "tools/call") return void res.writeHead(400).end()
-  res.writeHead(200, { "content-type": "text/event-stream" })
-  res.write(sse(ELICIT))
-  res.write(sse(SAMPLE))
-  res.write(sse(ROOTS))
-  await within(replied(3), 10_000)
-  res.end(sse({ jsonrpc: "2.0", id: body.id, result: { content: [{ type: "text", text: "done" }] } }))
+const askingServer = sessionServer({
+  onCall: async ({ message, replied, res }) => {
+    res.writeHead(200, { "content-type": "text/event-stream" })
+    res.write(sseEvent(ELICIT))
+    res.write(sseEvent(SAMPLE))
+    res.write(sseEvent(ROOTS))
+    await within(replied(3), 10_000)
+    res.end(sseEvent({ jsonrpc: "2.0", id: message.id, result: { content: [{ type: "text", text: "done" }] } }))
+  }
 })
 
-const replyTo = (replies: ReadonlyArray<Arrival>, id: string | number) => replies.find((r) => r.body.id === id)
+const replyTo = (replies: ReadonlyArray<RawRequest>, id: string | number) => replies.find((r) => r.message.id === id)
 
 const httpTest = (name: string, body: () => Effect.Effect<void, unknown, any>, timeout = 30_000) =>
   it.scopedLive(name, () => body().pipe(Effect.provide(FetchHttpClient.layer)) as Effect.Effect<void, unknown, never>, timeout)
@@ -200,23 +112,23 @@ describe("handlers, handshake era, on a POST's SSE answer", () => {
       }
       const connection = yield* McpClient.connect({ url: server.url, handlers })
       expect(connection.protocolVersion).toBe("2025-11-25")
-      expect(server.posts("initialize")[0]!.body.params.capabilities).toEqual({ elicitation: {}, sampling: {}, roots: {} })
+      expect(server.posts("initialize")[0]!.message.params.capabilities).toEqual({ elicitation: {}, sampling: {}, roots: {} })
 
       const result = yield* connection.callTool("ask")
       expect(result.content).toEqual([{ type: "text", text: "done" }])
       expect(server.replies).toHaveLength(3)
-      expect(replyTo(server.replies, "e-1")!.body).toEqual({
+      expect(replyTo(server.replies, "e-1")!.message).toEqual({
         jsonrpc: "2.0",
         id: "e-1",
         // The schema's defaults for what the answer left out (SEP-1034); what it gave is kept.
         result: { action: "accept", content: { name: "Ada", color: "red", age: 42 } }
       })
-      expect(replyTo(server.replies, 7)!.body).toEqual({
+      expect(replyTo(server.replies, 7)!.message).toEqual({
         jsonrpc: "2.0",
         id: 7,
         result: { role: "assistant", content: { type: "text", text: "hi" }, model: "test-model", stopReason: "endTurn" }
       })
-      expect(replyTo(server.replies, "r-1")!.body).toEqual({
+      expect(replyTo(server.replies, "r-1")!.message).toEqual({
         jsonrpc: "2.0",
         id: "r-1",
         result: { roots: [{ uri: "file:///work", name: "work" }] }
@@ -239,11 +151,11 @@ describe("handlers, handshake era, on a POST's SSE answer", () => {
         url: server.url,
         handlers: { elicitation: () => Effect.succeed({ action: "decline" }) }
       })
-      expect(server.posts("initialize")[0]!.body.params.capabilities).toEqual({ elicitation: {} })
+      expect(server.posts("initialize")[0]!.message.params.capabilities).toEqual({ elicitation: {} })
       expect((yield* connection.callTool("ask")).content).toEqual([{ type: "text", text: "done" }])
-      expect(replyTo(server.replies, "e-1")!.body).toEqual({ jsonrpc: "2.0", id: "e-1", result: { action: "decline" } })
+      expect(replyTo(server.replies, "e-1")!.message).toEqual({ jsonrpc: "2.0", id: "e-1", result: { action: "decline" } })
       for (const id of [7, "r-1"]) {
-        expect(replyTo(server.replies, id)!.body).toEqual({ jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } })
+        expect(replyTo(server.replies, id)!.message).toEqual({ jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } })
       }
     }))
 
@@ -251,9 +163,9 @@ describe("handlers, handshake era, on a POST's SSE answer", () => {
     Effect.gen(function*() {
       const server = yield* askingServer
       const connection = yield* McpClient.connect({ url: server.url })
-      expect(server.posts("initialize")[0]!.body.params.capabilities).toEqual({})
+      expect(server.posts("initialize")[0]!.message.params.capabilities).toEqual({})
       expect((yield* connection.callTool("ask")).content).toEqual([{ type: "text", text: "done" }])
-      expect(server.replies.map((r) => r.body.error?.code)).toEqual([-32601, -32601, -32601])
+      expect(server.replies.map((r) => r.message.error?.code)).toEqual([-32601, -32601, -32601])
     }))
 
   httpTest("a handler that fails gets a generic -32603 with nothing of its failure; the others answer; the call completes", () =>
@@ -268,14 +180,14 @@ describe("handlers, handshake era, on a POST's SSE answer", () => {
         }
       })
       expect((yield* connection.callTool("ask")).content).toEqual([{ type: "text", text: "done" }])
-      expect(replyTo(server.replies, "e-1")!.body).toEqual({ jsonrpc: "2.0", id: "e-1", result: { action: "cancel" } })
+      expect(replyTo(server.replies, "e-1")!.message).toEqual({ jsonrpc: "2.0", id: "e-1", result: { action: "cancel" } })
       for (const id of [7, "r-1"]) {
-        const reply = replyTo(server.replies, id)!.body
+        const reply = replyTo(server.replies, id)!.message
         expect(reply).toMatchObject({ jsonrpc: "2.0", id, error: { code: -32603, message: expect.any(String) } })
         expect(reply).not.toHaveProperty("result")
       }
-      expect(JSON.stringify(server.arrivals.map((a) => a.body))).not.toContain(CANARY)
-      expect(JSON.stringify(server.arrivals.map((a) => a.headers))).not.toContain(CANARY)
+      expect(JSON.stringify(server.received.map((r) => r.body))).not.toContain(CANARY)
+      expect(JSON.stringify(server.received.map((r) => r.headers))).not.toContain(CANARY)
     }))
 
   httpTest("a handler that dies or throws gets the same generic -32603: the server is answered, the call completes", () =>
@@ -293,9 +205,9 @@ describe("handlers, handshake era, on a POST's SSE answer", () => {
       })
       expect((yield* connection.callTool("ask")).content).toEqual([{ type: "text", text: "done" }])
       for (const id of ["e-1", 7]) {
-        expect(replyTo(server.replies, id)!.body).toMatchObject({ jsonrpc: "2.0", id, error: { code: -32603 } })
+        expect(replyTo(server.replies, id)!.message).toMatchObject({ jsonrpc: "2.0", id, error: { code: -32603 } })
       }
-      expect(JSON.stringify(server.arrivals.map((a) => a.body))).not.toContain(CANARY)
+      expect(JSON.stringify(server.received.map((r) => r.body))).not.toContain(CANARY)
     }))
 })
 
@@ -304,25 +216,25 @@ describe("handlers, handshake era, on the standalone GET stream", () => {
     Effect.gen(function*() {
       const events: Array<string> = []
       let stream: http.ServerResponse | undefined
-      const server = yield* rawServer(async ({ req, res, body, replied }) => {
-        if (req.method === "GET") {
+      const server = yield* sessionServer({
+        onGet: ({ req, res }) => {
           if (req.headers["mcp-session-id"] !== SESSION) return void res.writeHead(400).end()
           events.push("GET")
           res.writeHead(200, { "content-type": "text/event-stream" })
           res.flushHeaders()
           stream = res
-          return
+        },
+        onCall: async ({ message, replied, res }) => {
+          events.push("tools/call")
+          if (stream === undefined) return json(res, { jsonrpc: "2.0", id: message.id, error: { code: -32603, message: "no stream" } })
+          // Asked on the GET stream, not on this POST's answer, which waits for the reply.
+          stream.write(sseEvent(ELICIT))
+          if (!(await within(replied(1), 10_000))) {
+            return json(res, { jsonrpc: "2.0", id: message.id, error: { code: -32603, message: "no reply" } })
+          }
+          events.push("reply")
+          json(res, { jsonrpc: "2.0", id: message.id, result: { content: [{ type: "text", text: "thanks" }] } })
         }
-        if (body?.method !== "tools/call") return void res.writeHead(400).end()
-        events.push("tools/call")
-        if (stream === undefined) return json(res, { jsonrpc: "2.0", id: body.id, error: { code: -32603, message: "no stream" } })
-        // Asked on the GET stream, not on this POST's answer, which waits for the reply.
-        stream.write(sse(ELICIT))
-        if (!(await within(replied(1), 10_000))) {
-          return json(res, { jsonrpc: "2.0", id: body.id, error: { code: -32603, message: "no reply" } })
-        }
-        events.push("reply")
-        json(res, { jsonrpc: "2.0", id: body.id, result: { content: [{ type: "text", text: "thanks" }] } })
       })
       const asked: Array<unknown> = []
       const connection = yield* McpClient.connect({
@@ -337,9 +249,9 @@ describe("handlers, handshake era, on the standalone GET stream", () => {
       })
       // Open before discovery ended: after the handshake, before the listing.
       expect(events).toEqual(["GET"])
-      const order = server.arrivals.map((a) => (a.method === "POST" ? a.body?.method : a.method))
+      const order = server.received.map((r) => (r.method === "POST" ? r.rpcMethod : r.method))
       expect(order).toEqual(["server/discover", "initialize", "notifications/initialized", "GET", "tools/list"])
-      const get = server.arrivals.find((a) => a.method === "GET")!
+      const get = server.received.find((r) => r.method === "GET")!
       expect(get.headers["accept"]).toContain("text/event-stream")
       expect(get.headers["mcp-protocol-version"]).toBe("2025-11-25")
 
@@ -348,14 +260,14 @@ describe("handlers, handshake era, on the standalone GET stream", () => {
       expect(events).toEqual(["GET", "tools/call", "reply"])
       expect(asked).toEqual([ELICIT.params])
       expect(server.replies).toHaveLength(1)
-      expect(server.replies[0]!.body).toEqual({
+      expect(server.replies[0]!.message).toEqual({
         jsonrpc: "2.0",
         id: "e-1",
         result: { action: "accept", content: { name: "Grace", color: "blue", age: 42 } }
       })
       expect(server.replies[0]!.headers["mcp-session-id"]).toBe(SESSION)
       // One GET only: the stream was not reopened for the call.
-      expect(server.arrivals.filter((a) => a.method === "GET")).toHaveLength(1)
+      expect(server.received.filter((r) => r.method === "GET")).toHaveLength(1)
     }))
 })
 

@@ -1,62 +1,22 @@
 /**
  * Legacy HTTP+SSE (2024-11-05) end to end, and transport negotiation under one discovery
- * deadline, over real loopback HTTP through every HTTP client layer.
+ * deadline, over real loopback HTTP through every HTTP client layer: the fall back and when it
+ * never happens, the endpoint fence, the shared stream's own rules (a frame past every bound, a
+ * corrupt frame, a 404, unsolicited and late frames), no replay after falling back, and the
+ * cancellation notice's target.
+ *
+ * Budgets per phase, exact byte ceilings, deadlines, interruption and abort, release and
+ * redaction over this row are the contract suite's (packages/client/test/contract/).
  */
 import * as Testkit from "@phasebound/testkit"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Fiber, Scope } from "effect"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
+import type * as http from "node:http"
 import { McpClient, McpSchema } from "../src/index.js"
 import { eventually, expectReleased, expectTag, failureOf, httpClients, server } from "./support/harness.js"
+import { rawHttpServer } from "./support/rawMcpServer.js"
 
 const legacy = (options?: Testkit.LegacyServerOptions) => Testkit.scopedLegacy(options)
-
-/** What a raw server received: method, path, and the JSON-RPC method of a POST whose body parsed. */
-interface Received {
-  readonly method: string
-  readonly path: string
-  readonly rpcMethod: string | undefined
-}
-
-/**
- * A raw loopback server: `handle` gets each request with its body parsed (undefined when it is
- * not JSON: JSON.parse is guarded, so a stray body never becomes an unhandled error). Every
- * request is recorded before it is handled.
- */
-const rawServer = (
-  handle: (req: http.IncomingMessage, res: http.ServerResponse, message: any, path: string) => void
-) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const received: Array<Received> = []
-      const srv = http.createServer((req, res) => {
-        let body = ""
-        req.setEncoding("utf8")
-        req.on("data", (chunk: string) => (body += chunk))
-        req.on("end", () => {
-          let message: any
-          try {
-            message = body === "" ? undefined : JSON.parse(body)
-          } catch {
-            message = undefined
-          }
-          const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname
-          received.push({ method: req.method ?? "", path, rpcMethod: typeof message?.method === "string" ? message.method : undefined })
-          handle(req, res, message, path)
-        })
-      })
-      await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve))
-      return { srv, received, origin: `http://127.0.0.1:${(srv.address() as AddressInfo).port}` }
-    }),
-    ({ srv }) =>
-      Effect.promise(() =>
-        new Promise<void>((resolve) => {
-          srv.closeAllConnections()
-          srv.close(() => resolve())
-        })
-      )
-  )
 
 const sseFrame = (event: string, data: string) => `event: ${event}\ndata: ${data}\n\n`
 
@@ -130,7 +90,7 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
     for (const status of [400, 404, 405] as const) {
       scoped(`auto never falls back when initialize is answered ${status} with a JSON-RPC error body`, () =>
         Effect.gen(function*() {
-          const raw = yield* rawServer((req, res, message) => {
+          const raw = yield* rawHttpServer((req, res, { message }) => {
             // A GET would be the legacy transport's first step: answered, and recorded above.
             if (req.method !== "POST") return void res.writeHead(405, { allow: "POST" }).end()
             if (message?.method === "initialize") {
@@ -153,7 +113,7 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
             retryable: false
           })
           // The probe, then initialize; no GET to any SSE path, nothing after the refusal.
-          expect(raw.received).toEqual([
+          expect(raw.received).toMatchObject([
             { method: "POST", path: "/mcp", rpcMethod: "server/discover" },
             { method: "POST", path: "/mcp", rpcMethod: "initialize" }
           ])
@@ -315,7 +275,7 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
               return { content: [{ type: "text", text: String(increments) }] }
           }
         }
-        const raw = yield* rawServer((req, res, message, path) => {
+        const raw = yield* rawHttpServer((req, res, { message, path }) => {
           if (req.method === "GET" && path === "/sse") {
             res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
             res.write(sseFrame("endpoint", "/messages?sessionId=first"))
@@ -353,55 +313,10 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
       }))
   })
 
+  // The exact ceiling and one byte more in both phases, a complete frame over its request's
+  // ceiling failing that request only, a never-ending frame, a stream that ends mid-answer: the
+  // contract suite's (ceilings, overrides, no replay) on this row.
   describe("the shared stream", () => {
-    const ceiling = 3_000
-    for (const bytes of [ceiling - 1, ceiling, ceiling + 1]) {
-      scoped(`a call answer frame of ${bytes} bytes against a call ceiling of ${ceiling}: only that call fails, the stream goes on`, () =>
-        Effect.gen(function*() {
-          const srv = yield* legacy()
-          const connection = yield* McpClient.connect({ url: srv.url, transport: "sse", policy: { call: { maxBytes: ceiling } } })
-          srv.script({ on: "tools/call", kind: "exact-size", bytes, chunkSize: 7 })
-          const exit = yield* Effect.exit(connection.callTool("echo", { text: "x" }))
-          if (bytes <= ceiling) {
-            expect(Exit.isSuccess(exit)).toBe(true)
-          } else {
-            expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined).toMatchObject({
-              _tag: "ByteCeilingExceeded",
-              stage: "call",
-              limits: { maxBytes: ceiling },
-              observedBytes: ceiling + 1,
-              outcome: "applied"
-            })
-          }
-          // The stream is intact: the next call works on the same session.
-          expect(yield* connection.callTool("increment")).toMatchObject({ content: [{ text: "1" }] })
-          expect(srv.openStreams()).toBe(1)
-          yield* expectReleased(connection)
-        }))
-
-      scoped(`a tools/list frame of ${bytes} bytes against a discovery ceiling of ${ceiling}`, () =>
-        Effect.gen(function*() {
-          const srv = yield* legacy()
-          srv.script({ on: "tools/list", kind: "exact-size", bytes, chunkSize: 5 })
-          const exit = yield* Effect.exit(McpClient.connect({
-            url: srv.url,
-            transport: "sse",
-            policy: { discovery: { maxBytes: ceiling }, call: { maxBytes: 10 }, unsolicited: { maxBytes: 100 } }
-          }))
-          if (bytes <= ceiling) {
-            expect(Exit.isSuccess(exit)).toBe(true)
-          } else {
-            expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined).toMatchObject({
-              _tag: "ByteCeilingExceeded",
-              stage: "list-tools",
-              phase: "discovery",
-              limits: { maxBytes: ceiling }
-            })
-            yield* eventually(() => srv.closedStreams() === 1)
-          }
-        }))
-    }
-
     scoped("a frame past every bound aborts the stream, releases the session and fails every pending request", () =>
       Effect.gen(function*() {
         const srv = yield* legacy()
@@ -468,21 +383,6 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
         srv.script({ on: "tools/call", kind: "unsolicited-frame", bytes: 2_000 })
         expect(yield* connection.callTool("increment")).toMatchObject({ content: [{ text: "1" }] })
         expect((yield* connection.diagnostics).droppedFrames).toBe(1)
-      }))
-
-    scoped("a stream closed mid-call fails the call promptly with TransportFailure; nothing is re-sent", () =>
-      Effect.gen(function*() {
-        const srv = yield* legacy()
-        const connection = yield* McpClient.connect({ url: srv.url, transport: "sse", policy: { timeout: 30_000 } })
-        srv.script({ on: "tools/call", kind: "close-stream" })
-        const { error, elapsedMs } = yield* failureOf(connection.callTool("increment"))
-        expect(error).toMatchObject({ _tag: "TransportFailure", reason: "stream-ended", stage: "call", outcome: "unknown", retryable: false })
-        // Long before the 30 s deadline.
-        expect(elapsedMs).toBeLessThan(5_000)
-        // Nothing left in flight or in the background: whatever the client sent has arrived.
-        yield* expectReleased(connection)
-        expect(srv.counter()).toBe(1)
-        expect(srv.rpcCalls("tools/call")).toBe(1)
       }))
 
     // The server ends the stream once initialize has arrived, so initialize is pending when the

@@ -1,6 +1,7 @@
 /**
- * The Promise API over real loopback HTTP: typed errors as rejections, an aborted signal
- * rejecting with its own reason (never a deadline), per-call overrides in milliseconds.
+ * The Promise API over real loopback HTTP: connect, list, call and close (closing twice), the
+ * shared HTTP client and a program that exits on its own, an already-aborted signal, and options
+ * validated before any I/O.
  */
 import * as Testkit from "@phasebound/testkit"
 import { spawn } from "node:child_process"
@@ -71,33 +72,10 @@ describe("Promise API", () => {
     expect(Date.now() - started).toBeLessThan(20_000)
   }, 40_000)
 
-  it("rejects with the typed error, with milliseconds as times", async () => {
-    const connection = await connect({ url: srv.url })
-    srv.script({ on: "tools/call", kind: "headers-never-sent" })
-    const started = Date.now()
-    const error = await connection.callTool("increment", {}, { timeout: 200 }).catch((e) => e)
-    expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "call", phase: "call", limits: { timeoutMs: 200 }, outcome: "unknown", retryable: false })
-    // 200 is milliseconds: the wait ended at 200 ms, not at 200 s nor at once.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(150)
-    expect(Date.now() - started).toBeLessThan(10_000)
-    await srv.waitFor(() => srv.abortedResponses() === 1)
-    await connection.close()
-  })
-
-  it("an aborted signal rejects with the signal's reason, unchanged, and the server sees the request closed", async () => {
-    const connection = await connect({ url: srv.url, policy: { call: { timeout: 10_000 } } })
-    srv.script({ on: "tools/call", kind: "headers-never-sent" })
-    const controller = new AbortController()
-    const reason = new Error("the user went away")
-    const pending = connection.callTool("increment", {}, { signal: controller.signal })
-    await srv.waitFor(() => srv.rpcCalls("tools/call") === 1)
-    controller.abort(reason)
-    await expect(pending).rejects.toBe(reason)
-    await srv.waitFor(() => srv.abortedResponses() === 1)
-    await srv.waitFor(() => srv.rpcCalls("notifications/cancelled") === 1)
-    expect(srv.counter()).toBe(1)
-    await connection.close()
-  })
+  // A typed rejection with a call's own timeout in milliseconds, an aborted signal rejecting with
+  // its own reason (never a deadline) and the abandoned request released at the server, in a
+  // call and in connect: the contract suite's (overrides, cancellation), through the Promise API
+  // on every row.
 
   it("an already-aborted signal rejects at once and sends nothing", async () => {
     const connection = await connect({ url: srv.url })
@@ -106,18 +84,6 @@ describe("Promise API", () => {
     await expect(connection.callTool("increment", {}, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason)
     expect(srv.requests.length).toBe(before)
     await connection.close()
-  })
-
-  it("an abort during discovery rejects with the reason and releases the session", async () => {
-    srv.script({ on: "tools/list", kind: "headers-never-sent" })
-    const controller = new AbortController()
-    const reason = new DOMException("aborted by test", "AbortError")
-    const pending = connect({ url: srv.url, signal: controller.signal })
-    await srv.waitFor(() => srv.rpcCalls("tools/list") === 1)
-    controller.abort(reason)
-    await expect(pending).rejects.toBe(reason)
-    await srv.waitFor(() => srv.abortedResponses() === 1)
-    await srv.waitFor(() => srv.deletes() === 1)
   })
 
   it("validates per-call overrides before sending", async () => {

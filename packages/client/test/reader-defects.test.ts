@@ -8,9 +8,9 @@ import { FetchHttpClient } from "@effect/platform"
 import { NodeCommandExecutor, NodeFileSystem } from "@effect/platform-node"
 import { expect, it } from "@effect/vitest"
 import { Cause, Effect, Layer } from "effect"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
+import type * as http from "node:http"
 import { LegacySse, Stdio, type Transport } from "../src/index.js"
+import { rawHttpServer } from "./support/rawMcpServer.js"
 
 const secret = "defect-canary-7f3a"
 const throwingInbound: Transport.Inbound = {
@@ -37,38 +37,24 @@ const expectInternal = (error: unknown, started: number) => {
 }
 
 /** A legacy server that, once a POST arrives, sends a `ping` request on the GET stream. */
-const legacyServer = Effect.acquireRelease(
-  Effect.promise(async () => {
-    let stream: http.ServerResponse | undefined
-    const server = http.createServer((req, res) => {
-      if (req.method === "GET") {
-        res.writeHead(200, { "content-type": "text/event-stream" })
-        res.write("event: endpoint\ndata: /messages\n\n")
-        stream = res
-        return
-      }
-      req.resume()
-      req.on("end", () => {
-        res.writeHead(202).end()
-        stream?.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id: "s1", method: "ping" })}\n\n`)
-      })
-    })
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    return server
-  }),
-  (server) =>
-    Effect.promise(() =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      })
-    )
-)
+const legacyServer = Effect.suspend(() => {
+  let stream: http.ServerResponse | undefined
+  return rawHttpServer((req, res) => {
+    if (req.method === "GET") {
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.write("event: endpoint\ndata: /messages\n\n")
+      stream = res
+      return
+    }
+    res.writeHead(202).end()
+    stream?.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id: "s1", method: "ping" })}\n\n`)
+  })
+})
 
 it.scopedLive("legacy HTTP+SSE: a defect in the GET stream's reader fails the pending call at once as InternalError", () =>
   Effect.gen(function*() {
     const server = yield* legacyServer
-    const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/sse`)
+    const url = new URL(`${server.origin}/sse`)
     const transport = yield* LegacySse.make({
       url,
       headers: {},

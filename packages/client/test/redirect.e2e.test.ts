@@ -5,29 +5,14 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
+import type * as http from "node:http"
 import { McpClient, McpConnectionError } from "../src/index.js"
 import { httpClients } from "./support/harness.js"
+import { rawHttpServer } from "./support/rawMcpServer.js"
 
-/** A loopback server that records what it receives and answers with `answer`. */
+/** A loopback server (support/rawMcpServer.ts) that records what it receives and answers with `answer`. */
 const listen = (answer: (res: http.ServerResponse) => void) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const received: Array<{ readonly url: string; readonly authorization: string | undefined }> = []
-      const server = http.createServer((req, res) => {
-        received.push({ url: req.url ?? "", authorization: req.headers.authorization })
-        req.resume()
-        req.on("end", () => answer(res))
-      })
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-      return { server, received, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` }
-    }),
-    ({ server }) => Effect.promise(() => new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    }))
-  )
+  Effect.map(rawHttpServer((_, res) => answer(res)), (server) => ({ ...server, url: `${server.origin}/mcp` }))
 
 describe.each(httpClients)("redirects through %s", (_, layer) => {
   it.scopedLive("a 307 to another origin is a failure with its status; the other origin receives nothing", () =>
@@ -44,7 +29,7 @@ describe.each(httpClients)("redirects through %s", (_, layer) => {
       // The first POST (the stateless probe) is answered 307: never followed, never a reason to fall back.
       expect(error).toMatchObject({ _tag: "UpstreamFailure", status: 307, stage: "discover" })
       expect(redirecting.received).toHaveLength(1)
-      expect(redirecting.received[0]!.authorization).toBe("Bearer secret-token")
+      expect(redirecting.received[0]!.headers.authorization).toBe("Bearer secret-token")
       expect(elsewhere.received).toEqual([])
       expect(JSON.stringify(McpConnectionError.toRecord(error))).not.toContain("secret-token")
     }).pipe(Effect.provide(layer)))

@@ -3,7 +3,10 @@
  * testkit stdio server: `server/discover` without a handshake, the fall back to `initialize` on
  * the same child (answered -32601, or never answered within the bounded probe wait), the dual
  * era, cancellation notices, the -32022 retry, `resultType` and `input_required` rounds, and the
- * exact line ceilings of `server/discover` and `tools/call`.
+ * exact line ceiling of `server/discover`, and a `tools/call` line of exactly the ceiling
+ * observed whole. Budgets per phase, the call's line ceiling and one byte more, deadlines,
+ * interruption and abort, release and redaction over this row are the contract suite's
+ * (packages/client/test/contract/).
  *
  * The child is started with a small `--import` preload that records, next to the fixture's own
  * observations, every byte written to its stdin (to read the wire messages, ids and `_meta`
@@ -24,6 +27,9 @@ const platform = Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)
 
 const scoped = (name: string, body: () => Effect.Effect<void, unknown, any>, timeout = 30_000) =>
   it.scopedLive(name, () => body().pipe(Effect.provide(platform)) as Effect.Effect<void, unknown, never>, timeout)
+
+/** An upper bound that proves only that something ended, not how fast. */
+const GENEROUS_MS = 10_000
 
 const META_VERSION = "io.modelcontextprotocol/protocolVersion"
 const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -134,10 +140,10 @@ describe("stdio, the stateless era", () => {
   scoped("era handshake: the probe answered -32601 falls back to initialize on the same child, at once", () =>
     Effect.gen(function*() {
       const r = yield* recorded()
-      const started = Date.now()
       const connection = yield* connectTo(r)
-      // No bounded probe wait (5 s by default): the -32601 answer is taken at once.
-      expect(Date.now() - started).toBeLessThan(4_000)
+      // No bounded probe wait (5 s by default): the -32601 answer is taken at once. The probe's
+      // outcome (below) says the answer ended it; a wait that ran out would be a ProtocolViolation.
+      expect(connection.discovery[0]!.durationMs).toBeLessThan(5_000)
       expect(connection.protocolVersion).toBe("2025-11-25")
       expect(connection.tools.map((t) => t.name)).toEqual(["add", "echo", "increment"])
       expect(r.spawns()).toBe(1)
@@ -161,8 +167,9 @@ describe("stdio, the stateless era", () => {
         const started = Date.now()
         const connection = yield* connectTo(r, { policy: { discovery: { timeout: 2_000 } } })
         const elapsed = Date.now() - started
+        // The probe's wait ran out (about 1 s); the connection succeeding under the 2 s deadline,
+        // the handshake after the wait included, is the upper bound.
         expect(elapsed).toBeGreaterThanOrEqual(950)
-        expect(elapsed).toBeLessThan(1_900)
         expect(connection.protocolVersion).toBe("2025-11-25")
         expect(r.spawns()).toBe(1)
         expect(r.f.arrivals()).toEqual(["server/discover", "initialize", "notifications/initialized", "tools/list"])
@@ -232,7 +239,8 @@ describe("stdio, the stateless era", () => {
           outcome: "unknown"
         })
         expect(elapsedMs).toBeGreaterThanOrEqual(950)
-        expect(elapsedMs).toBeLessThan(3_000)
+        // Generous: the deadline ended it, not the test's own timeout.
+        expect(elapsedMs).toBeLessThan(GENEROUS_MS)
         expect(r.f.arrivals()).toEqual(["server/discover", "initialize"])
         expect(r.spawns()).toBe(1)
         yield* eventually(() => !r.f.isAlive())
@@ -245,7 +253,7 @@ describe("stdio, the stateless era", () => {
         const { error, elapsedMs } = yield* failureOf(connectTo(r, { policy: { discovery: { timeout: 1_200 } } }))
         expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "list-tools", phase: "discovery" })
         expect(elapsedMs).toBeGreaterThanOrEqual(1_150)
-        expect(elapsedMs).toBeLessThan(3_500)
+        expect(elapsedMs).toBeLessThan(GENEROUS_MS)
         expect(r.f.arrivals().slice(0, 4)).toEqual(["server/discover", "initialize", "notifications/initialized", "tools/list"])
         yield* eventually(() => !r.f.isAlive())
       }))
@@ -395,12 +403,20 @@ describe("stdio, the stateless era", () => {
       }))
   })
 
+  // The answers are padded with multi-byte characters and written 7 bytes at a time, 1 ms apart
+  // (`chunkDelayMs`), so that the reads split characters; whether a pipe really delivers them
+  // split is up to its scheduling (writes can coalesce). The deterministic proof that a line
+  // decodes the same however its bytes are cut is packages/client/test/lineDecoder.test.ts
+  // ("decodes multi-byte characters split across chunks", "every chunking yields the same
+  // lines"). The call answer one byte over the ceiling, and a complete line over its request's
+  // ceiling failing that request only, are the contract suite's (ceilings, overrides).
   describe("exact line ceilings (raw bytes, the newline included)", () => {
     const ceiling = 2_000
+    const exactSize = (on: string, bytes: number) => ({ on, kind: "exact-size", bytes, chunkSize: 7, chunkDelayMs: 1 }) as const
     for (const bytes of [ceiling, ceiling + 1]) {
       scoped(`a server/discover line of ${bytes} bytes against a discovery ceiling of ${ceiling}`, () =>
         Effect.gen(function*() {
-          const r = yield* recorded({ era: "stateless", faults: [{ on: "server/discover", kind: "exact-size", bytes, chunkSize: 7 }] })
+          const r = yield* recorded({ era: "stateless", faults: [exactSize("server/discover", bytes)] })
           const exit = yield* Effect.exit(connectTo(r, { policy: { discovery: { maxBytes: ceiling }, unsolicited: { maxBytes: 100 } } }))
           if (bytes <= ceiling) {
             expect(Exit.isSuccess(exit)).toBe(true)
@@ -422,30 +438,16 @@ describe("stdio, the stateless era", () => {
             yield* eventually(() => !r.f.isAlive())
           }
         }))
-
-      scoped(`a tools/call line of ${bytes} bytes against a call ceiling of ${ceiling}`, () =>
-        Effect.gen(function*() {
-          const r = yield* recorded({ era: "stateless", faults: [{ on: "tools/call", kind: "exact-size", bytes, chunkSize: 7 }] })
-          const connection = yield* connectTo(r, { policy: { call: { maxBytes: ceiling } } })
-          expect(connection.protocolVersion).toBe("2026-07-28")
-          const exit = yield* Effect.exit(connection.callTool("echo", { text: "x" }))
-          if (bytes <= ceiling) {
-            expect(Exit.isSuccess(exit)).toBe(true)
-            expect((yield* connection.observations).at(-1)).toMatchObject({ operation: "tools/call", bytes: ceiling, outcome: "ok" })
-          } else {
-            expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined).toMatchObject({
-              _tag: "ByteCeilingExceeded",
-              stage: "call",
-              phase: "call",
-              observedBytes: ceiling + 1,
-              limits: { maxBytes: ceiling },
-              outcome: "applied",
-              retryable: false
-            })
-          }
-          // A complete line over its request's ceiling fails that request only.
-          expect(yield* connection.callTool("increment")).toMatchObject({ content: [{ text: "1" }] })
-        }))
     }
+
+    scoped(`a tools/call line of ${ceiling} bytes against a call ceiling of ${ceiling} is returned and observed whole`, () =>
+      Effect.gen(function*() {
+        const r = yield* recorded({ era: "stateless", faults: [exactSize("tools/call", ceiling)] })
+        const connection = yield* connectTo(r, { policy: { call: { maxBytes: ceiling } } })
+        expect(connection.protocolVersion).toBe("2026-07-28")
+        yield* connection.callTool("echo", { text: "x" })
+        expect((yield* connection.observations).at(-1)).toMatchObject({ operation: "tools/call", bytes: ceiling, outcome: "ok" })
+        expect(yield* connection.callTool("increment")).toMatchObject({ content: [{ text: "1" }] })
+      }))
   })
 })

@@ -1,21 +1,34 @@
 /**
- * stdio end to end with real child processes: bounded lines, banners, a flooded stderr, exits,
- * cancellation, and a release that finishes in bounded time even when the child ignores
- * SIGTERM.
+ * stdio (2025 era) end to end with real child processes: banners, what is not JSON-RPC or not
+ * UTF-8, a flooded stderr, exits and their codes, spawn failures, the child's environment,
+ * `initialize` never cancelled, late answers, and a child that ignores SIGTERM stopped within
+ * the bound after a failure gave its session up.
+ *
+ * Budgets per phase, exact line ceilings, deadlines, interruption and abort, release and
+ * redaction over this row are the contract suite's (packages/client/test/contract/).
  */
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Testkit from "@phasebound/testkit"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { Effect, Exit, Layer, Scope } from "effect"
 import { McpClient, Stdio } from "../src/index.js"
 import { connect } from "../src/promise.js"
-import { eventually, expectReleased, expectTag, failureOf } from "./support/harness.js"
+import { eventually, expectReleased, failureOf } from "./support/harness.js"
 
 const platform = Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)
 
 const fixture = (options?: Testkit.StdioFixtureOptions) =>
   Effect.acquireRelease(Effect.sync(() => Testkit.makeStdioFixture(options)), (f) => Effect.sync(() => f.cleanup()))
+
+/** The release bound of the stubborn-child cases: large enough that a loaded machine's slack stays small beside it. */
+const RELEASE_MS = 500
+/** Stdin closed, SIGTERM, SIGKILL: three release steps at most, and slack for a loaded machine. */
+const SHUTDOWN_BOUND_MS = 3 * RELEASE_MS + 3_000
+/** "Promptly", against a 30 s deadline. */
+const PROMPT_MS = 10_000
+/** An upper bound that proves only that something ended, not how fast. */
+const GENEROUS_MS = 10_000
 
 const scoped = (name: string, body: () => Effect.Effect<void, unknown, any>, timeout = 30_000) =>
   it.scopedLive(name, () => body().pipe(Effect.provide(platform)) as Effect.Effect<void, unknown, never>, timeout)
@@ -39,60 +52,9 @@ describe("stdio", () => {
       expect(f.isAlive()).toBe(false)
     }))
 
-  describe("line ceilings (raw bytes including the newline)", () => {
-    const ceiling = 2_000
-    for (const bytes of [ceiling - 1, ceiling, ceiling + 1]) {
-      scoped(`a call answer line of ${bytes} bytes against a call ceiling of ${ceiling}`, () =>
-        Effect.gen(function*() {
-          const f = yield* fixture({ faults: [{ on: "tools/call", kind: "exact-size", bytes, chunkSize: 7 }] })
-          const connection = yield* connectTo(f, { call: { maxBytes: ceiling } })
-          const exit = yield* Effect.exit(connection.callTool("echo", { text: "x" }))
-          if (bytes <= ceiling) {
-            expect(Exit.isSuccess(exit)).toBe(true)
-          } else {
-            expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined).toMatchObject({
-              _tag: "ByteCeilingExceeded",
-              stage: "call",
-              observedBytes: ceiling + 1,
-              limits: { maxBytes: ceiling }
-            })
-          }
-          // A complete line over its request's ceiling fails that request only.
-          expect(yield* connection.callTool("increment")).toMatchObject({ content: [{ text: "1" }] })
-        }))
-
-      scoped(`a tools/list line of ${bytes} bytes against a discovery ceiling of ${ceiling}`, () =>
-        Effect.gen(function*() {
-          const f = yield* fixture({ faults: [{ on: "tools/list", kind: "exact-size", bytes, chunkSize: 5 }] })
-          const exit = yield* Effect.exit(connectTo(f, { discovery: { maxBytes: ceiling }, unsolicited: { maxBytes: 100 } }))
-          if (bytes <= ceiling) {
-            expect(Exit.isSuccess(exit)).toBe(true)
-          } else {
-            expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined).toMatchObject({
-              _tag: "ByteCeilingExceeded",
-              stage: "list-tools",
-              phase: "discovery"
-            })
-            yield* eventually(() => !f.isAlive())
-          }
-        }))
-    }
-
-    scoped("a never-ending line is refused while reading; the child is released", () =>
-      Effect.gen(function*() {
-        const f = yield* fixture({ faults: [{ on: "tools/call", kind: "never-ending-line" }] })
-        const connection = yield* connectTo(f, { call: { maxBytes: 256 * 1024 }, unsolicited: { maxBytes: 1024 } })
-        const { error } = yield* failureOf(connection.callTool("increment"))
-        expect(error).toMatchObject({ _tag: "ByteCeilingExceeded", stage: "call", limits: { maxBytes: 256 * 1024 } })
-        expect((error as { observedBytes: number }).observedBytes).toBeGreaterThan(256 * 1024)
-        yield* eventually(() => !f.isAlive())
-        expect(f.counter()).toBe(1)
-        const after = yield* failureOf(connection.callTool("increment"))
-        expect(after.error).toMatchObject({ _tag: "TransportFailure", outcome: "not-sent" })
-        yield* expectReleased(connection)
-      }))
-  })
-
+  // The exact line ceiling and one byte more in both phases, a complete line over its request's
+  // ceiling failing that request only, and a never-ending line: the contract suite's (ceilings,
+  // overrides, no replay) on this row.
   for (const [name, fault, expected] of [
     ["invalid UTF-8 on stdout", { on: "tools/call", kind: "invalid-utf8" }, { _tag: "ProtocolViolation", reason: "invalid-utf8" }],
     // Past the largest bound (the call's 64 KiB): the session is given up.
@@ -106,14 +68,19 @@ describe("stdio", () => {
       Effect.gen(function*() {
         const f = yield* fixture({ faults: [{ kind: "ignore-sigterm" }, fault] })
         const scope = yield* Scope.make()
-        const connection = yield* connectTo(f, { releaseTimeout: 300, call: { maxBytes: 64 * 1024 }, unsolicited: { maxBytes: 1024 } })
-          .pipe(Scope.extend(scope))
+        const connection = yield* connectTo(f, {
+          releaseTimeout: RELEASE_MS,
+          call: { maxBytes: 64 * 1024 },
+          unsolicited: { maxBytes: 1024 }
+        }).pipe(Scope.extend(scope))
         const { error } = yield* failureOf(connection.callTool("increment"))
         expect(error).toMatchObject({ ...expected, stage: "call", phase: "call", retryable: false })
         const started = Date.now()
         yield* Scope.close(scope, Exit.void)
-        // At most three release steps of 300 ms (stdin, SIGTERM, SIGKILL), and some slack.
-        expect(Date.now() - started).toBeLessThan(2_500)
+        // The bound is what is proven: at most three release steps (stdin, SIGTERM, SIGKILL), with
+        // slack for a loaded machine. No lower bound: the failure gave the session up, so its
+        // release may have begun before the close.
+        expect(Date.now() - started).toBeLessThan(SHUTDOWN_BOUND_MS)
         expect(f.isAlive()).toBe(false)
         expect(f.counter()).toBe(1)
       }))
@@ -162,7 +129,8 @@ describe("stdio", () => {
       const connection = yield* connectTo(f, { timeout: 30_000 })
       const { error, elapsedMs } = yield* failureOf(connection.callTool("increment"))
       expect(error).toMatchObject({ _tag: "TransportFailure", reason: "process-exited", exitCode: 7, stage: "call", outcome: "unknown" })
-      expect(elapsedMs).toBeLessThan(2_000)
+      // Promptly: long before the 30 s deadline.
+      expect(elapsedMs).toBeLessThan(PROMPT_MS)
       expect(f.counter()).toBe(1)
       yield* expectReleased(connection)
     }))
@@ -172,7 +140,7 @@ describe("stdio", () => {
       const f = yield* fixture({ faults: [{ on: "tools/list", kind: "exit", code: 2 }] })
       const { error, elapsedMs } = yield* failureOf(connectTo(f, { timeout: 30_000 }))
       expect(error).toMatchObject({ _tag: "TransportFailure", reason: "process-exited", stage: "list-tools", phase: "discovery" })
-      expect(elapsedMs).toBeLessThan(2_000)
+      expect(elapsedMs).toBeLessThan(PROMPT_MS)
     }))
 
   scoped("spawn failures are TransportFailure at stage connect, without the path in public fields", () =>
@@ -215,28 +183,18 @@ describe("stdio", () => {
   scoped("the discovery deadline covers a server that never answers; initialize is never cancelled", () =>
     Effect.gen(function*() {
       const f = yield* fixture({ faults: [{ on: "initialize", kind: "never-answer" }] })
-      const { error, elapsedMs } = yield* failureOf(connectTo(f, { discovery: { timeout: 300 } }))
-      expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "initialize" })
-      expect(elapsedMs).toBeLessThan(1_500)
+      // Long enough for a loaded machine to start the child and have the probe refused: the
+      // deadline falls on initialize.
+      const { error, elapsedMs } = yield* failureOf(connectTo(f, { discovery: { timeout: 2_000 } }))
+      expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "initialize", limits: { timeoutMs: 2_000 } })
+      // Generous: the deadline ended it, not the test's own timeout.
+      expect(elapsedMs).toBeLessThan(GENEROUS_MS)
       yield* eventually(() => !f.isAlive())
       expect(f.rpcCalls("notifications/cancelled")).toBe(0)
     }))
 
-  scoped("an interrupted call sends notifications/cancelled; a deadline too", () =>
-    Effect.gen(function*() {
-      const f = yield* fixture({ faults: [{ on: "tools/call", kind: "never-answer", times: Infinity }] })
-      const connection = yield* connectTo(f, { call: { timeout: 300 } })
-      const fiber = yield* Effect.fork(connection.callTool("increment"))
-      yield* eventually(() => f.rpcCalls("tools/call") === 1)
-      const exit = yield* Fiber.interrupt(fiber)
-      expect(Exit.isInterrupted(exit)).toBe(true)
-      yield* eventually(() => f.rpcCalls("notifications/cancelled") === 1)
-      const { error } = yield* failureOf(connection.callTool("increment"))
-      expectTag(error, "DeadlineExceeded")
-      yield* eventually(() => f.rpcCalls("notifications/cancelled") === 2)
-      expect(f.counter()).toBe(2)
-      yield* expectReleased(connection)
-    }))
+  // An interruption and a deadline, each announced with notifications/cancelled: the contract
+  // suite's (cancellation) on this row.
 
   // README, "Decisions": late answers on shared streams are dropped and counted.
   scoped("a late answer on stdout is dropped and counted, and never taken for the next call's answer", () =>
@@ -263,21 +221,8 @@ describe("stdio", () => {
       yield* expectReleased(connection)
     }))
 
-  scoped("a child that ignores SIGTERM is killed within the stated bound and leaves no process behind", () =>
-    Effect.gen(function*() {
-      const f = yield* fixture({ faults: [{ kind: "ignore-sigterm" }] })
-      const scope = yield* Scope.make()
-      yield* connectTo(f, { releaseTimeout: 300 }).pipe(Scope.extend(scope))
-      const pid = f.pid()
-      expect(pid).toBeDefined()
-      const started = Date.now()
-      yield* Scope.close(scope, Exit.void)
-      const elapsed = Date.now() - started
-      // stdin close (300 ms) + SIGTERM (300 ms) + SIGKILL: within 3 x releaseTimeout.
-      expect(elapsed).toBeGreaterThanOrEqual(550)
-      expect(elapsed).toBeLessThan(900 + 900)
-      expect(f.isAlive()).toBe(false)
-    }))
+  // A child that ignores SIGTERM and outlives its stdin, gone after close within the
+  // shutdown's bound (with a lower bound showing both waits): the contract suite's (release).
 })
 
 describe("stdio through the Promise API", () => {
@@ -294,18 +239,6 @@ describe("stdio through the Promise API", () => {
     }
   })
 
-  it("an abort rejects with the reason and the child is released", async () => {
-    const f = Testkit.makeStdioFixture({ faults: [{ on: "tools/list", kind: "never-answer" }] })
-    try {
-      const controller = new AbortController()
-      const pending = connect({ stdio: { command: f.command, args: f.args }, signal: controller.signal })
-      await f.waitFor(() => f.rpcCalls("tools/list") === 1)
-      const reason = new Error("stop")
-      controller.abort(reason)
-      await expect(pending).rejects.toBe(reason)
-      await f.waitFor(() => !f.isAlive())
-    } finally {
-      f.cleanup()
-    }
-  })
+  // An aborted connect, rejected with the signal's reason, the child released: the contract
+  // suite's (cancellation).
 })

@@ -5,90 +5,42 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 import { McpClient, StreamableHttp } from "../src/index.js"
 import { expectReleased, failureOf, httpClients, server } from "./support/harness.js"
+import { rawMcpServer, SSE_HEADERS } from "./support/rawMcpServer.js"
 
 /**
- * A raw 2025 Streamable HTTP server (no session) whose `tools/call` answer never comes: the
- * POST's SSE stream, and every resumption of it, carries one priming event (an id, `retry`,
- * empty data) and ends. Records the bytes it wrote on those streams and every resumption GET
- * (a GET without Last-Event-ID, the standalone stream, is answered 405). Bodies are parsed
- * with a guard.
+ * A raw 2025 Streamable HTTP server (no session, support/rawMcpServer.ts) whose `tools/call`
+ * answer never comes: the POST's SSE stream, and every resumption of it, carries one priming
+ * event (an id, `retry`, empty data) and ends. Records the bytes it wrote on those streams and
+ * every resumption GET (a GET without Last-Event-ID, the standalone stream, is answered 405).
  */
 const endlesslyResumable = (retryMs: number) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      let calls = 0
-      let streamBytes = 0
-      const resumptions: Array<string> = []
-      const json = (res: http.ServerResponse, body: unknown) => {
-        res.writeHead(200, { "content-type": "application/json" })
-        res.end(JSON.stringify(body))
+  Effect.gen(function*() {
+    let calls = 0
+    let streamBytes = 0
+    const resumptions: Array<string> = []
+    const primingEvent = (n: number) => {
+      const event = `id: stream-${n}\nretry: ${retryMs}\ndata: \n\n`
+      streamBytes += Buffer.byteLength(event)
+      return event
+    }
+    const raw = yield* rawMcpServer({
+      onGet: ({ req, res }) => {
+        const last = req.headers["last-event-id"]
+        if (typeof last !== "string") return void res.writeHead(405, { allow: "POST" }).end()
+        resumptions.push(last)
+        res.writeHead(200, SSE_HEADERS)
+        res.end(primingEvent(Number(last.slice("stream-".length)) + 1))
+      },
+      onCall: ({ res }) => {
+        calls++
+        res.writeHead(200, SSE_HEADERS)
+        res.end(primingEvent(1))
       }
-      const primingEvent = (n: number) => {
-        const event = `id: stream-${n}\nretry: ${retryMs}\ndata: \n\n`
-        streamBytes += Buffer.byteLength(event)
-        return event
-      }
-      const srv = http.createServer((req, res) => {
-        let body = ""
-        req.setEncoding("utf8")
-        req.on("data", (chunk: string) => (body += chunk))
-        req.on("end", () => {
-          if (req.method === "GET") {
-            const last = req.headers["last-event-id"]
-            if (typeof last !== "string") return void res.writeHead(405, { allow: "POST" }).end()
-            resumptions.push(last)
-            res.writeHead(200, { "content-type": "text/event-stream" })
-            return void res.end(primingEvent(Number(last.slice("stream-".length)) + 1))
-          }
-          if (req.method !== "POST") return void res.writeHead(405, { allow: "POST, GET" }).end()
-          let message: any
-          try {
-            message = JSON.parse(body)
-          } catch {
-            return void res.writeHead(400).end()
-          }
-          if (message?.id === undefined || message.method === undefined) return void res.writeHead(202).end()
-          switch (message.method) {
-            case "server/discover":
-              return void res.writeHead(404, { "content-type": "text/plain" }).end("not found")
-            case "initialize":
-              return json(res, {
-                jsonrpc: "2.0",
-                id: message.id,
-                result: { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "resumable", version: "1" } }
-              })
-            case "tools/list":
-              return json(res, { jsonrpc: "2.0", id: message.id, result: { tools: [{ name: "increment", inputSchema: { type: "object" } }] } })
-            case "tools/call":
-              calls++
-              res.writeHead(200, { "content-type": "text/event-stream" })
-              return void res.end(primingEvent(1))
-            default:
-              return json(res, { jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "Method not found" } })
-          }
-        })
-      })
-      await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve))
-      return {
-        srv,
-        url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}/mcp`,
-        calls: () => calls,
-        streamBytes: () => streamBytes,
-        resumptions
-      }
-    }),
-    ({ srv }) =>
-      Effect.promise(() =>
-        new Promise<void>((resolve) => {
-          srv.closeAllConnections()
-          srv.close(() => resolve())
-        })
-      )
-  )
+    })
+    return { url: raw.url, calls: () => calls, streamBytes: () => streamBytes, resumptions }
+  })
 
 describe.each(httpClients)("Streamable HTTP protocol through %s", (_, httpClient) => {
   const scoped = (name: string, body: () => Effect.Effect<void, unknown, any>) =>
@@ -164,6 +116,8 @@ describe.each(httpClients)("Streamable HTTP protocol through %s", (_, httpClient
     }))
 
   describe("statuses and bodies keep distinct tags", () => {
+    // A JSON body that ends before it parses is the contract suite's (no replay: a close
+    // mid-answer, on the JSON rows).
     const cases = [
       [{ kind: "status", status: 401 }, { _tag: "Unauthorized", status: 401, outcome: "not-applied" }],
       [{ kind: "status", status: 403 }, { _tag: "Forbidden", status: 403, outcome: "not-applied" }],
@@ -179,7 +133,6 @@ describe.each(httpClients)("Streamable HTTP protocol through %s", (_, httpClient
       [{ kind: "wrong-content-type" }, { _tag: "ProtocolViolation", reason: "unexpected-content-type" }],
       [{ kind: "invalid-utf8", as: "json" }, { _tag: "ProtocolViolation", reason: "invalid-utf8" }],
       [{ kind: "invalid-utf8", as: "sse" }, { _tag: "ProtocolViolation", reason: "invalid-utf8" }],
-      [{ kind: "invalid-json", as: "json" }, { _tag: "ProtocolViolation", reason: "invalid-json" }],
       [{ kind: "invalid-json", as: "sse" }, { _tag: "ProtocolViolation", reason: "invalid-json" }]
     ] as const
     for (const [fault, expected] of cases) {
