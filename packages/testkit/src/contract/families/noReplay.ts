@@ -8,7 +8,8 @@ import { check, checkFields, expectReleased, failureOf } from "../assert.js"
 import { CANARIES } from "../canaries.js"
 import { type ExpectedFailure, expectedFailure, expectedFields } from "../expectations.js"
 import type { ContractFault } from "../faults.js"
-import { peer, type Row } from "../rows.js"
+import type { Connection } from "../client.js"
+import { type Peer, peer, type Row } from "../rows.js"
 import type { CaseSpec, Family } from "../suite.js"
 
 const CEILING = 4_000
@@ -51,6 +52,7 @@ const callCase = <R>(row: Row<R>, name: string, fault: ContractFault): CaseSpec 
         const { droppedFrames } = yield* connection.diagnostics
         check(droppedFrames === expected.dropped, `droppedFrames is ${droppedFrames}, expected ${expected.dropped}`)
       }
+      if (fault.kind === "late-answer") yield* lateAnswerDropped(row, server, connection)
       if (endsSession(row, fault)) {
         // The session is gone: the next call is refused before it is sent.
         const next = yield* failureOf(connection.callTool("increment"))
@@ -62,6 +64,26 @@ const callCase = <R>(row: Row<R>, name: string, fault: ContractFault): CaseSpec 
       }
     }))
 })
+
+/**
+ * A late answer (README, "Decisions"): on a shared stream it still arrives after the deadline and
+ * is dropped and counted (the sync point: the count reaches 1); a stateless stdio server drops it
+ * itself on the cancellation notice, which must have arrived. Over Streamable HTTP the answer's
+ * own response was closed by the client, so nothing can arrive.
+ */
+const lateAnswerDropped = <R>(row: Row<R>, server: Peer<R>, connection: Connection) =>
+  Effect.promise(async () => {
+    if (!row.sharedStream) {
+      await server.waitFor(() => server.abandoned() >= 1, "the late answer's response closed by the client")
+    } else if (row.transport === "stdio" && row.era === "stateless") {
+      await server.waitFor(() => server.abandoned() >= 1, "the cancellation notice that drops the late answer")
+    } else {
+      await server.waitFor(
+        () => Effect.runSync(connection.diagnostics).droppedFrames === 1,
+        "the late answer dropped and counted"
+      )
+    }
+  })
 
 /**
  * Faults after which a shared stream's session is gone (docs/DESIGN.md, "Shared streams"): the
@@ -87,7 +109,7 @@ const discoveryCase = <R>(row: Row<R>, name: string, fault: ContractFault): Case
 
 export const noReplay: Family = {
   name: "no replay",
-  promise: "every shared fault, in both phases: the failure the rules give, the tool run exactly once, nothing re-sent",
+  promise: "every shared fault, in both phases: the failure the rules give, the tool run exactly once, nothing re-sent; a late answer on a shared stream dropped and counted",
   cases: (row) =>
     FAULTS.filter(([, fault]) => row.supports(fault.kind)).flatMap(([name, fault]) => [
       callCase(row, name, fault),
