@@ -59,7 +59,7 @@ export type Stage =
  * @since 0.1.0
  * @category models
  */
-export type Phase = "discovery" | "call" | "session"
+export type Phase = "discovery" | "call" | "session" | "authorization"
 
 /**
  * What is known about the remote effect of the request.

@@ -1,6 +1,7 @@
 /**
  * Phase budgets (docs/DESIGN.md, "Phases and budgets"): a shared baseline
- * `{ timeout, maxBytes }`, per-phase overrides for discovery and call, a bound for unsolicited
+ * `{ timeout, maxBytes }`, per-phase overrides for discovery, call and authorization (the OAuth
+ * exchanges: metadata, registration, tokens), a bound for unsolicited
  * frames, and the separate constraints `maxTools`, `maxPages`, `maxSchemaBytes` and
  * `maxInputRounds`. Everything is validated before any
  * I/O into a typed `InvalidOption` that names the option: never a silent clamp, never an
@@ -32,6 +33,8 @@ export interface BudgetOptions {
 export interface Options extends BudgetOptions {
   readonly discovery?: BudgetOptions | undefined
   readonly call?: BudgetOptions | undefined
+  /** Each OAuth exchange (metadata, registration, token) is bounded by this budget. */
+  readonly authorization?: BudgetOptions | undefined
   /** Bounds frames that belong to no pending request (default: the baseline maxBytes). */
   readonly unsolicited?: { readonly maxBytes?: number | undefined } | undefined
   /** Most tools accepted from tools/list (default 4,096). */
@@ -64,6 +67,7 @@ export interface Budget {
 export interface PhasePolicy {
   readonly discovery: Budget
   readonly call: Budget
+  readonly authorization: Budget
   readonly unsolicitedMaxBytes: number
   readonly maxTools: number
   readonly maxPages: number
@@ -181,6 +185,7 @@ export const make = (options: Options = {}): Effect.Effect<PhasePolicy, InvalidO
     return {
       discovery: yield* resolveBudget("discovery.", options.discovery, baseline, "config"),
       call: yield* resolveBudget("call.", options.call, baseline, "config"),
+      authorization: yield* resolveBudget("authorization.", options.authorization, baseline, "config"),
       unsolicitedMaxBytes: yield* optional(
         options.unsolicited?.maxBytes,
         baseline.maxBytes,

@@ -11,6 +11,7 @@ describe("PhasePolicy", () => {
     expect(policy).toEqual({
       discovery: { timeoutMs: 60_000, maxBytes: 16_777_216 },
       call: { timeoutMs: 60_000, maxBytes: 16_777_216 },
+      authorization: { timeoutMs: 60_000, maxBytes: 16_777_216 },
       unsolicitedMaxBytes: 16_777_216,
       maxTools: 4_096,
       maxPages: 64,
@@ -29,7 +30,20 @@ describe("PhasePolicy", () => {
     }))
     expect(policy.discovery).toEqual({ timeoutMs: 200, maxBytes: 1000 })
     expect(policy.call).toEqual({ timeoutMs: 10_000, maxBytes: 5 })
+    expect(policy.authorization).toEqual({ timeoutMs: 10_000, maxBytes: 1000 })
     expect(policy.unsolicitedMaxBytes).toBe(1000)
+  })
+
+  it("gives the authorization phase (the OAuth exchanges) the baseline and its own overrides", () => {
+    const policy = Effect.runSync(PhasePolicy.make({
+      timeout: 30_000,
+      maxBytes: 1_000_000,
+      authorization: { timeout: 5_000, maxBytes: 64 * 1024 }
+    }))
+    expect(policy.authorization).toEqual({ timeoutMs: 5_000, maxBytes: 64 * 1024 })
+    // The other phases keep the baseline.
+    expect(policy.discovery).toEqual({ timeoutMs: 30_000, maxBytes: 1_000_000 })
+    expect(policy.call).toEqual({ timeoutMs: 30_000, maxBytes: 1_000_000 })
   })
 
   it("reads a bigint timeout as nanoseconds, as Effect's Duration.decode does", () => {
@@ -78,7 +92,8 @@ describe("PhasePolicy", () => {
   const placements: ReadonlyArray<readonly [string, (field: "timeout" | "maxBytes", value: unknown) => PhasePolicy.Options]> = [
     ["", (field, value) => ({ [field]: value }) as PhasePolicy.Options],
     ["discovery.", (field, value) => ({ discovery: { [field]: value } }) as PhasePolicy.Options],
-    ["call.", (field, value) => ({ call: { [field]: value } }) as PhasePolicy.Options]
+    ["call.", (field, value) => ({ call: { [field]: value } }) as PhasePolicy.Options],
+    ["authorization.", (field, value) => ({ authorization: { [field]: value } }) as PhasePolicy.Options]
   ]
 
   describe.each(placements)("option prefix '%s'", (prefix, place) => {
