@@ -153,6 +153,24 @@ export type Reason =
   | "spawn-failed"
   | "session-closed"
   | "defect"
+  /** Authorization discovery: no authorization server metadata at any of its well-known URLs. */
+  | "no-authorization-server"
+  /** Protected Resource Metadata names a `resource` other than the MCP server (RFC 9728 §3.3). */
+  | "resource-mismatch"
+  /** Authorization Server Metadata names another `issuer` than the one it was fetched for (RFC 8414 §3.3). */
+  | "issuer-mismatch"
+  /** An authorization URL that is neither `https` nor `http` on a loopback host. */
+  | "insecure-url"
+  /** A redirect to another origin (or a redirect loop) was refused; nothing was sent there. */
+  | "redirect-refused"
+  /** An OAuth metadata document that does not decode strictly. */
+  | "invalid-metadata"
+  /** The token endpoint answered `invalid_grant`: the code, refresh token or credentials are no longer good; authorize anew. */
+  | "invalid-grant"
+  /** The token endpoint answered another OAuth error (RFC 6749 §5.2); the known code stays in process. */
+  | "token-refused"
+  /** A token response that does not decode strictly (a missing or non-Bearer `token_type`, say). */
+  | "invalid-token-response"
 
 /** Fields in the order they appear in the public record. */
 const recordKeys = [

@@ -67,3 +67,20 @@ export {
   type StdioServerCommand,
   type StdioServerOptions
 } from "./StdioServer.js"
+export {
+  type GrantType,
+  type IssuedToken,
+  type MetadataVariant,
+  type OAuthClient,
+  type OAuthEndpoint,
+  type OAuthFault,
+  type OAuthFaultKind,
+  type OAuthRecordedRequest,
+  type OAuthServerOptions,
+  type OAuthTestServer,
+  s256,
+  startOAuthServer,
+  type TokenCheck,
+  type TokenCheckOptions,
+  type TokenEndpointAuthMethod
+} from "./OAuthServer.js"
