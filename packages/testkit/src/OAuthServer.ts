@@ -62,7 +62,7 @@ export type OAuthFault =
   | (FaultBase & { readonly kind: "wrong-issuer"; readonly issuer?: string })
   /** The normal metadata padded (an `x_padding` member) to exactly `bytes` bytes (at least the normal size). */
   | (FaultBase & { readonly kind: "oversized-metadata"; readonly bytes: number })
-  /** A 200 metadata body that never ends (`{"issuer":…,"x_padding":"xxxx…`), until the client leaves. */
+  /** A 200 metadata body that never ends (`{"issuer":…,"x_padding":"` and then padding forever), until the client leaves. */
   | (FaultBase & { readonly kind: "never-ending-metadata" })
   /**
    * 302 of the metadata to `location` (default: the same path at http://localhost:PORT, another

@@ -92,7 +92,7 @@ const checkAll = <R>(row: Row<R>, spans: ReadonlyArray<RecordedSpan>): void => {
       for (const forbidden of [...FORBIDDEN, BODY]) check(!text.includes(forbidden), `${span.name}: ${where} contains ${label(forbidden)}`)
     }
     // The failure a span ended with is what an exporter records (status, exception event):
-    // as clean as any public view of it.
+    // as clean as every public view of it.
     if (span.exit !== undefined && Exit.isFailure(span.exit)) {
       const failure = Cause.failureOption(span.exit.cause)
       if (Option.isSome(failure)) checkClean(row, failure.value, `the failure ${span.name} ended with`)

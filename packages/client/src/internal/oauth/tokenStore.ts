@@ -1,0 +1,384 @@
+/**
+ * Token storage (issue 15, point 5): a service holding, per MCP server and client, the tokens a
+ * token endpoint issued (`token.ts`'s `TokenSet`) and the client registration they were issued
+ * to (`TokenClient`), so that a refresh needs no new registration.
+ *
+ * The key is the canonical resource URI of the MCP server (RFC 8707, as discovery found it)
+ * plus the client id, compared as exact strings: the store does not canonicalize.
+ *
+ * Two implementations:
+ *
+ * - `layerMemory`, the default: a `Ref` of a `Map`, gone with the process.
+ * - `layerFile(path)`, for the CLI: one JSON file holding every server's entry. Every operation
+ *   reads the file anew (another process's writes are seen); a `set` or `remove` is a
+ *   read-modify-write under a one-permit semaphore (no update is lost within the process;
+ *   between processes the last writer wins) and is written atomically: a temporary file in the
+ *   same directory, created exclusively with mode 0600, written and synced, then renamed over
+ *   the file. The directory is created with mode 0700 when missing (an existing one is left as
+ *   it is). On read the file must be a regular file, of at most `maxBytes` (1 MiB by default,
+ *   counted while reading), with no permission bit for group or others (unless
+ *   `checkPermissions: false`, for platforms without POSIX modes), and in this module's format;
+ *   anything else is a `TokenStoreError` and the file is not used (nor overwritten).
+ *
+ * Secrets: the tokens and the client secret are `Redacted` in and out; their values are written
+ * only into the file itself. A `TokenStoreError` has only a reason, the operation and, for an
+ * I/O failure, the platform's reason (`NotFound`, `PermissionDenied`, ...): never a path, a
+ * token or any of the file's content, and it keeps no cause (a `PlatformError` names the path;
+ * a parse error may echo the content).
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import type { PlatformError } from "@effect/platform/Error"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import type { TokenClient, TokenSet } from "./token.js"
+
+/** Which entry: the MCP server (its canonical resource URI) and the client id registered with its authorization server. */
+export interface TokenStoreKey {
+  readonly resource: string
+  readonly clientId: string
+}
+
+/** What is stored for a key: the tokens and the registration they belong to. */
+export interface TokenStoreEntry {
+  readonly tokens: TokenSet
+  readonly client: TokenClient
+}
+
+export type TokenStoreErrorReason =
+  /** The file is readable or writable by group or others. */
+  | "insecure-permissions"
+  /** The path is not a regular file. */
+  | "not-a-file"
+  /** The file is over the size bound. */
+  | "too-large"
+  /** The file is not JSON, or not this module's format (a foreign or damaged file). */
+  | "corrupt"
+  /** An entry that cannot be stored (for instance a non-finite `expiresAt`). */
+  | "invalid-entry"
+  /** The file system failed (see `systemReason`). */
+  | "io"
+
+/** A failure of the token store. No path, token or file content in any field. */
+export class TokenStoreError extends Data.TaggedError("TokenStoreError")<{
+  readonly reason: TokenStoreErrorReason
+  readonly operation: "get" | "set" | "remove"
+  /** For `io`: the platform's reason (`NotFound`, `PermissionDenied`, ...). */
+  readonly systemReason?: string | undefined
+}> {
+  override get message(): string {
+    return `Token store ${this.operation} failed: ${this.reason}${this.systemReason === undefined ? "" : ` (${this.systemReason})`}`
+  }
+}
+
+/** The token store service. */
+export interface TokenStoreService {
+  readonly get: (key: TokenStoreKey) => Effect.Effect<Option.Option<TokenStoreEntry>, TokenStoreError>
+  readonly set: (key: TokenStoreKey, entry: TokenStoreEntry) => Effect.Effect<void, TokenStoreError>
+  /** Removing an absent key is not an error. */
+  readonly remove: (key: TokenStoreKey) => Effect.Effect<void, TokenStoreError>
+}
+
+export class TokenStore extends Context.Tag("@phasebound/client/TokenStore")<TokenStore, TokenStoreService>() {}
+
+const mapKey = (key: TokenStoreKey): string => JSON.stringify([key.resource, key.clientId])
+
+// ---------------------------------------------------------------------------------------------
+// Memory
+
+/** A store in memory, for the life of the process. */
+export const makeMemory: Effect.Effect<TokenStoreService> = Effect.map(
+  Ref.make(new Map<string, TokenStoreEntry>()),
+  (ref) => ({
+    get: (key) => Effect.map(Ref.get(ref), (map) => Option.fromNullable(map.get(mapKey(key)))),
+    set: (key, entry) =>
+      Ref.update(ref, (map) => {
+        const next = new Map(map)
+        next.set(mapKey(key), entry)
+        return next
+      }),
+    remove: (key) =>
+      Ref.update(ref, (map) => {
+        if (!map.has(mapKey(key))) return map
+        const next = new Map(map)
+        next.delete(mapKey(key))
+        return next
+      })
+  })
+)
+
+/** The default: a store in memory. */
+export const layerMemory: Layer.Layer<TokenStore> = Layer.effect(TokenStore, makeMemory)
+
+// ---------------------------------------------------------------------------------------------
+// File
+
+const FORMAT = "phasebound/tokens"
+
+const FileEntry = Schema.Struct({
+  resource: Schema.String,
+  clientId: Schema.String,
+  tokens: Schema.Struct({
+    accessToken: Schema.String,
+    tokenType: Schema.Literal("Bearer"),
+    expiresAt: Schema.optional(Schema.Finite),
+    refreshToken: Schema.optional(Schema.String),
+    scope: Schema.optional(Schema.String)
+  }),
+  client: Schema.Struct({
+    clientId: Schema.String,
+    clientSecret: Schema.optional(Schema.String),
+    method: Schema.Literal("client_secret_basic", "client_secret_post", "none")
+  })
+})
+type FileEntry = typeof FileEntry.Type
+
+const FileDocument = Schema.Struct({
+  format: Schema.Literal(FORMAT),
+  version: Schema.Literal(1),
+  entries: Schema.Array(FileEntry)
+})
+type FileDocument = typeof FileDocument.Type
+
+const decodeDocument = Schema.decodeUnknownEither(FileDocument, { onExcessProperty: "error", errors: "first" })
+const validateEntry = Schema.validateEither(FileEntry, { onExcessProperty: "error", errors: "first" })
+
+const toFileEntry = (key: TokenStoreKey, entry: TokenStoreEntry): FileEntry => {
+  const { client, tokens } = entry
+  return {
+    resource: key.resource,
+    clientId: key.clientId,
+    tokens: {
+      accessToken: Redacted.value(tokens.accessToken),
+      tokenType: tokens.tokenType,
+      ...(tokens.expiresAt === undefined ? {} : { expiresAt: tokens.expiresAt }),
+      ...(tokens.refreshToken === undefined ? {} : { refreshToken: Redacted.value(tokens.refreshToken) }),
+      ...(tokens.scope === undefined ? {} : { scope: tokens.scope })
+    },
+    client: {
+      clientId: client.clientId,
+      ...(client.clientSecret === undefined ? {} : { clientSecret: Redacted.value(client.clientSecret) }),
+      method: client.method
+    }
+  }
+}
+
+const fromFileEntry = (entry: FileEntry): TokenStoreEntry => ({
+  tokens: {
+    accessToken: Redacted.make(entry.tokens.accessToken),
+    tokenType: entry.tokens.tokenType,
+    ...(entry.tokens.expiresAt === undefined ? {} : { expiresAt: entry.tokens.expiresAt }),
+    ...(entry.tokens.refreshToken === undefined ? {} : { refreshToken: Redacted.make(entry.tokens.refreshToken) }),
+    ...(entry.tokens.scope === undefined ? {} : { scope: entry.tokens.scope })
+  },
+  client: {
+    clientId: entry.client.clientId,
+    ...(entry.client.clientSecret === undefined ? {} : { clientSecret: Redacted.make(entry.client.clientSecret) }),
+    method: entry.client.method
+  }
+})
+
+const sameKey = (entry: FileEntry, key: TokenStoreKey): boolean =>
+  entry.resource === key.resource && entry.clientId === key.clientId
+
+export interface FileStoreOptions {
+  /** The largest file read, in bytes; default 1 MiB. */
+  readonly maxBytes?: number | undefined
+  /**
+   * Refuse a file with any permission bit for group or others; default `true`. Pass `false`
+   * only where the platform has no POSIX modes (Windows), where the file is protected by the
+   * user profile's ACL instead.
+   */
+  readonly checkPermissions?: boolean | undefined
+}
+
+export const defaultMaxBytes = 1024 * 1024
+
+const randomHex = (): string => {
+  const bytes = new Uint8Array(8)
+  globalThis.crypto.getRandomValues(bytes)
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
+}
+
+/** A store in one JSON file at `path` (see the module's comment). */
+export const makeFile = (
+  path: string,
+  options: FileStoreOptions = {}
+): Effect.Effect<TokenStoreService, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const pathService = yield* Path.Path
+    const maxBytes = options.maxBytes ?? defaultMaxBytes
+    const checkPermissions = options.checkPermissions ?? true
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) {
+      return yield* Effect.dieMessage("TokenStore: maxBytes must be a safe integer of at least 1")
+    }
+    const directory = pathService.dirname(path)
+    const baseName = pathService.basename(path)
+    const semaphore = yield* Effect.makeSemaphore(1)
+
+    type Operation = TokenStoreError["operation"]
+    const fail = (operation: Operation, reason: TokenStoreErrorReason) =>
+      Effect.fail(new TokenStoreError({ operation, reason }))
+    const ioError = (operation: Operation) => (error: PlatformError) =>
+      new TokenStoreError({
+        operation,
+        reason: "io",
+        systemReason: error._tag === "SystemError" ? error.reason : "BadArgument"
+      })
+
+    /** The document on disk; an empty one when there is no file. */
+    const read = (operation: Operation): Effect.Effect<FileDocument, TokenStoreError> =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const opened = yield* Effect.either(fs.open(path, { flag: "r" }))
+          if (Either.isLeft(opened)) {
+            const error = opened.left
+            if (error._tag === "SystemError" && error.reason === "NotFound") {
+              return { format: FORMAT, version: 1, entries: [] } as FileDocument
+            }
+            return yield* Effect.fail(ioError(operation)(error))
+          }
+          const file = opened.right
+          const info = yield* Effect.mapError(file.stat, ioError(operation))
+          if (info.type !== "File") return yield* fail(operation, "not-a-file")
+          if (checkPermissions && (info.mode & 0o077) !== 0) return yield* fail(operation, "insecure-permissions")
+          if (info.size > BigInt(maxBytes)) return yield* fail(operation, "too-large")
+          // Counted while reading: the file may have grown since the stat.
+          const chunks: Array<Uint8Array> = []
+          let total = 0
+          while (true) {
+            const chunk = yield* Effect.mapError(file.readAlloc(FileSystem.Size(64 * 1024)), ioError(operation))
+            if (Option.isNone(chunk)) break
+            total += chunk.value.length
+            if (total > maxBytes) return yield* fail(operation, "too-large")
+            chunks.push(chunk.value)
+          }
+          const bytes = new Uint8Array(total)
+          let offset = 0
+          for (const chunk of chunks) {
+            bytes.set(chunk, offset)
+            offset += chunk.length
+          }
+          let json: unknown
+          try {
+            json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes))
+          } catch {
+            return yield* fail(operation, "corrupt")
+          }
+          const decoded = decodeDocument(json)
+          if (Either.isLeft(decoded)) return yield* fail(operation, "corrupt")
+          return decoded.right
+        })
+      )
+
+    /** Atomic replacement: a private temporary file in the same directory, then a rename. */
+    const write = (operation: Operation, document: FileDocument): Effect.Effect<void, TokenStoreError> => {
+      const bytes = new TextEncoder().encode(JSON.stringify(document, null, 2) + "\n")
+      const temporary = pathService.join(directory, `.${baseName}.${randomHex()}.tmp`)
+      const writeTemporary = Effect.scoped(
+        Effect.gen(function*() {
+          const file = yield* fs.open(temporary, { flag: "wx", mode: 0o600 })
+          yield* file.writeAll(bytes)
+          yield* file.sync
+        })
+      )
+      return fs.makeDirectory(directory, { recursive: true, mode: 0o700 }).pipe(
+        Effect.zipRight(
+          writeTemporary.pipe(
+            Effect.zipRight(fs.rename(temporary, path)),
+            Effect.onError(() => Effect.ignore(fs.remove(temporary)))
+          )
+        ),
+        Effect.mapError(ioError(operation))
+      )
+    }
+
+    const service: TokenStoreService = {
+      get: (key) =>
+        Effect.map(read("get"), (document) =>
+          Option.map(
+            Option.fromNullable(document.entries.find((entry) => sameKey(entry, key))),
+            fromFileEntry
+          )),
+      set: (key, entry) =>
+        semaphore.withPermits(1)(
+          Effect.gen(function*() {
+            const fileEntry = toFileEntry(key, entry)
+            if (Either.isLeft(validateEntry(fileEntry))) return yield* fail("set", "invalid-entry")
+            const document = yield* read("set")
+            const entries = document.entries.filter((existing) => !sameKey(existing, key))
+            entries.push(fileEntry)
+            yield* write("set", { format: FORMAT, version: 1, entries })
+          })
+        ),
+      remove: (key) =>
+        semaphore.withPermits(1)(
+          Effect.gen(function*() {
+            const document = yield* read("remove")
+            if (!document.entries.some((existing) => sameKey(existing, key))) return
+            const entries = document.entries.filter((existing) => !sameKey(existing, key))
+            yield* write("remove", { format: FORMAT, version: 1, entries })
+          })
+        )
+    }
+    return service
+  })
+
+/** A store in one JSON file at `path`, readable only by the user (see the module's comment). */
+export const layerFile = (
+  path: string,
+  options?: FileStoreOptions
+): Layer.Layer<TokenStore, never, FileSystem.FileSystem | Path.Path> => Layer.effect(TokenStore, makeFile(path, options))
+
+// ---------------------------------------------------------------------------------------------
+// Where the CLI keeps it
+
+const joinWith = (separator: string, base: string, ...parts: ReadonlyArray<string>): string => {
+  let result = base
+  while (result.length > 1 && (result.endsWith("/") || result.endsWith(separator))) result = result.slice(0, -1)
+  for (const part of parts) result = result.endsWith(separator) ? `${result}${part}` : `${result}${separator}${part}`
+  return result
+}
+
+const nonEmpty = (value: string | undefined): value is string => value !== undefined && value !== ""
+
+/**
+ * The token file in the user's config directory: `$XDG_CONFIG_HOME` (when absolute) or
+ * `~/.config` on Linux and other Unixes, `~/Library/Application Support` on macOS, `%APPDATA%`
+ * on Windows (else `%USERPROFILE%\AppData\Roaming`), then `phasebound/tokens.json`. `none` when
+ * the environment names no home.
+ *
+ * @param env the process environment (`process.env`)
+ * @param platform `process.platform`
+ */
+export const defaultTokenFile = (
+  env: Readonly<Record<string, string | undefined>>,
+  platform: string
+): Option.Option<string> => {
+  if (platform === "win32") {
+    const appData = env["APPDATA"]
+    if (nonEmpty(appData)) return Option.some(joinWith("\\", appData, "phasebound", "tokens.json"))
+    const profile = env["USERPROFILE"]
+    if (nonEmpty(profile)) {
+      return Option.some(joinWith("\\", profile, "AppData", "Roaming", "phasebound", "tokens.json"))
+    }
+    return Option.none()
+  }
+  const home = env["HOME"]
+  if (platform === "darwin") {
+    return nonEmpty(home)
+      ? Option.some(joinWith("/", home, "Library", "Application Support", "phasebound", "tokens.json"))
+      : Option.none()
+  }
+  const xdg = env["XDG_CONFIG_HOME"]
+  if (nonEmpty(xdg) && xdg.startsWith("/")) return Option.some(joinWith("/", xdg, "phasebound", "tokens.json"))
+  return nonEmpty(home) ? Option.some(joinWith("/", home, ".config", "phasebound", "tokens.json")) : Option.none()
+}
