@@ -41,6 +41,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Encoding from "effect/Encoding"
 import * as Redacted from "effect/Redacted"
 import { InvalidOption } from "../../McpConnectionError.js"
 import { defaults } from "../../PhasePolicy.js"
@@ -123,17 +124,8 @@ const invalid = (option: string, problem?: ClientAssertionKeyProblem["problem"])
     problem === undefined ? undefined : { _tag: "ClientAssertionKeyProblem", problem } satisfies ClientAssertionKeyProblem
   )
 
-/** Base64url without padding (RFC 7515 §2). */
-const base64Url = (bytes: Uint8Array): string => {
-  let binary = ""
-  for (const byte of bytes) binary += String.fromCharCode(byte)
-  const base64 = btoa(binary)
-  let end = base64.length
-  while (end > 0 && base64.charCodeAt(end - 1) === 0x3d) end--
-  return base64.slice(0, end).replaceAll("+", "-").replaceAll("/", "_")
-}
 
-const base64UrlJson = (value: unknown): string => base64Url(new TextEncoder().encode(JSON.stringify(value)))
+const base64UrlJson = (value: unknown): string => Encoding.encodeBase64Url(new TextEncoder().encode(JSON.stringify(value)))
 
 const importParams = {
   RS256: { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" },
@@ -240,7 +232,7 @@ export const makeClientAssertionSigner = (
       algorithm,
       sign: Effect.gen(function*() {
         const iat = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-        const jti = base64Url(globalThis.crypto.getRandomValues(new Uint8Array(jtiOctets)))
+        const jti = Encoding.encodeBase64Url(globalThis.crypto.getRandomValues(new Uint8Array(jtiOctets)))
         const claims = base64UrlJson({ iss: clientId, sub: clientId, aud: audience, jti, iat, exp: iat + lifetime })
         const signingInput = `${header}.${claims}`
         const signature = yield* Effect.tryPromise({
@@ -249,7 +241,7 @@ export const makeClientAssertionSigner = (
         })
         // ES256 (RFC 7518 §3.4): exactly the 64 octets of r || s.
         if (algorithm === "ES256" && signature.byteLength !== 64) return yield* Effect.fail(invalid("privateKey", "signing-failed"))
-        return Redacted.make(`${signingInput}.${base64Url(new Uint8Array(signature))}`)
+        return Redacted.make(`${signingInput}.${Encoding.encodeBase64Url(new Uint8Array(signature))}`)
       })
     }))
   })

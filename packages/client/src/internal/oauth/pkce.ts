@@ -13,6 +13,7 @@
  * challenge and the state travel in the authorization URL and are not secret.
  */
 import * as Effect from "effect/Effect"
+import * as Encoding from "effect/Encoding"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 
@@ -25,18 +26,9 @@ export const codeChallengeMethod = "S256"
  */
 const randomOctets = 32
 
-/** Base64url without padding (RFC 7636 Appendix A). */
-const base64Url = (bytes: Uint8Array): string => {
-  let binary = ""
-  for (const byte of bytes) binary += String.fromCharCode(byte)
-  const base64 = btoa(binary)
-  let end = base64.length
-  while (end > 0 && base64.charCodeAt(end - 1) === 0x3d) end--
-  return base64.slice(0, end).replaceAll("+", "-").replaceAll("/", "_")
-}
 
 const randomBase64Url: Effect.Effect<string> = Effect.sync(() =>
-  base64Url(globalThis.crypto.getRandomValues(new Uint8Array(randomOctets)))
+  Encoding.encodeBase64Url(globalThis.crypto.getRandomValues(new Uint8Array(randomOctets)))
 )
 
 /** RFC 7636 §4.1: code-verifier = 43*128unreserved, unreserved = ALPHA / DIGIT / "-" / "." / "_" / "~". */
@@ -61,7 +53,7 @@ export const makeCodeVerifier: Effect.Effect<Redacted.Redacted<string>> = Effect
 export const codeChallengeOf = (verifier: Redacted.Redacted<string>): Effect.Effect<string> =>
   Effect.map(
     Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(Redacted.value(verifier)))),
-    (digest) => base64Url(new Uint8Array(digest))
+    (digest) => Encoding.encodeBase64Url(new Uint8Array(digest))
   )
 
 /** The PKCE values of one authorization request. */
