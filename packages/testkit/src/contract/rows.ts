@@ -123,6 +123,25 @@ const refuse = (what: string): never => {
   throw new Error(`this row has no ${what} fault`)
 }
 
+/** What every HTTP peer shares: the URL and headers it is given (with the canaries when asked) and how it connects. */
+const httpAccess = <R>(
+  client: ClientUnderTest<R>,
+  http: string,
+  serverUrl: string,
+  transport: "streamable-http" | "sse",
+  setup: PeerSetup
+) => {
+  const url = setup.canaries === true ? withCanaries(serverUrl) : serverUrl
+  const headers = setup.canaries === true ? CANARY_HEADERS : undefined
+  return {
+    target: url,
+    endpoint: { kind: "http", url, headers, transport } as const,
+    connect: (policy?: Policy) => client.connectHttp({ url, headers, transport, policy }),
+    connectPromise: (options: { readonly policy?: Policy; readonly signal?: AbortSignal } = {}) =>
+      client.connectPromise({ url, headers, transport, httpClient: http, ...options })
+  }
+}
+
 const streamableRow = <R>(
   client: ClientUnderTest<R>,
   answers: "json" | "sse",
@@ -144,16 +163,10 @@ const streamableRow = <R>(
       const srv = await startServer({ mode: answers, era, stallDeletes: stubborn })
       for (const sited of setup.faults ?? []) srv.script(streamableFault(sited) ?? refuse(sited.fault.kind))
       if (stubborn) srv.script({ on: "notifications/cancelled", kind: "headers-never-sent", times: Infinity })
-      const url = setup.canaries === true ? withCanaries(srv.url) : srv.url
-      const headers = setup.canaries === true ? CANARY_HEADERS : undefined
-      const waitFor = (predicate: () => boolean, what: string, timeoutMs?: number) => waitUntil(predicate, what, timeoutMs)
+      const waitFor = waitUntil
       return {
         row,
-        target: url,
-        endpoint: { kind: "http", url, headers, transport: "streamable-http" },
-        connect: (policy) => client.connectHttp({ url, headers, transport: "streamable-http", policy }),
-        connectPromise: (options = {}) =>
-          client.connectPromise({ url, headers, transport: "streamable-http", httpClient: http, ...options }),
+        ...httpAccess(client, http, srv.url, "streamable-http", setup),
         counter: srv.counter,
         calls: srv.rpcCalls,
         abandoned: srv.abortedResponses,
@@ -185,15 +198,10 @@ const legacyRow = <R>(client: ClientUnderTest<R>, http: string): Row<R> => {
       const srv = await startLegacyServer()
       for (const sited of setup.faults ?? []) srv.script(legacyFault(sited) ?? refuse(sited.fault.kind))
       if (setup.stubbornRelease === true) srv.script({ on: "notifications/cancelled", kind: "post-never-answered", times: Infinity })
-      const url = setup.canaries === true ? withCanaries(srv.url) : srv.url
-      const headers = setup.canaries === true ? CANARY_HEADERS : undefined
-      const waitFor = (predicate: () => boolean, what: string, timeoutMs?: number) => waitUntil(predicate, what, timeoutMs)
+      const waitFor = waitUntil
       return {
         row,
-        target: url,
-        endpoint: { kind: "http", url, headers, transport: "sse" },
-        connect: (policy) => client.connectHttp({ url, headers, transport: "sse", policy }),
-        connectPromise: (options = {}) => client.connectPromise({ url, headers, transport: "sse", httpClient: http, ...options }),
+        ...httpAccess(client, http, srv.url, "sse", setup),
         counter: srv.counter,
         calls: srv.rpcCalls,
         abandoned: () => srv.rpcCalls("notifications/cancelled"),
@@ -225,7 +233,7 @@ const stdioRow = <R>(client: ClientUnderTest<R>, era: EraName, http: string): Ro
       if (setup.stubbornRelease === true) faults.push({ kind: "ignore-sigterm" })
       const fixture = makeStdioFixture({ era, faults })
       const env = setup.canaries === true ? { ...fixture.env, ...CANARY_ENV } : fixture.env
-      const waitFor = (predicate: () => boolean, what: string, timeoutMs?: number) => waitUntil(predicate, what, timeoutMs)
+      const waitFor = waitUntil
       const command = { command: fixture.command, args: fixture.args, env }
       return {
         row,
