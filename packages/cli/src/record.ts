@@ -77,6 +77,7 @@ export const exitCodeOf = (tag: RecordBody["tag"]): number => {
       return exitCodes.invalid
     case "Unauthorized":
     case "Forbidden":
+    case "AuthorizationFailed":
       return exitCodes.auth
     case "DeadlineExceeded":
       return exitCodes.deadline

@@ -41,6 +41,8 @@ export interface Options {
   /** The SSE URL, without userinfo. */
   readonly url: URL
   readonly headers: Readonly<Record<string, string>>
+  /** The bearer credential of the server's origin, when the connection is authorized (OAuth). */
+  readonly credential?: Http.Credential | undefined
   readonly secrets: ReadonlyArray<string>
   readonly releaseTimeoutMs: number
   /** Bound of frames that answer no pending request. */
@@ -62,7 +64,7 @@ export const make = (
 ): Effect.Effect<Transport, McpConnectionError, HttpClient.HttpClient | Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
-    const client = yield* Http.makeClient(options.headers)
+    const client = yield* Http.makeClient(options.headers, options.credential)
     const background = yield* makeBackground(options.releaseTimeoutMs)
     const endpointReady = yield* Deferred.make<HttpClientRequest.HttpClientRequest, McpConnectionError>()
     /** The POST to the endpoint, once it is known. */

@@ -25,8 +25,14 @@ import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
+import * as Authorization from "./Authorization.js"
 import { type Abandon, withDeadline } from "./internal/deadline.js"
+import { authChallengeOf } from "./internal/http.js"
+import { type ConnectionAuthorization, makeAuthorizer } from "./internal/oauth/authorizer.js"
+import { makeMemory, TokenStore } from "./internal/oauth/tokenStore.js"
 import * as Failures from "./internal/failures.js"
 import * as Negotiation from "./internal/negotiation.js"
 import { secretsOf, secretValues } from "./internal/secrets.js"
@@ -73,6 +79,13 @@ export interface ConnectOptions {
   readonly clientInfo?: McpSchema.Implementation | undefined
   /** Answers to what the server may ask (elicitation, sampling, roots); each declares its capability. */
   readonly handlers?: ClientHandlers.Handlers | undefined
+  /**
+   * OAuth 2.1, when the server asks for it (a 401): see `Authorization`. The interactive step
+   * and the token store are the `Authorization.InteractiveAuthorization` and
+   * `Authorization.TokenStore` services, when provided. Not with an `authorization` header or
+   * URL userinfo.
+   */
+  readonly auth?: Authorization.Options | undefined
 }
 
 /**
@@ -88,7 +101,8 @@ export type TransportChoice = "auto" | "streamable-http" | "sse"
  * @category models
  */
 export interface Observation {
-  readonly operation: "discovery" | "tools/call" | "tools/list"
+  /** `authorization`: the connection obtained a new credential after a 401 or 403. */
+  readonly operation: "discovery" | "tools/call" | "tools/list" | "authorization"
   readonly stage: Stage
   readonly durationMs: number
   readonly bytes: number
@@ -97,6 +111,11 @@ export interface Observation {
   readonly attempt?: { readonly era: EraName; readonly transport: TransportKind } | undefined
   /** Listings: the tools left out because the session cannot use them (invalid header declarations). */
   readonly excludedTools?: number | undefined
+  /**
+   * `true` on the second sending of a request that a 401 or 403 refused before it was processed,
+   * after a new credential: the only request phasebound ever sends twice.
+   */
+  readonly resent?: true | undefined
 }
 
 /**
@@ -276,6 +295,71 @@ const listAllTools = (
     }
   })
 
+/**
+ * The connection's authorization: the options validated (before any I/O), the services the
+ * caller provided (the interactive step, the token store; else tokens in memory).
+ */
+const authorizationOf = (
+  options: Authorization.Options,
+  target: Target,
+  policy: PhasePolicy.PhasePolicy,
+  secrets: Array<string>
+): Effect.Effect<ConnectionAuthorization, InvalidOption, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    // A credential of the caller's and one of the authority's cannot both be sent.
+    if (target.headers["authorization"] !== undefined) return yield* Effect.fail(configError("auth", "invalid-value"))
+    const validated = yield* Authorization.validate(options)
+    for (const secret of [validated.clientSecret, validated.privateKey]) {
+      if (Redacted.isRedacted(secret)) secrets.push(...secretValues([Redacted.value(secret as Redacted.Redacted<string>)]))
+    }
+    const interactive = yield* Effect.serviceOption(Authorization.InteractiveAuthorization)
+    const provided = yield* Effect.serviceOption(TokenStore)
+    const store = Option.isSome(provided) ? provided.value : yield* makeMemory
+    return yield* makeAuthorizer({
+      serverUrl: target.url,
+      options: validated,
+      budget: policy.authorization,
+      interactive: Option.getOrUndefined(interactive),
+      store,
+      secrets
+    })
+  })
+
+/**
+ * Runs `operation`; when a 401, or a 403 `insufficient_scope`, refused its request before it was
+ * processed, obtains a new credential (outside the operation's deadline, under the
+ * authorization budget) and runs it once more, at most `maxResends` times in all
+ * (docs/DESIGN.md, "Authorization"). Without authorization, `operation` as it is.
+ */
+const authorized = <A, R>(
+  auth: ConnectionAuthorization | undefined,
+  stage: Stage,
+  maxResends: number,
+  operation: (resent: boolean) => Effect.Effect<A, McpConnectionError, R>,
+  observe: (observation: Observation) => void
+): Effect.Effect<A, McpConnectionError, R> => {
+  if (auth === undefined) return operation(false)
+  const attempt = (resends: number): Effect.Effect<A, McpConnectionError, R> => {
+    const started = auth.generation()
+    return Effect.catchAll(operation(resends > 0), (error) => {
+      const challenge = authChallengeOf(error)
+      if (challenge === undefined || resends >= maxResends) return Effect.fail(error)
+      const startedAt = Date.now()
+      return auth.recover(error, challenge, { stage: error.stage, generation: started }).pipe(
+        Effect.onExit((exit) =>
+          Effect.sync(() => {
+            const outcome = Exit.isSuccess(exit) ? "ok" : Option.getOrUndefined(Cause.failureOption(exit.cause))?._tag
+            if (outcome === undefined) return
+            observe({ operation: "authorization", stage: error.stage, durationMs: Date.now() - startedAt, bytes: 0, outcome })
+          })
+        ),
+        Effect.zipRight(Effect.suspend(() => attempt(resends + 1)))
+      )
+    })
+  }
+  return Effect.zipRight(auth.prepare(stage), Effect.suspend(() => attempt(0)))
+}
+
 /** What is known about the remote effect when a deadline passes at a stage. */
 const deadlineOutcome = (stage: Stage): Outcome =>
   stage === "config" || stage === "connect" || stage === "endpoint" ? "not-sent" : "unknown"
@@ -302,15 +386,19 @@ export const connect = (
     }
     const revisions = yield* validateRevisions(options.revisions)
     const responder = yield* validateHandlers(options.handlers, policy)
+    // Tokens join the secrets as the connection obtains them (the transports read this array).
+    const secrets = [...target.secrets]
+    const auth = options.auth === undefined ? undefined : yield* authorizationOf(options.auth, target, policy, secrets)
     const transportOptions = {
       url: target.url,
       headers: target.headers,
-      secrets: target.secrets,
+      credential: auth?.credential,
+      secrets,
       releaseTimeoutMs: policy.releaseTimeoutMs,
       unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
       inbound: responder.inbound
     }
-    return yield* discover(policy, clientInfo, revisions, responder, (context) => {
+    return yield* discover(policy, clientInfo, revisions, responder, auth, (context) => {
       const streamable: Negotiation.Opener<HttpClient.HttpClient> = {
         kind: "streamable-http",
         open: (session) => StreamableHttp.make({ ...transportOptions, session })
@@ -391,7 +479,7 @@ export const connectStdio = (
       unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
       inbound: responder.inbound
     }
-    return yield* discover(policy, clientInfo, revisions, responder, (context) => {
+    return yield* discover(policy, clientInfo, revisions, responder, undefined, (context) => {
       const child: Negotiation.Opener<CommandExecutor.CommandExecutor> = {
         kind: "stdio",
         // The spawn is the first step of discovery.
@@ -415,6 +503,7 @@ const discover = <R>(
   clientInfo: McpSchema.Implementation,
   revisions: ReadonlyArray<McpSchema.Revision>,
   responder: Responder,
+  auth: ConnectionAuthorization | undefined,
   candidates: (context: Pick<OpenContext, "exchange">) => ReadonlyArray<Negotiation.Candidate<R>>
 ): Effect.Effect<Connection, McpConnectionError, R | Scope.Scope> =>
   Effect.gen(function*() {
@@ -437,9 +526,9 @@ const discover = <R>(
     if (Negotiation.usableCandidates(list, revisions).length === 0) {
       return yield* Effect.fail(configError("revisions", "invalid-value"))
     }
-    const connectionScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    const outerScope = yield* Effect.scope
 
-    const discovery = (annotate: Annotate) => Effect.gen(function*() {
+    const discovery = (annotate: Annotate, connectionScope: Scope.Scope, resent: boolean) => Effect.gen(function*() {
       stageStarted = Date.now()
       const negotiated = yield* Negotiation.negotiate(
         list,
@@ -457,22 +546,35 @@ const discover = <R>(
           started: (era, transport) => {
             attempt = { era, transport }
           },
-          failed: (failure) => observe(failure.stage, failure.observedBytes ?? 0, failure._tag)
+          failed: (failure) => observe(failure.stage, failure.observedBytes ?? 0, failure._tag, resent ? { resent } : {})
         }
       )
       annotate({ "mcp.transport": negotiated.kind, "mcp.protocol.version": negotiated.session.protocolVersion })
       stage = "list-tools"
       const listing = yield* listAllTools(negotiated.session, policy, record)
       if (listing.excluded.size > 0) observe("list-tools", 0, "ok", { excludedTools: listing.excluded.size })
-      return { ...negotiated, listing }
+      return { ...negotiated, listing, connectionScope }
     })
 
+    /**
+     * One discovery under ONE deadline, in a connection scope of its own: when it fails,
+     * everything it opened is released before the failure is returned (and before an
+     * authorization runs: a discovery refused with a 401 is run again from its start).
+     */
+    const once = (annotate: Annotate, resent: boolean) =>
+      Effect.flatMap(Scope.fork(outerScope, ExecutionStrategy.sequential), (connectionScope) => {
+        stage = "connect"
+        return withDeadline(
+          discovery(annotate, connectionScope, resent),
+          policy.discovery.timeoutMs,
+          () => Failures.deadline(exchange(stage), deadlineOutcome(stage))
+        ).pipe(
+          Effect.onExit((exit) => Exit.isFailure(exit) ? Scope.close(connectionScope, exit) : Effect.void)
+        )
+      })
+
     const discovered = yield* clientSpan("mcp.connect", { "mcp.phase": "discovery" }, (annotate) =>
-      withDeadline(
-        discovery(annotate),
-        policy.discovery.timeoutMs,
-        () => Failures.deadline(exchange(stage), deadlineOutcome(stage))
-      ).pipe(
+      authorized(auth, "connect", maxDiscoveryAuthorizations, (resent) => once(annotate, resent), (o) => discoveryLog.push(o)).pipe(
         Effect.onExit((exit) => {
           // The span says where discovery ended, how it ended and what it read, as the
           // call and list spans do (docs/DESIGN.md, "Observation").
@@ -483,11 +585,17 @@ const discover = <R>(
             "mcp.outcome": failed?._tag ?? (Exit.isSuccess(exit) ? "ok" : "interrupted"),
             "mcp.observed_bytes": discoveryLog.reduce((sum, o) => sum + o.bytes, 0)
           })
-          return Exit.isFailure(exit) ? Scope.close(connectionScope, exit) : Effect.void
+          return Effect.void
         })
       ))
-    return makeConnection(discovered, policy, discoveryLog, connectionScope)
+    return makeConnection(discovered, policy, discoveryLog, discovered.connectionScope, auth)
   })
+
+/**
+ * Authorizations one discovery may need: a 401 (a token), then a 403 `insufficient_scope` or
+ * two (step-ups, each also bounded by `maxStepUps`). Discovery requests are idempotent.
+ */
+const maxDiscoveryAuthorizations = 3
 
 /**
  * Validates the `handlers` option (each one a function, when given) into the responder that
@@ -525,7 +633,8 @@ const makeConnection = (
   },
   policy: PhasePolicy.PhasePolicy,
   discovery: ReadonlyArray<Observation>,
-  scope: Scope.Scope
+  scope: Scope.Scope,
+  auth: ConnectionAuthorization | undefined
 ): Connection => {
   const { kind, session, transport } = discovered
   const revision = session.protocolVersion
@@ -559,7 +668,8 @@ const makeConnection = (
   const observed = <A extends { readonly bytes: number }>(
     operation: "tools/call" | "tools/list",
     exchange: Exchange,
-    effect: Effect.Effect<A, McpConnectionError>
+    effect: Effect.Effect<A, McpConnectionError>,
+    resent = false
   ) =>
     clientSpan(operation === "tools/call" ? "mcp.tools.call" : "mcp.tools.list", {
       "mcp.phase": exchange.phase,
@@ -576,7 +686,7 @@ const makeConnection = (
             Effect.sync(() => {
               const durationMs = clock.unsafeCurrentTimeMillis() - started
               const record = (outcome: Observation["outcome"], bytes: number) => {
-                observe({ operation, stage: exchange.stage, durationMs, bytes, outcome })
+                observe({ operation, stage: exchange.stage, durationMs, bytes, outcome, ...(resent ? { resent } : {}) })
                 annotate({ "mcp.outcome": outcome, "mcp.observed_bytes": bytes })
               }
               if (Exit.isSuccess(exit)) return record("ok", exit.value.bytes)
@@ -600,8 +710,17 @@ const makeConnection = (
         )
       }
       const tool = toolsByName.get(name)
-      const request = session.request("tools/call", { name, arguments: args ?? {} }, exchange, tool)
-      return Effect.flatMap(observed("tools/call", exchange, request), (response) => {
+      const params = { name, arguments: args ?? {} }
+      // Sent once; sent a second time only after a 401 or 403 refused it unprocessed and a new
+      // credential is in place (`authorized`).
+      const call = authorized(
+        auth,
+        "call",
+        1,
+        (resent) => observed("tools/call", exchange, session.request("tools/call", params, exchange, tool), resent),
+        observe
+      )
+      return Effect.flatMap(call, (response) => {
         const decoded = decodeCallResult(response.result)
         return Either.isRight(decoded)
           ? Effect.succeed(decoded.right)
@@ -609,8 +728,15 @@ const makeConnection = (
       })
     })
 
+  const listExchange: Exchange = { stage: "list-tools", phase: "discovery", budget: policy.discovery }
   const listTools: Connection["listTools"] = Effect.map(
-    observed("tools/list", { stage: "list-tools", phase: "discovery", budget: policy.discovery }, listAllTools(session, policy, () => {})),
+    authorized(
+      auth,
+      "list-tools",
+      maxDiscoveryAuthorizations,
+      (resent) => observed("tools/list", listExchange, listAllTools(session, policy, () => {}), resent),
+      observe
+    ),
     (listing) => listing.tools
   )
 

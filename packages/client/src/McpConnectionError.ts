@@ -62,6 +62,50 @@ export type Stage =
 export type Phase = "discovery" | "call" | "session" | "authorization"
 
 /**
+ * Which step of an authorization failed (phase `authorization` only): the discovery of the
+ * authority's metadata, the client's registration, the interactive authorization, the token
+ * request, a refresh, or a step-up to a wider scope.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AuthorizationStep = "metadata" | "registration" | "authorization" | "token" | "refresh" | "step-up"
+
+/**
+ * The OAuth error codes phasebound repeats in `oauthError`: RFC 6749 §4.1.2.1 and §5.2, RFC 6750
+ * §3.1, RFC 7591 §3.2.2 and RFC 8707 §2. Any other code is not repeated (it is the peer's text).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const oauthErrorCodes = [
+  "invalid_request",
+  "invalid_client",
+  "invalid_grant",
+  "unauthorized_client",
+  "unsupported_grant_type",
+  "invalid_scope",
+  "access_denied",
+  "unsupported_response_type",
+  "server_error",
+  "temporarily_unavailable",
+  "invalid_token",
+  "insufficient_scope",
+  "invalid_redirect_uri",
+  "invalid_client_metadata",
+  "invalid_software_statement",
+  "unapproved_software_statement",
+  "invalid_target"
+] as const
+
+/**
+ * @see oauthErrorCodes
+ * @since 0.1.0
+ * @category models
+ */
+export type OAuthError = typeof oauthErrorCodes[number]
+
+/**
  * What is known about the remote effect of the request.
  *
  * @since 0.1.0
@@ -110,6 +154,10 @@ export interface PublicFields {
   readonly capability?: "elicitation" | "sampling" | "roots" | undefined
   /** TransportFailure on stdio: the child's exit code, when it exited. */
   readonly exitCode?: number | undefined
+  /** Phase `authorization` only: which step failed. */
+  readonly authorizationStep?: AuthorizationStep | undefined
+  /** The authority's OAuth error code, when it gave one of `oauthErrorCodes`. */
+  readonly oauthError?: OAuthError | undefined
 }
 
 /**
@@ -171,6 +219,29 @@ export type Reason =
   | "token-refused"
   /** A token response that does not decode strictly (a missing or non-Bearer `token_type`, say). */
   | "invalid-token-response"
+  /** The registration endpoint refused the client (RFC 7591 §3.2.2), or its answer does not decode. */
+  | "registration-refused"
+  | "invalid-registration-response"
+  /** No way to identify the client: no client id, no usable metadata document URL, no registration endpoint. */
+  | "no-client-identity"
+  /** The authorization server does not advertise PKCE with S256 (required by OAuth 2.1). */
+  | "pkce-unsupported"
+  /** The grant needs an interactive step (`authorize`) and none was given. */
+  | "no-interactive-step"
+  /** The interactive step failed or gave up (its cause stays in process). */
+  | "interactive-step-failed"
+  /** The redirect does not come back to the `redirectUri`, or carries no code. */
+  | "invalid-redirect"
+  /** The redirect's `state` is not the one sent (RFC 6749 §10.12). */
+  | "state-mismatch"
+  /** The redirect's `iss` is missing where required, or names another issuer (RFC 9207). */
+  | "iss-mismatch"
+  /** The authorization server refused at the interactive step (`error` on the redirect). */
+  | "authorization-denied"
+  /** Step-up to a wider scope was refused: the bound of attempts, or a scope that does not grow. */
+  | "step-up-limit"
+  /** A token was obtained but the server refused it again: nothing more is re-sent. */
+  | "token-rejected"
 
 /** Fields in the order they appear in the public record. */
 const recordKeys = [
@@ -186,6 +257,8 @@ const recordKeys = [
   "limit",
   "capability",
   "exitCode",
+  "authorizationStep",
+  "oauthError",
   "outcome",
   "retryable"
 ] as const
@@ -207,6 +280,8 @@ const describe = (self: PublicFields & { readonly _tag: string }): string => {
   if (self.limit !== undefined) parts.push(`limit ${self.limit}`)
   if (self.capability !== undefined) parts.push(`capability ${self.capability}`)
   parts.push(`stage ${self.stage}`, `phase ${self.phase}`)
+  if (self.authorizationStep !== undefined) parts.push(`authorization step ${self.authorizationStep}`)
+  if (self.oauthError !== undefined) parts.push(`OAuth error ${self.oauthError}`)
   if (self.status !== undefined) parts.push(`HTTP ${self.status}`)
   if (self.code !== undefined) parts.push(`JSON-RPC code ${self.code}`)
   if (self.observedBytes !== undefined) parts.push(`read ${self.observedBytes} bytes`)
@@ -222,6 +297,7 @@ const summary = {
   ByteCeilingExceeded: "byte ceiling exceeded",
   Unauthorized: "unauthorized",
   Forbidden: "forbidden",
+  AuthorizationFailed: "authorization failed",
   UpstreamFailure: "upstream failure",
   RemoteRefusal: "the server refused the request",
   ProtocolViolation: "protocol violation",
@@ -255,6 +331,8 @@ export abstract class McpErrorBase extends Data.Error<{}> {
   declare readonly limit?: Limit | undefined
   declare readonly capability?: "elicitation" | "sampling" | "roots" | undefined
   declare readonly exitCode?: number | undefined
+  declare readonly authorizationStep?: AuthorizationStep | undefined
+  declare readonly oauthError?: OAuthError | undefined
 
   constructor(fields: PublicFields, cause?: unknown) {
     super()
@@ -310,6 +388,18 @@ export class Unauthorized extends McpErrorBase {
 /** @since 0.1.0 @category errors */
 export class Forbidden extends McpErrorBase {
   readonly _tag = "Forbidden" as const
+}
+/**
+ * An authorization that could not be completed (phase `authorization`): the authority refused
+ * (an OAuth error, with `oauthError`), its answer broke a rule of the flow (state, issuer), or
+ * the configuration cannot authorize (no client identity, no interactive step). `reason` says
+ * what, `authorizationStep` where.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AuthorizationFailed extends McpErrorBase {
+  readonly _tag = "AuthorizationFailed" as const
 }
 /** @since 0.1.0 @category errors */
 export class UpstreamFailure extends McpErrorBase {
@@ -370,6 +460,7 @@ export type McpConnectionError =
   | ByteCeilingExceeded
   | Unauthorized
   | Forbidden
+  | AuthorizationFailed
   | UpstreamFailure
   | RemoteRefusal
   | ProtocolViolation

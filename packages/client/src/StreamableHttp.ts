@@ -39,7 +39,9 @@ export interface Options {
   /** The MCP endpoint, without userinfo (see `McpClient` for how userinfo becomes a header). */
   readonly url: URL
   readonly headers: Readonly<Record<string, string>>
-  /** Values redacted from remote messages. */
+  /** The bearer credential of the server's origin, when the connection is authorized (OAuth). */
+  readonly credential?: Http.Credential | undefined
+  /** Values redacted from remote messages (the connection adds tokens as it obtains them). */
   readonly secrets: ReadonlyArray<string>
   /** Bound of each release step (DELETE, cancellation notice, reply to a server request). */
   readonly releaseTimeoutMs: number
@@ -80,7 +82,7 @@ const defaultRetryMs = 1_000
  */
 export const make = (options: Options): Effect.Effect<Transport, never, HttpClient.HttpClient | Scope.Scope> =>
   Effect.gen(function*() {
-    const client = yield* Http.makeClient(options.headers)
+    const client = yield* Http.makeClient(options.headers, options.credential)
     const background = yield* makeBackground(options.releaseTimeoutMs)
     const session: SessionHeaders = options.session ?? { current: {} }
     let nextId = 0
@@ -215,7 +217,9 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
         HttpClientRequest.setHeaders({ accept: "text/event-stream", ...session.current, ...headers, "last-event-id": lastEventId })
       )
       return client.execute(request, Http.transportError(exchange, "reading"), (response) => {
-        if (response.status !== 200) return statusFailure(exchange, response)
+        if (response.status !== 200) {
+          return Http.statusFailure(exchange, response, { sentSession: false, secrets: options.secrets, onExpired: () => {}, answered: true })
+        }
         if (Http.contentTypeOf(response) !== "text/event-stream") {
           return Effect.fail(Failures.protocol(exchange, "unexpected-content-type", { status: response.status }))
         }

@@ -14,7 +14,7 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import type { McpConnectionError, Phase, Stage } from "./McpConnectionError.js"
+import type { AuthorizationStep, McpConnectionError, Phase, Stage } from "./McpConnectionError.js"
 import * as McpSchema from "./McpSchema.js"
 import type { Budget } from "./PhasePolicy.js"
 
@@ -35,6 +35,8 @@ export interface Exchange {
   readonly phase: Phase
   /** The budget of the phase (or the per-call override): its `maxBytes` bounds the response. */
   readonly budget: Budget
+  /** Phase `authorization`: the step this exchange belongs to, named in its failures. */
+  readonly authorizationStep?: AuthorizationStep | undefined
 }
 
 /**

@@ -6,6 +6,9 @@
  */
 
 /** @since 0.1.0 */
+export * as Authorization from "./Authorization.js"
+
+/** @since 0.1.0 */
 export * as ClientHandlers from "./ClientHandlers.js"
 
 /** @since 0.1.0 */

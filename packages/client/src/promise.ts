@@ -25,6 +25,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import * as Authorization from "./Authorization.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
 import * as McpClient from "./McpClient.js"
 import type { McpConnectionError } from "./McpConnectionError.js"
@@ -99,12 +100,35 @@ export interface HttpConnectOptions {
   readonly policy?: PhasePolicy.Options | undefined
   readonly clientInfo?: McpSchema.Implementation | undefined
   readonly handlers?: Handlers | undefined
+  /** OAuth 2.1, when the server asks for it (see `AuthOptions`). */
+  readonly auth?: AuthOptions | undefined
   readonly signal?: AbortSignal | undefined
   /**
    * The HTTP client layer, built for this connection and released with it (default: one client
    * shared by the process, `NodeHttpClient.layerUndici` under Node, `FetchHttpClient.layer` under Bun).
    */
   readonly httpClient?: Layer.Layer<HttpClient.HttpClient> | undefined
+}
+
+/**
+ * OAuth 2.1 for a server that asks for it (docs/DESIGN.md, "Authorization"). Tokens live in
+ * memory, for the connection's life.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AuthOptions extends Omit<Authorization.Options, "interactiveTimeout"> {
+  /**
+   * The interactive step of the authorization code grant: show `authorizationUrl` to the user,
+   * and resolve with the URL the authorization server redirected to (it carries the code).
+   * `signal` aborts when the answer is no longer wanted (the interactive timeout, the caller's
+   * abort). Not needed with `grant: "client_credentials"`.
+   */
+  readonly authorize?:
+    | ((authorizationUrl: URL, options: { readonly signal: AbortSignal }) => string | URL | Promise<string | URL>)
+    | undefined
+  /** Bound of the interactive step, in milliseconds or any Duration input (default 5 minutes). */
+  readonly interactiveTimeout?: Authorization.Options["interactiveTimeout"]
 }
 
 /**
@@ -188,15 +212,21 @@ const connectHttp = (options: HttpConnectOptions, scope: Scope.Scope) =>
     const context = options.httpClient === undefined
       ? yield* sharedDefaultHttpClient
       : yield* Layer.buildWithScope(options.httpClient, scope)
-    return yield* McpClient.connect({
+    const authorize = options.auth?.authorize
+    const connect = McpClient.connect({
       url: options.url,
       headers: options.headers,
       transport: options.transport,
       revisions: options.revisions,
       policy: options.policy,
       clientInfo: options.clientInfo,
-      handlers: effectHandlers(options.handlers)
+      handlers: effectHandlers(options.handlers),
+      auth: options.auth
     }).pipe(Scope.extend(scope), Effect.provide(context))
+    if (typeof authorize !== "function") return yield* connect
+    return yield* Effect.provideService(connect, Authorization.InteractiveAuthorization, {
+      authorize: (url) => Effect.tryPromise({ try: async (signal) => authorize(url, { signal }), catch: (cause) => cause })
+    })
   })
 
 /**

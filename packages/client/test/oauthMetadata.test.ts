@@ -4,6 +4,7 @@
  * mismatches and oversized lists are refused with a `DocumentProblem` that names the field
  * and the kind of problem and never carries a value of the document.
  */
+import { oauthErrorCodes } from "../src/McpConnectionError.js"
 import { Either, FastCheck as fc, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
 import {
@@ -16,7 +17,6 @@ import {
   maxAuthorizationServers,
   maxListEntries,
   maxScopes,
-  oauthErrorCodes
 } from "../src/internal/oauth/metadata.js"
 
 /** A value that must never appear in a problem: it stands for a token in a hostile body. */

@@ -16,7 +16,6 @@ import {
   isInvalidGrant,
   refresh,
   type TokenClient,
-  tokenErrorCodeOf
 } from "../src/internal/oauth/token.js"
 import type { Budget } from "../src/PhasePolicy.js"
 import { httpClients } from "./support/harness.js"
@@ -170,7 +169,7 @@ describe.each(httpClients)("token endpoint through %s", (_, layer) => {
         budget
       }))
       expect(error).toMatchObject({
-        _tag: "UpstreamFailure",
+        _tag: "AuthorizationFailed",
         reason: "invalid-grant",
         status: 400,
         phase: "authorization",
@@ -178,7 +177,7 @@ describe.each(httpClients)("token endpoint through %s", (_, layer) => {
         retryable: false
       })
       expect(isInvalidGrant(error)).toBe(true)
-      expect(tokenErrorCodeOf(error)).toBe("invalid_grant")
+      expect(error.oauthError).toBe("invalid_grant")
       for (const request of tokenRequests(server)) expect(request.form["resource"]).toBe(resource)
       expect(tokenRequests(server).map((r) => r.form["grant_type"])).toEqual([
         "authorization_code",
@@ -231,7 +230,7 @@ describe.each(httpClients)("token endpoint through %s", (_, layer) => {
         client: post,
         budget
       }))
-      expect(error).toMatchObject({ _tag: "UpstreamFailure", reason: "invalid-grant", outcome: "not-sent" })
+      expect(error).toMatchObject({ _tag: "AuthorizationFailed", reason: "invalid-grant", outcome: "not-sent" })
       server.script({ kind: "token-error", error: "invalid_scope", description: "nope" })
       const other = yield* Effect.flip(refresh({
         tokenEndpoint: server.tokenEndpoint,
@@ -240,9 +239,9 @@ describe.each(httpClients)("token endpoint through %s", (_, layer) => {
         client: post,
         budget
       }))
-      expect(other).toMatchObject({ _tag: "UpstreamFailure", reason: "token-refused", status: 400 })
+      expect(other).toMatchObject({ _tag: "AuthorizationFailed", reason: "token-refused", status: 400 })
       expect(isInvalidGrant(other)).toBe(false)
-      expect(tokenErrorCodeOf(other)).toBe("invalid_scope")
+      expect(other.oauthError).toBe("invalid_scope")
       server.script({ kind: "token-error", error: "x_custom_secretish", description: "nope" })
       const unknown = yield* Effect.flip(refresh({
         tokenEndpoint: server.tokenEndpoint,
@@ -252,7 +251,7 @@ describe.each(httpClients)("token endpoint through %s", (_, layer) => {
         budget
       }))
       expect(unknown).toMatchObject({ reason: "token-refused" })
-      expect(tokenErrorCodeOf(unknown)).toBeUndefined()
+      expect(unknown.oauthError).toBeUndefined()
       for (const view of publicViews(unknown)) expect(view).not.toContain("x_custom_secretish")
       // The refresh token is still good after the scripted refusals.
       const again = yield* refresh({
@@ -296,8 +295,8 @@ describe.each(httpClients)("token endpoint through %s", (_, layer) => {
         "rejected"
       ]
       for (const error of [codeError, refreshError]) {
-        expect(error).toMatchObject({ _tag: "UpstreamFailure", reason: "invalid-grant", phase: "authorization" })
-        expect(tokenErrorCodeOf(error)).toBe("invalid_grant")
+        expect(error).toMatchObject({ _tag: "AuthorizationFailed", reason: "invalid-grant", phase: "authorization" })
+        expect(error.oauthError).toBe("invalid_grant")
         for (const view of publicViews(error)) {
           for (const secret of secrets) expect(view).not.toContain(secret)
         }
@@ -408,8 +407,8 @@ describe.each(httpClients)("token endpoint through %s", (_, layer) => {
         client: { ...basic, clientSecret: Redacted.make("wrong-secret-value") },
         budget
       }))
-      expect(error).toMatchObject({ _tag: "UpstreamFailure", reason: "token-refused", status: 401 })
-      expect(tokenErrorCodeOf(error)).toBe("invalid_client")
+      expect(error).toMatchObject({ _tag: "AuthorizationFailed", reason: "token-refused", status: 401 })
+      expect(error.oauthError).toBe("invalid_client")
       for (const view of publicViews(error)) expect(view).not.toContain("wrong-secret-value")
     }).pipe(Effect.provide(layer)))
 })

@@ -37,12 +37,14 @@ const entry = (n = 0): TokenStoreEntry => ({
     refreshToken: Redacted.make(REFRESH),
     scope: "read write"
   },
-  client: { clientId: "client-a", clientSecret: Redacted.make(CLIENT_SECRET), method: "client_secret_basic" }
+  client: { clientId: "client-a", clientSecret: Redacted.make(CLIENT_SECRET), method: "client_secret_basic" },
+  issuer: "https://auth.example.com"
 })
 
 const publicEntry: TokenStoreEntry = {
   tokens: { accessToken: Redacted.make(ACCESS), tokenType: "Bearer" },
-  client: { clientId: "client-b", method: "none" }
+  client: { clientId: "client-b", method: "none" },
+  issuer: "https://auth.example.com"
 }
 
 const plain = (e: TokenStoreEntry) => ({

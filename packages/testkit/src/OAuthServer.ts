@@ -14,9 +14,22 @@
  *   or a redirect_uri it did not register is a 400 (never a redirect); any other error is a
  *   redirect with `error`. `authorizeDirect(url)` follows it without a browser.
  * - `{issuer}/token` (POST form): authorization_code, refresh_token, client_credentials; client
- *   auth client_secret_basic / client_secret_post / none, each client held to the method it
- *   registered; `resource` (RFC 8707) must equal the one given at /authorize (or at the first
- *   grant, for refresh). Errors per RFC 6749 §5.2: JSON, 400 (401 invalid_client).
+ *   auth client_secret_basic / client_secret_post / none / private_key_jwt, each client held to
+ *   the method it registered; `resource` (RFC 8707) must equal the one given at /authorize (or at
+ *   the first grant, for refresh). Errors per RFC 6749 §5.2: JSON, 400 (401 invalid_client).
+ *   Access tokens live `accessTokenTtlSeconds` (default 3600); `expireAll()` expires every one
+ *   issued so far (refresh tokens stay valid), `revokeAll()` revokes everything.
+ * - private_key_jwt (RFC 7523 §2.2, §3): a client registered with
+ *   `tokenEndpointAuthMethod: "private_key_jwt"` and a `publicKey` (JWK, SPKI PEM or KeyObject)
+ *   sends `client_assertion_type=urn:ietf:params:oauth:client-assertion-type:jwt-bearer` and
+ *   `client_assertion`, a compact JWS, RS256 or ES256 (the `alg` must fit the key; any other,
+ *   `none` included, is refused), verified with node:crypto. Its claims must have `iss` = `sub` =
+ *   the client id (and `client_id`, when sent, the same), `aud` the issuer or the token endpoint
+ *   URL (a string, or an array holding one of them), `exp` in the future, `nbf` (if any) not in
+ *   the future, and a `jti` never accepted before for this client; else 401 invalid_client. The
+ *   method is supported (advertised, with `token_endpoint_auth_signing_alg_values_supported`)
+ *   when `tokenEndpointAuthMethods` names it or, by default, when a pre-registered client uses it.
+ *   `/register` accepts it with an inline `jwks` (its first key).
  * - `{issuer}/register` (POST JSON, RFC 7591) when `registration` is on (default).
  * - Client ID Metadata Documents when `clientIdMetadataDocumentSupported`: a client_id that is an
  *   http(s) URL with a path is fetched (5 s bound); its `client_id` must equal the URL and its
@@ -25,13 +38,13 @@
  * A resource server in a test checks tokens with `checkToken` / `isValidToken`; `checkToken`
  * also gives the 401/403 `WWW-Authenticate` value (`insufficient_scope` for step-up).
  */
-import { createHash, randomBytes } from "node:crypto"
+import { createHash, createPublicKey, type JsonWebKey, KeyObject, randomBytes, verify } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { headerValue, listenLoopback, parseJson, readBody, waitFor } from "./loopback.js"
 import { isGone, jsonHeaders, sendJsonBody, sendText, writeForever } from "./wire.js"
 
 export type MetadataVariant = "oauth" | "oidc-insert" | "oidc-append"
-export type TokenEndpointAuthMethod = "client_secret_basic" | "client_secret_post" | "none"
+export type TokenEndpointAuthMethod = "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt"
 export type OAuthEndpoint = "metadata" | "authorize" | "token" | "register" | "other"
 export type GrantType = "authorization_code" | "refresh_token" | "client_credentials"
 
@@ -42,6 +55,11 @@ export interface OAuthClient {
   readonly clientSecret?: string
   /** Default: "client_secret_basic" with a secret, "none" without. */
   readonly tokenEndpointAuthMethod?: TokenEndpointAuthMethod
+  /**
+   * The key that verifies a `private_key_jwt` client's assertions (required by that method): a
+   * public JWK (RSA, or EC P-256), an SPKI PEM, or a KeyObject (a private one gives its public half).
+   */
+  readonly publicKey?: JsonWebKey | string | KeyObject
   /** Exact redirect URIs accepted at /authorize (default none: client_credentials only). */
   readonly redirectUris?: ReadonlyArray<string>
   /** Grants the client may use (default all three; client_credentials needs a secret anyway). */
@@ -92,8 +110,20 @@ export type OAuthFault =
     /** Only for this grant (default: every grant). */
     readonly grant?: GrantType
   })
-  /** A token request answered 400 invalid_grant whose error_description echoes the secrets it received (code, verifier, refresh token, client secret). */
+  /**
+   * A token request answered 400 invalid_grant whose error_description echoes the secrets it
+   * received: code, code_verifier, refresh_token, client_secret, client_assertion, and the
+   * Authorization header (Basic credentials).
+   */
   | (FaultBase & { readonly kind: "echo-secrets-in-error" })
+  /**
+   * The token request succeeds normally (tokens issued, refresh tokens valid and rotated), but the
+   * access token it returns is refused by `checkToken` (401 invalid_token, "token rejected"), so a
+   * resource server answers 401 again. Only for `grant` (default: every grant). With
+   * `grant: "refresh_token", times: Infinity`: a refresh loop, every refresh "works" and every
+   * refreshed token is rejected.
+   */
+  | (FaultBase & { readonly kind: "rejected-token"; readonly grant?: GrantType })
 
 export type OAuthFaultKind = OAuthFault["kind"]
 
@@ -106,7 +136,10 @@ export interface OAuthServerOptions {
   readonly codeChallengeMethodsSupported?: ReadonlyArray<string> | null
   /** `scopes_supported` (absent by default). */
   readonly scopesSupported?: ReadonlyArray<string>
-  /** `token_endpoint_auth_methods_supported`, also enforced (default all three). */
+  /**
+   * `token_endpoint_auth_methods_supported`, also enforced (default client_secret_basic,
+   * client_secret_post and none, plus private_key_jwt when a pre-registered client uses it).
+   */
   readonly tokenEndpointAuthMethods?: ReadonlyArray<TokenEndpointAuthMethod>
   /** Serve /register and advertise `registration_endpoint` (default true). */
   readonly registration?: boolean
@@ -122,7 +155,10 @@ export interface OAuthServerOptions {
   readonly requireResource?: boolean
   /** Refuse an /authorize without `state` (default false). */
   readonly requireState?: boolean
-  /** Access tokens' lifetime, `expires_in` (default 3600). */
+  /**
+   * Access tokens' lifetime, `expires_in`, in seconds (default 3600): a short one (e.g. 2) lets a
+   * client's refresh-before-expiry be tested. A positive integer.
+   */
   readonly accessTokenTtlSeconds?: number
   /** Issue refresh tokens on authorization_code (default true; never on client_credentials). */
   readonly refreshTokens?: boolean
@@ -174,6 +210,8 @@ export type TokenCheck =
     readonly error: "invalid_token" | "insufficient_scope"
     /** The `WWW-Authenticate` value a resource server would send. */
     readonly wwwAuthenticate: string
+    /** Why: "unknown token", "token revoked", "token expired", "token rejected", "token is for another resource", "additional scope required". */
+    readonly description: string
   }
 
 export interface TokenCheckOptions {
@@ -227,7 +265,11 @@ export interface OAuthTestServer {
   close(): Promise<void>
 }
 
-const ALL_AUTH_METHODS: ReadonlyArray<TokenEndpointAuthMethod> = ["client_secret_basic", "client_secret_post", "none"]
+const DEFAULT_AUTH_METHODS: ReadonlyArray<TokenEndpointAuthMethod> = ["client_secret_basic", "client_secret_post", "none"]
+const ALL_AUTH_METHODS: ReadonlyArray<TokenEndpointAuthMethod> = [...DEFAULT_AUTH_METHODS, "private_key_jwt"]
+/** RFC 7523 §2.2. */
+export const JWT_BEARER_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+const ASSERTION_ALGS = ["RS256", "ES256"] as const
 const ALL_GRANTS: ReadonlyArray<GrantType> = ["authorization_code", "refresh_token", "client_credentials"]
 const ATTACKER = "https://attacker.example"
 const FORM_TYPE = "application/x-www-form-urlencoded"
@@ -337,6 +379,45 @@ interface AccessGrant {
   token: IssuedToken
   revoked: boolean
   expiresAt: number
+  /** By the `rejected-token` fault. */
+  rejected: boolean
+}
+
+/** A compact JWS split and decoded (not verified). */
+interface ParsedJws {
+  readonly header: Record<string, unknown>
+  readonly claims: Record<string, unknown>
+  readonly signingInput: string
+  readonly signature: Buffer
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const parseJws = (jws: string): ParsedJws | undefined => {
+  const parts = jws.split(".")
+  if (parts.length !== 3 || parts.some((part) => !/^[A-Za-z0-9_-]*$/.test(part))) return undefined
+  const [h = "", c = "", s = ""] = parts
+  try {
+    const header: unknown = JSON.parse(Buffer.from(h, "base64url").toString("utf8"))
+    const claims: unknown = JSON.parse(Buffer.from(c, "base64url").toString("utf8"))
+    if (!isObject(header) || !isObject(claims)) return undefined
+    return { header, claims, signingInput: `${h}.${c}`, signature: Buffer.from(s, "base64url") }
+  } catch {
+    return undefined
+  }
+}
+
+/** The public KeyObject of a `publicKey` option; throws when it is not one. */
+const publicKeyOf = (key: JsonWebKey | string | KeyObject): KeyObject => {
+  const object = typeof key === "string" || key instanceof KeyObject
+    ? createPublicKey(key)
+    : createPublicKey({ key, format: "jwk" })
+  const type = object.asymmetricKeyType
+  if (type !== "rsa" && !(type === "ec" && object.asymmetricKeyDetails?.namedCurve === "prime256v1")) {
+    throw new TypeError("publicKey must be an RSA or EC P-256 key")
+  }
+  return object
 }
 
 class OAuthError {
@@ -362,12 +443,17 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
   for (const variant of serve) {
     if (!["oauth", "oidc-insert", "oidc-append"].includes(variant)) throw new TypeError(`serve: unknown variant ${variant}`)
   }
-  const authMethods = options.tokenEndpointAuthMethods ?? ALL_AUTH_METHODS
+  const authMethods = options.tokenEndpointAuthMethods ??
+    ((options.clients ?? []).some((c) => c.tokenEndpointAuthMethod === "private_key_jwt") ? ALL_AUTH_METHODS : DEFAULT_AUTH_METHODS)
+  for (const method of authMethods) {
+    if (!ALL_AUTH_METHODS.includes(method)) throw new TypeError(`tokenEndpointAuthMethods: unknown method ${String(method)}`)
+  }
   const registrationOn = options.registration ?? true
   const cimdOn = options.clientIdMetadataDocumentSupported ?? false
   const issParameter = options.issParameter ?? true
   const requireResource = options.requireResource ?? true
   const ttlSeconds = options.accessTokenTtlSeconds ?? 3600
+  if (!(Number.isSafeInteger(ttlSeconds) && ttlSeconds > 0)) throw new TypeError("accessTokenTtlSeconds must be a positive integer")
   const refreshOn = options.refreshTokens ?? true
   const rotation = options.refreshTokenRotation ?? true
 
@@ -376,7 +462,17 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
   const requests: Array<OAuthRecordedRequest> = []
   const counts = new Map<OAuthEndpoint, number>()
   const clients = new Map<string, OAuthClient>()
-  for (const client of options.clients ?? []) clients.set(client.clientId, client)
+  /** Verification keys of private_key_jwt clients, by client id. */
+  const clientKeys = new Map<string, KeyObject>()
+  for (const client of options.clients ?? []) {
+    if (client.tokenEndpointAuthMethod === "private_key_jwt") {
+      if (client.publicKey === undefined) throw new TypeError(`client ${client.clientId}: private_key_jwt needs a publicKey`)
+      clientKeys.set(client.clientId, publicKeyOf(client.publicKey))
+    }
+    clients.set(client.clientId, client)
+  }
+  /** `jti`s of accepted client assertions, per client (RFC 7523 §3 item 7: no replay). */
+  const usedJtis = new Map<string, Set<string>>()
   const codes = new Map<string, CodeGrant>()
   const refreshes = new Map<string, RefreshGrant>()
   const accesses = new Map<string, AccessGrant>()
@@ -424,6 +520,7 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
     response_modes_supported: ["query"],
     grant_types_supported: [...ALL_GRANTS],
     token_endpoint_auth_methods_supported: [...authMethods],
+    ...(authMethods.includes("private_key_jwt") ? { token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS] } : {}),
     ...(options.codeChallengeMethodsSupported === null
       ? {}
       : { code_challenge_methods_supported: [...(options.codeChallengeMethodsSupported ?? ["S256"])] }),
@@ -493,7 +590,7 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
       ...(resource === undefined ? {} : { resource }),
       expiresAt
     }
-    accesses.set(accessToken, { token, revoked: false, expiresAt })
+    accesses.set(accessToken, { token, revoked: false, expiresAt, rejected: false })
     issued.push(token)
     return token
   }
@@ -510,6 +607,7 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
       ok: false,
       status: 401,
       error: "invalid_token",
+      description,
       wwwAuthenticate: challenge({
         error: "invalid_token",
         error_description: description,
@@ -520,6 +618,7 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
     if (access === undefined) return invalid("unknown token")
     if (access.revoked) return invalid("token revoked")
     if (access.expiresAt <= Date.now()) return invalid("token expired")
+    if (access.rejected) return invalid("token rejected")
     if (check.resource !== undefined && access.token.resource !== check.resource) return invalid("token is for another resource")
     const have = new Set(scopeList(access.token.scope))
     const need = scopeList(check.scope)
@@ -528,6 +627,7 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
         ok: false,
         status: 403,
         error: "insufficient_scope",
+        description: "additional scope required",
         wwwAuthenticate: challenge({
           error: "insufficient_scope",
           scope: [...new Set([...have, ...need])].join(" "),
@@ -645,10 +745,16 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
   /** Client authentication (RFC 6749 §2.3), each client held to its registered method. */
   const authenticate = async (req: IncomingMessage, form: Record<string, string>): Promise<OAuthClient> => {
     const authorization = headerValue(req, "authorization")
+    const hasBasic = authorization !== undefined && /^basic /i.test(authorization)
+    const hasAssertion = form["client_assertion"] !== undefined || form["client_assertion_type"] !== undefined
     let used: TokenEndpointAuthMethod
     let clientId: string | undefined
     let presented: string | undefined
-    if (authorization !== undefined && /^basic /i.test(authorization)) {
+    let assertion: ParsedJws | undefined
+    if (hasAssertion && (hasBasic || form["client_secret"] !== undefined)) {
+      throw new OAuthError("invalid_request", "more than one client authentication method")
+    }
+    if (hasBasic && authorization !== undefined) {
       const decoded = Buffer.from(authorization.slice(6).trim(), "base64").toString("utf8")
       const colon = decoded.indexOf(":")
       const unform = (s: string) => decodeURIComponent(s.replace(/\+/g, " "))
@@ -661,6 +767,21 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
       if (form["client_secret"] !== undefined) throw new OAuthError("invalid_request", "more than one client authentication method")
       if (form["client_id"] !== undefined && form["client_id"] !== clientId) throw new OAuthError("invalid_request", "client_id differs from Basic credentials")
       used = "client_secret_basic"
+    } else if (hasAssertion) {
+      if (form["client_assertion_type"] !== JWT_BEARER_ASSERTION_TYPE) {
+        throw new OAuthError("invalid_client", `client_assertion_type must be ${JWT_BEARER_ASSERTION_TYPE}`, 401)
+      }
+      const jws = form["client_assertion"]
+      if (jws === undefined) throw new OAuthError("invalid_request", "client_assertion required")
+      assertion = parseJws(jws)
+      if (assertion === undefined) throw new OAuthError("invalid_client", "malformed client_assertion", 401)
+      const sub = assertion.claims["sub"]
+      // RFC 7521 §4.2: a client_id, when sent, names the client the assertion is about.
+      if (form["client_id"] !== undefined && form["client_id"] !== sub) {
+        throw new OAuthError("invalid_client", "client_id differs from the client_assertion's sub", 401)
+      }
+      clientId = form["client_id"] ?? (typeof sub === "string" ? sub : undefined)
+      used = "private_key_jwt"
     } else if (form["client_secret"] !== undefined) {
       clientId = form["client_id"]
       presented = form["client_secret"]
@@ -676,8 +797,39 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
     const client = await findClient(clientId)
     if (client === undefined) throw fail("unknown client")
     if (methodOf(client) !== used) throw fail(`client must authenticate with ${methodOf(client)}`)
-    if (used !== "none" && presented !== client.clientSecret) throw fail("wrong client secret")
+    if (assertion !== undefined) verifyAssertion(client, assertion)
+    else if (used !== "none" && presented !== client.clientSecret) throw fail("wrong client secret")
     return client
+  }
+
+  /** RFC 7523 §3 (see the module comment); throws 401 invalid_client. Records the `jti` once accepted. */
+  const verifyAssertion = (client: OAuthClient, jws: ParsedJws): void => {
+    const fail = (description: string) => new OAuthError("invalid_client", `client_assertion: ${description}`, 401)
+    const key = clientKeys.get(client.clientId)
+    if (key === undefined) throw fail("no key registered for this client")
+    const alg = jws.header["alg"]
+    if (alg !== "RS256" && alg !== "ES256") throw fail(`unsupported alg ${String(alg)}`)
+    if ((alg === "RS256") !== (key.asymmetricKeyType === "rsa")) throw fail(`alg ${alg} does not fit the client's key`)
+    let valid = false
+    try {
+      valid = verify("sha256", Buffer.from(jws.signingInput, "ascii"), alg === "ES256" ? { key, dsaEncoding: "ieee-p1363" } : key, jws.signature)
+    } catch {
+      valid = false
+    }
+    if (!valid) throw fail("bad signature")
+    const { iss, sub, aud, exp, nbf, jti } = jws.claims
+    if (iss !== client.clientId) throw fail("iss is not the client id")
+    if (sub !== client.clientId) throw fail("sub is not the client id")
+    const audiences = typeof aud === "string" ? [aud] : Array.isArray(aud) ? aud : []
+    if (!audiences.some((a) => a === issuer || a === `${origin}${tokenPath}`)) throw fail("aud is neither the issuer nor the token endpoint")
+    const now = Date.now() / 1000
+    if (typeof exp !== "number" || !(exp > now)) throw fail("expired or no exp")
+    if (nbf !== undefined && (typeof nbf !== "number" || nbf > now + 5)) throw fail("not yet valid (nbf)")
+    if (typeof jti !== "string" || jti === "") throw fail("no jti")
+    const seen = usedJtis.get(client.clientId) ?? new Set<string>()
+    if (seen.has(jti)) throw fail("jti already used")
+    seen.add(jti)
+    usedJtis.set(client.clientId, seen)
   }
 
   const handleToken = async (req: IncomingMessage, res: ServerResponse, body: string): Promise<void> => {
@@ -692,12 +844,12 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
     const grant = form["grant_type"]
     const fault = faults.take("token", (f) => {
       if (f.kind === "invalid-grant-on-refresh") return grant === "refresh_token"
-      if (f.kind === "token-error") return f.grant === undefined || f.grant === grant
+      if (f.kind === "token-error" || f.kind === "rejected-token") return f.grant === undefined || f.grant === grant
       return true
     })
     try {
       if (fault?.kind === "echo-secrets-in-error") {
-        const echoed = ["code", "code_verifier", "refresh_token", "client_secret"]
+        const echoed = ["code", "code_verifier", "refresh_token", "client_secret", "client_assertion"]
           .map((name) => form[name] === undefined ? undefined : `${name}=${form[name]}`)
           .filter((s) => s !== undefined)
         const basic = headerValue(req, "authorization")
@@ -725,6 +877,10 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
         if (access !== undefined) access.token = narrowed
         issued[issued.length - 1] = narrowed
         token = narrowed
+      }
+      if (fault?.kind === "rejected-token") {
+        const access = accesses.get(token.accessToken)
+        if (access !== undefined) access.rejected = true
       }
       const response: Record<string, unknown> = {
         access_token: token.accessToken,
@@ -805,19 +961,32 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
     if (!ALL_AUTH_METHODS.includes(method as TokenEndpointAuthMethod) || !authMethods.includes(method as TokenEndpointAuthMethod)) {
       return fail("invalid_client_metadata", `unsupported token_endpoint_auth_method ${String(method)}`)
     }
+    let publicKey: KeyObject | undefined
+    if (method === "private_key_jwt") {
+      const jwks = meta["jwks"]
+      const first: unknown = isObject(jwks) && Array.isArray(jwks["keys"]) ? jwks["keys"][0] : undefined
+      try {
+        if (!isObject(first)) throw new TypeError("no key")
+        publicKey = publicKeyOf(first as JsonWebKey)
+      } catch {
+        return fail("invalid_client_metadata", "private_key_jwt needs `jwks` with an RSA or EC P-256 public key")
+      }
+    }
     const grantTypes = meta["grant_types"] ?? ["authorization_code", "refresh_token"]
     if (!Array.isArray(grantTypes) || grantTypes.some((g) => !(ALL_GRANTS as ReadonlyArray<unknown>).includes(g))) {
       return fail("invalid_client_metadata", "unsupported grant_types")
     }
     const clientId = `client_${base64url(randomBytes(9))}`
-    const clientSecret = method === "none" ? undefined : secret("cs")
+    const clientSecret = method === "none" || method === "private_key_jwt" ? undefined : secret("cs")
     const client: OAuthClient = {
       clientId,
       ...(clientSecret === undefined ? {} : { clientSecret }),
       tokenEndpointAuthMethod: method as TokenEndpointAuthMethod,
       redirectUris: uris as Array<string>,
-      grantTypes: grantTypes as Array<GrantType>
+      grantTypes: grantTypes as Array<GrantType>,
+      ...(publicKey === undefined ? {} : { publicKey })
     }
+    if (publicKey !== undefined) clientKeys.set(clientId, publicKey)
     clients.set(clientId, client)
     sendJsonBody(res, 201, {
       ...meta,

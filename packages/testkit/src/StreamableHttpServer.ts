@@ -14,6 +14,12 @@
  *   notification is 202.
  * - "dual": a request carrying the modern `_meta` (and server/discover always) is served as in
  *   "stateless"; initialize starts a handshake-era session, served as in "handshake".
+ *
+ * With `auth` (any era), the MCP endpoint is an OAuth-protected resource whose tokens come from a
+ * `startOAuthServer`: every request to it needs a Bearer token issued for this server, else 401
+ * (or 403 insufficient_scope) before anything else happens, and Protected Resource Metadata is
+ * served (see protectedResource.ts). Refused requests are recorded with `refused`, counted by
+ * `unauthorizedCount()` / `forbiddenCount()`, and have no other effect.
  */
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -45,6 +51,13 @@ import {
 export type { Era, RecordedRequest }
 import { ResumableStreams } from "./resumable.js"
 import { sendJsonBody, sendMessage, sendText, type ResponseMode } from "./wire.js"
+import {
+  bearerTokenOf,
+  makeProtectedResource,
+  type ProtectedResource,
+  type ProtectedResourceOptions,
+  type ResourceMetadataFault
+} from "./protectedResource.js"
 
 /** A recorded request of this server: the raw request, and its body parsed. */
 export interface RecordedHttpRequest extends RecordedRequest {
@@ -54,6 +67,8 @@ export interface RecordedHttpRequest extends RecordedRequest {
   readonly meta?: Readonly<Record<string, unknown>>
   /** The JSON-RPC id of a single request. */
   readonly rpcId?: string | number
+  /** Set when `auth` refused the request (401 or 403): it was not processed. */
+  readonly refused?: 401 | 403
 }
 
 export interface TestServerOptions {
@@ -96,6 +111,11 @@ export interface TestServerOptions {
    * request, and the response it closes is counted by `abortedResponses()`. Default false.
    */
   readonly stallDeletes?: boolean
+  /**
+   * Makes the MCP endpoint an OAuth-protected resource (MCP authorization, RFC 6750, RFC 9728)
+   * accepting the tokens of `auth.oauth` (see protectedResource.ts). Default: no authorization.
+   */
+  readonly auth?: ProtectedResourceOptions
 }
 
 
@@ -107,7 +127,7 @@ export interface TestServer {
   readonly requests: ReadonlyArray<RecordedHttpRequest>
   /** Executions of the side-effecting `increment` tool (one per arriving request, whatever the fault). */
   counter(): number
-  /** JSON-RPC messages with that method that arrived. */
+  /** JSON-RPC messages with that method that arrived (and, with `auth`, were not refused). */
   rpcCalls(method: string): number
   /** DELETE requests received. */
   deletes(): number
@@ -129,6 +149,20 @@ export interface TestServer {
   clearFaults(): void
   /** Forgets all sessions: later requests with an old Mcp-Session-Id get 404. */
   expireSession(): void
+  /** With `auth`: where the Protected Resource Metadata is served (undefined without `auth` or with metadata "none"). */
+  readonly resourceMetadataUrl: string | undefined
+  /** With `auth`: the resource accepted tokens must be issued for, the PRM's `resource` (undefined without `auth`). */
+  readonly resource: string | undefined
+  /** Requests to the MCP path refused 401 by `auth` (0 without it). */
+  unauthorizedCount(): number
+  /** Requests to the MCP path refused 403 insufficient_scope by `auth` (0 without it). */
+  forbiddenCount(): number
+  /** Requests received at the PRM path (0 without `auth`). */
+  resourceMetadataRequests(): number
+  /** Every `Authorization: Bearer` token received, on any path, in order (with or without `auth`). */
+  bearerTokens(): ReadonlyArray<string>
+  /** Adds a Protected Resource Metadata fault (needs `auth`). `clearFaults()` clears these too. */
+  scriptAuth(fault: ResourceMetadataFault): void
   /** Closes the server and destroys every open socket. */
   close(): Promise<void>
 }
@@ -167,6 +201,18 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     ? supportedVersions.filter((version) => !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
     : supportedVersions
   const mcp = makeMcpBehaviour({ ...options, supportedVersions })
+  let url = ""
+  let neverEndingBytes = 0
+  let neverEndingStopped = 0
+  const auth: ProtectedResource | undefined = options.auth === undefined ? undefined : makeProtectedResource(options.auth, MCP_PATH, {
+    mcpUrl: () => url,
+    onNeverEndingBytes: (n) => {
+      neverEndingBytes += n
+    },
+    onNeverEndingStopped: () => {
+      neverEndingStopped += 1
+    }
+  })
   const faults = new FaultQueue()
   const resumables = new ResumableStreams()
   const sessions = new Set<string>()
@@ -175,8 +221,6 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
   let deleteCount = 0
   let inputRoundCount = 0
   let abortedCount = 0
-  let neverEndingBytes = 0
-  let neverEndingStopped = 0
   let closing = false
 
   /** Session rule for every request but initialize: missing → 400, unknown → 404. */
@@ -405,8 +449,18 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     const recorded = received[0]
     if (body === undefined || recorded === undefined) return // the client went away while sending
     const parsed = req.method === "POST" ? parseJson(body) : { ok: false as const }
-    requests.push(parsed.ok ? { ...recorded, ...parsedFields(parsed.value) } : recorded)
+    const entry: RecordedHttpRequest = parsed.ok ? { ...recorded, ...parsedFields(parsed.value) } : recorded
     const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname
+    if (auth !== undefined && path === MCP_PATH) {
+      // Authorization comes first: a refused request is answered and has no other effect.
+      const refused = auth.guard(req, res, parsed.ok ? parsed.value : undefined)
+      if (refused !== undefined) {
+        requests.push({ ...entry, refused })
+        return
+      }
+    }
+    requests.push(entry)
+    if (auth?.metadataPath !== undefined && path === auth.metadataPath) return auth.serveMetadata(req, res)
     if (path !== MCP_PATH) return sendText(res, 404, "testkit: not found")
     switch (req.method) {
       case "POST":
@@ -422,6 +476,7 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
 
   const listener = await listenLoopback(handle)
   const port = listener.port
+  url = `http://127.0.0.1:${port}${MCP_PATH}`
 
   let closed: Promise<void> | undefined
   const close = (): Promise<void> => (closed ??= shutdown())
@@ -429,11 +484,12 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     closing = true
     resumables.clear()
     faults.clear()
+    auth?.clearFaults()
     await listener.close()
   }
 
   return {
-    url: `http://127.0.0.1:${port}${MCP_PATH}`,
+    url,
     port,
     requests,
     counter: () => mcp.counter(),
@@ -447,8 +503,25 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     neverEndingStopped: () => neverEndingStopped,
     waitFor,
     script: (fault) => faults.push(fault),
-    clearFaults: () => faults.clear(),
+    clearFaults: () => {
+      faults.clear()
+      auth?.clearFaults()
+    },
     expireSession: () => sessions.clear(),
+    resourceMetadataUrl: auth?.metadataUrl(),
+    resource: auth?.resource(),
+    unauthorizedCount: () => auth?.unauthorizedCount() ?? 0,
+    forbiddenCount: () => auth?.forbiddenCount() ?? 0,
+    resourceMetadataRequests: () => auth?.metadataRequests() ?? 0,
+    bearerTokens: () =>
+      requests.flatMap((request) => {
+        const token = bearerTokenOf(request.headers["authorization"])
+        return token === undefined ? [] : [token]
+      }),
+    scriptAuth: (fault) => {
+      if (auth === undefined) throw new TypeError("scriptAuth needs the `auth` option")
+      auth.script(fault)
+    },
     close
   }
 }

@@ -68,8 +68,18 @@ export {
   type StdioServerOptions
 } from "./StdioServer.js"
 export {
+  bearerTokenOf,
+  type ProtectedResourceOptions,
+  RESOURCE_METADATA_CUSTOM_PATH,
+  RESOURCE_METADATA_WELL_KNOWN,
+  type ResourceMetadataFault,
+  type ResourceMetadataFaultKind,
+  type ResourceMetadataMode
+} from "./protectedResource.js"
+export {
   type GrantType,
   type IssuedToken,
+  JWT_BEARER_ASSERTION_TYPE,
   type MetadataVariant,
   type OAuthClient,
   type OAuthEndpoint,

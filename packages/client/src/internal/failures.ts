@@ -32,7 +32,8 @@ import type { Exchange } from "../Transport.js"
 export const fields = (exchange: Exchange) => ({
   stage: exchange.stage,
   phase: exchange.phase,
-  limits: { timeoutMs: exchange.budget.timeoutMs, maxBytes: exchange.budget.maxBytes }
+  limits: { timeoutMs: exchange.budget.timeoutMs, maxBytes: exchange.budget.maxBytes },
+  authorizationStep: exchange.authorizationStep
 })
 
 const transientRetryable = (exchange: Exchange, outcome: Outcome): boolean =>
@@ -138,8 +139,22 @@ export const wireError = (error: McpConnectionError): WireError | undefined => {
 }
 
 /** @internal */
-export const httpStatus = (exchange: Exchange, status: number, observedBytes?: number, cause?: unknown) => {
+export const httpStatus = (
+  exchange: Exchange,
+  status: number,
+  observedBytes?: number,
+  cause?: unknown,
+  outcome?: Outcome
+) => {
   const common = { ...fields(exchange), status, observedBytes }
+  if (outcome !== undefined) {
+    const known = { ...common, outcome, retryable: false }
+    return status === 401
+      ? new Unauthorized(known, cause)
+      : status === 403
+      ? new Forbidden(known, cause)
+      : new UpstreamFailure(known, cause)
+  }
   if (status === 401) return new Unauthorized({ ...common, outcome: "not-applied", retryable: false }, cause)
   if (status === 403) return new Forbidden({ ...common, outcome: "not-applied", retryable: false }, cause)
   if (status >= 500) {

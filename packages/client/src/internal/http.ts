@@ -50,14 +50,30 @@ export interface Client {
   ) => Effect.Effect<HttpClientResponse.HttpClientResponse, E2>
 }
 
-export const makeClient = (headers: Readonly<Record<string, string>>) =>
+/**
+ * The bearer credential of the MCP server, written by the connection's authorization
+ * (`oauth/authorizer.ts`) and read at each request: it is added only to requests for `origin`,
+ * the origin it was issued for.
+ */
+export interface Credential {
+  readonly origin: string
+  current: string | undefined
+}
+
+export const makeClient = (headers: Readonly<Record<string, string>>, credential?: Credential) =>
   Effect.map(HttpClient.HttpClient, (client): Client => {
     // The HTTP client's own spans carry the full URL (query tokens included) and headers: our
     // spans (mcp.*) are the observation channel, without them.
     const untraced = HttpClient.withTracerDisabledWhen(client, () => true)
-    const configured = Object.keys(headers).length === 0
+    const withHeaders = Object.keys(headers).length === 0
       ? untraced
       : HttpClient.mapRequestInput(untraced, HttpClientRequest.setHeaders(headers))
+    const configured = credential === undefined ? withHeaders : HttpClient.mapRequestInput(withHeaders, (request) => {
+      const value = credential.current
+      return value !== undefined && new URL(request.url).origin === credential.origin
+        ? HttpClientRequest.setHeader(request, "authorization", value)
+        : request
+    })
     const send = <E2>(
       request: HttpClientRequest.HttpClientRequest,
       onError: (error: HttpClientError.HttpClientError) => E2
@@ -149,23 +165,52 @@ export const bodyReadFailed = (exchange: Exchange) => (error: BodyReadFailed) =>
   Effect.fail(Failures.transport(exchange, "connection-closed", "unknown", {}, error.cause))
 
 /**
+ * The challenge of a 401 or 403 that refused a request before it was processed: the cause of
+ * its `Unauthorized` or `Forbidden`, read by the connection's authorization (in process only).
+ */
+export interface AuthChallenge {
+  readonly _tag: "AuthChallenge"
+  /** The `WWW-Authenticate` field (several field lines arrive joined by ", "). */
+  readonly wwwAuthenticate: string | undefined
+}
+
+/** The challenge behind a 401 or 403 that refused the request itself; `undefined` for any other failure. */
+export const authChallengeOf = (error: McpConnectionError): AuthChallenge | undefined => {
+  if (error._tag !== "Unauthorized" && error._tag !== "Forbidden") return undefined
+  const cause: unknown = error.cause
+  return typeof cause === "object" && cause !== null && (cause as AuthChallenge)._tag === "AuthChallenge"
+    ? cause as AuthChallenge
+    : undefined
+}
+
+/**
  * A refused status. The body is read (bounded) only to find a JSON-RPC error in it; a 404 for a
- * known session is `SessionExpired` (`onExpired` marks the session gone).
+ * known session is `SessionExpired` (`onExpired` marks the session gone). `answered`: the
+ * request was already answered (a resumption): whatever this status, its outcome is unknown
+ * and a 401 or 403 carries no challenge to act on.
  */
 export const statusFailure = (
   exchange: Exchange,
   response: HttpClientResponse.HttpClientResponse,
-  options: { readonly sentSession: boolean; readonly secrets: ReadonlyArray<string>; readonly onExpired: () => void }
+  options: {
+    readonly sentSession: boolean
+    readonly secrets: ReadonlyArray<string>
+    readonly onExpired: () => void
+    readonly answered?: boolean | undefined
+  }
 ): Effect.Effect<never, McpConnectionError> =>
   Effect.gen(function*() {
     const status = response.status
+    if (options.answered === true) return yield* Effect.fail(Failures.httpStatus(exchange, status, undefined, undefined, "unknown"))
     if (status === 404 && options.sentSession) {
       options.onExpired()
       return yield* Effect.fail(Failures.sessionExpired(exchange, "not-applied", status))
     }
-    if (status === 401 || status === 403 || status >= 500) {
-      return yield* Effect.fail(Failures.httpStatus(exchange, status))
+    if (status === 401 || status === 403) {
+      const challenge: AuthChallenge = { _tag: "AuthChallenge", wwwAuthenticate: response.headers["www-authenticate"] }
+      return yield* Effect.fail(Failures.httpStatus(exchange, status, undefined, challenge))
     }
+    if (status >= 500) return yield* Effect.fail(Failures.httpStatus(exchange, status))
     const limit = Math.min(errorBodyMaxBytes, exchange.budget.maxBytes)
     const body = yield* readBody(response, limit).pipe(Effect.option)
     if (Option.isSome(body) && contentTypeOf(response) === "application/json") {

@@ -18,7 +18,7 @@
  * PHASEBOUND_CONFORMANCE_REVISIONS=all leaves `revisions` out (the library's default, every
  * revision it supports, stateless first); a comma-separated list passes that list.
  */
-import { connect, type HttpConnectOptions } from "@phasebound/client/promise"
+import { type AuthOptions, connect, type HttpConnectOptions } from "@phasebound/client/promise"
 
 type Connection = Awaited<ReturnType<typeof connect>>
 type JsonObject = Record<string, unknown>
@@ -180,6 +180,59 @@ const scenarios: Record<string, Scenario> = {
   }
 }
 
+// --- authorization --------------------------------------------------------------------------
+
+/** The scenarios' Client ID Metadata Document URL (used where the authorization server supports them). */
+const clientMetadataUrl = "https://conformance-test.local/client-metadata.json"
+
+/**
+ * The interactive step without a browser: the scenario's authorization server grants consent on
+ * the first request and answers with a redirect, whose `Location` is the redirect URL.
+ */
+const followAuthorization = async (url: URL, { signal }: { readonly signal: AbortSignal }): Promise<string> => {
+  const response = await fetch(url, { redirect: "manual", signal })
+  const location = response.headers.get("location")
+  await response.body?.cancel()
+  if (location === null) throw new Error(`the authorization endpoint answered ${response.status} without a redirect`)
+  return location
+}
+
+/** How each auth scenario's client identifies itself (context data from the CLI where it gives some). */
+const authFor = (scenario: string, data: JsonObject | undefined): AuthOptions => {
+  const text = (name: string) => {
+    const value = data?.[name]
+    if (typeof value !== "string") throw new Error(`MCP_CONFORMANCE_CONTEXT has no ${name}`)
+    return value
+  }
+  switch (scenario) {
+    case "auth/client-credentials-basic":
+      return { grant: "client_credentials", clientId: text("client_id"), clientSecret: text("client_secret") }
+    case "auth/client-credentials-jwt":
+      return {
+        grant: "client_credentials",
+        clientId: text("client_id"),
+        privateKey: text("private_key_pem"),
+        privateKeyAlgorithm: text("signing_algorithm") as "ES256" | "RS256"
+      }
+    case "auth/pre-registration":
+      return {
+        redirectUri: "http://localhost:3000/callback",
+        authorize: followAuthorization,
+        clientId: text("client_id"),
+        clientSecret: text("client_secret")
+      }
+    default:
+      return { redirectUri: "http://localhost:3000/callback", authorize: followAuthorization, clientMetadataUrl }
+  }
+}
+
+/** Connecting (discovery, with the authorization it needs) and one call of the scenario's tool. */
+const authorizedSession: Scenario = async (connection) => {
+  const tool = connection.tools.find((t) => t.name === "test-tool") ?? connection.tools[0]
+  if (tool === undefined) throw new Error("no tool listed")
+  expectOk(tool.name, await connection.callTool(tool.name, {}))
+}
+
 // --- main -------------------------------------------------------------------------------------
 
 const main = async (): Promise<void> => {
@@ -188,7 +241,8 @@ const main = async (): Promise<void> => {
   if (scenarioName === undefined || serverUrl === undefined || !/^https?:\/\//.test(serverUrl)) {
     throw new Error("usage: MCP_CONFORMANCE_SCENARIO=<scenario> client.ts <server-url>")
   }
-  const scenario = scenarios[scenarioName]
+  const isAuth = scenarioName.startsWith("auth/")
+  const scenario = isAuth ? authorizedSession : scenarios[scenarioName]
   if (scenario === undefined) {
     throw new Error(`unknown scenario ${scenarioName}; known: ${Object.keys(scenarios).sort().join(", ")}`)
   }
@@ -222,7 +276,8 @@ const main = async (): Promise<void> => {
       roots: () => ({ roots: [] })
     },
     // Well under the CLI's 30 s limit on the program, so a call that hangs fails here, with its error.
-    policy: { timeout: 10_000 }
+    policy: { timeout: 10_000 },
+    ...(isAuth ? { auth: authFor(scenarioName, context.data) } : {})
   } satisfies HttpConnectOptions
   const connection = await connect(options)
   try {

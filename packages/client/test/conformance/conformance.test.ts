@@ -1,8 +1,9 @@
 /**
  * The MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in the root
  * package.json) against this library, through client.ts beside this file: every client
- * scenario that is not about authorization, each at the revision it belongs to (a scenario of
- * both revisions runs twice, once on each wire). See README.md beside this file.
+ * scenario of the requirement sets of 2025-11-25 and 2026-07-28, authorization included, each
+ * at the revision it belongs to (a scenario of both revisions runs twice, once on each wire),
+ * and the client credentials extension scenarios. See README.md beside this file.
  *
  * The CLI needs Node >= 22 (it imports `fs.globSync`), so it runs on the Node 22 binary of the
  * `node22` devDependency, never on the Node running the tests; the client program it starts
@@ -31,12 +32,47 @@ const conformanceCli = path.join(
   "dist/index.js"
 )
 
-type Revision = "2025-11-25" | "2026-07-28"
+/** `extension`: run without `--spec-version` (the CLI skips extension scenarios when one is given). */
+type Revision = "2025-11-25" | "2026-07-28" | "extension"
+
+/** The authorization scenarios of both requirement sets. */
+const authBoth = [
+  "metadata-default",
+  "metadata-var1",
+  "metadata-var2",
+  "metadata-var3",
+  "basic-cimd",
+  "scope-from-www-authenticate",
+  "scope-from-scopes-supported",
+  "scope-omitted-when-undefined",
+  "scope-step-up",
+  "scope-retry-limit",
+  "token-endpoint-auth-basic",
+  "token-endpoint-auth-post",
+  "token-endpoint-auth-none",
+  "pre-registration"
+].map((name) => `auth/${name}`)
+
+/** The authorization scenarios of 2026-07-28 only. */
+const auth2026 = [
+  "resource-mismatch",
+  "offline-access-scope",
+  "offline-access-not-supported",
+  "authorization-server-migration",
+  "iss-supported",
+  "iss-not-advertised",
+  "iss-supported-missing",
+  "iss-wrong-issuer",
+  "iss-unexpected",
+  "iss-normalized",
+  "metadata-issuer-mismatch"
+].map((name) => `auth/${name}`)
 
 /**
  * The client scenarios run, at their revision. The requirement sets of the pinned CLI name the
- * same non-auth scenarios (checked below); `json-schema-2020-12-preservation` is in neither
- * set's scored list (`not_scored`, added after release) but is run at both.
+ * same scenarios (checked below); `json-schema-2020-12-preservation` is in neither set's scored
+ * list (`not_scored`, added after release) but is run at both; the client credentials
+ * scenarios are extensions (run, never scored).
  */
 const scenarios: ReadonlyArray<readonly [scenario: string, revision: Revision]> = [
   ["initialize", "2025-11-25"],
@@ -51,7 +87,11 @@ const scenarios: ReadonlyArray<readonly [scenario: string, revision: Revision]> 
   ["http-custom-headers", "2026-07-28"],
   ["http-invalid-tool-headers", "2026-07-28"],
   ["json-schema-ref-no-deref", "2026-07-28"],
-  ["json-schema-2020-12-preservation", "2026-07-28"]
+  ["json-schema-2020-12-preservation", "2026-07-28"],
+  ...authBoth.map((name) => [name, "2025-11-25"] as const),
+  ...[...authBoth, ...auth2026].map((name) => [name, "2026-07-28"] as const),
+  ["auth/client-credentials-basic", "extension"],
+  ["auth/client-credentials-jwt", "extension"]
 ]
 
 /** How many CLI runs at once (each is two Node processes and a scenario server). */
@@ -170,8 +210,7 @@ const runScenario = (scenario: string, revision: Revision): Promise<Run> => {
         command,
         "--scenario",
         scenario,
-        "--spec-version",
-        revision,
+        ...(revision === "extension" ? [] : ["--spec-version", revision]),
         "--timeout",
         String(clientTimeoutMs),
         "--verbose"
@@ -226,10 +265,9 @@ describe("MCP conformance suite 0.2.0-alpha.12, client scenarios", () => {
       const section = listed.stdout.split("Client scenarios")[1]?.split(/\n\s*\n/)[0] ?? ""
       const names = [...section.matchAll(/^\s+- (\S+)/gm)].map((m) => m[1]!)
       expect(names.length).toBeGreaterThan(0)
-      const required = names.filter((name) => !name.startsWith("auth/"))
       const ours = scenarios.filter(([, r]) => r === revision).map(([s]) => s)
-      // Every non-auth scenario the revision requires is run here.
-      expect(required.filter((name) => !ours.includes(name))).toEqual([])
+      // Every scenario the revision requires is run here.
+      expect(names.filter((name) => !ours.includes(name))).toEqual([])
     }
   }, 60_000)
 

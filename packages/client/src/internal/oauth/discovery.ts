@@ -26,7 +26,7 @@
  *    `authorizationServerMetadataUrls(issuer)` in order, with the same "no document" rule;
  *    decoded strictly, its `issuer` that identifier exactly. None found: `no-authorization-server`.
  *
- * Failures are `McpConnectionError`s of stage `connect`, phase `authorization`, outcome
+ * Failures are `McpConnectionError`s of phase `authorization`, step `metadata`, outcome
  * `not-sent`: discovery happens before the MCP request is (re)sent, so nothing of it reached
  * the MCP server's tool. Transient failures (a deadline, a connection failure, a 5xx) are
  * retryable, since every exchange here is an idempotent `GET`; a ceiling, a broken document, a
@@ -45,6 +45,7 @@ import {
   type McpConnectionError,
   ProtocolViolation,
   type Reason,
+  type Stage,
   UpstreamFailure
 } from "../../McpConnectionError.js"
 import type { Budget } from "../../PhasePolicy.js"
@@ -110,6 +111,8 @@ export interface DiscoverOptions {
   readonly wwwAuthenticate: string | ReadonlyArray<string> | undefined
   /** The validated `authorization` budget: each exchange gets its timeout and its byte ceiling. */
   readonly budget: Budget
+  /** The stage of the operation that needed authorization (default `connect`), named in failures. */
+  readonly stage?: Stage | undefined
 }
 
 /** One document fetched: found (its JSON), or not at this URL. */
@@ -119,7 +122,12 @@ type Fetched =
 
 const notHere: Fetched = { _tag: "NotHere" }
 
-const exchangeOf = (budget: Budget): Exchange => ({ stage: "connect", phase: "authorization", budget })
+const exchangeOf = (budget: Budget, stage: Stage): Exchange => ({
+  stage,
+  phase: "authorization",
+  budget,
+  authorizationStep: "metadata"
+})
 
 /** A failure about what a peer sent (a document, a redirect): not retryable, nothing of the MCP request sent. */
 const violation = (
@@ -249,7 +257,7 @@ export const discoverAuthority = (
   options: DiscoverOptions
 ): Effect.Effect<DiscoveredAuthority, McpConnectionError, HttpClient.HttpClient> =>
   Effect.gen(function*() {
-    const exchange = exchangeOf(options.budget)
+    const exchange = exchangeOf(options.budget, options.stage ?? "connect")
     const http = yield* makeClient({})
     const fetch = (url: URL) => fetchDocument(http, exchange, url)
 

@@ -1,7 +1,9 @@
 /**
  * The OAuth documents phasebound reads, as strict `effect` Schemas: Protected Resource Metadata
  * (RFC 9728 §2), Authorization Server Metadata (RFC 8414 §2, OpenID Connect Discovery 1.0 §3),
- * the token response (RFC 6749 §5.1) and the token error response (RFC 6749 §5.2).
+ * the token response (RFC 6749 §5.1), the token error response (RFC 6749 §5.2, whose shape the
+ * registration error response of RFC 7591 §3.2.2 shares) and the client information response
+ * of a dynamic registration (RFC 7591 §3.2.1).
  *
  * Each field phasebound uses is checked for its type and its form; other fields are allowed
  * and dropped. Every list is bounded (its length is checked before its items are). A document
@@ -16,6 +18,7 @@ import * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
 import { isScopeToken } from "./challenge.js"
 import { isSecure, parseHttpUrl, parseIssuer } from "./discoveryUrls.js"
+import { type OAuthError, oauthErrorCodes } from "../../McpConnectionError.js"
 
 /** Most authorization servers accepted from one Protected Resource Metadata document. */
 export const maxAuthorizationServers = 16
@@ -30,6 +33,7 @@ export type Document =
   | "authorization-server-metadata"
   | "token-response"
   | "token-error-response"
+  | "registration-response"
 
 /** What is wrong with a document, from a fixed vocabulary. */
 export type Problem =
@@ -179,32 +183,56 @@ export const TokenErrorResponse = Schema.Struct({
 /** @see TokenErrorResponse */
 export type TokenErrorResponse = Schema.Schema.Type<typeof TokenErrorResponse>
 
-/**
- * The OAuth error codes phasebound names in its errors: RFC 6749 §4.1.2.1 and §5.2, RFC 6750
- * §3.1, RFC 7591 §3.2.2 and RFC 8707 §2. Any other code is not repeated (it is the peer's text).
- */
-export const oauthErrorCodes = [
-  "invalid_request",
-  "invalid_client",
-  "invalid_grant",
-  "unauthorized_client",
-  "unsupported_grant_type",
-  "invalid_scope",
-  "access_denied",
-  "unsupported_response_type",
-  "server_error",
-  "temporarily_unavailable",
-  "invalid_token",
-  "insufficient_scope",
-  "invalid_redirect_uri",
-  "invalid_client_metadata",
-  "invalid_software_statement",
-  "unapproved_software_statement",
-  "invalid_target"
-] as const
+/** Most characters accepted in a `client_id` or a `client_secret`. */
+export const maxClientCredentialLength = 2_048
 
-/** @see oauthErrorCodes */
-export type OAuthErrorCode = typeof oauthErrorCodes[number]
+/** The latest `client_secret_expires_at` accepted: the last second a `Date` can hold. */
+const maxExpirySeconds = 8_640_000_000_000
+
+// RFC 6749 Appendix A.1 and A.2: client-id = *VSCHAR, client-secret = *VSCHAR (%x20-7E); an
+// empty one identifies or proves nothing.
+const vschars = /^[\x20-\x7e]+$/
+const ClientCredential = Schema.String.pipe(
+  Schema.filter((s) => s.length <= maxClientCredentialLength && vschars.test(s), problem("invalid-value"))
+)
+
+/** The client authentication methods a registration may end with (RFC 7591 §2): those phasebound registers with. */
+export const registrationAuthMethods = ["none", "client_secret_basic", "client_secret_post"] as const
+
+/** @see registrationAuthMethods */
+export type RegistrationAuthMethod = typeof registrationAuthMethods[number]
+
+const RegistrationAuthMethod = Schema.String.pipe(
+  Schema.filter(
+    (s): s is RegistrationAuthMethod => (registrationAuthMethods as ReadonlyArray<string>).includes(s),
+    problem("invalid-value")
+  )
+)
+
+/**
+ * The client information response of a dynamic registration (RFC 7591 §3.2.1). The server
+ * echoes the metadata it registered: the other fields are allowed and dropped. The secret is
+ * decoded as `Redacted`; `client_secret_expires_at` is in seconds, 0 for never. Whether the
+ * method needs a secret that is missing is decided with the method requested
+ * (`registration.ts`), since the server may leave the method out.
+ */
+export const RegistrationResponse = Schema.Struct({
+  client_id: ClientCredential,
+  client_secret: optional(Schema.Redacted(ClientCredential)),
+  token_endpoint_auth_method: optional(RegistrationAuthMethod),
+  client_secret_expires_at: optional(
+    Schema.Number.pipe(
+      Schema.int(problem("invalid-value")),
+      Schema.between(0, maxExpirySeconds, problem("invalid-value"))
+    )
+  )
+})
+
+/** @see RegistrationResponse */
+export type RegistrationResponse = Schema.Schema.Type<typeof RegistrationResponse>
+
+/** @see McpConnectionError.OAuthError */
+export type OAuthErrorCode = OAuthError
 
 const knownCodes: ReadonlySet<string> = new Set(oauthErrorCodes)
 
@@ -286,3 +314,7 @@ export const decodeTokenErrorResponse: (json: unknown) => Either.Either<TokenErr
   TokenErrorResponse,
   "token-error-response"
 )
+
+/** Decodes the client information response of a dynamic registration. */
+export const decodeRegistrationResponse: (json: unknown) => Either.Either<RegistrationResponse, DocumentProblem> =
+  decoder(RegistrationResponse, "registration-response")

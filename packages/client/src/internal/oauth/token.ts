@@ -13,15 +13,16 @@
  * Client authentication (RFC 6749 §2.3.1): `client_secret_basic` sends
  * `Authorization: Basic base64(urlencode(id) ":" urlencode(secret))` and no `client_id` in the
  * form; `client_secret_post` puts `client_id` and `client_secret` in the form; `none` sends only
- * `client_id`.
+ * `client_id`; `private_key_jwt` (RFC 7523 §2.2) sends `client_id` and a fresh signed assertion
+ * (`clientAssertion.ts`).
  *
- * Failures are `McpConnectionError`s of stage `connect`, phase `authorization`, outcome
- * `not-sent`: no MCP request was sent (or re-sent) on the way. An OAuth error response (§5.2)
- * is an `UpstreamFailure` with its HTTP status and the reason `invalid-grant` (the grant is no
- * longer good: start a new authorization, never re-send the MCP request) or `token-refused`
- * (any other code); its cause (non-enumerable, `tokenErrorCodeOf`) carries only the error code
- * when it is one of `oauthErrorCodes`. `error_description` and `error_uri` are dropped: an
- * authorization server may echo what it received, secrets included.
+ * Failures are `McpConnectionError`s of phase `authorization` (step `token`, or `refresh`),
+ * outcome `not-sent`: no MCP request was sent (or re-sent) on the way. An OAuth error response
+ * (§5.2) is `AuthorizationFailed` with its HTTP status, its code in `oauthError` when it is one
+ * of `oauthErrorCodes`, and the reason `invalid-grant` (the grant is no longer good: start a new
+ * authorization, never re-send the MCP request) or `token-refused` (any other code).
+ * `error_description` and `error_uri` are dropped: an authorization server may echo what it
+ * received, secrets included. An error status without an OAuth body is `UpstreamFailure`.
  *
  * Secrets (the code, the verifier, the client secret, the tokens) are `Redacted` in and out and
  * never reach a public field, a message, JSON or an error's cause: a transport error of the
@@ -40,27 +41,29 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import {
-  ByteCeilingExceeded,
+  AuthorizationFailed,
+  type AuthorizationStep,
   DeadlineExceeded,
   InvalidOption,
   type McpConnectionError,
   ProtocolViolation,
   type Reason,
+  type Stage,
   TransportFailure,
   UpstreamFailure
 } from "../../McpConnectionError.js"
 import type { Budget } from "../../PhasePolicy.js"
 import type { Exchange } from "../../Transport.js"
-import { readBody } from "../bodyReader.js"
-import { decodeUtf8 } from "../byteCount.js"
 import { withDeadline } from "../deadline.js"
 import * as Failures from "../failures.js"
 import { type Client, contentTypeOf, makeClient, transportError } from "../http.js"
+import { type ClientAssertionSigner, clientAssertionParameters } from "./clientAssertion.js"
 import { isSecure, parseHttpUrl } from "./discoveryUrls.js"
-import { decodeTokenErrorResponse, decodeTokenResponse, knownErrorCode, type OAuthErrorCode } from "./metadata.js"
+import { readJsonAnswer } from "./jsonAnswer.js"
+import { decodeTokenErrorResponse, decodeTokenResponse, knownErrorCode } from "./metadata.js"
 
 /** How the client authenticates at the token endpoint (RFC 6749 §2.3.1, RFC 7591 §2). */
-export type TokenEndpointAuthMethod = "client_secret_basic" | "client_secret_post" | "none"
+export type TokenEndpointAuthMethod = "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt"
 
 /** The client, as registered with the authorization server. */
 export interface TokenClient {
@@ -68,6 +71,8 @@ export interface TokenClient {
   /** Required by `client_secret_basic` and `client_secret_post`; never sent with `none`. */
   readonly clientSecret?: Redacted.Redacted<string> | undefined
   readonly method: TokenEndpointAuthMethod
+  /** Required by `private_key_jwt`: signs a fresh assertion for each request. */
+  readonly assertion?: ClientAssertionSigner | undefined
 }
 
 /** What a token endpoint issued. */
@@ -97,6 +102,10 @@ interface Common {
   readonly client: TokenClient
   /** The validated `authorization` budget: the exchange's timeout and byte ceiling. */
   readonly budget: Budget
+  /** The stage of the operation that needed the token (default `connect`), named in failures. */
+  readonly stage?: Stage | undefined
+  /** The step named in failures (default `token`, or `refresh` for a refresh). */
+  readonly step?: AuthorizationStep | undefined
 }
 
 export interface ExchangeCodeOptions extends Common {
@@ -118,27 +127,15 @@ export interface ClientCredentialsOptions extends Common {
 
 type Grant = "authorization_code" | "refresh_token" | "client_credentials"
 
-/** The cause of an OAuth error response's failure: its code when known, nothing else of the body. */
-export interface TokenErrorCause {
-  readonly _tag: "TokenErrorResponse"
-  readonly error: OAuthErrorCode | undefined
-}
-
-/**
- * The OAuth error code behind a failure of the token endpoint (`invalid-grant` or
- * `token-refused`), when it is one of `oauthErrorCodes`; `undefined` otherwise.
- */
-export const tokenErrorCodeOf = (error: McpConnectionError): OAuthErrorCode | undefined => {
-  const cause: unknown = error.cause
-  return typeof cause === "object" && cause !== null && (cause as TokenErrorCause)._tag === "TokenErrorResponse"
-    ? (cause as TokenErrorCause).error
-    : undefined
-}
-
 /** Whether a failure says the grant is no longer good (`invalid_grant`): authorize anew. */
 export const isInvalidGrant = (error: McpConnectionError): boolean => error.reason === "invalid-grant"
 
-const exchangeOf = (budget: Budget): Exchange => ({ stage: "connect", phase: "authorization", budget })
+const exchangeOf = (options: Common, grant: Grant): Exchange => ({
+  stage: options.stage ?? "connect",
+  phase: "authorization",
+  budget: options.budget,
+  authorizationStep: options.step ?? (grant === "refresh_token" ? "refresh" : "token")
+})
 
 /** RFC 6749 Appendix B: the application/x-www-form-urlencoded form of one value. */
 const formEncode = (value: string): string => new URLSearchParams([["", value]]).toString().slice(1)
@@ -160,14 +157,12 @@ const post = (
   authorization: string | undefined,
   previousRefreshToken: Redacted.Redacted<string> | undefined
 ): Effect.Effect<TokenSet, McpConnectionError> => {
-  const { maxBytes, timeoutMs } = exchange.budget
+  const { timeoutMs } = exchange.budget
   // Only the client credentials grant can be repeated without consuming or rotating anything.
   const repeatable = grant === "client_credentials"
   const base = Failures.fields(exchange)
   const violation = (reason: Reason, details: { observedBytes?: number; status?: number } = {}, cause?: unknown) =>
     new ProtocolViolation({ ...base, reason, ...details, outcome: "not-sent", retryable: false }, cause)
-  const closed = (observedBytes?: number) =>
-    new TransportFailure({ ...base, reason: "connection-closed", observedBytes, outcome: "not-sent", retryable: repeatable })
 
   const onRequestError = (error: HttpClientError.HttpClientError) => {
     // The HTTP client's error holds the request (form, Authorization): it is not kept.
@@ -180,35 +175,7 @@ const post = (
     })
   }
 
-  const readJson = (response: HttpClientResponse.HttpClientResponse, status: number) =>
-    readBody(response, maxBytes).pipe(
-      Effect.catchTags({
-        FrameTooLarge: (tooLarge) =>
-          Effect.fail(
-            new ByteCeilingExceeded({
-              ...base,
-              observedBytes: tooLarge.observedBytes,
-              status,
-              outcome: "not-sent",
-              retryable: false
-            })
-          ),
-        // Neither is kept as a cause: a ResponseError holds the request.
-        BodyReadFailed: () => Effect.fail(closed()),
-        ResponseError: () => Effect.fail(closed())
-      }),
-      Effect.flatMap((bytes) => {
-        const observedBytes = bytes.length
-        const text = decodeUtf8(bytes)
-        if (Either.isLeft(text)) return Effect.fail(violation("invalid-utf8", { observedBytes, status }))
-        try {
-          return Effect.succeed({ json: JSON.parse(text.right) as unknown, observedBytes })
-        } catch {
-          // The parser's message quotes the body (a token, maybe): not kept.
-          return Effect.fail(violation("invalid-json", { observedBytes, status }))
-        }
-      })
-    )
+  const readJson = (response: HttpClientResponse.HttpClientResponse) => readJsonAnswer(response, exchange, repeatable)
 
   const answer = (
     response: HttpClientResponse.HttpClientResponse,
@@ -219,7 +186,7 @@ const post = (
     const isJson = contentTypeOf(response) === "application/json"
     if (status === 200) {
       if (!isJson) return Effect.fail(violation("unexpected-content-type", { status }))
-      return Effect.flatMap(readJson(response, status), ({ json, observedBytes }) => {
+      return Effect.flatMap(readJson(response), ({ json, observedBytes }) => {
         const decoded = decodeTokenResponse(json)
         if (Either.isLeft(decoded)) {
           // A DocumentProblem names the field and the problem, never a value.
@@ -235,19 +202,28 @@ const post = (
         })
       })
     }
-    const upstream = (reason: Reason | undefined, retryable: boolean, observedBytes?: number, cause?: TokenErrorCause) =>
-      new UpstreamFailure({ ...base, status, reason, observedBytes, outcome: "not-sent", retryable }, cause)
+    const upstream = (retryable: boolean, observedBytes?: number) =>
+      new UpstreamFailure({ ...base, status, observedBytes, outcome: "not-sent", retryable })
     const transientStatus = status >= 500 || status === 429
-    if (!isJson) return Effect.fail(upstream(undefined, repeatable && transientStatus))
-    return Effect.flatMap(readJson(response, status), ({ json, observedBytes }) => {
+    if (!isJson) return Effect.fail(upstream(repeatable && transientStatus))
+    return Effect.flatMap(readJson(response), ({ json, observedBytes }): Effect.Effect<never, McpConnectionError> => {
       const decoded = decodeTokenErrorResponse(json)
-      if (Either.isLeft(decoded)) return Effect.fail(upstream(undefined, repeatable && transientStatus, observedBytes))
+      if (Either.isLeft(decoded)) return Effect.fail(upstream(repeatable && transientStatus, observedBytes))
       // Only the code is kept; error_description and error_uri may echo secrets.
       const code = knownErrorCode(decoded.right.error)
-      const cause: TokenErrorCause = { _tag: "TokenErrorResponse", error: code }
       const reason: Reason = code === "invalid_grant" ? "invalid-grant" : "token-refused"
       const transient = transientStatus || (code !== undefined && transientCodes.has(code))
-      return Effect.fail(upstream(reason, repeatable && transient, observedBytes, cause))
+      return Effect.fail(
+        new AuthorizationFailed({
+          ...base,
+          status,
+          reason,
+          oauthError: code,
+          observedBytes,
+          outcome: "not-sent",
+          retryable: repeatable && transient
+        })
+      )
     })
   }
 
@@ -274,7 +250,7 @@ const run = (
   previousRefreshToken?: Redacted.Redacted<string>
 ): Effect.Effect<TokenSet, McpConnectionError, HttpClient.HttpClient> =>
   Effect.suspend(() => {
-    const exchange = exchangeOf(options.budget)
+    const exchange = exchangeOf(options, grant)
     const base = Failures.fields(exchange)
     const endpoint = parseHttpUrl(String(options.tokenEndpoint))
     if (endpoint === undefined || endpoint.hash !== "" || !isSecure(endpoint)) {
@@ -293,20 +269,21 @@ const run = (
     for (const [name, value] of fields) form.append(name, value)
     form.append("resource", options.resource)
     let authorization: string | undefined
+    const missing = (option: string) =>
+      Effect.fail(new InvalidOption({ ...base, option, reason: "invalid-value", outcome: "not-sent", retryable: false }))
     if (client.method === "none") {
       form.append("client_id", client.clientId)
+    } else if (client.method === "private_key_jwt") {
+      const signer = client.assertion
+      if (signer === undefined) return missing("client.privateKey")
+      form.append("client_id", client.clientId)
+      // A fresh assertion per request: its `jti` is single-use (RFC 7523 §3).
+      return Effect.flatMap(signer.sign, (assertion) => {
+        for (const [name, value] of clientAssertionParameters(assertion)) form.append(name, value)
+        return Effect.flatMap(makeClient({}), (http) => post(http, exchange, grant, endpoint, form, undefined, previousRefreshToken))
+      })
     } else {
-      if (client.clientSecret === undefined) {
-        return Effect.fail(
-          new InvalidOption({
-            ...base,
-            option: "client.clientSecret",
-            reason: "invalid-value",
-            outcome: "not-sent",
-            retryable: false
-          })
-        )
-      }
+      if (client.clientSecret === undefined) return missing("client.clientSecret")
       const secret = Redacted.value(client.clientSecret)
       if (client.method === "client_secret_basic") {
         authorization = `Basic ${base64Utf8(`${formEncode(client.clientId)}:${formEncode(secret)}`)}`

@@ -46,11 +46,19 @@ export interface TokenStoreKey {
   readonly clientId: string
 }
 
-/** What is stored for a key: the tokens and the registration they belong to. */
+/**
+ * What is stored for a key: the tokens, the registration they belong to (never a private key:
+ * a `private_key_jwt` client's key comes from its configuration each time) and the issuer of
+ * the authorization server that issued them (a refresh token goes to that server only).
+ */
 export interface TokenStoreEntry {
   readonly tokens: TokenSet
-  readonly client: TokenClient
+  readonly client: StoredClient
+  readonly issuer: string
 }
+
+/** A registration as stored. */
+export type StoredClient = Omit<TokenClient, "assertion">
 
 export type TokenStoreErrorReason =
   /** The file is readable or writable by group or others. */
@@ -135,8 +143,9 @@ const FileEntry = Schema.Struct({
   client: Schema.Struct({
     clientId: Schema.String,
     clientSecret: Schema.optional(Schema.String),
-    method: Schema.Literal("client_secret_basic", "client_secret_post", "none")
-  })
+    method: Schema.Literal("client_secret_basic", "client_secret_post", "none", "private_key_jwt")
+  }),
+  issuer: Schema.String
 })
 type FileEntry = typeof FileEntry.Type
 
@@ -166,7 +175,8 @@ const toFileEntry = (key: TokenStoreKey, entry: TokenStoreEntry): FileEntry => {
       clientId: client.clientId,
       ...(client.clientSecret === undefined ? {} : { clientSecret: Redacted.value(client.clientSecret) }),
       method: client.method
-    }
+    },
+    issuer: entry.issuer
   }
 }
 
@@ -182,7 +192,8 @@ const fromFileEntry = (entry: FileEntry): TokenStoreEntry => ({
     clientId: entry.client.clientId,
     ...(entry.client.clientSecret === undefined ? {} : { clientSecret: Redacted.make(entry.client.clientSecret) }),
     method: entry.client.method
-  }
+  },
+  issuer: entry.issuer
 })
 
 const sameKey = (entry: FileEntry, key: TokenStoreKey): boolean =>

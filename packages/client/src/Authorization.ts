@@ -1,0 +1,280 @@
+/**
+ * OAuth 2.1 authorization of MCP servers (the MCP specification's "Authorization", 2025-11-25
+ * and 2026-07-28): what a connection needs to answer a server's `401` by itself. See
+ * docs/DESIGN.md, "Authorization".
+ *
+ * ```ts
+ * import { Authorization, McpClient } from "@phasebound/client"
+ *
+ * McpClient.connect({
+ *   url: "https://mcp.example.com/mcp",
+ *   auth: { grant: "client_credentials", clientId: "reporting", clientSecret: Redacted.make(secret) }
+ * })
+ * ```
+ *
+ * A user's authorization (the `authorization_code` grant, the default) needs the interactive
+ * step, the `InteractiveAuthorization` service: it shows the authorization URL to the user and
+ * returns the redirect that carries the code (the CLI's opens a browser and listens on
+ * 127.0.0.1). Tokens are kept in the `TokenStore` service when one is provided (the CLI's is a
+ * file readable only by the user), else in memory for the connection's life.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import { InvalidOption } from "./McpConnectionError.js"
+import type { ClientAssertionAlgorithm } from "./internal/oauth/clientAssertion.js"
+import { isScopeToken } from "./internal/oauth/challenge.js"
+import { isSecure, parseHttpUrl } from "./internal/oauth/discoveryUrls.js"
+import * as PhasePolicy from "./PhasePolicy.js"
+
+export {
+  /**
+   * Where tokens are kept: `layerMemory` (the process's memory), or `layerFile` (one JSON file
+   * per user, 0600 in a 0700 directory, written atomically).
+   *
+   * @since 0.1.0
+   * @category services
+   */
+  TokenStore,
+  /**
+   * @since 0.1.0
+   * @category services
+   */
+  layerFile as tokenStoreFile,
+  /**
+   * @since 0.1.0
+   * @category services
+   */
+  layerMemory as tokenStoreMemory,
+  /**
+   * The default token file of the CLI, under the user's configuration directory.
+   *
+   * @since 0.1.0
+   * @category services
+   */
+  defaultTokenFile,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  TokenStoreError
+} from "./internal/oauth/tokenStore.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Grant = "authorization_code" | "client_credentials"
+
+/**
+ * How a connection authorizes itself with an MCP server that asks for OAuth.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /**
+   * `"authorization_code"` (default): a user authorizes, through the `InteractiveAuthorization`
+   * service, with PKCE S256. `"client_credentials"`: a service with no user, identified by
+   * `clientId` and `clientSecret` or `privateKey`.
+   */
+  readonly grant?: Grant | undefined
+  /**
+   * Where the authorization server sends the user back (authorization code): an http(s) URL.
+   * Without it (or without the interactive step) no new authorization is started: stored tokens
+   * are used and refreshed, and a 401 that needs a user is returned as it is.
+   */
+  readonly redirectUri?: string | undefined
+  /** A client registered beforehand with the authorization server. */
+  readonly clientId?: string | undefined
+  readonly clientSecret?: string | Redacted.Redacted<string> | undefined
+  /**
+   * The `https` URL of this client's Client ID Metadata Document, used as its `client_id` where
+   * the authorization server supports them; else the client registers dynamically (RFC 7591).
+   */
+  readonly clientMetadataUrl?: string | undefined
+  /** `private_key_jwt` client authentication (RFC 7523): a PKCS#8 PEM, or a `CryptoKey` that can sign. */
+  readonly privateKey?: string | Redacted.Redacted<string> | CryptoKey | undefined
+  /** Default `RS256`. */
+  readonly privateKeyAlgorithm?: ClientAssertionAlgorithm | undefined
+  readonly keyId?: string | undefined
+  /**
+   * The scopes to ask for, instead of the spec's choice (the challenge's `scope`, else the
+   * resource's `scopes_supported`, else none).
+   */
+  readonly scope?: string | ReadonlyArray<string> | undefined
+  /** The `client_name` sent at dynamic registration (default `phasebound`). */
+  readonly clientName?: string | undefined
+  /** Bound of the interactive step (default 5 minutes). */
+  readonly interactiveTimeout?: Duration.DurationInput | undefined
+  /** Most step-ups (a 403 `insufficient_scope` answered with a wider scope) per connection (default 2). */
+  readonly maxStepUps?: number | undefined
+}
+
+/**
+ * The interactive step of the authorization code grant.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Interactive {
+  /**
+   * Shows `authorizationUrl` to the user and succeeds with the URL the authorization server
+   * redirected the user agent to (it carries `code` and `state`, or `error`). Interrupted when
+   * the interactive timeout passes. What it fails with stays in process.
+   */
+  readonly authorize: (authorizationUrl: URL) => Effect.Effect<string | URL, unknown>
+}
+
+/**
+ * @since 0.1.0
+ * @category services
+ */
+export class InteractiveAuthorization extends Context.Tag("@phasebound/client/InteractiveAuthorization")<
+  InteractiveAuthorization,
+  Interactive
+>() {}
+
+/**
+ * @since 0.1.0
+ * @category services
+ */
+export const layerInteractive = (authorize: Interactive["authorize"]): Layer.Layer<InteractiveAuthorization> =>
+  Layer.succeed(InteractiveAuthorization, { authorize })
+
+/**
+ * The options, validated.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Validated {
+  readonly grant: Grant
+  readonly redirectUri: string | undefined
+  readonly clientId: string | undefined
+  readonly clientSecret: Redacted.Redacted<string> | undefined
+  readonly clientMetadataUrl: string | undefined
+  readonly privateKey: Redacted.Redacted<string> | CryptoKey | undefined
+  readonly privateKeyAlgorithm: ClientAssertionAlgorithm
+  readonly keyId: string | undefined
+  readonly scope: ReadonlyArray<string> | undefined
+  readonly clientName: string
+  readonly interactiveTimeoutMs: number
+  readonly maxStepUps: number
+}
+
+/** @since 0.1.0 @category defaults */
+export const defaultInteractiveTimeoutMs = 5 * 60 * 1000
+/** @since 0.1.0 @category defaults */
+export const defaultMaxStepUps = 2
+/** Longest text option (a client id, a name). */
+const maxTextLength = 2048
+
+const invalid = (option: string, reason: "invalid-value" | "invalid-url" = "invalid-value") =>
+  new InvalidOption({
+    stage: "config",
+    phase: "authorization",
+    limits: { timeoutMs: PhasePolicy.defaults.timeoutMs, maxBytes: PhasePolicy.defaults.maxBytes },
+    option: `auth.${option}`,
+    reason,
+    outcome: "not-sent",
+    retryable: false
+  })
+
+const isText = (u: unknown): u is string =>
+  typeof u === "string" && u.length > 0 && u.length <= maxTextLength && !/[\u0000-\u001f\u007f]/.test(u)
+
+const secretText = (u: unknown, valid: (u: unknown) => u is string = isText): Redacted.Redacted<string> | undefined => {
+  const value = Redacted.isRedacted(u) ? Redacted.value(u as Redacted.Redacted<unknown>) : u
+  return valid(value) ? Redacted.make(value) : undefined
+}
+
+/** A PEM has lines: its content is checked when the key is imported (`oauth/clientAssertion.ts`). */
+const isPem = (u: unknown): u is string => typeof u === "string" && u.length > 0 && u.length <= 16 * 1024
+
+/**
+ * Validates the options before any I/O; a problem is an `InvalidOption` naming `auth.<option>`
+ * (never its value).
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const validate = (options: Options): Effect.Effect<Validated, InvalidOption> =>
+  Effect.gen(function*() {
+    if (typeof options !== "object" || options === null) return yield* Effect.fail(invalid("grant"))
+    const grant = options.grant ?? "authorization_code"
+    if (grant !== "authorization_code" && grant !== "client_credentials") return yield* Effect.fail(invalid("grant"))
+    let redirectUri: string | undefined
+    if (options.redirectUri !== undefined) {
+      const url = typeof options.redirectUri === "string" ? parseHttpUrl(options.redirectUri) : undefined
+      if (url === undefined || url.hash !== "") return yield* Effect.fail(invalid("redirectUri", "invalid-url"))
+      redirectUri = options.redirectUri
+    }
+    if (options.clientId !== undefined && !isText(options.clientId)) return yield* Effect.fail(invalid("clientId"))
+    const clientSecret = options.clientSecret === undefined ? undefined : secretText(options.clientSecret)
+    if (options.clientSecret !== undefined && clientSecret === undefined) return yield* Effect.fail(invalid("clientSecret"))
+    let clientMetadataUrl: string | undefined
+    if (options.clientMetadataUrl !== undefined) {
+      const url = typeof options.clientMetadataUrl === "string" ? parseHttpUrl(options.clientMetadataUrl) : undefined
+      // A metadata document URL is https with a path (draft-ietf-oauth-client-id-metadata-document).
+      if (url === undefined || url.protocol !== "https:" || url.pathname === "/" || url.hash !== "" || !isSecure(url)) {
+        return yield* Effect.fail(invalid("clientMetadataUrl", "invalid-url"))
+      }
+      clientMetadataUrl = options.clientMetadataUrl
+    }
+    let privateKey: Validated["privateKey"]
+    if (options.privateKey !== undefined) {
+      if (typeof CryptoKey !== "undefined" && options.privateKey instanceof CryptoKey) privateKey = options.privateKey
+      else privateKey = secretText(options.privateKey, isPem)
+      if (privateKey === undefined) return yield* Effect.fail(invalid("privateKey"))
+    }
+    const privateKeyAlgorithm = options.privateKeyAlgorithm ?? "RS256"
+    if (privateKeyAlgorithm !== "RS256" && privateKeyAlgorithm !== "ES256") return yield* Effect.fail(invalid("privateKeyAlgorithm"))
+    if (options.keyId !== undefined && !isText(options.keyId)) return yield* Effect.fail(invalid("keyId"))
+    if (grant === "client_credentials") {
+      if (options.clientId === undefined) return yield* Effect.fail(invalid("clientId"))
+      if (clientSecret === undefined && privateKey === undefined) return yield* Effect.fail(invalid("clientSecret"))
+    }
+    if (privateKey !== undefined && options.clientId === undefined) return yield* Effect.fail(invalid("clientId"))
+    let scope: ReadonlyArray<string> | undefined
+    if (options.scope !== undefined) {
+      const tokens = typeof options.scope === "string"
+        ? options.scope.split(" ").filter((token) => token !== "")
+        : Array.isArray(options.scope)
+        ? options.scope
+        : undefined
+      if (tokens === undefined || tokens.length === 0 || !tokens.every((t) => typeof t === "string" && isScopeToken(t))) {
+        return yield* Effect.fail(invalid("scope"))
+      }
+      scope = [...new Set(tokens)]
+    }
+    if (options.clientName !== undefined && !isText(options.clientName)) return yield* Effect.fail(invalid("clientName"))
+    const interactiveTimeoutMs = options.interactiveTimeout === undefined
+      ? defaultInteractiveTimeoutMs
+      : yield* PhasePolicy.validateTimeout("auth.interactiveTimeout", options.interactiveTimeout).pipe(
+        Effect.mapError(() => invalid("interactiveTimeout"))
+      )
+    const maxStepUps = options.maxStepUps === undefined
+      ? defaultMaxStepUps
+      : Number.isSafeInteger(options.maxStepUps) && options.maxStepUps >= 0 && options.maxStepUps <= 16
+      ? options.maxStepUps
+      : yield* Effect.fail(invalid("maxStepUps"))
+    return {
+      grant,
+      redirectUri,
+      clientId: options.clientId,
+      clientSecret,
+      clientMetadataUrl,
+      privateKey,
+      privateKeyAlgorithm,
+      keyId: options.keyId,
+      scope,
+      clientName: options.clientName ?? "phasebound",
+      interactiveTimeoutMs,
+      maxStepUps
+    }
+  })
