@@ -40,7 +40,7 @@ process.on("warning", () => {})
 const argv = process.argv
 const debug = argv.includes("--debug") || process.env["PHASEBOUND_DEBUG"] === "1"
 
-const state: RunState = { position: startPosition, secrets: [], stdout: "", exitCode: 0 }
+const state: RunState = { position: startPosition, secrets: [], stdout: "", exitCode: 0, hint: undefined }
 
 const write = (stream: NodeJS.WriteStream, text: string): Promise<void> =>
   text === "" ? Promise.resolve() : new Promise((resolve) => stream.write(text, () => resolve()))
@@ -53,6 +53,10 @@ const finish = async (code: number, stdout: string, record?: RecordBody, debugTe
   finished = true
   await write(process.stdout, stdout)
   if (record !== undefined) await write(process.stderr, recordLine(record))
+  // For a human only: a command set it in human mode, and stderr is a terminal.
+  if (record !== undefined && state.hint !== undefined && process.stderr.isTTY === true) {
+    await write(process.stderr, `${state.hint}\n`)
+  }
   if (debugText !== undefined) await write(process.stderr, `${McpConnectionError.redact(debugText, state.secrets)}\n`)
   // Exit now: a keep-alive socket or a stdin reader must not hold the process open.
   process.exit(code)
@@ -95,7 +99,8 @@ const ctx: RunContext = {
   state,
   env: process.env,
   machine: (json) => json || process.stdout.isTTY !== true,
-  progress
+  progress,
+  print: (text) => Effect.promise(() => write(process.stdout, text))
 }
 
 // @effect/cli prints usage errors with Console.error: muted, the record says it instead.
@@ -124,7 +129,9 @@ const program = Effect.flatMap(quietConsole, (console) =>
 // Names a usage error can mention that are safe to put in a record (never a value).
 const knownFlags = new Set([
   "--stdio", "--config", "--header", "--transport", "--revision", "--timeout", "--max-bytes", "--discovery-timeout",
-  "--discovery-max-bytes", "--call-timeout", "--call-max-bytes", "--json", "--debug", "--args"
+  "--discovery-max-bytes", "--call-timeout", "--call-max-bytes", "--json", "--debug", "--args",
+  "--auth-grant", "--auth-client-id", "--auth-client-secret", "--auth-client-metadata-url", "--auth-private-key-file",
+  "--auth-private-key-alg", "--auth-scope", "--auth-redirect-port", "--auth-timeout", "--token-file"
 ])
 
 const usageRecord = (error: ValidationError.ValidationError): RecordBody => {

@@ -1,21 +1,49 @@
 /**
- * The commands, with @effect/cli: `tools`, `call`, `discover` and `demo`. A handler resolves
- * its target and budgets (no I/O until both are valid), connects in its own scope, and leaves
- * what to print and the exit code in the run state; the entry point prints them. Failures stay
- * typed (McpConnectionError) for the entry point to turn into the one stderr record.
+ * The commands, with @effect/cli: `tools`, `call`, `discover`, `login`, `logout` and `demo`. A
+ * handler resolves its target, budgets and auth settings (no I/O until all are valid), connects
+ * in its own scope, and leaves what to print and the exit code in the run state; the entry
+ * point prints them. Failures stay typed (McpConnectionError) for the entry point to turn into
+ * the one stderr record. OAuth: see auth.ts.
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as HttpClient from "@effect/platform/HttpClient"
+import type * as Path from "@effect/platform/Path"
 import { McpClient, McpSchema, PhasePolicy } from "@phasebound/client"
-import type { McpConnectionError } from "@phasebound/client/McpConnectionError"
+import * as Authorization from "@phasebound/client/Authorization"
+import { redact, type McpConnectionError } from "@phasebound/client/McpConnectionError"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import {
+  authFlags,
+  type AuthFlags,
+  authorizedDuringDiscovery,
+  type AuthSettings,
+  authTimeoutOf,
+  entryOption,
+  givenAuthFlag,
+  interactiveTimeoutOf,
+  loginFlags,
+  type LoginFlags,
+  logoutFlags,
+  mergeSecrets,
+  needsLogin,
+  parsePort,
+  renameAuthOption,
+  resolveAuth,
+  tokenFileOf,
+  tokenStoreLayer
+} from "./auth.js"
+import { openBrowser } from "./browser.js"
 import { runDemo } from "./demo.js"
-import { renderCall, renderDemo, renderDiscover, renderTools } from "./output.js"
+import { openLoopbackRedirect } from "./loopbackRedirect.js"
+import { renderCall, renderDemo, renderDiscover, renderLogin, renderLogout, renderTools } from "./output.js"
 import { invalidOption, type Position } from "./record.js"
 import { resolveTarget, type Environment, type Target } from "./target.js"
 import { parseDuration, parseSize } from "./units.js"
@@ -30,6 +58,11 @@ export interface RunState {
   secrets: ReadonlyArray<string>
   stdout: string
   exitCode: number
+  /**
+   * A line for a human after the record (only set in human mode, printed only on a TTY stderr):
+   * `run: phasebound login <target>` when a user's authorization is what is missing.
+   */
+  hint: string | undefined
 }
 
 export interface RunContext {
@@ -39,6 +72,8 @@ export interface RunContext {
   readonly machine: (json: boolean) => boolean
   /** Shows progress on stderr while the effect runs (only on a TTY, never in machine mode). */
   readonly progress: <A, E, R>(label: string, machine: boolean, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Writes on stdout at once (`login`'s authorization URL, while the run waits for the browser). */
+  readonly print: (text: string) => Effect.Effect<void>
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -115,23 +150,33 @@ const policyOf = (flags: Common): Effect.Effect<PhasePolicy.Options, McpConnecti
 
 /**
  * Test hook (documented in the README): `PHASEBOUND_TEST_DEFECT=after-connect` raises an
- * unexpected defect whose message carries the target's secrets, to prove that an internal
- * error is reported as a scrubbed record and that `--debug` scrubs the cause it prints.
+ * unexpected defect whose message carries the target's secrets (and the auth settings' client
+ * secret and private key), to prove that an internal error is reported as a scrubbed record and
+ * that `--debug` scrubs the cause it prints.
  */
 const testDefect = (ctx: RunContext, target: Target): Effect.Effect<void> =>
   ctx.env["PHASEBOUND_TEST_DEFECT"] === "after-connect"
-    ? Effect.die(new Error(`test defect with ${JSON.stringify(target)}`))
+    ? Effect.die(new Error(`test defect with ${JSON.stringify({ target, secrets: ctx.state.secrets })}`))
     : Effect.void
 
-/**
- * Resolves target and budgets, then connects (discovery under its own deadline) in the
- * current scope, keeping the run's position up to date.
- */
-const connectTo = (
+/** What a command resolved before any I/O. */
+interface Prepared {
+  readonly policyOptions: PhasePolicy.Options
+  readonly policy: PhasePolicy.PhasePolicy
+  readonly revisions: ReadonlyArray<string> | undefined
+  readonly target: Target
+  /** HTTP without a credential of the caller's: the OAuth settings given to the connection. */
+  readonly auth: AuthSettings | undefined
+  /** HTTP: the token file (undefined when the environment names no home and none is given). */
+  readonly tokenFile: string | undefined
+}
+
+/** Resolves budgets, target and auth settings (no I/O but reading the config and key files). */
+const prepare = (
   ctx: RunContext,
-  flags: Common,
+  flags: Common & AuthFlags & Partial<LoginFlags>,
   positional: string | undefined
-): Effect.Effect<McpClient.Connection, McpConnectionError, HttpClient.HttpClient | CommandExecutor.CommandExecutor | Scope.Scope> =>
+): Effect.Effect<Prepared, McpConnectionError> =>
   Effect.gen(function*() {
     const policyOptions = yield* policyOf(flags)
     const revisions = yield* revisionsOf(flags.revision)
@@ -144,13 +189,61 @@ const connectTo = (
       transport: yield* transportOf(value(flags.transport))
     }, ctx.env)
     ctx.state.secrets = target.secrets
+    if (target._tag === "Stdio") {
+      // OAuth means nothing to a child process: refused rather than ignored.
+      const given = givenAuthFlag(flags)
+      if (given !== undefined) return yield* Effect.fail(invalidOption(given, "invalid-value"))
+      return { policyOptions, policy, revisions, target, auth: undefined, tokenFile: undefined }
+    }
+    const settings = yield* resolveAuth(flags, target, ctx.env)
+    ctx.state.secrets = mergeSecrets(target.secrets, settings.secrets)
+    // The caller's own credential and OAuth cannot both be sent: explicit settings beside it are refused.
+    if (target.authorization !== undefined && settings.explicit !== undefined) {
+      return yield* Effect.fail(invalidOption(settings.explicit, "invalid-value"))
+    }
+    const tokenFile = yield* tokenFileOf(flags.tokenFile, ctx.env)
+    return {
+      policyOptions,
+      policy,
+      revisions,
+      target,
+      auth: target.authorization === undefined ? settings : undefined,
+      tokenFile
+    }
+  })
+
+type Requirements =
+  | HttpClient.HttpClient
+  | CommandExecutor.CommandExecutor
+  | FileSystem.FileSystem
+  | Path.Path
+  | Scope.Scope
+
+/**
+ * Connects (discovery under its own deadline) in the current scope, keeping the run's position
+ * up to date. HTTP targets with OAuth get the file token store (no interactive step: a 401 that
+ * needs a user stays `Unauthorized`).
+ */
+const connectTo = (
+  ctx: RunContext,
+  flags: Common,
+  prepared: Prepared
+): Effect.Effect<McpClient.Connection, McpConnectionError, Requirements> =>
+  Effect.gen(function*() {
+    const { auth, policy, policyOptions, revisions, target, tokenFile } = prepared
     ctx.state.position = { stage: "connect", phase: "discovery", limits: policy.discovery }
-    const connecting: Effect.Effect<
-      McpClient.Connection,
-      McpConnectionError,
-      HttpClient.HttpClient | CommandExecutor.CommandExecutor | Scope.Scope
-    > = target._tag === "Http"
-      ? McpClient.connect({ url: target.url, headers: target.headers, transport: target.transport, revisions, policy: policyOptions })
+    const connecting: Effect.Effect<McpClient.Connection, McpConnectionError, Requirements> = target._tag === "Http"
+      ? McpClient.connect({
+        url: target.url,
+        headers: target.headers,
+        transport: target.transport,
+        revisions,
+        policy: policyOptions,
+        ...(auth === undefined ? {} : { auth: auth.options })
+      }).pipe(
+        Effect.provide(auth === undefined || tokenFile === undefined ? Layer.empty : tokenStoreLayer(tokenFile)),
+        Effect.mapError((error) => auth === undefined ? error : renameAuthOption(error, auth.optionOf))
+      )
       : McpClient.connectStdio({
         command: target.command,
         args: target.args,
@@ -164,6 +257,41 @@ const connectTo = (
     yield* testDefect(ctx, target)
     return connection
   })
+
+/**
+ * Prepares, connects and runs `use`; in human mode, a failure a `login` would cure leaves the
+ * hint for the entry point.
+ */
+const withConnection = <A>(
+  ctx: RunContext,
+  flags: Common & AuthFlags,
+  positional: string | undefined,
+  use: (connection: McpClient.Connection) => Effect.Effect<A, McpConnectionError>
+): Effect.Effect<A, McpConnectionError, Requirements> =>
+  Effect.flatMap(prepare(ctx, flags, positional), (prepared) =>
+    Effect.flatMap(connectTo(ctx, flags, prepared), use).pipe(
+      Effect.tapError((error) =>
+        Effect.sync(() => {
+          if (ctx.machine(flags.json) || prepared.auth === undefined || positional === undefined) return
+          if (!needsLogin(error, prepared.auth.validated.grant)) return
+          ctx.state.hint = `run: phasebound login ${loginArguments(positional, flags, ctx.state.secrets)}`
+        })
+      )
+    ))
+
+/**
+ * The arguments of the `login` that would cure a refusal: the target, the config file it was
+ * read from, and the client flags that name the token file's entry (never a secret).
+ */
+const loginArguments = (positional: string, flags: Common & AuthFlags, secrets: ReadonlyArray<string>): string => {
+  const words = [positional]
+  const config = value(flags.config)
+  if (config !== undefined) words.push("--config", config)
+  for (const [flag, given] of [["--auth-client-id", flags.authClientId], ["--auth-client-metadata-url", flags.authClientMetadataUrl]] as const) {
+    if (Option.isSome(given)) words.push(flag, given.value)
+  }
+  return redact(words.join(" "), secrets)
+}
 
 /** Positionals: `<target>` unless `--stdio` names the server, then `rest` more. */
 const splitPositionals = (
@@ -186,16 +314,135 @@ const positionals = Args.text({ name: "target" }).pipe(
   Args.repeated
 )
 
+const tokenFileProblem = () => invalidOption("--token-file", "invalid-value")
+
+/**
+ * `login`: the authorization of a user (or a client credentials grant) obtained now and kept in
+ * the token file. The stored entry of the target is not read (a login always obtains new
+ * tokens); the listener on 127.0.0.1 receives the browser's redirect.
+ */
+const login = (
+  ctx: RunContext,
+  flags: Common & AuthFlags & LoginFlags,
+  positional: string | undefined
+): Effect.Effect<void, McpConnectionError, Requirements> =>
+  Effect.gen(function*() {
+    const prepared = yield* prepare(ctx, flags, positional)
+    const { policy, policyOptions, revisions, target, tokenFile } = prepared
+    // A child process has no OAuth; a credential of the caller's leaves nothing to log in for.
+    if (target._tag !== "Http") return yield* Effect.fail(invalidOption("target", "invalid-value"))
+    if (target.authorization !== undefined) return yield* Effect.fail(invalidOption(target.authorization, "invalid-value"))
+    const auth = prepared.auth!
+    if (tokenFile === undefined) return yield* Effect.fail(tokenFileProblem())
+    const authTimeoutMs = yield* authTimeoutOf(flags.authTimeout)
+    const port = Option.isSome(flags.authRedirectPort) ? yield* parsePort(flags.authRedirectPort.value) : auth.redirectPort ?? 0
+    const machine = ctx.machine(flags.json)
+
+    const fileStore = yield* Effect.provide(Authorization.TokenStore, tokenStoreLayer(tokenFile))
+    const key = Authorization.storeKeyOf(new URL(target.url), auth.validated)
+    // A token file that cannot be used is refused before anyone is sent to a browser.
+    yield* Effect.mapError(fileStore.get(key), tokenFileProblem)
+    const loginStore: Context.Tag.Service<Authorization.TokenStore> = { ...fileStore, get: () => Effect.succeedNone }
+
+    const interactive = auth.validated.grant === "authorization_code"
+    const listener = interactive
+      ? yield* Effect.mapError(
+        openLoopbackRedirect({ port }),
+        // The port is in use (or not allowed): named by where it came from.
+        () => invalidOption(Option.isNone(flags.authRedirectPort) && auth.redirectPort !== undefined ? entryOption : "--auth-redirect-port")
+      )
+      : undefined
+    const authorize = (url: URL) =>
+      Effect.gen(function*() {
+        yield* ctx.print(machine ? `${JSON.stringify({ authorize: url.href })}\n` : `Open this URL to authorize: ${url.href}\n`)
+        yield* openBrowser(url.href, { env: ctx.env })
+        // Its timeout fails the interactive step: AuthorizationFailed, interactive-step-failed.
+        return yield* listener!.next(authTimeoutMs)
+      })
+    const services = Layer.merge(
+      Layer.succeed(Authorization.TokenStore, loginStore),
+      interactive ? Authorization.layerInteractive(authorize) : Layer.empty
+    )
+
+    ctx.state.position = { stage: "connect", phase: "discovery", limits: policy.discovery }
+    const connection = yield* McpClient.connect({
+      url: target.url,
+      headers: target.headers,
+      transport: target.transport,
+      revisions,
+      policy: policyOptions,
+      auth: {
+        ...auth.options,
+        redirectUri: listener?.redirectUri,
+        interactiveTimeout: interactiveTimeoutOf(authTimeoutMs)
+      }
+    }).pipe(Effect.provide(services), Effect.mapError((error) => renameAuthOption(error, auth.optionOf)))
+    ctx.state.position = { stage: "close", phase: "session", limits: policy.discovery }
+    const authorized = authorizedDuringDiscovery(connection)
+    if (authorized) {
+      // The library keeps going when the store fails (the tokens live on in memory): a login must not.
+      const stored = yield* Effect.mapError(fileStore.get(key), tokenFileProblem)
+      if (Option.isNone(stored)) return yield* Effect.fail(tokenFileProblem())
+    }
+    ctx.state.stdout = renderLogin({ authorized, connection }, machine)
+  })
+
+/** `logout`: removes the target's entry from the token file (no network). */
+const logout = (
+  ctx: RunContext,
+  flags: {
+    readonly config: Option.Option<string>
+    readonly authClientId: Option.Option<string>
+    readonly authClientMetadataUrl: Option.Option<string>
+    readonly tokenFile: Option.Option<string>
+    readonly json: boolean
+  },
+  positional: string | undefined
+): Effect.Effect<void, McpConnectionError, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const target = yield* resolveTarget(
+      { target: positional, stdio: undefined, config: value(flags.config), headers: [], transport: undefined },
+      ctx.env
+    )
+    ctx.state.secrets = target.secrets
+    if (target._tag !== "Http") return yield* Effect.fail(invalidOption("target", "invalid-value"))
+    const entry = target.auth ?? {}
+    const sources = new Map<string, string>()
+    const pick = (field: string, flag: Option.Option<string>, fromEntry: string | undefined, name: string) => {
+      if (Option.isSome(flag)) sources.set(field, name)
+      else if (fromEntry !== undefined) sources.set(field, entryOption)
+      return Option.getOrUndefined(flag) ?? fromEntry
+    }
+    const identity = {
+      clientId: pick("clientId", flags.authClientId, entry.clientId, "--auth-client-id"),
+      clientMetadataUrl: pick("clientMetadataUrl", flags.authClientMetadataUrl, entry.clientMetadataUrl, "--auth-client-metadata-url")
+    }
+    const validated = yield* Effect.mapError(
+      Authorization.validate(identity),
+      (error) => renameAuthOption(error, (field) => sources.get(field) ?? `--auth-${field}`)
+    )
+    const tokenFile = yield* tokenFileOf(flags.tokenFile, ctx.env)
+    if (tokenFile === undefined) return yield* Effect.fail(tokenFileProblem())
+    const store = yield* Effect.provide(Authorization.TokenStore, tokenStoreLayer(tokenFile))
+    const key = Authorization.storeKeyOf(new URL(target.url), validated)
+    const existing = yield* Effect.mapError(store.get(key), tokenFileProblem)
+    if (Option.isSome(existing)) yield* Effect.mapError(store.remove(key), tokenFileProblem)
+    ctx.state.stdout = renderLogout(Option.isSome(existing), ctx.machine(flags.json))
+  })
+
 export const makeCommand = (ctx: RunContext) => {
-  const tools = Command.make("tools", { ...common, positionals }, (flags) =>
+  const tools = Command.make("tools", { ...common, ...authFlags, positionals }, (flags) =>
     Effect.gen(function*() {
       const { target } = yield* splitPositionals(flags, flags.positionals, 0)
-      const connection = yield* connectTo(ctx, flags, target)
-      ctx.state.stdout = renderTools(connection.tools, ctx.machine(flags.json))
+      yield* withConnection(ctx, flags, target, (connection) =>
+        Effect.sync(() => {
+          ctx.state.stdout = renderTools(connection.tools, ctx.machine(flags.json))
+        }))
     }).pipe(Effect.scoped)).pipe(Command.withDescription("discover a server and list its tools"))
 
   const call = Command.make("call", {
     ...common,
+    ...authFlags,
     args: optionalText("args", "the tool's arguments, a JSON object (default {})"),
     positionals: Args.text({ name: "target> <tool" }).pipe(
       Args.withDescription("the target (omit it with --stdio), then the tool's name"),
@@ -205,20 +452,65 @@ export const makeCommand = (ctx: RunContext) => {
     Effect.gen(function*() {
       const { rest, target } = yield* splitPositionals(flags, flags.positionals, 1)
       const args = yield* parseArguments(value(flags.args))
-      const connection = yield* connectTo(ctx, flags, target)
-      const result = yield* connection.callTool(rest[0]!, args)
-      ctx.state.position = { ...ctx.state.position, stage: "close", phase: "session" }
-      ctx.state.stdout = renderCall(result, ctx.machine(flags.json))
-      ctx.state.exitCode = result.isError === true ? 1 : 0
+      yield* withConnection(ctx, flags, target, (connection) =>
+        Effect.gen(function*() {
+          const result = yield* connection.callTool(rest[0]!, args)
+          ctx.state.position = { ...ctx.state.position, stage: "close", phase: "session" }
+          ctx.state.stdout = renderCall(result, ctx.machine(flags.json))
+          ctx.state.exitCode = result.isError === true ? 1 : 0
+        }))
     }).pipe(Effect.scoped)).pipe(Command.withDescription("discover a server, then call one tool once (never retried)"))
 
-  const discover = Command.make("discover", { ...common, positionals }, (flags) =>
+  const discover = Command.make("discover", { ...common, ...authFlags, positionals }, (flags) =>
     Effect.gen(function*() {
       const { target } = yield* splitPositionals(flags, flags.positionals, 0)
-      const connection = yield* connectTo(ctx, flags, target)
-      ctx.state.stdout = renderDiscover(connection, ctx.machine(flags.json))
+      yield* withConnection(ctx, flags, target, (connection) =>
+        Effect.sync(() => {
+          ctx.state.stdout = renderDiscover(connection, ctx.machine(flags.json))
+        }))
     }).pipe(Effect.scoped)).pipe(
       Command.withDescription("discover a server: server info, revision, transport, per-stage timings and bytes")
+    )
+
+  const { stdio: _stdio, ...httpCommon } = common
+  const loginCommand = Command.make("login", {
+    ...httpCommon,
+    ...authFlags,
+    ...loginFlags,
+    positionals: Args.text({ name: "target" }).pipe(
+      Args.withDescription("an HTTP server: a URL (http, https) or a server name of the config file"),
+      Args.repeated
+    )
+  }, (flags) =>
+    Effect.gen(function*() {
+      const httpFlags = { ...flags, stdio: Option.none<string>() }
+      const { target } = yield* splitPositionals(httpFlags, flags.positionals, 0)
+      yield* login(ctx, httpFlags, target)
+    }).pipe(Effect.scoped)).pipe(
+      Command.withDescription(
+        "authorize phasebound with an HTTP server's OAuth authorization server (prints the URL and opens a browser, receives the redirect on 127.0.0.1) and keep the tokens in the token file for tools, call and discover"
+      )
+    )
+
+  const logoutCommand = Command.make("logout", {
+    config: common.config,
+    ...logoutFlags,
+    json: common.json,
+    debug: common.debug,
+    positionals: Args.text({ name: "target" }).pipe(
+      Args.withDescription("an HTTP server: a URL or a server name of the config file"),
+      Args.repeated
+    )
+  }, (flags) =>
+    Effect.gen(function*() {
+      if (flags.positionals.length !== 1) {
+        return yield* Effect.fail(invalidOption(flags.positionals.length === 0 ? "target" : "arguments"))
+      }
+      yield* logout(ctx, flags, flags.positionals[0])
+    })).pipe(
+      Command.withDescription(
+        "forget the tokens stored for an HTTP server (the entry of its URL and client id in the token file; no network)"
+      )
     )
 
   const demo = Command.make("demo", { json: common.json, debug: common.debug }, (flags) =>
@@ -230,8 +522,10 @@ export const makeCommand = (ctx: RunContext) => {
 
   // Without a command there is nothing to do: a usage error (`--help` shows the commands).
   return Command.make("phasebound", {}, () => Effect.fail(invalidOption("command"))).pipe(
-    Command.withDescription("an MCP client with phase budgets and one parseable error record"),
-    Command.withSubcommands([tools, call, discover, demo])
+    Command.withDescription(
+      "an MCP client with phase budgets and one parseable error record. OAuth servers: `phasebound login <target>` once (tokens kept in the token file: --token-file, else $PHASEBOUND_TOKEN_FILE, else the user's config directory), then tools/call/discover use them; a 401 that needs a user is Unauthorized (exit 3). Services: --auth-grant client_credentials, no login"
+    ),
+    Command.withSubcommands([tools, call, discover, loginCommand, logoutCommand, demo])
   )
 }
 

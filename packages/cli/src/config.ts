@@ -5,12 +5,14 @@
  * ```json
  * { "mcpServers": {
  *     "remote": { "url": "https://example.com/mcp", "type": "http", "headers": { "Authorization": "Bearer ${TOKEN}" } },
+ *     "oauth": { "url": "https://example.com/mcp", "auth": { "grant": "client_credentials", "clientId": "svc", "clientSecret": "${SVC_SECRET}" } },
  *     "local": { "command": "npx", "args": ["-y", "some-server"], "env": { "API_KEY": "${API_KEY}" }, "cwd": "/srv" } } }
  * ```
  *
- * A server entry is either HTTP (`url`, optional `type`, `headers`) or stdio (`command`, optional
- * `type: "stdio"`, `args`, `env`, `cwd`); an unknown field in an entry is refused. Other
- * top-level keys are ignored: desktop apps keep their own settings beside `mcpServers`.
+ * A server entry is either HTTP (`url`, optional `type`, `headers`, `auth`) or stdio (`command`,
+ * optional `type: "stdio"`, `args`, `env`, `cwd`); an unknown field in an entry (or in its
+ * `auth`) is refused. Other top-level keys are ignored: desktop apps keep their own settings
+ * beside `mcpServers`.
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -21,11 +23,29 @@ import { invalidOption } from "./record.js"
 
 const StringRecord = Schema.Record({ key: Schema.String, value: Schema.String })
 
+/**
+ * OAuth settings of an HTTP entry (each one overridden by its `--auth-*` flag): see auth.ts.
+ * `clientSecret` may use `${VAR}`; a relative `privateKeyFile` is read from the config file's
+ * directory.
+ */
+export const AuthEntry = Schema.Struct({
+  grant: Schema.optional(Schema.Literal("authorization_code", "client_credentials")),
+  clientId: Schema.optional(Schema.NonEmptyString),
+  clientSecret: Schema.optional(Schema.NonEmptyString),
+  clientMetadataUrl: Schema.optional(Schema.NonEmptyString),
+  privateKeyFile: Schema.optional(Schema.NonEmptyString),
+  privateKeyAlg: Schema.optional(Schema.Literal("RS256", "ES256")),
+  scope: Schema.optional(Schema.NonEmptyString),
+  redirectPort: Schema.optional(Schema.Int.pipe(Schema.between(0, 65535)))
+})
+export type AuthEntry = typeof AuthEntry.Type
+
 export const HttpServer = Schema.Struct({
   url: Schema.NonEmptyString,
   // "http" is Claude Code's name for Streamable HTTP.
   type: Schema.optional(Schema.Literal("http", "streamable-http", "streamableHttp", "sse")),
-  headers: Schema.optional(StringRecord)
+  headers: Schema.optional(StringRecord),
+  auth: Schema.optional(AuthEntry)
 })
 export type HttpServer = typeof HttpServer.Type
 

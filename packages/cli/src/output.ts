@@ -60,13 +60,17 @@ export const discoverySummary = (connection: McpClient.Connection) => ({
   ...(connection.instructions === undefined ? {} : { instructions: connection.instructions }),
   tools: connection.tools.length,
   limits: { discovery: connection.policy.discovery, call: connection.policy.call },
-  stages: connection.discovery.map(({ attempt, bytes, durationMs, excludedTools, outcome, stage }) => ({
+  // An OAuth authorization (after a 401) is a stage entry of its own, `operation: "authorization"`;
+  // the refused request sent again after it is `resent: true`.
+  stages: connection.discovery.map(({ attempt, bytes, durationMs, excludedTools, operation, outcome, resent, stage }) => ({
     stage,
+    ...(operation === "authorization" ? { operation } : {}),
     durationMs,
     bytes,
     outcome,
     ...(attempt === undefined ? {} : { era: attempt.era, transport: attempt.transport }),
-    ...(excludedTools === undefined ? {} : { excludedTools })
+    ...(excludedTools === undefined ? {} : { excludedTools }),
+    ...(resent === true ? { resent } : {})
   })),
   total: {
     durationMs: connection.discovery.reduce((sum, stage) => sum + stage.durationMs, 0),
@@ -87,7 +91,11 @@ export const renderDiscover = (connection: McpClient.Connection, machine: boolea
   ])
   const stages = table(
     ["STAGE", "MS", "BYTES"],
-    [...summary.stages.map((s) => [s.stage, String(s.durationMs), String(s.bytes)]), [
+    [...summary.stages.map((s) => [
+      "operation" in s ? `${s.stage} (authorization)` : s.stage,
+      String(s.durationMs),
+      String(s.bytes)
+    ]), [
       "total",
       String(summary.total.durationMs),
       String(summary.total.bytes)
@@ -102,3 +110,37 @@ export const renderDemo = (lines: ReadonlyArray<DemoLine>, machine: boolean): st
   return "phasebound demo: a real MCP session against a loopback server\n\n" +
     lines.map((line) => `  ${line.step.padEnd(width)}  ${line.detail}\n`).join("")
 }
+
+/**
+ * `login`'s result. One JSON line in machine mode (stdout may already hold the
+ * `{"authorize":...}` line): `authorized` is false when the server asked for no authorization.
+ */
+export const renderLogin = (
+  result: { readonly authorized: boolean; readonly connection: McpClient.Connection },
+  machine: boolean
+): string => {
+  const { authorized, connection } = result
+  if (machine) {
+    return `${
+      JSON.stringify({
+        loggedIn: true,
+        authorized,
+        transport: connection.transport,
+        protocolVersion: connection.protocolVersion,
+        tools: connection.tools.length
+      })
+    }\n`
+  }
+  const tools = `${connection.tools.length} tool${connection.tools.length === 1 ? "" : "s"}`
+  return authorized
+    ? `Logged in: ${tools}\n`
+    : `No authorization needed: the server did not ask for it (${tools}); nothing was stored\n`
+}
+
+/** `logout`'s result: one JSON line in machine mode; `removed` says whether an entry was there. */
+export const renderLogout = (removed: boolean, machine: boolean): string =>
+  machine
+    ? `${JSON.stringify({ loggedOut: true, removed })}\n`
+    : removed
+    ? "Logged out\n"
+    : "Logged out (nothing was stored for this server)\n"

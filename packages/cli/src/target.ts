@@ -7,7 +7,8 @@ import type { McpClient } from "@phasebound/client"
 import type { InvalidOption } from "@phasebound/client/McpConnectionError"
 import * as Effect from "effect/Effect"
 import { existsSync } from "node:fs"
-import { isStdioServer, loadConfig, type HttpServer, type StdioServer } from "./config.js"
+import * as path from "node:path"
+import { type AuthEntry, isStdioServer, loadConfig, type HttpServer, type StdioServer } from "./config.js"
 import { McpConnectionError } from "@phasebound/client"
 import { invalidOption } from "./record.js"
 import { splitWords } from "./words.js"
@@ -20,6 +21,17 @@ export type Target =
     readonly transport: McpClient.TransportChoice
     /** Every configured secret value, for scrubbing the debug output. */
     readonly secrets: ReadonlyArray<string>
+    /**
+     * Where a credential of the caller's is configured (an `Authorization` header from
+     * `--header` or the config entry, or URL userinfo that becomes one), named as in records;
+     * undefined when there is none. With one the connection does no OAuth (the library refuses
+     * both).
+     */
+    readonly authorization: "--header" | "--config headers" | "target" | undefined
+    /** The config entry's `auth` object, as written (its `${VAR}` not expanded yet). */
+    readonly auth: AuthEntry | undefined
+    /** The directory of the config file the entry came from (relative `privateKeyFile`s are read from there). */
+    readonly configDir: string | undefined
   }
   | {
     readonly _tag: "Stdio"
@@ -82,10 +94,15 @@ const mergeHeaders = (...lists: ReadonlyArray<ReadonlyArray<readonly [string, st
   return Object.fromEntries([...merged.values()])
 }
 
+const hasAuthorization = (pairs: ReadonlyArray<readonly [string, string]>): boolean =>
+  pairs.some(([name]) => name.toLowerCase() === "authorization")
+
 const httpTarget = (
   url: string,
-  headerPairs: ReadonlyArray<readonly [string, string]>,
-  transport: McpClient.TransportChoice
+  configured: ReadonlyArray<readonly [string, string]>,
+  flagHeaders: ReadonlyArray<readonly [string, string]>,
+  transport: McpClient.TransportChoice,
+  entry?: { readonly auth: AuthEntry | undefined; readonly configDir: string }
 ): Effect.Effect<Target, InvalidOption> =>
   Effect.gen(function*() {
     let parsed: URL
@@ -97,27 +114,45 @@ const httpTarget = (
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
       return yield* Effect.fail(invalidOption("target", "invalid-url"))
     }
-    const headers = mergeHeaders(headerPairs)
+    const headers = mergeHeaders(configured, flagHeaders)
     return {
       _tag: "Http",
       url,
       headers,
       transport,
-      secrets: McpConnectionError.secretsOf(parsed, headers)
+      secrets: McpConnectionError.secretsOf(parsed, headers),
+      authorization: hasAuthorization(flagHeaders)
+        ? "--header"
+        : hasAuthorization(configured)
+        ? "--config headers"
+        : parsed.username !== "" || parsed.password !== ""
+        ? "target"
+        : undefined,
+      auth: entry?.auth,
+      configDir: entry?.configDir
     }
   })
 
 const transportOfType = (type: HttpServer["type"]): McpClient.TransportChoice =>
   type === "sse" ? "sse" : type === undefined ? "auto" : "streamable-http"
 
-const fromHttpEntry = (entry: HttpServer, options: TargetOptions, flagHeaders: ReadonlyArray<readonly [string, string]>, env: Environment) =>
+const fromHttpEntry = (
+  entry: HttpServer,
+  configPath: string,
+  options: TargetOptions,
+  flagHeaders: ReadonlyArray<readonly [string, string]>,
+  env: Environment
+) =>
   Effect.gen(function*() {
     const configured: Array<readonly [string, string]> = []
     for (const [name, value] of Object.entries(entry.headers ?? {})) {
       configured.push([name, yield* expandVariables(value, env, () => invalidOption("--config headers", "invalid-value"))])
     }
     const url = yield* expandVariables(entry.url, env, () => invalidOption("--config url", "invalid-value"))
-    return yield* httpTarget(url, [...configured, ...flagHeaders], options.transport ?? transportOfType(entry.type))
+    return yield* httpTarget(url, configured, flagHeaders, options.transport ?? transportOfType(entry.type), {
+      auth: entry.auth,
+      configDir: path.dirname(path.resolve(configPath))
+    })
   })
 
 const fromStdioEntry = (entry: StdioServer, env: Environment): Effect.Effect<Target, InvalidOption> =>
@@ -154,12 +189,12 @@ export const resolveTarget = (options: TargetOptions, env: Environment): Effect.
     }
 
     if (options.target === undefined) return yield* Effect.fail(invalidOption("target", "invalid-value"))
-    if (looksLikeUrl(options.target)) return yield* httpTarget(options.target, flagHeaders, options.transport ?? "auto")
+    if (looksLikeUrl(options.target)) return yield* httpTarget(options.target, [], flagHeaders, options.transport ?? "auto")
 
     // A server name: from --config, or ./.mcp.json when present.
-    const path = options.config ?? (existsSync(defaultConfigFile) ? defaultConfigFile : undefined)
-    if (path === undefined) return yield* Effect.fail(invalidOption("target", "invalid-value"))
-    const config = yield* loadConfig(path)
+    const configPath = options.config ?? (existsSync(defaultConfigFile) ? defaultConfigFile : undefined)
+    if (configPath === undefined) return yield* Effect.fail(invalidOption("target", "invalid-value"))
+    const config = yield* loadConfig(configPath)
     const entry = Object.hasOwn(config.mcpServers, options.target) ? config.mcpServers[options.target] : undefined
     if (entry === undefined) return yield* Effect.fail(invalidOption("target", "invalid-value"))
     if (isStdioServer(entry)) {
@@ -167,5 +202,5 @@ export const resolveTarget = (options: TargetOptions, env: Environment): Effect.
       if (options.transport !== undefined) return yield* Effect.fail(invalidOption("--transport", "invalid-value"))
       return yield* fromStdioEntry(entry, env)
     }
-    return yield* fromHttpEntry(entry, options, flagHeaders, env)
+    return yield* fromHttpEntry(entry, configPath, options, flagHeaders, env)
   })

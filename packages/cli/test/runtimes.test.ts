@@ -1,9 +1,13 @@
 /**
  * The same CLI under Bun (on the TypeScript sources) and as the compiled single executable
  * (`bun build --compile`): a representative subset of the Node suite, covering both transports,
- * the exit-code families, the one-record rule with a flooding stdio server, secrets, SIGINT.
+ * the exit-code families, the one-record rule with a flooding stdio server, secrets, SIGINT,
+ * OAuth (client credentials with no login; login, the token file, logout).
  */
 import * as Testkit from "@phasebound/testkit"
+import { chmodSync, mkdtempSync, statSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectDemo } from "./demo.js"
 import { expectFailure, expectJson, run, shellQuote, waitFor, type Runtime } from "./support/cli.js"
@@ -14,6 +18,27 @@ beforeAll(async () => {
 })
 afterAll(() => server.close())
 beforeEach(() => server.clearFaults())
+
+const OAUTH_SECRET = "CANARY-oauth-secret-5e"
+let oauth: Testkit.OAuthTestServer
+let protectedServer: Testkit.TestServer
+let authDir: string
+let browser: string
+beforeAll(async () => {
+  oauth = await Testkit.startOAuthServer({
+    clients: [{ clientId: "svc", clientSecret: OAUTH_SECRET, grantTypes: ["client_credentials"] }]
+  })
+  protectedServer = await Testkit.startServer({ auth: { oauth } })
+  authDir = mkdtempSync(path.join(tmpdir(), "phasebound-cli-runtimes-"))
+  // The "browser" GETs the authorization URL and follows the 302 to the CLI's listener.
+  browser = path.join(authDir, "browser.mjs")
+  writeFileSync(browser, `#!${process.execPath}\nfetch(process.argv[2]).then((r) => r.text()).catch(() => {})\n`)
+  chmodSync(browser, 0o755)
+})
+afterAll(async () => {
+  await protectedServer?.close()
+  await oauth?.close()
+})
 
 const fixtures: Array<Testkit.StdioFixture> = []
 const fixture = (options?: Testkit.StdioFixtureOptions) => {
@@ -93,6 +118,28 @@ describe.each<Runtime>(["bun", "compiled"])("under %s", (runtime) => {
     })
     expectFailure(result, 130, "Interrupted")
     expect(f.isAlive()).toBe(false)
+  })
+
+  it("OAuth: client credentials with no login; login through the browser, tools from the token file, logout", async () => {
+    const credentials = ["--auth-grant", "client_credentials", "--auth-client-id", "svc", "--auth-client-secret", "${PB_SECRET}"]
+    const fresh = await cli(["tools", protectedServer.url, ...credentials], {
+      env: { PB_SECRET: OAUTH_SECRET, PHASEBOUND_TOKEN_FILE: path.join(authDir, `${runtime}-cc`, "tokens.json") }
+    })
+    expect(expectJson(fresh)).toMatchObject({ tools: [{ name: "add" }, { name: "echo" }, { name: "increment" }] })
+    expect(fresh.stdout + fresh.stderr).not.toContain(OAUTH_SECRET)
+
+    const tokenFile = path.join(authDir, `${runtime}-login`, "tokens.json")
+    const env = { PHASEBOUND_BROWSER: browser, PHASEBOUND_TOKEN_FILE: tokenFile }
+    const login = await cli(["login", protectedServer.url], { env })
+    expect({ code: login.code, stderr: login.stderr }).toEqual({ code: 0, stderr: "" })
+    const lines = login.stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toHaveProperty("authorize")
+    expect(lines[1]).toMatchObject({ loggedIn: true, authorized: true, tools: 3 })
+    expect(statSync(tokenFile).mode & 0o777).toBe(0o600)
+    expectJson(await cli(["tools", protectedServer.url], { env }))
+    expect(expectJson(await cli(["logout", protectedServer.url], { env }))).toEqual({ loggedOut: true, removed: true })
+    expectFailure(await cli(["tools", protectedServer.url], { env }), 3, "Unauthorized")
   })
 
   it("demo: the same session and facts as under Node", async () => {

@@ -64,6 +64,18 @@ export {
   TokenStoreError
 } from "./internal/oauth/tokenStore.js"
 
+export {
+  /**
+   * The token store key of a configuration: the server's canonical URI (as configured) and its
+   * client (the client id, else the metadata document URL, else `dynamic-registration`). What
+   * the CLI's `logout` removes, without asking the server.
+   *
+   * @since 0.1.0
+   * @category services
+   */
+  storeKeyOf
+} from "./internal/oauth/authorizer.js"
+
 /**
  * @since 0.1.0
  * @category models

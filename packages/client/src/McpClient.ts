@@ -42,6 +42,7 @@ import {
   LimitExceeded,
   type McpConnectionError,
   type Outcome,
+  type Phase,
   type Stage
 } from "./McpConnectionError.js"
 import * as McpSchema from "./McpSchema.js"
@@ -163,10 +164,10 @@ export interface Connection {
  */
 export const defaultClientInfo: McpSchema.Implementation = { name: "phasebound", version: "0.1.0" }
 
-const configError = (option: string, reason: "invalid-url" | "invalid-value") =>
+const configError = (option: string, reason: "invalid-url" | "invalid-value", phase: Phase = "discovery") =>
   new InvalidOption({
     stage: "config",
-    phase: "discovery",
+    phase,
     limits: { timeoutMs: PhasePolicy.defaults.timeoutMs, maxBytes: PhasePolicy.defaults.maxBytes },
     option,
     reason,
@@ -307,12 +308,18 @@ const authorizationOf = (
 ): Effect.Effect<ConnectionAuthorization, InvalidOption, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     // A credential of the caller's and one of the authority's cannot both be sent.
-    if (target.headers["authorization"] !== undefined) return yield* Effect.fail(configError("auth", "invalid-value"))
+    if (target.headers["authorization"] !== undefined) {
+      return yield* Effect.fail(configError("auth", "invalid-value", "authorization"))
+    }
     const validated = yield* Authorization.validate(options)
     for (const secret of [validated.clientSecret, validated.privateKey]) {
       if (Redacted.isRedacted(secret)) secrets.push(...secretValues([Redacted.value(secret as Redacted.Redacted<string>)]))
     }
     const interactive = yield* Effect.serviceOption(Authorization.InteractiveAuthorization)
+    // An interactive step without a place to come back to could never be used.
+    if (Option.isSome(interactive) && validated.grant === "authorization_code" && validated.redirectUri === undefined) {
+      return yield* Effect.fail(configError("auth.redirectUri", "invalid-value", "authorization"))
+    }
     const provided = yield* Effect.serviceOption(TokenStore)
     const store = Option.isSome(provided) ? provided.value : yield* makeMemory
     return yield* makeAuthorizer({
@@ -346,6 +353,8 @@ const authorized = <A, R>(
       if (challenge === undefined || resends >= maxResends) return Effect.fail(error)
       const startedAt = Date.now()
       return auth.recover(error, challenge, { stage: error.stage, generation: started }).pipe(
+        // The refused request reached the server, which did not process it.
+        Effect.mapError((failure) => failure.outcome === "not-sent" ? Failures.withOutcome(failure, "not-applied") : failure),
         Effect.onExit((exit) =>
           Effect.sync(() => {
             const outcome = Exit.isSuccess(exit) ? "ok" : Option.getOrUndefined(Cause.failureOption(exit.cause))?._tag
@@ -511,9 +520,20 @@ const discover = <R>(
     let stage: Stage = "connect"
     let stageStarted = Date.now()
     let attempt: Observation["attempt"]
+    /** Whether this run of the discovery follows a refusal (its requests are sent a second time). */
+    let resending = false
     const observe = (at: Stage, bytes: number, outcome: Observation["outcome"], more?: Partial<Observation>) => {
       const now = Date.now()
-      discoveryLog.push({ operation: "discovery", stage: at, durationMs: now - stageStarted, bytes, outcome, attempt, ...more })
+      discoveryLog.push({
+        operation: "discovery",
+        stage: at,
+        durationMs: now - stageStarted,
+        bytes,
+        outcome,
+        attempt,
+        ...(resending ? { resent: true } : {}),
+        ...more
+      })
       stageStarted = now
     }
     const record = (at: Stage, bytes: number, failure?: McpConnectionError) => observe(at, bytes, failure?._tag ?? "ok")
@@ -528,7 +548,7 @@ const discover = <R>(
     }
     const outerScope = yield* Effect.scope
 
-    const discovery = (annotate: Annotate, connectionScope: Scope.Scope, resent: boolean) => Effect.gen(function*() {
+    const discovery = (annotate: Annotate, connectionScope: Scope.Scope) => Effect.gen(function*() {
       stageStarted = Date.now()
       const negotiated = yield* Negotiation.negotiate(
         list,
@@ -546,7 +566,7 @@ const discover = <R>(
           started: (era, transport) => {
             attempt = { era, transport }
           },
-          failed: (failure) => observe(failure.stage, failure.observedBytes ?? 0, failure._tag, resent ? { resent } : {})
+          failed: (failure) => observe(failure.stage, failure.observedBytes ?? 0, failure._tag)
         }
       )
       annotate({ "mcp.transport": negotiated.kind, "mcp.protocol.version": negotiated.session.protocolVersion })
@@ -564,8 +584,9 @@ const discover = <R>(
     const once = (annotate: Annotate, resent: boolean) =>
       Effect.flatMap(Scope.fork(outerScope, ExecutionStrategy.sequential), (connectionScope) => {
         stage = "connect"
+        resending = resent
         return withDeadline(
-          discovery(annotate, connectionScope, resent),
+          discovery(annotate, connectionScope),
           policy.discovery.timeoutMs,
           () => Failures.deadline(exchange(stage), deadlineOutcome(stage))
         ).pipe(

@@ -38,7 +38,7 @@ import * as Testkit from "@phasebound/testkit"
 import * as Contract from "@phasebound/testkit/contract"
 import { Layer } from "effect"
 
-const { CANARIES, CANARY_ENV, CANARY_HEADERS, FORBIDDEN, withCanaries } = Contract
+const { CANARIES, CANARY_ENV, CANARY_HEADERS, FORBIDDEN, withCanaries, withoutPublicVocabulary } = Contract
 
 const arg = (name) => {
   const i = process.argv.indexOf(name)
@@ -63,6 +63,7 @@ const EXIT_CODES = {
   InvalidOption: 2,
   Unauthorized: 3,
   Forbidden: 3,
+  AuthorizationFailed: 3,
   DeadlineExceeded: 4,
   ByteCeilingExceeded: 5,
   LimitExceeded: 5,
@@ -229,7 +230,7 @@ const without = (text, part) =>
  */
 const expectNothingForbidden = (r, record, unknowable = new Set()) => {
   const remoteMessage = typeof record?.remoteMessage === "string" ? record.remoteMessage : undefined
-  const ours = without(r.stdout + r.stderr, remoteMessage)
+  const ours = withoutPublicVocabulary(without(r.stdout + r.stderr, remoteMessage))
   for (const forbidden of [...FORBIDDEN, "stack"]) check(!ours.includes(forbidden), `the CLI printed ${label(forbidden)}`)
   if (remoteMessage !== undefined) {
     for (const forbidden of FORBIDDEN) {
@@ -774,6 +775,65 @@ const cliScenarios = async (target, full) => {
     }))
 }
 
+// --- authorization: the login-free client credentials flow --------------------------------------
+
+const SERVICE_SECRET_VARIABLE = "QUALIFY_SERVICE_SECRET"
+const SERVICE = { clientId: "qualify-service", clientSecret: CANARIES.header, grantTypes: ["client_credentials"] }
+
+/** A protected MCP server and its authorization server, which knows the service client. */
+const withProtected = async (oauthOptions, body) => {
+  const oauth = await Testkit.startOAuthServer({ clients: [SERVICE], ...oauthOptions })
+  const srv = await Testkit.startServer({ auth: { oauth } })
+  const dir = mkdtempSync(join(tmpdir(), "phasebound-qualify-auth-"))
+  try {
+    return await body(srv, oauth, join(dir, "tokens.json"))
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+    await Promise.all([srv.close(), oauth.close()])
+  }
+}
+
+const serviceFlags = (tokenFile) => [
+  "--auth-grant", "client_credentials",
+  "--auth-client-id", SERVICE.clientId,
+  "--auth-client-secret", `\${${SERVICE_SECRET_VARIABLE}}`,
+  "--token-file", tokenFile
+]
+const serviceEnv = { [SERVICE_SECRET_VARIABLE]: SERVICE.clientSecret }
+
+const authorizationScenarios = async (target) => {
+  const C = (name, body, timeoutMs) => scenario(`${target.label}: auth ${name}`, body, timeoutMs)
+  const cli = (args, options) => runCli(target, args, options)
+  await C("client credentials, no login: 401, a token, the call sent once more and run once", () =>
+    withProtected({}, async (srv, oauth, tokenFile) => {
+      const r = await cli(["call", "--json", ...serviceFlags(tokenFile), srv.url, "increment"], { env: serviceEnv })
+      const out = expectOk(r)
+      check(out.content?.[0]?.text === "1", `result ${JSON.stringify(out).slice(0, 100)}`)
+      check(srv.counter() === 1, `the tool ran ${srv.counter()} times`)
+      check(oauth.calls("token") === 1 && srv.unauthorizedCount() >= 1, `${oauth.calls("token")} token requests, ${srv.unauthorizedCount()} refused`)
+      // The token went to the MCP server, and nowhere else.
+      const issued = oauth.issuedTokens().map((t) => t.accessToken)
+      check(srv.bearerTokens().length > 0 && srv.bearerTokens().every((t) => issued.includes(t)), "bearer tokens")
+      check(!oauth.requests.some((request) => issued.some((token) => JSON.stringify(request.headers).includes(token))), "a token went to the authorization server")
+      return `${r.ms} ms`
+    }))
+  await C("client credentials refused, the secret echoed back: exit 3 (AuthorizationFailed), no secret printed", () =>
+    withProtected({ faults: [{ kind: "echo-secrets-in-error", times: Infinity }] }, async (srv, oauth, tokenFile) => {
+      const r = await cli(["tools", "--json", ...serviceFlags(tokenFile), srv.url], { env: serviceEnv })
+      const record = expectRecord(r, "AuthorizationFailed", { phase: "authorization", authorizationStep: "token", outcome: "not-sent" })
+      check(!(r.stdout + r.stderr).includes(SERVICE.clientSecret), "the client secret was printed")
+      check(srv.counter() === 0, "a tool ran")
+      return brief(r, record)
+    }))
+  await C("no way to authorize: the 401 stays Unauthorized (exit 3), nothing sent to the authority", () =>
+    withProtected({}, async (srv, oauth, tokenFile) => {
+      const r = await cli(["tools", "--json", "--token-file", tokenFile, srv.url])
+      const record = expectRecord(r, "Unauthorized", { status: 401 })
+      check(oauth.requests.length === 0, `${oauth.requests.length} requests to the authorization server`)
+      return brief(r, record)
+    }))
+}
+
 // --- main ----------------------------------------------------------------------------------------
 
 const targets = [
@@ -788,6 +848,7 @@ for (const target of targets) {
     continue
   }
   await cliScenarios(target, target.full)
+  await authorizationScenarios(target)
   await pool(cliFamily(target, target.full ? undefined : FAMILY_SMOKE), FAMILY_CONCURRENCY)
 }
 

@@ -49,7 +49,7 @@ const DEADLINE_MS = 500
 const DEADLINE_MIN_MS = 450
 const DEADLINE_MAX_MS = 1_500
 
-const { CANARIES, FORBIDDEN, withCanaries } = Contract
+const { CANARIES, FORBIDDEN, withCanaries, withoutPublicVocabulary } = Contract
 
 // --- harness -----------------------------------------------------------------------------------
 
@@ -638,7 +638,7 @@ const expectClean = (error) => {
     JSON.stringify({ ...error }),
     Object.values(error).map((v) => JSON.stringify(v)).join(" "),
     (error.stack ?? "").split("\n")[0]
-  ]
+  ].map(withoutPublicVocabulary)
   for (const view of views) {
     for (const secret of FORBIDDEN) check(!view.includes(secret), `a public view contains ${Object.values(CANARIES).includes(secret) ? "a canary" : JSON.stringify(secret)}`)
   }
@@ -824,17 +824,139 @@ const statelessPromiseScenarios = async () => {
     }))
 }
 
+// --- scenarios: authorization (OAuth 2.1), login-free and with the code grant ----------------------
+
+/** A protected MCP server and its authorization server; the client is known to the latter. */
+const withProtectedServer = async (options, body) => {
+  const oauth = await Testkit.startOAuthServer(options.oauth ?? {})
+  const srv = await Testkit.startServer({ ...(options.server ?? {}), auth: { oauth, ...(options.auth ?? {}) } })
+  try {
+    return await body(srv, oauth)
+  } finally {
+    await Promise.all([srv.close(), oauth.close()])
+  }
+}
+
+const SERVICE = { clientId: "qualify-service", clientSecret: CANARIES.header, grantTypes: ["client_credentials"] }
+const serviceAuth = { grant: "client_credentials", clientId: SERVICE.clientId, clientSecret: SERVICE.clientSecret }
+
+/** No string of FORBIDDEN, and neither the client secret nor any token issued, in an error's public views. */
+const expectNoSecrets = (error, oauth) => {
+  expectClean(error)
+  const views = [JSON.stringify(error), String(error), error.message]
+  const secrets = [SERVICE.clientSecret, ...oauth.issuedTokens().flatMap((t) => [t.accessToken, t.refreshToken].filter(Boolean))]
+  for (const secret of secrets) check(!views.some((view) => view.includes(secret)), "a secret in the error")
+}
+
+const authorizationScenarios = async (label, layer) => {
+  const E = (name, body, timeoutMs) => effectScenario(`Effect[${label}] auth ${name}`, layer, body, timeoutMs)
+  for (const era of ["handshake", "stateless"]) {
+    const server = era === "stateless" ? { era: "stateless" } : {}
+    await E(`${era}: client credentials, login-free: 401, token, the refused request sent once more`, () =>
+      Effect.gen(function*() {
+        const [srv, oauth] = yield* Effect.acquireRelease(
+          Effect.promise(async () => {
+            const oauth = await Testkit.startOAuthServer({ clients: [SERVICE] })
+            return [await Testkit.startServer({ ...server, auth: { oauth } }), oauth]
+          }),
+          ([srv, oauth]) => Effect.promise(() => Promise.all([srv.close(), oauth.close()]))
+        )
+        const c = yield* McpClient.connect({ url: srv.url, auth: serviceAuth })
+        check(textOf(yield* c.callTool("add", { a: 2, b: 3 })) === "5", "add")
+        check(srv.unauthorizedCount() === 1, `${srv.unauthorizedCount()} requests refused with 401`)
+        check(oauth.calls("token") === 1, `${oauth.calls("token")} token requests`)
+        check(c.discovery.some((o) => o.operation === "authorization" && o.outcome === "ok"), "no authorization observed")
+        // The token went to the MCP server only.
+        const issued = oauth.issuedTokens().map((t) => t.accessToken)
+        check(srv.bearerTokens().length > 0 && srv.bearerTokens().every((t) => issued.includes(t)), "bearer tokens")
+        // Expired: the call is refused once, a new token is obtained, the call is sent once more and runs once.
+        oauth.expireAll()
+        const before = srv.counter()
+        yield* c.callTool("increment", {})
+        check(srv.counter() === before + 1, `the tool ran ${srv.counter() - before} times`)
+        const observed = yield* c.observations
+        check(observed.filter((o) => o.resent === true).length === 1, "one re-sent call in the observations")
+      }))
+  }
+  await E("client credentials refused: AuthorizationFailed, no secret in it, nothing re-sent", () =>
+    Effect.gen(function*() {
+      const [srv, oauth] = yield* Effect.acquireRelease(
+        Effect.promise(async () => {
+          const oauth = await Testkit.startOAuthServer({ clients: [SERVICE], faults: [{ kind: "echo-secrets-in-error", times: Infinity }] })
+          return [await Testkit.startServer({ auth: { oauth } }), oauth]
+        }),
+        ([srv, oauth]) => Effect.promise(() => Promise.all([srv.close(), oauth.close()]))
+      )
+      const { error } = yield* failureOf(McpClient.connect({ url: srv.url, auth: serviceAuth }))
+      expectError(error, { _tag: "AuthorizationFailed", phase: "authorization", authorizationStep: "token", outcome: "not-sent" })
+      expectNoSecrets(error, oauth)
+      check(srv.counter() === 0, "a tool ran")
+    }))
+  await E("a stalled token endpoint fails at the authorization deadline", () =>
+    Effect.gen(function*() {
+      const [srv, oauth] = yield* Effect.acquireRelease(
+        Effect.promise(async () => {
+          const oauth = await Testkit.startOAuthServer({ clients: [SERVICE], faults: [{ kind: "stall", endpoint: "token" }] })
+          return [await Testkit.startServer({ auth: { oauth } }), oauth]
+        }),
+        ([srv, oauth]) => Effect.promise(() => Promise.all([srv.close(), oauth.close()]))
+      )
+      const { error, ms } = yield* failureOf(
+        McpClient.connect({ url: srv.url, auth: serviceAuth, policy: { authorization: { timeout: DEADLINE_MS } } })
+      )
+      expectError(error, { _tag: "DeadlineExceeded", phase: "authorization", authorizationStep: "token", limits: { timeoutMs: DEADLINE_MS } })
+      inRange(ms, DEADLINE_MIN_MS, DEADLINE_MAX_MS + 1_000, "the stalled token endpoint")
+    }))
+}
+
+const authorizationPromiseScenarios = async () => {
+  const P = (name, body, timeoutMs) => scenario(`Promise auth ${name}`, body, timeoutMs)
+  await P("code grant: dynamic registration, PKCE, the interactive step given as a function", () =>
+    withProtectedServer({}, async (srv, oauth) => {
+      let shown
+      const c = await connect({
+        url: srv.url,
+        auth: {
+          redirectUri: "http://127.0.0.1:9/callback",
+          authorize: (url) => {
+            shown = url
+            return oauth.authorizeDirect(url)
+          }
+        }
+      })
+      try {
+        check(shown instanceof URL && shown.searchParams.get("code_challenge_method") === "S256", "PKCE S256 in the authorization URL")
+        check(textOf(await c.callTool("add", { a: 1, b: 2 })) === "3", "add")
+        check(oauth.calls("register") === 1 && oauth.calls("token") === 1, "one registration, one token request")
+      } finally {
+        await c.close()
+      }
+    }))
+  await P("code grant: a resource mismatch ends it before any authorization request", () =>
+    withProtectedServer({ auth: { resource: "https://attacker.example/mcp" } }, async (srv, oauth) => {
+      let asked = false
+      const { error } = await rejection(connect({
+        url: srv.url,
+        auth: { redirectUri: "http://127.0.0.1:9/callback", authorize: () => (asked = true, "http://127.0.0.1:9/callback") }
+      }))
+      expectError(error, { _tag: "ProtocolViolation", reason: "resource-mismatch", phase: "authorization", authorizationStep: "metadata" })
+      check(!asked && oauth.calls("authorize") === 0 && oauth.calls("token") === 0, "the authority was used")
+    }))
+}
+
 // --- main ----------------------------------------------------------------------------------------
 
 const started = Date.now()
 for (const [label, layer] of httpLayers) {
   await httpScenarios(label, layer)
   await statelessHttpScenarios(label, layer)
+  await authorizationScenarios(label, layer)
 }
 await stdioScenarios()
 await statelessStdioScenarios()
 await promiseScenarios()
 await statelessPromiseScenarios()
+await authorizationPromiseScenarios()
 await contractScenarios()
 
 const failed = results.filter((r) => !r.ok)

@@ -410,7 +410,10 @@ const parseJws = (jws: string): ParsedJws | undefined => {
 
 /** The public KeyObject of a `publicKey` option; throws when it is not one. */
 const publicKeyOf = (key: JsonWebKey | string | KeyObject): KeyObject => {
-  const object = typeof key === "string" || key instanceof KeyObject
+  // A public KeyObject is used as it is (createPublicKey only derives one from a private key).
+  const object = key instanceof KeyObject
+    ? (key.type === "public" ? key : createPublicKey(key))
+    : typeof key === "string"
     ? createPublicKey(key)
     : createPublicKey({ key, format: "jwk" })
   const type = object.asymmetricKeyType

@@ -3,6 +3,7 @@
  * code, stdout, and the stderr record (asserting the one-line rule on the way).
  */
 import { spawn, type ChildProcess } from "node:child_process"
+import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { expect } from "vitest"
@@ -39,10 +40,14 @@ export interface RunOptions {
   readonly timeoutMs?: number
 }
 
-/** A minimal environment: no inherited secrets, no colours, no debug switches. */
+/** Where the CLI keeps OAuth tokens in tests that do not choose: never the user's own token file. */
+export const testTokenFile = path.join(tmpdir(), `phasebound-cli-test-${process.pid}`, "tokens.json")
+
+/** A minimal environment: no inherited secrets, no colours, no debug switches, a token file of the test run's. */
 export const baseEnv = (): Record<string, string> => ({
   PATH: process.env["PATH"] ?? "/usr/bin:/bin",
   HOME: process.env["HOME"] ?? "/tmp",
+  PHASEBOUND_TOKEN_FILE: testTokenFile,
   ...(process.env["TMPDIR"] === undefined ? {} : { TMPDIR: process.env["TMPDIR"] })
 })
 

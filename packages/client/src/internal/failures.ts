@@ -19,9 +19,11 @@ import {
   type McpConnectionError,
   type Outcome,
   ProtocolViolation,
+  type PublicFields,
   type Reason,
   RemoteRefusal,
   SessionExpired,
+  toRecord,
   TransportFailure,
   Unauthorized,
   UpstreamFailure
@@ -136,6 +138,17 @@ export const wireError = (error: McpConnectionError): WireError | undefined => {
   return typeof cause === "object" && cause !== null && typeof (cause as WireError).code === "number"
     ? cause as WireError
     : undefined
+}
+
+/**
+ * The same error with another outcome: the failure of a step taken after the request itself
+ * was refused unprocessed (an authorization after a 401) says what became of that request.
+ *
+ * @internal
+ */
+export const withOutcome = <E extends McpConnectionError>(error: E, outcome: Outcome): E => {
+  const Class = error.constructor as new(fields: PublicFields, cause?: unknown) => E
+  return new Class({ ...toRecord(error), outcome }, error.cause)
 }
 
 /** @internal */

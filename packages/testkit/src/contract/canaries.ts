@@ -34,6 +34,19 @@ export const echoingRefusal = (url: string) => ({
   data: { authorization: `Bearer ${CANARIES.header}`, url: withCanaries(url), env: CANARIES.env }
 })
 
+/**
+ * A public view without the error family's own words for the authorization phase: the phase
+ * and the step named `authorization`, the `authorizationStep` field, the `AuthorizationFailed`
+ * tag and its summary. They are the vocabulary of the record, not the header of that name, which
+ * `FORBIDDEN` keeps looking for everywhere else in the view.
+ */
+export const withoutPublicVocabulary = (view: string): string =>
+  view
+    .replace(/"(?:phase|authorizationStep)":"authorization"/g, "")
+    .replace(/"authorizationStep"/g, "")
+    .replace(/AuthorizationFailed|authorization failed|phase authorization|authorization step( authorization)?/g, "")
+    .replace(/(^|\s)"authorization"(?=\s|$)/g, "$1")
+
 /** What no public view may contain: the canaries, the URL's parts and header names. */
 export const FORBIDDEN: ReadonlyArray<string> = [
   ...Object.values(CANARIES),

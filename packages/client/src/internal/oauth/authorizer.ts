@@ -270,6 +270,16 @@ export const makeAuthorizer = (
         return { code, verifier: pkce.verifier, redirectUri }
       })
 
+    /** What every token request to `found` shares. */
+    const tokenRequest = (stage: Stage, step: AuthorizationStep, found: DiscoveredAuthority, client: Token.TokenClient) => ({
+      tokenEndpoint: found.authorizationServer.token_endpoint,
+      resource: found.resource,
+      client,
+      budget: config.budget,
+      stage,
+      step
+    })
+
     /** A new grant for `scope` from the authority `found` (discovered anew: it may have moved): identity, tokens. */
     const authorize = (
       stage: Stage,
@@ -285,14 +295,7 @@ export const makeAuthorizer = (
           wantsRefreshToken: options.grant === "authorization_code"
         })
         const client = yield* resolveClient(stage, found)
-        const common = {
-          tokenEndpoint: found.authorizationServer.token_endpoint,
-          resource: found.resource,
-          client,
-          budget: config.budget,
-          stage,
-          step
-        }
+        const common = tokenRequest(stage, step === "step-up" ? "step-up" : "token", found, client)
         let tokens: Token.TokenSet
         if (options.grant === "client_credentials") {
           tokens = yield* Token.clientCredentials({ ...common, scope: chosen?.join(" ") })
@@ -318,14 +321,7 @@ export const makeAuthorizer = (
       Effect.gen(function*() {
         const refreshToken = held.tokens.refreshToken
         const client = yield* clientFor(stage, found, held.client)
-        const common = {
-          tokenEndpoint: found.authorizationServer.token_endpoint,
-          resource: found.resource,
-          client,
-          budget: config.budget,
-          stage,
-          step: "refresh" as const
-        }
+        const common = tokenRequest(stage, "refresh", found, client)
         const tokens = refreshToken !== undefined
           ? yield* Token.refresh({ ...common, refreshToken })
           : yield* Token.clientCredentials({ ...common, scope: held.scope?.join(" ") })
@@ -353,15 +349,14 @@ export const makeAuthorizer = (
         const now = yield* Clock.currentTimeMillis
         if (now < held.tokens.expiresAt - refreshSkewMs) return
         yield* semaphore.withPermits(1)(Effect.suspend(() => {
-          if (current !== held) return Effect.void
-          const found = authority === undefined ? discover(stage, undefined) : Effect.succeed(authority)
-          return found.pipe(
-            // A refresh token goes only to the authorization server that issued it.
-            Effect.flatMap((found) =>
-              found.authorizationServer.issuer === held.issuer
-                ? refresh(stage, found, held)
-                : Effect.fail(failure(exchangeOf(stage, "refresh"), "invalid-grant"))
-            ),
+          // Only at the authorization server that issued the refresh token, once the server's
+          // challenge has said which it is (its `resource_metadata`): before that, or when it
+          // names another one, a token that expired is refreshed after the 401 it gets.
+          const found = authority
+          if (current !== held || found === undefined || found.authorizationServer.issuer !== held.issuer) {
+            return Effect.void
+          }
+          return refresh(stage, found, held).pipe(
             Effect.catchAll((error) => {
               // Still valid: it is used, and refreshed at the next operation.
               if (now < held.tokens.expiresAt!) return Effect.void
@@ -370,6 +365,10 @@ export const makeAuthorizer = (
           )
         }))
       }).pipe(Effect.provide(context))
+
+    /** Whether a new grant can be obtained without the caller: client credentials, or an interactive step. */
+    const canAuthorize = options.grant === "client_credentials" ||
+      (config.interactive !== undefined && options.redirectUri !== undefined)
 
     const recover: ConnectionAuthorization["recover"] = (refusal, challenge, { generation: started, stage }) =>
       semaphore.withPermits(1)(Effect.suspend(() => {
@@ -400,13 +399,10 @@ export const makeAuthorizer = (
               Effect.tapError((error) => error.reason === "invalid-grant" ? dropTokens : Effect.void)
             )
           }
+          if (!canAuthorize) return Effect.fail(refusal)
           return authorize(stage, found, undefined, options.grant === "client_credentials" ? "token" : "authorization")
         })
       })).pipe(Effect.provide(context))
-
-    /** Whether a new grant can be obtained without the caller: client credentials, or an interactive step. */
-    const canAuthorize = options.grant === "client_credentials" ||
-      (config.interactive !== undefined && options.redirectUri !== undefined)
 
     return { credential, generation: () => generation, prepare, recover }
   })

@@ -1,0 +1,371 @@
+/**
+ * OAuth in the CLI (the Node bundle as a subprocess) against the testkit's OAuth authorization
+ * server and a protected MCP server: client credentials with no login, `login` end to end
+ * through a scripted "browser" and the loopback listener, tokens reused from the token file,
+ * `logout`, a login that times out, config-file `auth` entries, and the refusals before any I/O.
+ * Secrets (the client secret, the private key) never reach stdout or stderr.
+ */
+import * as Testkit from "@phasebound/testkit"
+import { spawn } from "node:child_process"
+import { generateKeyPairSync } from "node:crypto"
+import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { baseEnv, cliDir, expectFailure, expectJson, recordOf, run, type RunResult, shellQuote } from "./support/cli.js"
+
+const SECRET = "CANARY-client-secret-9f3a"
+const BASIC = Buffer.from(`svc:${SECRET}`).toString("base64")
+const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
+const KEY_PEM = privateKey.export({ type: "pkcs8", format: "pem" }).toString()
+const KEY_LINE = KEY_PEM.split("\n")[3]!
+
+let oauth: Testkit.OAuthTestServer
+let server: Testkit.TestServer
+let open: Testkit.TestServer
+let dir: string
+let browser: string
+let keyFile: string
+
+beforeAll(async () => {
+  oauth = await Testkit.startOAuthServer({
+    clients: [
+      { clientId: "svc", clientSecret: SECRET, grantTypes: ["client_credentials"] },
+      {
+        clientId: "signed",
+        tokenEndpointAuthMethod: "private_key_jwt",
+        publicKey: publicKey.export({ type: "spki", format: "pem" }).toString(),
+        grantTypes: ["client_credentials"]
+      }
+    ]
+  })
+  server = await Testkit.startServer({ auth: { oauth } })
+  open = await Testkit.startServer()
+  dir = mkdtempSync(path.join(tmpdir(), "phasebound-cli-auth-"))
+  // The "browser": one executable that GETs the URL it is given, following the authorization
+  // server's 302 to the CLI's loopback listener.
+  browser = path.join(dir, "browser.mjs")
+  writeFileSync(browser, `#!${process.execPath}\nfetch(process.argv[2]).then((r) => r.text()).catch(() => {})\n`)
+  chmodSync(browser, 0o755)
+  keyFile = path.join(dir, "key.pem")
+  writeFileSync(keyFile, KEY_PEM, { mode: 0o600 })
+})
+afterAll(async () => {
+  await server?.close()
+  await open?.close()
+  await oauth?.close()
+})
+beforeEach(() => {
+  server.clearFaults()
+  oauth.clearFaults()
+})
+
+let files = 0
+/** A token file path in a directory that does not exist yet. */
+const freshTokenFile = () => path.join(dir, `state-${++files}`, "tokens.json")
+
+const node = (args: ReadonlyArray<string>, options?: Parameters<typeof run>[2]) => run("node", args, options)
+
+const expectNoSecrets = (result: RunResult) => {
+  for (const secret of [SECRET, BASIC, KEY_LINE]) {
+    expect(result.stdout).not.toContain(secret)
+    expect(result.stderr).not.toContain(secret)
+  }
+}
+
+const credentials = ["--auth-grant", "client_credentials", "--auth-client-id", "svc", "--auth-client-secret", "${PB_SECRET}"]
+
+describe("client credentials: no login", () => {
+  it("tools with --auth-* flags: tokens obtained by the CLI, the token file need not exist; the secret is never printed", async () => {
+    const tokenFile = freshTokenFile()
+    const before = oauth.calls("token")
+    const result = await node(["tools", server.url, ...credentials, "--token-file", tokenFile], { env: { PB_SECRET: SECRET } })
+    expect(expectJson(result)).toMatchObject({ tools: [{ name: "add" }, { name: "echo" }, { name: "increment" }] })
+    expect(oauth.calls("token")).toBe(before + 1)
+    expect(server.unauthorizedCount()).toBeGreaterThan(0)
+    expectNoSecrets(result)
+    // Kept for the next run, readable by the user only.
+    expect(statSync(tokenFile).mode & 0o777).toBe(0o600)
+    const again = await node(["call", server.url, "add", "--args", "{\"a\":1,\"b\":2}", ...credentials, "--token-file", tokenFile], {
+      env: { PB_SECRET: SECRET }
+    })
+    expect(expectJson(again)).toMatchObject({ content: [{ text: "3" }] })
+    expect(oauth.calls("token")).toBe(before + 1)
+  })
+
+  it("a token endpoint echoing the secret in its error: AuthorizationFailed (3), one record, the secret nowhere (also with --debug)", async () => {
+    oauth.script({ kind: "echo-secrets-in-error", times: 2 })
+    for (const extra of [[], ["--debug"]]) {
+      const result = await node(["tools", server.url, ...credentials, "--token-file", freshTokenFile(), ...extra], {
+        env: { PB_SECRET: SECRET }
+      })
+      const record = expectFailure(result, 3, "AuthorizationFailed")
+      expect(record).toMatchObject({ phase: "authorization", reason: "invalid-grant", oauthError: "invalid_grant" })
+      expectNoSecrets(result)
+    }
+  })
+
+  it("private_key_jwt from --auth-private-key-file; the key is never printed", async () => {
+    const result = await node([
+      "discover",
+      server.url,
+      "--auth-grant",
+      "client_credentials",
+      "--auth-client-id",
+      "signed",
+      "--auth-private-key-file",
+      keyFile,
+      "--auth-private-key-alg",
+      "RS256",
+      "--token-file",
+      freshTokenFile()
+    ])
+    const summary = expectJson(result) as { tools: number; stages: Array<Record<string, unknown>> }
+    expect(summary.tools).toBe(3)
+    // The authorization after the first 401 is a stage entry of its own; the refused request is sent again.
+    expect(summary.stages.filter((stage) => stage["operation"] === "authorization")).toMatchObject([{ outcome: "ok" }])
+    expect(summary.stages.some((stage) => stage["resent"] === true)).toBe(true)
+    expectNoSecrets(result)
+    const defect = await node(
+      ["tools", server.url, "--auth-grant", "client_credentials", "--auth-client-id", "signed", "--auth-private-key-file", keyFile, "--debug"],
+      { env: { PHASEBOUND_TEST_DEFECT: "after-connect", PHASEBOUND_TOKEN_FILE: freshTokenFile() } }
+    )
+    expect(defect.code).toBe(8)
+    expectNoSecrets(defect)
+  })
+})
+
+describe("login, stored tokens, logout", () => {
+  it("login through the browser and the loopback listener; tools then uses the token file; logout; then 401 again", async () => {
+    const tokenFile = freshTokenFile()
+    const env = { PHASEBOUND_BROWSER: browser, PHASEBOUND_TOKEN_FILE: tokenFile }
+    const authorizations = oauth.calls("authorize")
+    const login = await node(["login", server.url, "--json"], { env })
+    expect({ code: login.code, stderr: login.stderr }).toEqual({ code: 0, stderr: "" })
+    const [prompt, done, ...more] = login.stdout.trimEnd().split("\n")
+    expect(more).toEqual([])
+    const authorize = new URL((JSON.parse(prompt!) as { authorize: string }).authorize)
+    expect(authorize.origin).toBe(oauth.origin)
+    expect(authorize.searchParams.get("redirect_uri")).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/)
+    expect(JSON.parse(done!)).toEqual({ loggedIn: true, authorized: true, transport: "streamable-http", protocolVersion: "2025-11-25", tools: 3 })
+    expect(oauth.calls("authorize")).toBe(authorizations + 1)
+    expect(statSync(tokenFile).mode & 0o777).toBe(0o600)
+    expect(statSync(path.dirname(tokenFile)).mode & 0o777).toBe(0o700)
+
+    // No auth flags: the stored tokens, and no new authorization.
+    const tokens = oauth.calls("token")
+    expect(expectJson(await node(["tools", server.url], { env: { PHASEBOUND_TOKEN_FILE: tokenFile } }))).toMatchObject({
+      tools: [{ name: "add" }, { name: "echo" }, { name: "increment" }]
+    })
+    expect(expectJson(await node(["call", server.url, "increment", "--token-file", tokenFile]))).toMatchObject({
+      content: [{ type: "text" }]
+    })
+    expect(oauth.calls("authorize")).toBe(authorizations + 1)
+    expect(oauth.calls("token")).toBe(tokens)
+
+    // An expired access token is refreshed with the stored refresh token.
+    oauth.expireAll()
+    expectJson(await node(["tools", server.url, "--token-file", tokenFile]))
+    expect(oauth.calls("token")).toBe(tokens + 1)
+    expect(oauth.calls("authorize")).toBe(authorizations + 1)
+
+    expect(expectJson(await node(["logout", server.url, "--token-file", tokenFile]))).toEqual({ loggedOut: true, removed: true })
+    expect(JSON.parse(readFileSync(tokenFile, "utf8"))).toMatchObject({ entries: [] })
+    expect(expectFailure(await node(["tools", server.url, "--token-file", tokenFile]), 3, "Unauthorized")).toMatchObject({ status: 401 })
+    expect(expectJson(await node(["logout", server.url, "--token-file", tokenFile]))).toEqual({ loggedOut: true, removed: false })
+  })
+
+  it("a 401 with no stored tokens (default token file under an empty HOME): exactly one record, Unauthorized (3)", async () => {
+    const home = mkdtempSync(path.join(tmpdir(), "phasebound-cli-home-"))
+    const result = await node(["tools", server.url], { env: { HOME: home, XDG_CONFIG_HOME: "", PHASEBOUND_TOKEN_FILE: "" } })
+    // The first request of the discovery (the stateless probe) was refused.
+    expect(expectFailure(result, 3, "Unauthorized")).toMatchObject({ status: 401, stage: "discover", phase: "discovery" })
+    // Nothing was written: no tokens were obtained.
+    expect(existsSync(path.join(home, ".config"))).toBe(false)
+  })
+
+  it("the token file: --token-file, else $PHASEBOUND_TOKEN_FILE, else the user's config directory", async () => {
+    const home = mkdtempSync(path.join(tmpdir(), "phasebound-cli-home-"))
+    const fromEnv = freshTokenFile()
+    const fromFlag = freshTokenFile()
+    const env = { HOME: home, XDG_CONFIG_HOME: "", PB_SECRET: SECRET }
+    expectJson(await node(["login", server.url, ...credentials, "--token-file", fromFlag], { env: { ...env, PHASEBOUND_TOKEN_FILE: fromEnv } }))
+    expect([existsSync(fromFlag), existsSync(fromEnv)]).toEqual([true, false])
+    expectJson(await node(["login", server.url, ...credentials], { env: { ...env, PHASEBOUND_TOKEN_FILE: fromEnv } }))
+    expect(existsSync(fromEnv)).toBe(true)
+    const byDefault = path.join(home, ".config", "phasebound", "tokens.json")
+    expect(existsSync(byDefault)).toBe(false)
+    expectJson(await node(["login", server.url, ...credentials], { env: { ...env, PHASEBOUND_TOKEN_FILE: "" } }))
+    expect(statSync(byDefault).mode & 0o777).toBe(0o600)
+  })
+
+  it("a login nobody completes: the listener's timeout, one typed record (AuthorizationFailed, 3), only the URL on stdout", async () => {
+    const result = await node(["login", server.url, "--auth-timeout", "300ms"], {
+      env: { PHASEBOUND_NO_BROWSER: "1", PHASEBOUND_TOKEN_FILE: freshTokenFile() }
+    })
+    const record = recordOf(result)
+    expect(result.code).toBe(3)
+    expect(record).toMatchObject({
+      tag: "AuthorizationFailed",
+      phase: "authorization",
+      authorizationStep: "authorization",
+      reason: "interactive-step-failed"
+    })
+    // Machine mode (stdout is not a TTY): the URL line, nothing else.
+    const lines = result.stdout.trimEnd().split("\n")
+    expect(lines).toHaveLength(1)
+    expect(JSON.parse(lines[0]!)).toHaveProperty("authorize")
+  })
+
+  it("a server that asks for no authorization: login succeeds, authorized false, nothing stored", async () => {
+    const tokenFile = freshTokenFile()
+    const result = await node(["login", open.url, "--token-file", tokenFile], { env: { PHASEBOUND_NO_BROWSER: "1" } })
+    expect(expectJson(result)).toEqual({ loggedIn: true, authorized: false, transport: "streamable-http", protocolVersion: "2025-11-25", tools: 3 })
+    expect(existsSync(tokenFile)).toBe(false)
+  })
+
+  it("login with client credentials stores tokens that later runs use without flags for the secret", async () => {
+    const tokenFile = freshTokenFile()
+    const login = await node(["login", server.url, ...credentials, "--token-file", tokenFile], { env: { PB_SECRET: SECRET } })
+    expect(expectJson(login)).toMatchObject({ loggedIn: true, authorized: true })
+    expectNoSecrets(login)
+    const tokens = oauth.calls("token")
+    // The same client id names the same entry.
+    expectJson(await node(["tools", server.url, "--auth-client-id", "svc", "--token-file", tokenFile]))
+    expect(oauth.calls("token")).toBe(tokens)
+    expect(expectJson(await node(["logout", server.url, "--auth-client-id", "svc", "--token-file", tokenFile]))).toEqual({
+      loggedOut: true,
+      removed: true
+    })
+  })
+})
+
+describe("config-file auth", () => {
+  it("an entry's auth object (client credentials, ${VAR} secret) works; login/logout find the same entry by name", async () => {
+    const config = path.join(dir, "auth.json")
+    writeFileSync(config, JSON.stringify({
+      mcpServers: {
+        svc: { url: server.url, auth: { grant: "client_credentials", clientId: "svc", clientSecret: "${PB_SECRET}" } },
+        signed: { url: server.url, auth: { grant: "client_credentials", clientId: "signed", privateKeyFile: "key.pem" } }
+      }
+    }))
+    const tokenFile = freshTokenFile()
+    const env = { PB_SECRET: SECRET, PHASEBOUND_TOKEN_FILE: tokenFile }
+    const result = await node(["tools", "--config", config, "svc"], { env })
+    expect(expectJson(result)).toMatchObject({ tools: [{ name: "add" }, { name: "echo" }, { name: "increment" }] })
+    expectNoSecrets(result)
+    // A relative privateKeyFile is read from the config file's directory.
+    const signed = await node(["tools", "--config", config, "signed"], { env, cwd: tmpdir() })
+    expect(expectJson(signed)).toMatchObject({ tools: [{ name: "add" }, { name: "echo" }, { name: "increment" }] })
+    expectNoSecrets(signed)
+    expect(expectJson(await node(["logout", "--config", config, "svc"], { env }))).toEqual({ loggedOut: true, removed: true })
+    // An unset ${VAR} in the entry's secret names the entry's auth, never the variable.
+    const unset = expectFailure(await node(["tools", "--config", config, "svc"], { env: { PHASEBOUND_TOKEN_FILE: tokenFile } }), 2, "InvalidOption")
+    expect(unset).toMatchObject({ option: "--config auth", stage: "config" })
+    // A flag overrides the entry: a wrong secret from the flag is refused by the token endpoint.
+    const overridden = await node(["tools", "--config", config, "svc", "--auth-client-secret", "wrong-secret", "--token-file", freshTokenFile()], { env })
+    expect(expectFailure(overridden, 3, "AuthorizationFailed")).toMatchObject({ oauthError: "invalid_client" })
+  })
+
+  it("an unknown field in an entry's auth object is refused: InvalidOption naming --config, before any I/O", async () => {
+    const config = path.join(dir, "typo.json")
+    writeFileSync(config, JSON.stringify({ mcpServers: { svc: { url: server.url, auth: { clientID: "svc" } } } }))
+    const before = server.requests.length
+    const record = expectFailure(await node(["tools", "--config", config, "svc"]), 2, "InvalidOption")
+    expect(record).toMatchObject({ option: "--config", stage: "config" })
+    expect(JSON.stringify(record)).not.toContain("clientID")
+    expect(server.requests.length).toBe(before)
+  })
+})
+
+describe("refused before any I/O (2)", () => {
+  const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>, string, Readonly<Record<string, string>>?]> = [
+    ["an unknown grant", ["tools", "URL", "--auth-grant", "password"], "--auth-grant"],
+    ["an unknown key algorithm", ["tools", "URL", "--auth-private-key-alg", "HS256"], "--auth-private-key-alg"],
+    ["client_credentials without a client id", ["tools", "URL", "--auth-grant", "client_credentials"], "--auth-client-id"],
+    ["client_credentials without a secret or key", ["tools", "URL", "--auth-grant", "client_credentials", "--auth-client-id", "svc"], "--auth-client-secret"],
+    ["an unset ${VAR} in --auth-client-secret", ["tools", "URL", "--auth-client-id", "svc", "--auth-client-secret", "${PB_UNSET_SECRET}"], "--auth-client-secret"],
+    ["a metadata URL that is not https", ["tools", "URL", "--auth-client-metadata-url", "http://example.com/client.json"], "--auth-client-metadata-url"],
+    ["a private key file that does not exist", ["tools", "URL", "--auth-client-id", "x", "--auth-private-key-file", "/nonexistent/key.pem"], "--auth-private-key-file"],
+    ["a scope that is not scope tokens", ["tools", "URL", "--auth-scope", "a\"b"], "--auth-scope"],
+    ["auth flags with a stdio target", ["tools", "--stdio", "node server.js", "--auth-client-id", "x"], "--auth-client-id"],
+    ["--token-file with a stdio target", ["tools", "--stdio", "node server.js", "--token-file", "/tmp/x.json"], "--token-file"],
+    ["auth flags beside an Authorization header", ["tools", "URL", "--header", "Authorization: Bearer x", "--auth-client-id", "x"], "--auth-client-id"],
+    ["login with an Authorization header", ["login", "URL", "--header", "Authorization: Bearer x"], "--header"],
+    ["login with a bad --auth-timeout", ["login", "URL", "--auth-timeout", "0s"], "--auth-timeout"],
+    ["login with a bad --auth-redirect-port", ["login", "URL", "--auth-redirect-port", "70000"], "--auth-redirect-port"],
+    ["login without a target", ["login"], "target"],
+    ["logout without a target", ["logout"], "target"]
+  ]
+  for (const [name, args, option, env] of cases) {
+    it(name, async () => {
+      const before = server.requests.length
+      const tokens = oauth.requests.length
+      const record = expectFailure(
+        await node(args.map((a) => (a === "URL" ? server.url : a)), { env: { PHASEBOUND_TOKEN_FILE: freshTokenFile(), ...env } }),
+        2,
+        "InvalidOption"
+      )
+      expect(record).toMatchObject({ option, stage: "config", outcome: "not-sent" })
+      expect(server.requests.length).toBe(before)
+      expect(oauth.requests.length).toBe(tokens)
+    })
+  }
+
+  it("login and logout of a stdio server are refused (target); login has no --stdio", async () => {
+    const config = path.join(dir, "stdio.json")
+    writeFileSync(config, JSON.stringify({ mcpServers: { local: { command: "node", args: ["server.js"] } } }))
+    expect(expectFailure(await node(["login", "--config", config, "local"]), 2, "InvalidOption")).toMatchObject({ option: "target" })
+    expect(expectFailure(await node(["logout", "--config", config, "local"]), 2, "InvalidOption")).toMatchObject({ option: "target" })
+    expectFailure(await node(["login", "--stdio", "node server.js"]), 2, "InvalidOption")
+  })
+
+  it("a token file readable by others is refused by login and logout (--token-file), before any browser", async () => {
+    const tokenFile = path.join(dir, "loose.json")
+    writeFileSync(tokenFile, JSON.stringify({ format: "phasebound/tokens", version: 1, entries: [] }), { mode: 0o644 })
+    chmodSync(tokenFile, 0o644)
+    const authorizations = oauth.calls("authorize")
+    const login = await node(["login", server.url, "--token-file", tokenFile], { env: { PHASEBOUND_NO_BROWSER: "1" } })
+    expect(expectFailure(login, 2, "InvalidOption")).toMatchObject({ option: "--token-file" })
+    expect(oauth.calls("authorize")).toBe(authorizations)
+    expect(expectFailure(await node(["logout", server.url, "--token-file", tokenFile]), 2, "InvalidOption")).toMatchObject({
+      option: "--token-file"
+    })
+  })
+})
+
+describe("human mode", () => {
+  // A terminal for both streams: util-linux `script` gives the CLI a pty (Linux only).
+  const hasScript = process.platform === "linux" && existsSync("/usr/bin/script")
+  it.skipIf(!hasScript)("on a TTY a refused command adds the login hint after the record; machine mode never does", async () => {
+    const tokenFile = freshTokenFile()
+    const bundle = path.join(cliDir, "dist/bin.js")
+    const line = shellQuote([process.execPath, bundle, "tools", server.url, "--token-file", tokenFile])
+    const result = await new Promise<string>((resolve, reject) => {
+      const child = spawn("/usr/bin/script", ["-qec", line, "/dev/null"], { env: baseEnv(), stdio: ["ignore", "pipe", "pipe"] })
+      let out = ""
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk))
+      child.on("error", reject)
+      child.on("close", () => resolve(out))
+    })
+    const lines = result.split(/\r?\n/).filter((l) => l.trim() !== "")
+    expect(JSON.parse(lines[0]!)).toMatchObject({ error: { tag: "Unauthorized" } })
+    expect(lines[1]).toBe(`run: phasebound login ${server.url}`)
+    // The same command in machine mode: the record alone (expectFailure checks the one line).
+    expectFailure(await node(["tools", server.url, "--token-file", tokenFile]), 3, "Unauthorized")
+    expectFailure(await node(["tools", server.url, "--token-file", tokenFile, "--json"]), 3, "Unauthorized")
+  })
+})
+
+describe("help", () => {
+  it("documents the auth flags, login and logout", async () => {
+    const root = await node(["--help"])
+    expect(root.stdout).toContain("login")
+    expect(root.stdout).toContain("logout")
+    const login = await node(["login", "--help"])
+    expect(login).toMatchObject({ code: 0, stderr: "" })
+    for (const flag of ["--auth-grant", "--auth-client-secret", "--auth-redirect-port", "--auth-timeout", "--token-file", "PHASEBOUND_TOKEN_FILE"]) {
+      expect(login.stdout).toContain(flag)
+    }
+  })
+})
