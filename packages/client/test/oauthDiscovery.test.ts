@@ -13,6 +13,7 @@ import { McpConnectionError } from "../src/index.js"
 import { discoverAuthority, type DiscoverOptions } from "../src/internal/oauth/discovery.js"
 import type { Budget } from "../src/PhasePolicy.js"
 import { eventually, httpClients } from "./support/harness.js"
+import { publicViews } from "./support/publicViews.js"
 import { type RawRequest, rawHttpServer } from "./support/rawMcpServer.js"
 
 type Route = (res: http.ServerResponse, request: RawRequest) => void
@@ -60,15 +61,6 @@ const prmPath = "/.well-known/oauth-protected-resource/mcp"
 const prmRoot = "/.well-known/oauth-protected-resource"
 const oauthAs = "/.well-known/oauth-authorization-server"
 const openId = "/.well-known/openid-configuration"
-
-/** Every public view of an error: none may contain `secret`. */
-const publicViews = (error: McpConnectionError.McpConnectionError) => [
-  String(error),
-  error.message,
-  JSON.stringify(error),
-  JSON.stringify(McpConnectionError.toRecord(error)),
-  JSON.stringify({ ...error })
-]
 
 describe.each(httpClients)("authority discovery through %s", (_, layer) => {
   it.scopedLive("the challenge's resource_metadata, then RFC 8414 at the issuer; nothing but Accept is sent", () =>

@@ -12,13 +12,13 @@ import { type OAuthTestServer, startOAuthServer } from "@phasebound/testkit"
 import { Effect, Layer, Redacted } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { McpConnectionError } from "../src/index.js"
 import { maxClientCredentialLength } from "../src/internal/oauth/metadata.js"
 import { makePkce } from "../src/internal/oauth/pkce.js"
 import { type RegisteredClient, registerClient, type RegistrationRequest } from "../src/internal/oauth/registration.js"
 import { clientCredentials, exchangeCode } from "../src/internal/oauth/token.js"
 import type { Budget } from "../src/PhasePolicy.js"
 import { httpClients } from "./support/harness.js"
+import { publicViews } from "./support/publicViews.js"
 import { rawHttpServer } from "./support/rawMcpServer.js"
 
 const budget: Budget = { timeoutMs: 5_000, maxBytes: 64 * 1024 }
@@ -77,17 +77,6 @@ const authorize = (server: OAuthTestServer, clientId: string) =>
 const codeFlow = (server: OAuthTestServer, client: RegisteredClient) =>
   Effect.flatMap(authorize(server, client.clientId), ({ code, codeVerifier }) =>
     exchangeCode({ tokenEndpoint: server.tokenEndpoint, code, codeVerifier, redirectUri, resource, client, budget }))
-
-/** Every public view of an error. */
-const publicViews = (error: McpConnectionError.McpConnectionError) => [
-  String(error),
-  error.message,
-  JSON.stringify(error),
-  JSON.stringify(McpConnectionError.toRecord(error)),
-  JSON.stringify({ ...error }),
-  JSON.stringify(error.cause ?? null),
-  JSON.stringify({ ...(typeof error.cause === "object" && error.cause !== null ? error.cause : {}) })
-]
 
 const registrations = (server: OAuthTestServer) => server.requests.filter((request) => request.endpoint === "register")
 

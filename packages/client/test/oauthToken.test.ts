@@ -8,7 +8,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type OAuthClient, type OAuthTestServer, startOAuthServer } from "@phasebound/testkit"
 import { Effect, Redacted } from "effect"
-import { McpConnectionError } from "../src/index.js"
 import { makePkce } from "../src/internal/oauth/pkce.js"
 import {
   clientCredentials,
@@ -19,6 +18,7 @@ import {
 } from "../src/internal/oauth/token.js"
 import type { Budget } from "../src/PhasePolicy.js"
 import { httpClients } from "./support/harness.js"
+import { publicViews } from "./support/publicViews.js"
 import { rawHttpServer } from "./support/rawMcpServer.js"
 
 const budget: Budget = { timeoutMs: 5_000, maxBytes: 64 * 1024 }
@@ -77,17 +77,6 @@ const codeFlow = (server: OAuthTestServer, client: TokenClient, options: { budge
       client,
       budget: options.budget ?? budget
     }))
-
-/** Every public view of an error. */
-const publicViews = (error: McpConnectionError.McpConnectionError) => [
-  String(error),
-  error.message,
-  JSON.stringify(error),
-  JSON.stringify(McpConnectionError.toRecord(error)),
-  JSON.stringify({ ...error }),
-  JSON.stringify(error.cause ?? null),
-  JSON.stringify({ ...(typeof error.cause === "object" && error.cause !== null ? error.cause : {}) })
-]
 
 const tokenRequests = (server: OAuthTestServer) => server.requests.filter((request) => request.endpoint === "token")
 

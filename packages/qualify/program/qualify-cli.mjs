@@ -820,7 +820,7 @@ const authorizationScenarios = async (target) => {
   await C("client credentials refused, the secret echoed back: exit 3 (AuthorizationFailed), no secret printed", () =>
     withProtected({ faults: [{ kind: "echo-secrets-in-error", times: Infinity }] }, async (srv, oauth, tokenFile) => {
       const r = await cli(["tools", "--json", ...serviceFlags(tokenFile), srv.url], { env: serviceEnv })
-      const record = expectRecord(r, "AuthorizationFailed", { phase: "authorization", authorizationStep: "token", outcome: "not-sent" })
+      const record = expectRecord(r, "AuthorizationFailed", { phase: "authorization", authorizationStep: "token", outcome: "not-applied" })
       check(!(r.stdout + r.stderr).includes(SERVICE.clientSecret), "the client secret was printed")
       check(srv.counter() === 0, "a tool ran")
       return brief(r, record)

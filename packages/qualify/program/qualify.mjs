@@ -888,7 +888,7 @@ const authorizationScenarios = async (label, layer) => {
         ([srv, oauth]) => Effect.promise(() => Promise.all([srv.close(), oauth.close()]))
       )
       const { error } = yield* failureOf(McpClient.connect({ url: srv.url, auth: serviceAuth }))
-      expectError(error, { _tag: "AuthorizationFailed", phase: "authorization", authorizationStep: "token", outcome: "not-sent" })
+      expectError(error, { _tag: "AuthorizationFailed", phase: "authorization", authorizationStep: "token", outcome: "not-applied" })
       expectNoSecrets(error, oauth)
       check(srv.counter() === 0, "a tool ran")
     }))

@@ -210,9 +210,7 @@ export const makeAuthorizer = (
           budget: config.budget,
           stage
         })
-        const stored: StoredClient = client.clientSecret === undefined
-          ? { clientId: client.clientId, method: client.method }
-          : { clientId: client.clientId, clientSecret: client.clientSecret, method: client.method }
+        const stored = storedClient(client)
         registrations.set(issuer, stored)
         return stored
       })
