@@ -58,14 +58,6 @@ export {
    */
   defaultTokenFile,
   /**
-   * @since 0.1.0
-   * @category errors
-   */
-  TokenStoreError
-} from "./internal/oauth/tokenStore.js"
-
-export {
-  /**
    * The token store key of a configuration: the server's canonical URI (as configured) and its
    * client (the client id, else the metadata document URL, else `dynamic-registration`). What
    * the CLI's `logout` removes, without asking the server.
@@ -73,8 +65,14 @@ export {
    * @since 0.1.0
    * @category services
    */
-  storeKeyOf
-} from "./internal/oauth/authorizer.js"
+  storeKeyOf,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  TokenStoreError
+} from "./internal/oauth/tokenStore.js"
+
 
 /**
  * @since 0.1.0

@@ -37,12 +37,12 @@ import { secretValues } from "../secrets.js"
 import { parseBearerChallenge, selectScope, stepUpScope } from "./challenge.js"
 import { makeClientAssertionSigner } from "./clientAssertion.js"
 import { type DiscoveredAuthority, discoverAuthority } from "./discovery.js"
-import { canonicalResource, parseHttpUrl } from "./discoveryUrls.js"
+import { parseHttpUrl } from "./discoveryUrls.js"
 import { knownErrorCode } from "./metadata.js"
 import { makePkce, makeState, requireS256 } from "./pkce.js"
 import { registerClient } from "./registration.js"
 import * as Token from "./token.js"
-import type { StoredClient, TokenStoreEntry, TokenStoreKey, TokenStoreService } from "./tokenStore.js"
+import { type StoredClient, storeKeyOf, type TokenStoreEntry, type TokenStoreService } from "./tokenStore.js"
 
 /** A token with less than this left is refreshed before it is used (when it can be). */
 export const refreshSkewMs = 30_000
@@ -98,16 +98,6 @@ const failure = (
     outcome: "not-sent",
     retryable: details.retryable ?? false
   }, cause)
-
-/**
- * Where a configuration's tokens are stored: the server's canonical URI (as configured, so that
- * `phasebound logout` finds them without asking the server) and the configuration's client (its
- * id, its metadata document URL, or dynamic registration).
- */
-export const storeKeyOf = (serverUrl: URL, options: Pick<Validated, "clientId" | "clientMetadataUrl">): TokenStoreKey => ({
-  resource: canonicalResource(serverUrl),
-  clientId: options.clientId ?? options.clientMetadataUrl ?? "dynamic-registration"
-})
 
 export const makeAuthorizer = (
   config: AuthorizerOptions

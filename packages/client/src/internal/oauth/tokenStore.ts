@@ -38,6 +38,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import { canonicalResource } from "./discoveryUrls.js"
 import type { TokenClient, TokenSet } from "./token.js"
 
 /** Which entry: the MCP server (its canonical resource URI) and the client id registered with its authorization server. */
@@ -45,6 +46,19 @@ export interface TokenStoreKey {
   readonly resource: string
   readonly clientId: string
 }
+
+/**
+ * Where a configuration's tokens are stored: the server's canonical URI (as configured, so that
+ * `phasebound logout` finds them without asking the server) and the configuration's client (its
+ * id, its metadata document URL, or dynamic registration).
+ */
+export const storeKeyOf = (
+  serverUrl: URL,
+  client: { readonly clientId?: string | undefined; readonly clientMetadataUrl?: string | undefined }
+): TokenStoreKey => ({
+  resource: canonicalResource(serverUrl),
+  clientId: client.clientId ?? client.clientMetadataUrl ?? "dynamic-registration"
+})
 
 /**
  * What is stored for a key: the tokens, the registration they belong to (never a private key:
