@@ -194,6 +194,7 @@ export const make = (
       endSession: Effect.void,
       // The GET stream is already the stream of the server's messages.
       listen: Effect.void,
+      ended: stream.isTerminated,
       logTail: Effect.succeed(""),
       diagnostics: Effect.map(background.size, stream.diagnostics)
     } satisfies Transport

@@ -53,7 +53,8 @@ import * as Stdio from "./Stdio.js"
 import * as StreamableHttp from "./StreamableHttp.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
 import { makeResponder, type Responder } from "./internal/inbound.js"
-import { type Diagnostics, type Exchange, type Transport, type TransportKind } from "./Transport.js"
+import { type Discovered, makeLiveSession } from "./internal/liveSession.js"
+import { type Diagnostics, type Exchange, type TransportKind } from "./Transport.js"
 
 /**
  * @since 0.1.0
@@ -102,8 +103,11 @@ export type TransportChoice = "auto" | "streamable-http" | "sse"
  * @category models
  */
 export interface Observation {
-  /** `authorization`: the connection obtained a new credential after a 401 or 403. */
-  readonly operation: "discovery" | "tools/call" | "tools/list" | "authorization"
+  /**
+   * `authorization`: the connection obtained a new credential after a 401 or 403.
+   * `new-session`: the discovery of a new session after the server forgot the last one.
+   */
+  readonly operation: "discovery" | "tools/call" | "tools/list" | "authorization" | "new-session"
   readonly stage: Stage
   readonly durationMs: number
   readonly bytes: number
@@ -149,6 +153,11 @@ export interface Connection {
   readonly listTools: Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError>
   /** The last 100 operations after discovery. */
   readonly observations: Effect.Effect<ReadonlyArray<Observation>>
+  /**
+   * How many sessions the connection has had: 1 after its discovery, one more each time it
+   * started a new one after the server forgot the last (docs/DESIGN.md, "Sessions that heal").
+   */
+  readonly sessions: Effect.Effect<number>
   /** What the connection still holds (pending requests, background fibers). */
   readonly diagnostics: Effect.Effect<Diagnostics>
   /**
@@ -517,6 +526,8 @@ const discover = <R>(
 ): Effect.Effect<Connection, McpConnectionError, R | Scope.Scope> =>
   Effect.gen(function*() {
     const discoveryLog: Array<Observation> = []
+    /** Where the stages of the discovery running now are recorded. */
+    let log = discoveryLog
     let stage: Stage = "connect"
     let stageStarted = Date.now()
     let attempt: Observation["attempt"]
@@ -524,7 +535,7 @@ const discover = <R>(
     let resending = false
     const observe = (at: Stage, bytes: number, outcome: Observation["outcome"], more?: Partial<Observation>) => {
       const now = Date.now()
-      discoveryLog.push({
+      log.push({
         operation: "discovery",
         stage: at,
         durationMs: now - stageStarted,
@@ -547,8 +558,11 @@ const discover = <R>(
       return yield* Effect.fail(configError("revisions", "invalid-value"))
     }
     const outerScope = yield* Effect.scope
+    // Every session's scope is a child of this one, created before the connection's own
+    // finalizer (`makeConnection`), which therefore runs first when the connection closes.
+    const sessionsScope = yield* Scope.fork(outerScope, ExecutionStrategy.sequential)
 
-    const discovery = (annotate: Annotate, connectionScope: Scope.Scope) => Effect.gen(function*() {
+    const discovery = (annotate: Annotate, connectionScope: Scope.CloseableScope) => Effect.gen(function*() {
       stageStarted = Date.now()
       const negotiated = yield* Negotiation.negotiate(
         list,
@@ -573,7 +587,7 @@ const discover = <R>(
       stage = "list-tools"
       const listing = yield* listAllTools(negotiated.session, policy, record)
       if (listing.excluded.size > 0) observe("list-tools", 0, "ok", { excludedTools: listing.excluded.size })
-      return { ...negotiated, listing, connectionScope }
+      return { ...negotiated, listing, scope: connectionScope }
     })
 
     /**
@@ -582,7 +596,7 @@ const discover = <R>(
      * authorization runs: a discovery refused with a 401 is run again from its start).
      */
     const once = (annotate: Annotate, resent: boolean) =>
-      Effect.flatMap(Scope.fork(outerScope, ExecutionStrategy.sequential), (connectionScope) => {
+      Effect.flatMap(Scope.fork(sessionsScope, ExecutionStrategy.sequential), (connectionScope) => {
         stage = "connect"
         resending = resent
         return withDeadline(
@@ -594,22 +608,30 @@ const discover = <R>(
         )
       })
 
-    const discovered = yield* clientSpan("mcp.connect", { "mcp.phase": "discovery" }, (annotate) =>
-      authorized(auth, "connect", maxDiscoveryAuthorizations, (resent) => once(annotate, resent), (o) => discoveryLog.push(o)).pipe(
-        Effect.onExit((exit) => {
-          // The span says where discovery ended, how it ended and what it read, as the
-          // call and list spans do (docs/DESIGN.md, "Observation").
-          const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : undefined
-          const failed = failure?._tag === "Some" ? failure.value : undefined
-          annotate({
-            "mcp.stage": failed?.stage ?? stage,
-            "mcp.outcome": failed?._tag ?? (Exit.isSuccess(exit) ? "ok" : "interrupted"),
-            "mcp.observed_bytes": discoveryLog.reduce((sum, o) => sum + o.bytes, 0)
+    /** A whole discovery (with the authorizations it needs), its stages recorded in `into`. */
+    const run = (into: Array<Observation>) =>
+      clientSpan("mcp.connect", { "mcp.phase": "discovery" }, (annotate) => {
+        log = into
+        return authorized(auth, "connect", maxDiscoveryAuthorizations, (resent) => once(annotate, resent), (o) => log.push(o)).pipe(
+          Effect.onExit((exit) => {
+            // The span says where discovery ended, how it ended and what it read, as the
+            // call and list spans do (docs/DESIGN.md, "Observation").
+            const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : undefined
+            const failed = failure?._tag === "Some" ? failure.value : undefined
+            annotate({
+              "mcp.stage": failed?.stage ?? stage,
+              "mcp.outcome": failed?._tag ?? (Exit.isSuccess(exit) ? "ok" : "interrupted"),
+              "mcp.observed_bytes": log.reduce((sum, o) => sum + o.bytes, 0)
+            })
+            return Effect.void
           })
-          return Effect.void
-        })
-      ))
-    return makeConnection(discovered, policy, discoveryLog, discovered.connectionScope, auth)
+        )
+      })
+    const discovered = yield* run(discoveryLog)
+    // A new session (docs/DESIGN.md, "Sessions that heal"): the same discovery, recorded apart.
+    const platform = yield* Effect.context<R>()
+    const renew = Effect.provide(Effect.suspend(() => run([])), platform)
+    return makeConnection(discovered, policy, discoveryLog, outerScope, auth, renew)
   })
 
 /**
@@ -646,29 +668,30 @@ const validateRevisions = (input: ReadonlyArray<string> | undefined) => {
 }
 
 const makeConnection = (
-  discovered: {
-    readonly kind: TransportKind
-    readonly transport: Transport
-    readonly session: Session
-    readonly listing: Listing
-  },
+  discovered: Discovered<Listing>,
   policy: PhasePolicy.PhasePolicy,
   discovery: ReadonlyArray<Observation>,
   scope: Scope.Scope,
-  auth: ConnectionAuthorization | undefined
+  auth: ConnectionAuthorization | undefined,
+  renew: Effect.Effect<Discovered<Listing>, McpConnectionError>
 ): Connection => {
-  const { kind, session, transport } = discovered
-  const revision = session.protocolVersion
   const observations: Array<Observation> = []
   let closed = false
   const observe = (observation: Observation) => {
     observations.push(observation)
     if (observations.length > 100) observations.shift()
   }
+  const live = makeLiveSession(discovered, {
+    renew,
+    maxRenewals: policy.maxSessionRenewals,
+    scope,
+    onRenewal: ({ durationMs, outcome }) => observe({ operation: "new-session", stage: "connect", durationMs, bytes: 0, outcome }),
+    closedFailure: (exchange) => closedFailure(exchange)
+  })
   // Operations in flight, ended at once when the connection closes (docs/DESIGN.md, "Release").
   const inFlight = new Set<() => void>()
   // Closing the connection's scope marks it closed first, so later calls fail without I/O, and
-  // fails what is in flight (its requests released) before the transport is released.
+  // fails what is in flight (its requests released) before the sessions are released.
   Effect.runSync(Scope.addFinalizer(scope, Effect.sync(() => {
     closed = true
     for (const abandon of [...inFlight]) abandon()
@@ -685,62 +708,80 @@ const makeConnection = (
     failure: () => Failures.transport(exchange, "session-closed", "unknown")
   })
 
-  /** Runs one operation under a deadline, recording its cost and its span. */
+  /**
+   * Runs one operation on the current session (a new one first when the last was lost) under a
+   * deadline, recording its cost and its span.
+   */
   const observed = <A extends { readonly bytes: number }>(
     operation: "tools/call" | "tools/list",
     exchange: Exchange,
-    effect: Effect.Effect<A, McpConnectionError>,
+    effect: (on: Discovered<Listing>) => Effect.Effect<A, McpConnectionError>,
     resent = false
   ) =>
-    clientSpan(operation === "tools/call" ? "mcp.tools.call" : "mcp.tools.list", {
-      "mcp.phase": exchange.phase,
-      "mcp.stage": exchange.stage,
-      "mcp.transport": kind,
-      "mcp.protocol.version": revision
-    }, (annotate) =>
-      Effect.clockWith((clock) => {
-        if (closed) return Effect.fail(closedFailure(exchange))
-        const started = clock.unsafeCurrentTimeMillis()
-        return Effect.onExit(
-          withDeadline(effect, exchange.budget.timeoutMs, () => Failures.deadline(exchange, "unknown"), abandonOnClose(exchange)),
-          (exit) =>
-            Effect.sync(() => {
-              const durationMs = clock.unsafeCurrentTimeMillis() - started
-              const record = (outcome: Observation["outcome"], bytes: number) => {
-                observe({ operation, stage: exchange.stage, durationMs, bytes, outcome, ...(resent ? { resent } : {}) })
-                annotate({ "mcp.outcome": outcome, "mcp.observed_bytes": bytes })
-              }
-              if (Exit.isSuccess(exit)) return record("ok", exit.value.bytes)
-              const failure = Cause.failureOption(exit.cause)
-              if (failure._tag === "Some") record(failure.value._tag, failure.value.observedBytes ?? 0)
-              // Interrupted or a defect: nothing to record.
-            })
-        )
-      }))
+    Effect.flatMap(
+      Effect.suspend(() => closed ? Effect.fail(closedFailure(exchange)) : live.ready(exchange)),
+      (on) =>
+        clientSpan(operation === "tools/call" ? "mcp.tools.call" : "mcp.tools.list", {
+          "mcp.phase": exchange.phase,
+          "mcp.stage": exchange.stage,
+          "mcp.transport": on.kind,
+          "mcp.protocol.version": on.session.protocolVersion
+        }, (annotate) =>
+          Effect.clockWith((clock) => {
+            if (closed) return Effect.fail(closedFailure(exchange))
+            const started = clock.unsafeCurrentTimeMillis()
+            return Effect.onExit(
+              withDeadline(effect(on), exchange.budget.timeoutMs, () => Failures.deadline(exchange, "unknown"), abandonOnClose(exchange)),
+              (exit) =>
+                Effect.sync(() => {
+                  const durationMs = clock.unsafeCurrentTimeMillis() - started
+                  const record = (outcome: Observation["outcome"], bytes: number) => {
+                    observe({ operation, stage: exchange.stage, durationMs, bytes, outcome, ...(resent ? { resent } : {}) })
+                    annotate({ "mcp.outcome": outcome, "mcp.observed_bytes": bytes })
+                  }
+                  if (Exit.isSuccess(exit)) {
+                    live.settle(on, undefined)
+                    return record("ok", exit.value.bytes)
+                  }
+                  const failure = Cause.failureOption(exit.cause)
+                  if (failure._tag === "Some") {
+                    live.settle(on, failure.value)
+                    record(failure.value._tag, failure.value.observedBytes ?? 0)
+                  }
+                  // Interrupted or a defect: nothing to record.
+                })
+            )
+          }))
+    )
 
-  // Combinators rather than a generator: this is the hot path of a tool call.
-  const toolsByName = new Map(discovered.listing.tools.map((tool) => [tool.name, tool]))
+  // Combinators rather than a generator: this is the hot path of a tool call. The tools by name
+  // are those of the session a call runs on.
+  let toolsByName = new Map(discovered.listing.tools.map((tool) => [tool.name, tool]))
+  let toolsOf = discovered
+  const toolNamed = (on: Discovered<Listing>, name: string) => {
+    if (toolsOf !== on) {
+      toolsOf = on
+      toolsByName = new Map(on.listing.tools.map((tool) => [tool.name, tool]))
+    }
+    return toolsByName.get(name)
+  }
   const callTool: Connection["callTool"] = (name, args, overrides) =>
     Effect.flatMap(PhasePolicy.callBudget(policy, overrides), (budget) => {
       const exchange: Exchange = { stage: "call", phase: "call", budget }
-      // A tool left out of the listing (its header declarations are invalid) cannot be called
-      // correctly: refused before sending.
-      if (discovered.listing.excluded.has(name)) {
-        return Effect.fail(
-          new InvalidOption({ ...Failures.fields(exchange), option: "name", reason: "invalid-value", outcome: "not-sent", retryable: false })
-        )
-      }
-      const tool = toolsByName.get(name)
       const params = { name, arguments: args ?? {} }
+      const send = (on: Discovered<Listing>) => {
+        // A tool left out of the listing (its header declarations are invalid) cannot be called
+        // correctly: refused before sending.
+        if (on.listing.excluded.has(name)) {
+          return Effect.fail(
+            new InvalidOption({ ...Failures.fields(exchange), option: "name", reason: "invalid-value", outcome: "not-sent", retryable: false })
+          )
+        }
+        return on.session.request("tools/call", params, exchange, toolNamed(on, name))
+      }
       // Sent once; sent a second time only after a 401 or 403 refused it unprocessed and a new
       // credential is in place (`authorized`).
-      const call = authorized(
-        auth,
-        "call",
-        1,
-        (resent) => observed("tools/call", exchange, session.request("tools/call", params, exchange, tool), resent),
-        observe
-      )
+      const call = authorized(auth, "call", 1, (resent) => observed("tools/call", exchange, send, resent), observe)
       return Effect.flatMap(call, (response) => {
         const decoded = decodeCallResult(response.result)
         return Either.isRight(decoded)
@@ -755,26 +796,42 @@ const makeConnection = (
       auth,
       "list-tools",
       maxDiscoveryAuthorizations,
-      (resent) => observed("tools/list", listExchange, listAllTools(session, policy, () => {}), resent),
+      (resent) => observed("tools/list", listExchange, (on) => listAllTools(on.session, policy, () => {}), resent),
       observe
     ),
     (listing) => listing.tools
   )
 
+  const current = live.current
   return {
-    transport: kind,
-    protocolVersion: revision,
-    serverInfo: session.serverInfo,
-    capabilities: session.capabilities,
-    instructions: session.instructions,
-    tools: discovered.listing.tools,
-    toolsCacheHint: discovered.listing.cacheHint,
+    get transport() {
+      return current().kind
+    },
+    get protocolVersion() {
+      return current().session.protocolVersion
+    },
+    get serverInfo() {
+      return current().session.serverInfo
+    },
+    get capabilities() {
+      return current().session.capabilities
+    },
+    get instructions() {
+      return current().session.instructions
+    },
+    get tools() {
+      return current().listing.tools
+    },
+    get toolsCacheHint() {
+      return current().listing.cacheHint
+    },
     policy,
     discovery,
     callTool,
     listTools,
     observations: Effect.sync(() => [...observations]),
-    diagnostics: transport.diagnostics,
-    logTail: transport.logTail
+    sessions: Effect.sync(live.sessions),
+    diagnostics: Effect.suspend(() => current().transport.diagnostics),
+    logTail: Effect.suspend(() => current().transport.logTail)
   }
 }

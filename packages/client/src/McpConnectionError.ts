@@ -166,7 +166,7 @@ export interface PublicFields {
  * @since 0.1.0
  * @category models
  */
-export type Limit = "maxTools" | "maxPages" | "maxSchemaBytes" | "maxInputRounds"
+export type Limit = "maxTools" | "maxPages" | "maxSchemaBytes" | "maxInputRounds" | "maxSessionRenewals"
 
 /**
  * A fixed vocabulary of reasons: never free text from a peer or an exception.

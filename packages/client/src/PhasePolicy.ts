@@ -45,6 +45,11 @@ export interface Options extends BudgetOptions {
   readonly maxSchemaBytes?: number | undefined
   /** Most `input_required` rounds one request may take (2026-07-28; default 8). */
   readonly maxInputRounds?: number | undefined
+  /**
+   * Most new sessions started in a row after the server forgot one (a 404 on `Mcp-Session-Id`,
+   * a legacy stream that ended) without an operation succeeding in between (default 3).
+   */
+  readonly maxSessionRenewals?: number | undefined
   /** Bound of each release step: DELETE of a session, a cancellation notice (default 2 s). */
   readonly releaseTimeout?: Duration.DurationInput | undefined
 }
@@ -73,6 +78,7 @@ export interface PhasePolicy {
   readonly maxPages: number
   readonly maxSchemaBytes: number
   readonly maxInputRounds: number
+  readonly maxSessionRenewals: number
   readonly releaseTimeoutMs: number
 }
 
@@ -87,6 +93,7 @@ export const defaults = {
   maxPages: 64,
   maxSchemaBytes: 1024 * 1024,
   maxInputRounds: 8,
+  maxSessionRenewals: 3,
   releaseTimeoutMs: 2_000
 } as const
 
@@ -202,6 +209,11 @@ export const make = (options: Options = {}): Effect.Effect<PhasePolicy, InvalidO
         options.maxInputRounds,
         defaults.maxInputRounds,
         (u) => validateCount("maxInputRounds", u)
+      ),
+      maxSessionRenewals: yield* optional(
+        options.maxSessionRenewals,
+        defaults.maxSessionRenewals,
+        (u) => validateCount("maxSessionRenewals", u)
       ),
       releaseTimeoutMs: yield* optional(
         options.releaseTimeout,

@@ -158,6 +158,11 @@ export interface Transport {
   readonly listen: Effect.Effect<void, never, Scope.Scope>
   /** The last 64 KiB of the server's own log (stdio stderr), in process only; "" elsewhere. */
   readonly logTail: Effect.Effect<string>
+  /**
+   * Whether the session's own stream is gone for good (legacy HTTP+SSE: its GET stream ended or
+   * was given up), so that nothing more can be exchanged on it. Absent: never.
+   */
+  readonly ended?: (() => boolean) | undefined
   /** What the transport still holds: requests awaiting a response, background fibers. */
   readonly diagnostics: Effect.Effect<Diagnostics>
 }

@@ -285,10 +285,19 @@ export const connect = async (options: ConnectOptions): Promise<Connection> => {
   }
   let closing: Promise<void> | undefined
   return {
-    transport: connection.transport,
-    protocolVersion: connection.protocolVersion,
-    serverInfo: connection.serverInfo,
-    tools: connection.tools,
+    // Those of the current session (a connection whose server forgot its session starts a new one).
+    get transport() {
+      return connection.transport
+    },
+    get protocolVersion() {
+      return connection.protocolVersion
+    },
+    get serverInfo() {
+      return connection.serverInfo
+    },
+    get tools() {
+      return connection.tools
+    },
     effect: connection,
     callTool: (name, args, callOptions) => {
       const overrides = callOptions?.timeout === undefined && callOptions?.maxBytes === undefined

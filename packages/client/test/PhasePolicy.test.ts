@@ -17,8 +17,17 @@ describe("PhasePolicy", () => {
       maxPages: 64,
       maxSchemaBytes: 1_048_576,
       maxInputRounds: 8,
+      maxSessionRenewals: 3,
       releaseTimeoutMs: 2_000
     })
+  })
+
+  it("validates maxSessionRenewals like every count", () => {
+    expect(Effect.runSync(PhasePolicy.make({ maxSessionRenewals: 1 })).maxSessionRenewals).toBe(1)
+    for (const [value, reason] of [[0, "not-positive"], [1.5, "not-integer"], [Number.NaN, "not-finite"], [Infinity, "not-finite"]] as const) {
+      const error = Effect.runSync(Effect.flip(PhasePolicy.make({ maxSessionRenewals: value })))
+      expect(error).toMatchObject({ _tag: "InvalidOption", option: "maxSessionRenewals", reason, stage: "config" })
+    }
   })
 
   it("lets each phase override the baseline independently", () => {

@@ -340,17 +340,19 @@ const httpScenarios = async (label, layer) => {
       yield* untilE(() => srv.closedStreams() === 1, "the GET stream is closed by the client")
       return `${ms} ms`
     }))
-  // A session that expired: the call is not re-sent and no new session is made.
-  await E("session expiry: Streamable HTTP after SessionExpired: tools/call arrived once, no new session", () =>
+  // A session that expired: the call is not re-sent; the next call runs on a new session.
+  await E("session expiry: SessionExpired (retryable), the call not re-sent; the next call on a new session, once", () =>
     Effect.gen(function*() {
       const srv = yield* Testkit.scoped()
       const c = yield* McpClient.connect({ url: srv.url })
       srv.expireSession()
       const { error } = yield* failureOf(c.callTool("increment"))
-      expectError(error, { _tag: "SessionExpired" })
+      expectError(error, { _tag: "SessionExpired", outcome: "not-applied", retryable: true })
       yield* Effect.sleep("300 millis")
       check(srv.rpcCalls("tools/call") === 1 && srv.rpcCalls("initialize") === 1, `tools/call ${srv.rpcCalls("tools/call")}, initialize ${srv.rpcCalls("initialize")}`)
       check(srv.counter() === 0, "the expired session ran the tool")
+      check(textOf(yield* c.callTool("increment")) === "1", "the next call")
+      check(srv.rpcCalls("initialize") === 2 && (yield* c.sessions) === 2, `initialize ${srv.rpcCalls("initialize")}`)
     }))
   // Negotiation: after a failure on the legacy fallback (auto), nothing is re-sent over Streamable HTTP.
   const legacyReplay = [

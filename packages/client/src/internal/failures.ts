@@ -9,7 +9,8 @@
  * - a response arrived, even one refused for its size: `applied`;
  * - anything else after the request left (deadline, reset, 5xx, malformed answer): `unknown`.
  * Discovery requests are idempotent, so a transient discovery failure is retryable; a call
- * is retryable only when it was not sent.
+ * is retryable only when it was not sent, or when the server refused it for a session it had
+ * forgotten (`SessionExpired`: the connection starts a new one, see `liveSession.ts`).
  */
 import {
   ByteCeilingExceeded,
@@ -99,7 +100,7 @@ export const internal = (exchange: Exchange, outcome: Outcome, cause: unknown) =
 
 /** @internal */
 export const sessionExpired = (exchange: Exchange, outcome: Outcome, status?: number) =>
-  new SessionExpired({ ...fields(exchange), status, outcome, retryable: false })
+  new SessionExpired({ ...fields(exchange), status, outcome, retryable: true })
 
 /** @internal */
 export const remoteRefusal = (

@@ -70,3 +70,26 @@ export const expectReleased = (connection: { readonly diagnostics: Effect.Effect
       await new Promise((resolve) => setTimeout(resolve, 5))
     }
   })
+
+/**
+ * The next call after a session's shared stream was given up (docs/DESIGN.md, "Sessions that
+ * heal"): where the row heals (legacy HTTP+SSE), it runs on a new session, once, and the failed
+ * call is not sent again; elsewhere (stdio) it is refused before it is sent. `counter` is the
+ * server's count of tool runs.
+ */
+export const checkNextCallAfterStreamGivenUp = (
+  row: { readonly heals: boolean },
+  connection: { readonly callTool: (name: string) => Effect.Effect<unknown, ClientError> },
+  counter: () => number
+): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const before = counter()
+    if (row.heals) {
+      yield* Effect.orDie(connection.callTool("increment"))
+      check(counter() === before + 1, `after the session ended, the next call ran the tool ${counter() - before} times, expected once`)
+    } else {
+      const next = yield* failureOf(connection.callTool("increment"))
+      checkFields(next, { outcome: "not-sent" }, "the next call, after the shared stream was given up")
+      check(counter() === before, `after the session ended the tool ran ${counter() - before} more times, expected none`)
+    }
+  })

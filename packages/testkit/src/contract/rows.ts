@@ -95,6 +95,12 @@ export interface Row<R> {
   readonly http: string | undefined
   /** Answers share one stream (legacy GET stream, stdout): a stray answer is dropped and counted there. */
   readonly sharedStream: boolean
+  /**
+   * A session whose shared stream was given up is replaced by a new one before the next call
+   * (legacy HTTP+SSE; docs/DESIGN.md, "Sessions that heal"). Without it (stdio), the next call is
+   * refused before it is sent.
+   */
+  readonly heals: boolean
   readonly supports: (fault: ContractFaultKind) => boolean
   readonly start: (setup?: PeerSetup) => Promise<Peer<R>>
   /** Runs a case's program in a scope, with the row's platform layers. */
@@ -156,6 +162,7 @@ const streamableRow = <R>(
     era,
     http,
     sharedStream: false,
+    heals: false,
     supports: (kind) => kind !== "lying-content-length" || answers === "json",
     run: runner(client.layer(http)),
     start: async (setup = {}) => {
@@ -192,6 +199,7 @@ const legacyRow = <R>(client: ClientUnderTest<R>, http: string): Row<R> => {
     era: "handshake",
     http,
     sharedStream: true,
+    heals: true,
     supports: (kind) => kind !== "lying-content-length",
     run: runner(client.layer(http)),
     start: async (setup = {}) => {
@@ -226,6 +234,7 @@ const stdioRow = <R>(client: ClientUnderTest<R>, era: EraName, http: string): Ro
     era,
     http: undefined,
     sharedStream: true,
+    heals: false,
     supports: (kind) => kind !== "reset-mid-answer" && kind !== "lying-content-length",
     run: runner(client.layer(http)),
     start: async (setup = {}) => {

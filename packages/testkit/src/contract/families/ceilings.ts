@@ -20,7 +20,7 @@
  * servers' running byte counts are not part of the rows' view, so they are not read here.
  */
 import { Effect } from "effect"
-import { check, checkFields, expectReleased, failureOf } from "../assert.js"
+import { check, checkFields, checkNextCallAfterStreamGivenUp, expectReleased, failureOf } from "../assert.js"
 import type { Connection } from "../client.js"
 import { expectedFailure, expectedFields } from "../expectations.js"
 import type { ContractFault, Site } from "../faults.js"
@@ -57,9 +57,7 @@ const checkListedOnce = <R>(server: Peer<R>) =>
 const checkNextCall = <R>(row: Row<R>, server: Peer<R>, connection: Connection) =>
   Effect.gen(function*() {
     if (row.sharedStream) {
-      const next = yield* failureOf(connection.callTool("increment"))
-      checkFields(next, { outcome: "not-sent" }, "the next call, after the shared stream was given up")
-      checkCounter(server, 1, "after the session ended")
+      yield* checkNextCallAfterStreamGivenUp(row, connection, server.counter)
     } else {
       yield* connection.callTool("increment")
       checkCounter(server, 2, "after a second call")

@@ -4,7 +4,7 @@
  * tool a second time, not a third). Also for discovery: a failed discovery never calls a tool.
  */
 import { Effect } from "effect"
-import { check, checkFields, expectReleased, failureOf } from "../assert.js"
+import { check, checkFields, checkNextCallAfterStreamGivenUp, expectReleased, failureOf } from "../assert.js"
 import { CANARIES } from "../canaries.js"
 import { type ExpectedFailure, expectedFailure, expectedFields } from "../expectations.js"
 import type { ContractFault } from "../faults.js"
@@ -54,10 +54,7 @@ const callCase = <R>(row: Row<R>, name: string, fault: ContractFault): CaseSpec 
       }
       if (fault.kind === "late-answer") yield* lateAnswerDropped(row, server, connection)
       if (endsSession(row, fault)) {
-        // The session is gone: the next call is refused before it is sent.
-        const next = yield* failureOf(connection.callTool("increment"))
-        checkFields(next, { outcome: "not-sent" }, "the next call")
-        check(server.counter() === 1, `after the session ended the tool ran ${server.counter()} times, expected once`)
+        yield* checkNextCallAfterStreamGivenUp(row, connection, server.counter)
       } else {
         yield* connection.callTool("increment")
         check(server.counter() === 2, `after a second call the tool ran ${server.counter()} times, expected twice`)

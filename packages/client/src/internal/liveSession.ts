@@ -1,0 +1,143 @@
+/**
+ * The session a connection works on, and its renewal (docs/DESIGN.md, "Sessions that heal").
+ *
+ * A server may forget a session: a 404 on a request that carried `Mcp-Session-Id` (Streamable
+ * HTTP, 2025 era), or the end of a legacy HTTP+SSE connection's GET stream. The operation that
+ * met it fails as it did (`SessionExpired`, or the stream's `TransportFailure`), and is never
+ * sent again by the library. The connection then starts a new session before its next
+ * operation: a whole discovery (`initialize` without the old id, `tools/list`) under the
+ * discovery budget, shared by every operation waiting for it. The old session's scope is closed
+ * (its expired session is not ended: the server has forgotten it).
+ *
+ * Bounded: `maxSessionRenewals` new sessions in a row without an operation succeeding in
+ * between; past that, the connection fails every operation with `LimitExceeded`
+ * (`maxSessionRenewals`) without I/O.
+ */
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import { LimitExceeded, type McpConnectionError } from "../McpConnectionError.js"
+import type { Transport, TransportKind } from "../Transport.js"
+import type { Exchange } from "../Transport.js"
+import type { Session } from "./era.js"
+import * as Failures from "./failures.js"
+
+/** One session: what a discovery opened, and the scope that holds it. */
+export interface Discovered<Listing> {
+  readonly kind: TransportKind
+  readonly transport: Transport
+  readonly session: Session
+  readonly listing: Listing
+  readonly scope: Scope.CloseableScope
+}
+
+/** A new session, as the connection records it. */
+export interface Renewal {
+  readonly durationMs: number
+  readonly outcome: "ok" | McpConnectionError["_tag"]
+}
+
+export interface LiveSession<Listing> {
+  /** The session operations run on now. */
+  readonly current: () => Discovered<Listing>
+  /** How many sessions the connection has had (1 after its discovery). */
+  readonly sessions: () => number
+  /** Before an operation: the session, a new one first when the last was lost (see the module comment). */
+  readonly ready: (exchange: Exchange) => Effect.Effect<Discovered<Listing>, McpConnectionError>
+  /**
+   * After an operation on `on`: whether it succeeded, or failed in a way that says the session
+   * is gone (an operation that ran on an older session says nothing of the current one).
+   */
+  readonly settle: (on: Discovered<Listing>, failure: McpConnectionError | undefined) => void
+}
+
+/**
+ * A failure that says the server no longer has the session (a legacy stream that ended says so
+ * itself: `Transport.ended`).
+ */
+const isLost = (kind: TransportKind, failure: McpConnectionError): boolean =>
+  kind !== "stdio" && failure._tag === "SessionExpired"
+
+export const makeLiveSession = <Listing>(
+  first: Discovered<Listing>,
+  options: {
+    /** A new discovery, in a scope of its own; failing closes what it opened. */
+    readonly renew: Effect.Effect<Discovered<Listing>, McpConnectionError>
+    readonly maxRenewals: number
+    /** Where a renewal runs: it goes on when the operation that started it is interrupted. */
+    readonly scope: Scope.Scope
+    readonly onRenewal: (renewal: Renewal) => void
+    /** What an operation waiting for a new session fails with when the connection closes. */
+    readonly closedFailure: (exchange: Exchange) => McpConnectionError
+  }
+): LiveSession<Listing> => {
+  let current = first
+  let sessions = 1
+  let lost = false
+  let renewalsInARow = 0
+  let renewing: Deferred.Deferred<Discovered<Listing>, McpConnectionError> | undefined
+  let exhausted = false
+
+  const exhaustedFailure = (exchange: Exchange) =>
+    new LimitExceeded({
+      ...Failures.fields(exchange),
+      limit: "maxSessionRenewals",
+      outcome: "not-sent",
+      retryable: false
+    })
+
+  const renew = Effect.gen(function*() {
+    const deferred = yield* Deferred.make<Discovered<Listing>, McpConnectionError>()
+    renewing = deferred
+    renewalsInARow++
+    const started = Date.now()
+    const run = Effect.onExit(options.renew, (exit) =>
+      Effect.gen(function*() {
+        renewing = undefined
+        options.onRenewal({
+          durationMs: Date.now() - started,
+          outcome: Exit.isSuccess(exit) ? "ok" : exit.cause._tag === "Fail" ? exit.cause.error._tag : "InternalError"
+        })
+        if (Exit.isSuccess(exit)) {
+          const old = current
+          current = exit.value
+          sessions++
+          lost = false
+          yield* Scope.close(old.scope, Exit.void)
+        }
+        yield* Deferred.complete(deferred, exit)
+      }))
+    yield* Effect.forkIn(run, options.scope)
+    return deferred
+  })
+
+  /** The new session; interrupted (the connection closing): the operation's closed failure. */
+  const awaitRenewal = (deferred: Deferred.Deferred<Discovered<Listing>, McpConnectionError>, exchange: Exchange) =>
+    Effect.catchAllCause(
+      Deferred.await(deferred),
+      (cause) => Cause.isInterruptedOnly(cause) ? Effect.fail(options.closedFailure(exchange)) : Effect.failCause(cause)
+    )
+
+  return {
+    current: () => current,
+    sessions: () => sessions,
+    ready: (exchange) => {
+      if (!lost && current.transport.ended?.() !== true) return Effect.succeed(current)
+      lost = true
+      if (exhausted) return Effect.fail(exhaustedFailure(exchange))
+      if (renewing !== undefined) return awaitRenewal(renewing, exchange)
+      if (renewalsInARow >= options.maxRenewals) {
+        exhausted = true
+        return Effect.fail(exhaustedFailure(exchange))
+      }
+      return Effect.flatMap(renew, (deferred) => awaitRenewal(deferred, exchange))
+    },
+    settle: (on, failure) => {
+      if (on !== current) return
+      if (failure === undefined) renewalsInARow = 0
+      else if (isLost(current.kind, failure)) lost = true
+    }
+  }
+}
