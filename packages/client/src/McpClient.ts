@@ -54,6 +54,7 @@ import * as StreamableHttp from "./StreamableHttp.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
 import { makeResponder, type Responder } from "./internal/inbound.js"
 import { type Discovered, makeLiveSession } from "./internal/liveSession.js"
+import { isValidCallerMeta, traceContext } from "./internal/requestMeta.js"
 import { type Diagnostics, type Exchange, type TransportKind } from "./Transport.js"
 
 /**
@@ -147,7 +148,7 @@ export interface Connection {
   readonly callTool: (
     name: string,
     args?: Readonly<Record<string, unknown>>,
-    overrides?: PhasePolicy.BudgetOptions
+    options?: CallOptions
   ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
   /** Lists the tools again, every page under one discovery-budget deadline. */
   readonly listTools: Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError>
@@ -165,6 +166,23 @@ export interface Connection {
    * process. Never part of an error. Empty for HTTP transports.
    */
   readonly logTail: Effect.Effect<string>
+}
+
+/**
+ * One call's options: overrides of the call budget, validated like the policy, and `_meta` for
+ * the server.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallOptions extends PhasePolicy.BudgetOptions {
+  /**
+   * The request's `_meta` (MCP "General fields"): keys as the spec writes them, none of the
+   * reserved ones (`io.modelcontextprotocol/...`, `progressToken`), at most 64 KiB as JSON.
+   * With a tracer installed, the current span's `traceparent` is added (yours wins). Never put
+   * in a span.
+   */
+  readonly meta?: Readonly<Record<string, unknown>> | undefined
 }
 
 /**
@@ -765,19 +783,26 @@ const makeConnection = (
     }
     return toolsByName.get(name)
   }
-  const callTool: Connection["callTool"] = (name, args, overrides) =>
-    Effect.flatMap(PhasePolicy.callBudget(policy, overrides), (budget) => {
+  const callTool: Connection["callTool"] = (name, args, options) =>
+    Effect.flatMap(PhasePolicy.callBudget(policy, options), (budget) => {
       const exchange: Exchange = { stage: "call", phase: "call", budget }
-      const params = { name, arguments: args ?? {} }
+      const refused = (option: string) =>
+        Effect.fail(
+          new InvalidOption({ ...Failures.fields(exchange), option, reason: "invalid-value", outcome: "not-sent", retryable: false })
+        )
+      const meta = options?.meta
+      if (meta !== undefined && !isValidCallerMeta(meta)) return refused("meta")
       const send = (on: Discovered<Listing>) => {
         // A tool left out of the listing (its header declarations are invalid) cannot be called
         // correctly: refused before sending.
-        if (on.listing.excluded.has(name)) {
-          return Effect.fail(
-            new InvalidOption({ ...Failures.fields(exchange), option: "name", reason: "invalid-value", outcome: "not-sent", retryable: false })
-          )
-        }
-        return on.session.request("tools/call", params, exchange, toolNamed(on, name))
+        if (on.listing.excluded.has(name)) return refused("name")
+        // The trace context of the call's own span (inside it, see `observed`).
+        return Effect.flatMap(traceContext, (trace) => {
+          const params = trace === undefined && meta === undefined
+            ? { name, arguments: args ?? {} }
+            : { name, arguments: args ?? {}, _meta: { ...trace, ...meta } }
+          return on.session.request("tools/call", params, exchange, toolNamed(on, name))
+        })
       }
       // Sent once; sent a second time only after a 401 or 403 refused it unprocessed and a new
       // credential is in place (`authorized`).

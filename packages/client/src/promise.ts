@@ -141,6 +141,8 @@ export interface CallOptions {
   readonly timeout?: PhasePolicy.BudgetOptions["timeout"]
   /** Overrides the call byte ceiling for this call. */
   readonly maxBytes?: number | undefined
+  /** The request's `_meta` (see `McpClient.CallOptions`). */
+  readonly meta?: Readonly<Record<string, unknown>> | undefined
 }
 
 /**
@@ -300,9 +302,10 @@ export const connect = async (options: ConnectOptions): Promise<Connection> => {
     },
     effect: connection,
     callTool: (name, args, callOptions) => {
-      const overrides = callOptions?.timeout === undefined && callOptions?.maxBytes === undefined
+      const overrides = callOptions?.timeout === undefined && callOptions?.maxBytes === undefined &&
+          callOptions?.meta === undefined
         ? undefined
-        : { timeout: callOptions.timeout, maxBytes: callOptions.maxBytes }
+        : { timeout: callOptions.timeout, maxBytes: callOptions.maxBytes, meta: callOptions.meta }
       return run(connection.callTool(name, args, overrides), callOptions?.signal)
     },
     listTools: (listOptions) => run(connection.listTools, listOptions?.signal),

@@ -1,0 +1,71 @@
+/**
+ * `_meta` of a call (docs/DESIGN.md, "Request _meta and trace context"): what the caller attaches,
+ * validated before any I/O, and the W3C trace context of the current span when a tracer is
+ * installed (the MCP 2026-07-28 "OpenTelemetry trace context" convention: `traceparent`,
+ * `tracestate` in `_meta`). Neither is ever put in a span attribute.
+ */
+import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Tracer from "effect/Tracer"
+
+/** The largest `_meta` a caller may attach, as UTF-8 JSON. */
+export const maxMetaBytes = 64 * 1024
+
+/** The trace context keys a caller may also give itself (its own wins over the span's). */
+const traceKeys: ReadonlySet<string> = new Set(["traceparent", "tracestate", "baggage"])
+
+const prefixLabel = /^[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?$/
+const keyName = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?$/
+
+/**
+ * A key a caller may use (MCP, "General fields", `_meta`): an optional prefix (dot-separated
+ * labels and a slash) and a name. Refused: a reserved prefix (its second label `modelcontextprotocol`
+ * or `mcp`: the library writes those) and `progressToken` (progress is the library's own).
+ */
+export const isCallerMetaKey = (key: string): boolean => {
+  if (traceKeys.has(key)) return true
+  const slash = key.lastIndexOf("/")
+  const name = key.slice(slash + 1)
+  if (!keyName.test(name) || (slash === -1 && name === "progressToken") || (slash === -1 && name === "")) return false
+  if (slash === -1) return true
+  const labels = key.slice(0, slash).split(".")
+  if (!labels.every((label) => prefixLabel.test(label))) return false
+  const second = labels[1]?.toLowerCase()
+  return second !== "modelcontextprotocol" && second !== "mcp"
+}
+
+/** Whether `meta` may be attached to a request: a plain object of valid keys, at most `maxMetaBytes` as JSON. */
+export const isValidCallerMeta = (meta: unknown): meta is Readonly<Record<string, unknown>> => {
+  if (typeof meta !== "object" || meta === null || Array.isArray(meta)) return false
+  if (!Object.keys(meta).every(isCallerMetaKey)) return false
+  let json: string | undefined
+  try {
+    json = JSON.stringify(meta)
+  } catch {
+    return false
+  }
+  return json !== undefined && new TextEncoder().encode(json).length <= maxMetaBytes
+}
+
+const nativeTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
+const traceId = /^[0-9a-f]{32}$/
+const spanId = /^[0-9a-f]{16}$/
+const allZeros = /^0+$/
+
+/**
+ * `{ traceparent }` of the current span when a tracer other than Effect's default is installed
+ * and the span's ids are W3C ids (32 and 16 lowercase hex digits, not all zeros); `undefined`
+ * otherwise.
+ */
+export const traceContext: Effect.Effect<Readonly<Record<string, string>> | undefined> = Effect.tracerWith((tracer) =>
+  tracer === nativeTracer
+    ? Effect.succeed(undefined)
+    : Effect.map(Effect.option(Effect.currentSpan), (span) => {
+      if (Option.isNone(span)) return undefined
+      const { sampled, spanId: id, traceId: trace } = span.value
+      if (!traceId.test(trace) || !spanId.test(id) || allZeros.test(trace) || allZeros.test(id)) return undefined
+      return { traceparent: `00-${trace}-${id}-${sampled ? "01" : "00"}` }
+    })
+)

@@ -1,0 +1,153 @@
+/**
+ * `_meta` on a call (docs/DESIGN.md, "Request _meta and trace context"): the caller's keys
+ * validated before any I/O and sent as given, the current span's W3C `traceparent` added when a
+ * tracer is installed, nothing of it in spans.
+ */
+import { FetchHttpClient } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import type * as Testkit from "@phasebound/testkit"
+import { Effect, Layer, Tracer } from "effect"
+import { McpClient } from "../src/index.js"
+import { isCallerMetaKey, maxMetaBytes } from "../src/internal/requestMeta.js"
+import { connect } from "../src/promise.js"
+import { failureOf, server } from "./support/harness.js"
+
+const MARKER = "META-MARKER-3c9e"
+
+/** The `_meta` of the server's `tools/call` requests. */
+const callMetas = (srv: Testkit.TestServer) =>
+  srv.requests.filter((r) => r.rpcMethod === "tools/call").map((r) => (r as Testkit.RecordedHttpRequest).meta ?? {})
+
+interface W3cSpan {
+  readonly name: string
+  readonly traceId: string
+  readonly spanId: string
+  readonly attributes: Map<string, unknown>
+}
+
+/** A tracer whose spans have W3C ids (32 and 16 lowercase hex digits), as OpenTelemetry's do. */
+const w3cTracer = (spans: Array<W3cSpan>) =>
+  Tracer.make({
+    span: (name, parent, context, links, startTime, kind) => {
+      const hex = (digits: number) => Array.from({ length: digits }, () => Math.floor(Math.random() * 16).toString(16)).join("")
+      const traceId = parent._tag === "Some" ? parent.value.traceId : hex(32)
+      const recorded: W3cSpan = { name, traceId, spanId: hex(16), attributes: new Map() }
+      spans.push(recorded)
+      return {
+        _tag: "Span",
+        name,
+        spanId: recorded.spanId,
+        traceId,
+        parent,
+        context,
+        status: { _tag: "Started", startTime },
+        attributes: recorded.attributes,
+        links,
+        sampled: true,
+        kind,
+        end: () => {},
+        attribute: (key, value) => void recorded.attributes.set(key, value),
+        event: () => {},
+        addLinks: () => {}
+      }
+    },
+    context: (f) => f()
+  })
+
+describe("the keys a caller may put in _meta", () => {
+  it("accepts the spec's forms, refuses reserved and malformed keys", () => {
+    for (const key of ["note", "com.example/key", "com.example.mcp/x", "a.b-c/x_y.z", "com.example/", "traceparent", "tracestate", "baggage"]) {
+      expect(isCallerMetaKey(key), key).toBe(true)
+    }
+    for (
+      const key of [
+        "",
+        "progressToken",
+        "io.modelcontextprotocol/protocolVersion",
+        "dev.mcp/x",
+        "org.modelcontextprotocol.api/x",
+        "-bad",
+        "bad-",
+        "com..example/x",
+        "1com.example/x",
+        "com.example-/x",
+        "a b",
+        "com.example/x y"
+      ]
+    ) {
+      expect(isCallerMetaKey(key), key).toBe(false)
+    }
+  })
+})
+
+describe.each([["handshake", {}], ["stateless", { era: "stateless" }]] as const)("a call's _meta, %s server", (_, options) => {
+  it.scopedLive("the caller's keys reach the server as given; the library's own fields stay the library's", () =>
+    Effect.gen(function*() {
+      const srv = yield* server(options as Testkit.TestServerOptions)
+      const connection = yield* McpClient.connect({ url: srv.url })
+      yield* connection.callTool("echo", { text: "x" }, { meta: { "com.example/request": MARKER, note: 1 } })
+      const [meta] = callMetas(srv)
+      expect(meta).toMatchObject({ "com.example/request": MARKER, note: 1 })
+      expect(meta).not.toHaveProperty("traceparent")
+      if (options !== undefined && "era" in options) expect(meta).toHaveProperty(["io.modelcontextprotocol/protocolVersion"])
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+
+  it.scopedLive("with a tracer installed: the call span's traceparent; a caller's own traceparent wins; nothing of _meta in spans", () => {
+    const spans: Array<W3cSpan> = []
+    return Effect.gen(function*() {
+      const srv = yield* server(options as Testkit.TestServerOptions)
+      const connection = yield* McpClient.connect({ url: srv.url })
+      yield* connection.callTool("echo", { text: "x" }, { meta: { "com.example/request": MARKER } })
+      const own = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
+      yield* connection.callTool("echo", { text: "y" }, { meta: { traceparent: own } })
+      const [first, second] = callMetas(srv)
+      const call = spans.find((span) => span.name === "mcp.tools.call")!
+      expect(first!["traceparent"]).toBe(`00-${call.traceId}-${call.spanId}-01`)
+      expect(second!["traceparent"]).toBe(own)
+      for (const span of spans) for (const value of span.attributes.values()) expect(String(value)).not.toContain(MARKER)
+    }).pipe(
+      Effect.provide(FetchHttpClient.layer),
+      Effect.withTracer(w3cTracer(spans))
+    )
+  })
+})
+
+describe("refused before any I/O", () => {
+  it.scopedLive("a reserved key, a non-object, or more than 64 KiB: InvalidOption meta, nothing sent", () =>
+    Effect.gen(function*() {
+      const srv = yield* server()
+      const connection = yield* McpClient.connect({ url: srv.url })
+      const before = srv.requests.length
+      const bad: ReadonlyArray<unknown> = [
+        { "io.modelcontextprotocol/protocolVersion": "2025-11-25" },
+        { progressToken: 1 },
+        [],
+        { big: "x".repeat(maxMetaBytes) }
+      ]
+      for (const meta of bad) {
+        const { error } = yield* failureOf(connection.callTool("echo", { text: "x" }, { meta: meta as Record<string, unknown> }))
+        expect(error).toMatchObject({ _tag: "InvalidOption", option: "meta", stage: "call", outcome: "not-sent", retryable: false })
+      }
+      expect(srv.requests.length).toBe(before)
+      // Exactly 64 KiB of JSON is accepted.
+      const padding = maxMetaBytes - JSON.stringify({ big: "" }).length
+      yield* connection.callTool("echo", { text: "x" }, { meta: { big: "x".repeat(padding) } })
+      expect(callMetas(srv)).toHaveLength(1)
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+})
+
+describe("Promise API", () => {
+  it.live("callTool(name, args, { meta }) sends it", () =>
+    Effect.gen(function*() {
+      const srv = yield* server()
+      yield* Effect.promise(async () => {
+        const connection = await connect({ url: srv.url, httpClient: Layer.orDie(FetchHttpClient.layer) })
+        try {
+          await connection.callTool("echo", { text: "x" }, { meta: { "com.example/request": MARKER } })
+        } finally {
+          await connection.close()
+        }
+      })
+      expect(callMetas(srv)[0]).toMatchObject({ "com.example/request": MARKER })
+    }).pipe(Effect.scoped))
+})
