@@ -43,7 +43,7 @@ import {
 import { openBrowser } from "./browser.js"
 import { runDemo } from "./demo.js"
 import { openLoopbackRedirect } from "./loopbackRedirect.js"
-import { renderCall, renderDemo, renderDiscover, renderLogin, renderLogout, renderTools } from "./output.js"
+import { renderCall, renderDemo, renderDiscover, renderLogin, renderLogout, renderPing, renderTools } from "./output.js"
 import { invalidOption, type Position } from "./record.js"
 import { resolveTarget, type Environment, type Target } from "./target.js"
 import { parseDuration, parseSize } from "./units.js"
@@ -461,6 +461,17 @@ export const makeCommand = (ctx: RunContext) => {
         }))
     }).pipe(Effect.scoped)).pipe(Command.withDescription("discover a server, then call one tool once (never retried)"))
 
+  const ping = Command.make("ping", { ...common, ...authFlags, positionals }, (flags) =>
+    Effect.gen(function*() {
+      const { target } = yield* splitPositionals(flags, flags.positionals, 0)
+      yield* withConnection(ctx, flags, target, (connection) =>
+        Effect.map(connection.ping, (ms) => {
+          ctx.state.stdout = renderPing(ms, connection, ctx.machine(flags.json))
+        }))
+    }).pipe(Effect.scoped)).pipe(
+      Command.withDescription("discover a server, then check it answers (ping; server/discover in 2026-07-28) under its own small budget")
+    )
+
   const discover = Command.make("discover", { ...common, ...authFlags, positionals }, (flags) =>
     Effect.gen(function*() {
       const { target } = yield* splitPositionals(flags, flags.positionals, 0)
@@ -525,7 +536,7 @@ export const makeCommand = (ctx: RunContext) => {
     Command.withDescription(
       "an MCP client with phase budgets and one parseable error record. OAuth servers: `phasebound login <target>` once (tokens kept in the token file: --token-file, else $PHASEBOUND_TOKEN_FILE, else the user's config directory), then tools/call/discover use them; a 401 that needs a user is Unauthorized (exit 3). Services: --auth-grant client_credentials, no login"
     ),
-    Command.withSubcommands([tools, call, discover, loginCommand, logoutCommand, demo])
+    Command.withSubcommands([tools, call, discover, ping, loginCommand, logoutCommand, demo])
   )
 }
 

@@ -144,3 +144,9 @@ export const renderLogout = (removed: boolean, machine: boolean): string =>
     : removed
     ? "Logged out\n"
     : "Logged out (nothing was stored for this server)\n"
+
+/** `ping`: the round trip, and where it went. */
+export const renderPing = (ms: number, connection: McpClient.Connection, machine: boolean): string =>
+  machine
+    ? JSON.stringify({ ms, transport: connection.transport, protocolVersion: connection.protocolVersion }) + "\n"
+    : `pong in ${ms} ms (${connection.transport}, ${connection.protocolVersion})\n`

@@ -42,6 +42,14 @@ describe("success", () => {
     expect(server.rpcCalls("tools/call")).toBe(before + 1)
   })
 
+  it("ping: discovery, then one ping; the round trip on stdout", async () => {
+    const before = server.rpcCalls("ping")
+    const out = expectJson(await node(["ping", "--json", server.url])) as { ms?: unknown }
+    expect(out).toMatchObject({ transport: "streamable-http", protocolVersion: "2025-11-25" })
+    expect(typeof out.ms === "number" && out.ms >= 0).toBe(true)
+    expect(server.rpcCalls("ping")).toBe(before + 1)
+  })
+
   it("discover: server info, revision, transport, per-stage timings and bytes", async () => {
     const out = expectJson(await node(["discover", "--json", "--discovery-timeout", "5s", "--call-max-bytes", "64KiB", server.url]))
     expect(out).toMatchObject({

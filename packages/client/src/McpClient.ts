@@ -108,7 +108,7 @@ export interface Observation {
    * `authorization`: the connection obtained a new credential after a 401 or 403.
    * `new-session`: the discovery of a new session after the server forgot the last one.
    */
-  readonly operation: "discovery" | "tools/call" | "tools/list" | "authorization" | "new-session"
+  readonly operation: "discovery" | "tools/call" | "tools/list" | "ping" | "authorization" | "new-session"
   readonly stage: Stage
   readonly durationMs: number
   readonly bytes: number
@@ -152,6 +152,12 @@ export interface Connection {
   ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
   /** Lists the tools again, every page under one discovery-budget deadline. */
   readonly listTools: Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError>
+  /**
+   * Asks the server whether it is there, under the ping budget (phase `call`, stage `ping`;
+   * default 5 s, 64 KiB): `ping`, or `server/discover` in the 2026-07-28 revision (which removed
+   * `ping`). Succeeds with the round trip in milliseconds.
+   */
+  readonly ping: Effect.Effect<number, McpConnectionError>
   /** The last 100 operations after discovery. */
   readonly observations: Effect.Effect<ReadonlyArray<Observation>>
   /**
@@ -685,6 +691,8 @@ const validateRevisions = (input: ReadonlyArray<string> | undefined) => {
   return Effect.succeed(McpSchema.supportedRevisions.filter((revision) => input.includes(revision)))
 }
 
+const spanNames = { "tools/call": "mcp.tools.call", "tools/list": "mcp.tools.list", ping: "mcp.ping" } as const
+
 const makeConnection = (
   discovered: Discovered<Listing>,
   policy: PhasePolicy.PhasePolicy,
@@ -731,7 +739,7 @@ const makeConnection = (
    * deadline, recording its cost and its span.
    */
   const observed = <A extends { readonly bytes: number }>(
-    operation: "tools/call" | "tools/list",
+    operation: "tools/call" | "tools/list" | "ping",
     exchange: Exchange,
     effect: (on: Discovered<Listing>) => Effect.Effect<A, McpConnectionError>,
     resent = false
@@ -739,7 +747,7 @@ const makeConnection = (
     Effect.flatMap(
       Effect.suspend(() => closed ? Effect.fail(closedFailure(exchange)) : live.ready(exchange)),
       (on) =>
-        clientSpan(operation === "tools/call" ? "mcp.tools.call" : "mcp.tools.list", {
+        clientSpan(spanNames[operation], {
           "mcp.phase": exchange.phase,
           "mcp.stage": exchange.stage,
           "mcp.transport": on.kind,
@@ -827,6 +835,19 @@ const makeConnection = (
     (listing) => listing.tools
   )
 
+  const pingExchange: Exchange = { stage: "ping", phase: "call", budget: policy.ping }
+  const ping: Connection["ping"] = Effect.clockWith((clock) => {
+    const started = clock.unsafeCurrentTimeMillis()
+    return authorized(
+      auth,
+      "ping",
+      1,
+      // 2026-07-28 removed `ping`: its liveness check is `server/discover`, which every such server answers.
+      (resent) => observed("ping", pingExchange, (on) => on.session.request(on.session.era === "stateless" ? "server/discover" : "ping", undefined, pingExchange), resent),
+      observe
+    ).pipe(Effect.map(() => clock.unsafeCurrentTimeMillis() - started))
+  })
+
   const current = live.current
   return {
     get transport() {
@@ -854,6 +875,7 @@ const makeConnection = (
     discovery,
     callTool,
     listTools,
+    ping,
     observations: Effect.sync(() => [...observations]),
     sessions: Effect.sync(live.sessions),
     diagnostics: Effect.suspend(() => current().transport.diagnostics),

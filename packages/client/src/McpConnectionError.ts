@@ -50,6 +50,7 @@ export type Stage =
   | "endpoint"
   | "discover"
   | "list-tools"
+  | "ping"
   | "call"
   | "close"
 

@@ -35,6 +35,8 @@ export interface Options extends BudgetOptions {
   readonly call?: BudgetOptions | undefined
   /** Each OAuth exchange (metadata, registration, token) is bounded by this budget. */
   readonly authorization?: BudgetOptions | undefined
+  /** One `ping` (default 5 s and 64 KiB: a liveness check is small and quick). */
+  readonly ping?: BudgetOptions | undefined
   /** Bounds frames that belong to no pending request (default: the baseline maxBytes). */
   readonly unsolicited?: { readonly maxBytes?: number | undefined } | undefined
   /** Most tools accepted from tools/list (default 4,096). */
@@ -73,6 +75,7 @@ export interface PhasePolicy {
   readonly discovery: Budget
   readonly call: Budget
   readonly authorization: Budget
+  readonly ping: Budget
   readonly unsolicitedMaxBytes: number
   readonly maxTools: number
   readonly maxPages: number
@@ -94,6 +97,8 @@ export const defaults = {
   maxSchemaBytes: 1024 * 1024,
   maxInputRounds: 8,
   maxSessionRenewals: 3,
+  pingTimeoutMs: 5_000,
+  pingMaxBytes: 64 * 1024,
   releaseTimeoutMs: 2_000
 } as const
 
@@ -193,6 +198,8 @@ export const make = (options: Options = {}): Effect.Effect<PhasePolicy, InvalidO
       discovery: yield* resolveBudget("discovery.", options.discovery, baseline, "config"),
       call: yield* resolveBudget("call.", options.call, baseline, "config"),
       authorization: yield* resolveBudget("authorization.", options.authorization, baseline, "config"),
+      // Not the baseline: a ping is small and quick whatever the tools are.
+      ping: yield* resolveBudget("ping.", options.ping, { timeoutMs: defaults.pingTimeoutMs, maxBytes: defaults.pingMaxBytes }, "config"),
       unsolicitedMaxBytes: yield* optional(
         options.unsolicited?.maxBytes,
         baseline.maxBytes,

@@ -161,6 +161,8 @@ export interface Connection {
     options?: CallOptions
   ) => Promise<McpSchema.CallToolResult>
   readonly listTools: (options?: { readonly signal?: AbortSignal | undefined }) => Promise<ReadonlyArray<McpSchema.Tool>>
+  /** `ping` under the ping budget; resolves with the round trip in milliseconds. */
+  readonly ping: (options?: { readonly signal?: AbortSignal | undefined }) => Promise<number>
   /** Releases the session (bounded). Safe to call more than once. */
   readonly close: () => Promise<void>
   /** The Effect connection underneath, for observation. */
@@ -309,6 +311,7 @@ export const connect = async (options: ConnectOptions): Promise<Connection> => {
       return run(connection.callTool(name, args, overrides), callOptions?.signal)
     },
     listTools: (listOptions) => run(connection.listTools, listOptions?.signal),
+    ping: (pingOptions) => run(connection.ping, pingOptions?.signal),
     close: () => (closing ??= close())
   }
 }

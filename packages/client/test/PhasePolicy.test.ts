@@ -12,6 +12,7 @@ describe("PhasePolicy", () => {
       discovery: { timeoutMs: 60_000, maxBytes: 16_777_216 },
       call: { timeoutMs: 60_000, maxBytes: 16_777_216 },
       authorization: { timeoutMs: 60_000, maxBytes: 16_777_216 },
+      ping: { timeoutMs: 5_000, maxBytes: 65_536 },
       unsolicitedMaxBytes: 16_777_216,
       maxTools: 4_096,
       maxPages: 64,
