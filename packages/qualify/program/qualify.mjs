@@ -826,6 +826,35 @@ const statelessPromiseScenarios = async () => {
     }))
 }
 
+// --- scenarios: long-lived connections (sessions that heal, ping, _meta) -------------------------
+
+const longLivedScenarios = async (label, layer) => {
+  const E = (name, body, timeoutMs) => effectScenario(`Effect[${label}] long-lived ${name}`, layer, body, timeoutMs)
+  await E("legacy HTTP+SSE: a GET stream that ended is replaced by a new session; the failed call is not re-sent", () =>
+    Effect.gen(function*() {
+      const srv = yield* Effect.acquireRelease(Effect.promise(() => Testkit.startLegacyServer()), (s) => Effect.promise(() => s.close()))
+      const c = yield* McpClient.connect({ url: srv.url, transport: "sse" })
+      srv.script({ on: "tools/call", kind: "close-stream" })
+      const { error } = yield* failureOf(c.callTool("increment"))
+      expectError(error, { _tag: "TransportFailure", reason: "stream-ended" })
+      check(textOf(yield* c.callTool("echo", { text: "again" })) === "again", "the next call")
+      check((yield* c.sessions) === 2 && srv.rpcCalls("tools/call") === 2, `${srv.rpcCalls("tools/call")} tools/call`)
+    }))
+  for (const era of ["handshake", "stateless"]) {
+    await E(`${era}: ping under its own budget; a call's _meta reaches the server`, () =>
+      Effect.gen(function*() {
+        const srv = yield* Testkit.scoped(era === "stateless" ? { era: "stateless" } : {})
+        const c = yield* McpClient.connect({ url: srv.url })
+        const ms = yield* c.ping
+        check(typeof ms === "number" && ms >= 0, `ping ${ms}`)
+        check(srv.rpcCalls(era === "stateless" ? "server/discover" : "ping") === (era === "stateless" ? 2 : 1), "the ping on the wire")
+        yield* c.callTool("echo", { text: "x" }, { meta: { "com.example/request": "q-1" } })
+        const sent = srv.requests.filter((r) => r.rpcMethod === "tools/call").at(-1)
+        check(sent?.meta?.["com.example/request"] === "q-1", "the caller's _meta")
+      }))
+  }
+}
+
 // --- scenarios: authorization (OAuth 2.1), login-free and with the code grant ----------------------
 
 /** A protected MCP server and its authorization server; the client is known to the latter. */
@@ -953,6 +982,7 @@ for (const [label, layer] of httpLayers) {
   await httpScenarios(label, layer)
   await statelessHttpScenarios(label, layer)
   await authorizationScenarios(label, layer)
+  await longLivedScenarios(label, layer)
 }
 await stdioScenarios()
 await statelessStdioScenarios()
