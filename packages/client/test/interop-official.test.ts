@@ -44,6 +44,23 @@ describe.each([
         const echoed = yield* connection.callTool("echo", { text: "héllo 😀" })
         expect(echoed.content).toEqual([{ type: "text", text: "héllo 😀" }])
       }).pipe(Effect.provide(layer)), 30_000)
+
+    it.scopedLive("a server that forgot its sessions: SessionExpired once, then a new SDK session; no call sent twice", () =>
+      Effect.gen(function*() {
+        const server = yield* Effect.acquireRelease(
+          Effect.promise(() => startOfficialServer({ jsonResponse })),
+          (s) => Effect.promise(() => s.close())
+        )
+        const connection = yield* McpClient.connect({ url: server.url, policy })
+        expect((yield* connection.callTool("increment")).content).toEqual([{ type: "text", text: "1" }])
+        yield* Effect.promise(() => server.forgetSessions())
+        const expired = yield* Effect.flip(connection.callTool("increment"))
+        expect(expired).toMatchObject({ _tag: "SessionExpired", status: 404, outcome: "not-applied", retryable: true })
+        expect(server.counter()).toBe(1)
+        expect((yield* connection.callTool("increment")).content).toEqual([{ type: "text", text: "2" }])
+        expect(server.sessions()).toBe(2)
+        expect(yield* connection.sessions).toBe(2)
+      }).pipe(Effect.provide(layer)), 30_000)
   })
 
   it("works through the Promise API", async () => {

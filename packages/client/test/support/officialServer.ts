@@ -13,11 +13,19 @@ import { z } from "zod"
 export interface OfficialServer {
   readonly url: string
   readonly counter: () => number
+  /** Sessions initialized so far. */
+  readonly sessions: () => number
+  /**
+   * Forgets every session, as a restarted server would: a request that names one is then
+   * answered 404 (the spec's answer for a session the server does not know).
+   */
+  readonly forgetSessions: () => Promise<void>
   readonly close: () => Promise<void>
 }
 
 export const startOfficialServer = async (options: { readonly jsonResponse: boolean }): Promise<OfficialServer> => {
   let counter = 0
+  let sessions = 0
   const transports = new Map<string, StreamableHTTPServerTransport>()
 
   const makeServer = () => {
@@ -46,6 +54,11 @@ export const startOfficialServer = async (options: { readonly jsonResponse: bool
         await existing.handleRequest(req, res)
         return
       }
+      if (typeof sessionId === "string") {
+        res.writeHead(404, { "content-type": "application/json" })
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32001, message: "Session not found" } }))
+        return
+      }
       if (req.method !== "POST") {
         res.writeHead(400).end()
         return
@@ -54,6 +67,7 @@ export const startOfficialServer = async (options: { readonly jsonResponse: bool
         sessionIdGenerator: () => randomUUID(),
         enableJsonResponse: options.jsonResponse,
         onsessioninitialized: (id) => {
+          sessions++
           transports.set(id, transport)
         }
       })
@@ -76,6 +90,12 @@ export const startOfficialServer = async (options: { readonly jsonResponse: bool
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     counter: () => counter,
+    sessions: () => sessions,
+    forgetSessions: async () => {
+      const forgotten = [...transports.values()]
+      transports.clear()
+      for (const transport of forgotten) await transport.close().catch(() => undefined)
+    },
     close: async () => {
       for (const transport of transports.values()) await transport.close().catch(() => undefined)
       for (const socket of sockets) socket.destroy()
