@@ -13,11 +13,11 @@ import { Effect, Layer, Redacted } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { maxClientCredentialLength } from "../src/internal/oauth/metadata.js"
-import { makePkce } from "../src/internal/oauth/pkce.js"
 import { type RegisteredClient, registerClient, type RegistrationRequest } from "../src/internal/oauth/registration.js"
 import { clientCredentials, exchangeCode } from "../src/internal/oauth/token.js"
 import type { Budget } from "../src/PhasePolicy.js"
 import { httpClients } from "./support/harness.js"
+import { authorizationCode } from "./support/oauth.js"
 import { publicViews } from "./support/publicViews.js"
 import { rawHttpServer } from "./support/rawMcpServer.js"
 
@@ -53,29 +53,9 @@ const machineRequest = (endpoint: string, overrides: Partial<RegistrationRequest
   ...overrides
 })
 
-/** A code from /authorize for `clientId`, with a fresh PKCE pair. */
-const authorize = (server: OAuthTestServer, clientId: string) =>
-  Effect.gen(function*() {
-    const pkce = yield* makePkce
-    const url = new URL(server.authorizationEndpoint)
-    url.search = new URLSearchParams({
-      response_type: "code",
-      client_id: clientId,
-      redirect_uri: redirectUri,
-      code_challenge: pkce.challenge,
-      code_challenge_method: pkce.method,
-      state: "st",
-      resource
-    }).toString()
-    const location = new URL(yield* Effect.promise(() => server.authorizeDirect(url)))
-    const code = location.searchParams.get("code")
-    if (code === null) throw new Error(`no code: ${location.search}`)
-    return { code: Redacted.make(code), codeVerifier: pkce.verifier }
-  })
-
 /** The registered client's code flow at `server`'s token endpoint. */
 const codeFlow = (server: OAuthTestServer, client: RegisteredClient) =>
-  Effect.flatMap(authorize(server, client.clientId), ({ code, codeVerifier }) =>
+  Effect.flatMap(authorizationCode(server, client.clientId, { redirectUri, resource }), ({ code, codeVerifier }) =>
     exchangeCode({ tokenEndpoint: server.tokenEndpoint, code, codeVerifier, redirectUri, resource, client, budget }))
 
 const registrations = (server: OAuthTestServer) => server.requests.filter((request) => request.endpoint === "register")

@@ -8,7 +8,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type OAuthClient, type OAuthTestServer, startOAuthServer } from "@phasebound/testkit"
 import { Effect, Redacted } from "effect"
-import { makePkce } from "../src/internal/oauth/pkce.js"
 import {
   clientCredentials,
   exchangeCode,
@@ -18,6 +17,7 @@ import {
 } from "../src/internal/oauth/token.js"
 import type { Budget } from "../src/PhasePolicy.js"
 import { httpClients } from "./support/harness.js"
+import { authorizationCode } from "./support/oauth.js"
 import { publicViews } from "./support/publicViews.js"
 import { rawHttpServer } from "./support/rawMcpServer.js"
 
@@ -46,28 +46,8 @@ const oauthServer = (options: Parameters<typeof startOAuthServer>[0] = {}) =>
     (server) => Effect.promise(() => server.close())
   )
 
-/** A code from /authorize for `client`, with a fresh PKCE pair. */
-const authorize = (server: OAuthTestServer, client: TokenClient) =>
-  Effect.gen(function*() {
-    const pkce = yield* makePkce
-    const url = new URL(server.authorizationEndpoint)
-    url.search = new URLSearchParams({
-      response_type: "code",
-      client_id: client.clientId,
-      redirect_uri: redirectUri,
-      code_challenge: pkce.challenge,
-      code_challenge_method: pkce.method,
-      state: "st",
-      resource
-    }).toString()
-    const location = new URL(yield* Effect.promise(() => server.authorizeDirect(url)))
-    const code = location.searchParams.get("code")
-    if (code === null) throw new Error(`no code: ${location.search}`)
-    return { code: Redacted.make(code), codeVerifier: pkce.verifier }
-  })
-
 const codeFlow = (server: OAuthTestServer, client: TokenClient, options: { budget?: Budget } = {}) =>
-  Effect.flatMap(authorize(server, client), ({ code, codeVerifier }) =>
+  Effect.flatMap(authorizationCode(server, client.clientId, { redirectUri, resource }), ({ code, codeVerifier }) =>
     exchangeCode({
       tokenEndpoint: server.tokenEndpoint,
       code,
@@ -256,7 +236,7 @@ describe.each(httpClients)("token endpoint through %s", (_, layer) => {
   it.scopedLive("an error echoing every secret shows none of them in any public view", () =>
     Effect.gen(function*() {
       const server = yield* oauthServer()
-      const { code, codeVerifier } = yield* authorize(server, basic)
+      const { code, codeVerifier } = yield* authorizationCode(server, basic.clientId, { redirectUri, resource })
       server.script({ kind: "echo-secrets-in-error", times: 2 })
       const codeError = yield* Effect.flip(exchangeCode({
         tokenEndpoint: server.tokenEndpoint,

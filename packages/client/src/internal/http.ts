@@ -68,9 +68,11 @@ export const makeClient = (headers: Readonly<Record<string, string>>, credential
     const withHeaders = Object.keys(headers).length === 0
       ? untraced
       : HttpClient.mapRequestInput(untraced, HttpClientRequest.setHeaders(headers))
+    // A request's URL is a serialized absolute URL: its origin is what comes before the path's "/".
+    const originPrefix = credential === undefined ? "" : `${credential.origin}/`
     const configured = credential === undefined ? withHeaders : HttpClient.mapRequestInput(withHeaders, (request) => {
       const value = credential.current
-      return value !== undefined && new URL(request.url).origin === credential.origin
+      return value !== undefined && request.url.startsWith(originPrefix)
         ? HttpClientRequest.setHeader(request, "authorization", value)
         : request
     })

@@ -16,7 +16,8 @@ import {
   type TestServer,
   type TestServerOptions
 } from "@phasebound/testkit"
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
+import { makePkce } from "../../src/internal/oauth/pkce.js"
 import { expect } from "vitest"
 import { Authorization, type McpClient, type McpSchema } from "../../src/index.js"
 
@@ -108,3 +109,30 @@ export const expectNoSecret = (value: unknown, secrets: ReadonlyArray<string>) =
 export const everythingReceivedBy = (
   requests: ReadonlyArray<{ readonly url: string; readonly headers: object; readonly body: string }>
 ) => requests.map((r) => `${r.url} ${JSON.stringify(r.headers)} ${r.body}`).join("\n")
+
+/**
+ * A code from `server`'s /authorize for `clientId` (consent at once, `authorizeDirect`), with a
+ * fresh PKCE pair: what the token endpoint's tests exchange.
+ */
+export const authorizationCode = (
+  server: OAuthTestServer,
+  clientId: string,
+  request: { readonly redirectUri: string; readonly resource: string }
+) =>
+  Effect.gen(function*() {
+    const pkce = yield* makePkce
+    const url = new URL(server.authorizationEndpoint)
+    url.search = new URLSearchParams({
+      response_type: "code",
+      client_id: clientId,
+      redirect_uri: request.redirectUri,
+      code_challenge: pkce.challenge,
+      code_challenge_method: pkce.method,
+      state: "st",
+      resource: request.resource
+    }).toString()
+    const location = new URL(yield* Effect.promise(() => server.authorizeDirect(url)))
+    const code = location.searchParams.get("code")
+    if (code === null) throw new Error(`no code: ${location.search}`)
+    return { code: Redacted.make(code), codeVerifier: pkce.verifier }
+  })
