@@ -73,9 +73,15 @@ const internalError = (cause: unknown) =>
 process.on("uncaughtException", (error) => void internalError(error))
 process.on("unhandledRejection", (reason) => void internalError(reason))
 
+/** Progress may be drawn on stderr when it is a TTY, never in machine mode. */
+const terminal: RunContext["terminal"] = (machine) =>
+  machine || process.stderr.isTTY !== true
+    ? undefined
+    : { columns: () => process.stderr.columns, write: (text) => void process.stderr.write(text) }
+
 /** Progress on a TTY stderr while discovery runs; never in machine mode. */
 const progress: RunContext["progress"] = (label, machine, effect) => {
-  if (machine || process.stderr.isTTY !== true) return effect
+  if (terminal(machine) === undefined) return effect
   const frames = ["|", "/", "-", "\\"]
   return Effect.acquireUseRelease(
     Effect.sync(() => {
@@ -100,6 +106,7 @@ const ctx: RunContext = {
   env: process.env,
   machine: (json) => json || process.stdout.isTTY !== true,
   progress,
+  terminal,
   print: (text) => Effect.promise(() => write(process.stdout, text))
 }
 
@@ -129,7 +136,7 @@ const program = Effect.flatMap(quietConsole, (console) =>
 // Names a usage error can mention that are safe to put in a record (never a value).
 const knownFlags = new Set([
   "--stdio", "--config", "--header", "--transport", "--revision", "--timeout", "--max-bytes", "--discovery-timeout",
-  "--discovery-max-bytes", "--call-timeout", "--call-max-bytes", "--json", "--debug", "--args",
+  "--discovery-max-bytes", "--call-timeout", "--call-max-bytes", "--json", "--debug", "--args", "--idle-timeout", "--server-log-level",
   "--auth-grant", "--auth-client-id", "--auth-client-secret", "--auth-client-metadata-url", "--auth-private-key-file",
   "--auth-private-key-alg", "--auth-scope", "--auth-redirect-port", "--auth-timeout", "--token-file"
 ])

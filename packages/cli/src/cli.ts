@@ -1,9 +1,11 @@
 /**
- * The commands, with @effect/cli: `tools`, `call`, `discover`, `login`, `logout` and `demo`. A
- * handler resolves its target, budgets and auth settings (no I/O until all are valid), connects
- * in its own scope, and leaves what to print and the exit code in the run state; the entry
- * point prints them. Failures stay typed (McpConnectionError) for the entry point to turn into
- * the one stderr record. OAuth: see auth.ts.
+ * The commands, with @effect/cli: `tools`, `call`, `resources`, `templates`, `read`, `prompts`,
+ * `prompt`, `discover`, `ping`, `login`, `logout` and `demo`. A handler resolves its target,
+ * budgets and auth settings (no I/O until all are valid), connects in its own scope, runs its
+ * operation, and leaves what to print and the exit code in the run state; the entry point
+ * prints them. Failures stay typed (McpConnectionError) for the entry point to turn into the one
+ * stderr record. OAuth: see auth.ts. A call's progress bar: progressBar.ts; the server's log
+ * messages during a call: serverLog.ts.
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
@@ -14,11 +16,12 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as Path from "@effect/platform/Path"
 import { McpClient, McpSchema, PhasePolicy } from "@phasebound/client"
 import * as Authorization from "@phasebound/client/Authorization"
-import { redact, type McpConnectionError } from "@phasebound/client/McpConnectionError"
+import { type Limits, redact, type McpConnectionError, type Stage } from "@phasebound/client/McpConnectionError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import {
   authFlags,
@@ -43,8 +46,23 @@ import {
 import { openBrowser } from "./browser.js"
 import { runDemo } from "./demo.js"
 import { openLoopbackRedirect } from "./loopbackRedirect.js"
-import { renderCall, renderDemo, renderDiscover, renderLogin, renderLogout, renderPing, renderTools } from "./output.js"
+import {
+  renderCall,
+  renderDemo,
+  renderDiscover,
+  renderLogin,
+  renderLogout,
+  renderPing,
+  renderPrompt,
+  renderPrompts,
+  renderRead,
+  renderResources,
+  renderTemplates,
+  renderTools
+} from "./output.js"
+import { type Terminal, withProgressBar } from "./progressBar.js"
 import { invalidOption, type Position } from "./record.js"
+import { collectServerLog } from "./serverLog.js"
 import { resolveTarget, type Environment, type Target } from "./target.js"
 import { parseDuration, parseSize } from "./units.js"
 
@@ -72,6 +90,8 @@ export interface RunContext {
   readonly machine: (json: boolean) => boolean
   /** Shows progress on stderr while the effect runs (only on a TTY, never in machine mode). */
   readonly progress: <A, E, R>(label: string, machine: boolean, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Where a call's progress bar may be drawn: stderr when it is a TTY and not in machine mode. */
+  readonly terminal: (machine: boolean) => Terminal | undefined
   /** Writes on stdout at once (`login`'s authorization URL, while the run waits for the browser). */
   readonly print: (text: string) => Effect.Effect<void>
 }
@@ -100,8 +120,8 @@ const common = {
   maxBytes: optionalText("max-bytes", "baseline byte ceiling of each response (1048576, 64KiB, 16MiB; default 16MiB)"),
   discoveryTimeout: optionalText("discovery-timeout", "deadline of the whole discovery"),
   discoveryMaxBytes: optionalText("discovery-max-bytes", "byte ceiling of each discovery response"),
-  callTimeout: optionalText("call-timeout", "deadline of the tool call"),
-  callMaxBytes: optionalText("call-max-bytes", "byte ceiling of the tool call's response"),
+  callTimeout: optionalText("call-timeout", "deadline of the operation after discovery (a tool call, a listing, a read, a prompt)"),
+  callMaxBytes: optionalText("call-max-bytes", "byte ceiling of that operation's response"),
   json: Options.boolean("json").pipe(Options.withDescription("machine output (JSON) even on a TTY")),
   debug: Options.boolean("debug").pipe(
     Options.withDescription("on an internal error, print its scrubbed cause on stderr after the record")
@@ -293,17 +313,21 @@ const loginArguments = (positional: string, flags: Common & AuthFlags, secrets: 
   return redact(words.join(" "), secrets)
 }
 
-/** Positionals: `<target>` unless `--stdio` names the server, then `rest` more. */
+/** Positionals: `<target>` unless `--stdio` names the server, then one per name of `rest`. */
 const splitPositionals = (
   flags: Common,
   positionals: ReadonlyArray<string>,
-  rest: number
+  rest: ReadonlyArray<string>
 ): Effect.Effect<{ readonly target: string | undefined; readonly rest: ReadonlyArray<string> }, McpConnectionError> => {
   const hasTarget = Option.isNone(flags.stdio)
-  const expected = rest + (hasTarget ? 1 : 0)
+  const expected = rest.length + (hasTarget ? 1 : 0)
   if (positionals.length !== expected) {
     // Name what is missing (the target comes first), or the surplus as "arguments".
-    const missing = positionals.length > expected ? "arguments" : hasTarget && positionals.length === 0 ? "target" : "tool"
+    const missing = positionals.length > expected
+      ? "arguments"
+      : hasTarget && positionals.length === 0
+      ? "target"
+      : rest[positionals.length - (hasTarget ? 1 : 0)]!
     return Effect.fail(invalidOption(missing))
   }
   return Effect.succeed(hasTarget ? { target: positionals[0], rest: positionals.slice(1) } : { target: undefined, rest: positionals })
@@ -313,6 +337,67 @@ const positionals = Args.text({ name: "target" }).pipe(
   Args.withDescription("a URL (http, https) or a server name of the config file; omit it with --stdio"),
   Args.repeated
 )
+
+/** The target, then more positionals (`name` as help shows it: `target> <tool`). */
+const positionalsThen = (name: string, description: string) =>
+  Args.text({ name: `target> <${name}` }).pipe(
+    Args.withDescription(`the target (omit it with --stdio), then ${description}`),
+    Args.repeated
+  )
+
+/** The run is now at `stage`: an operation after discovery, under the call budget. */
+const enter = (ctx: RunContext, stage: Stage, limits: Limits): void => {
+  ctx.state.position = { stage, phase: "call", limits }
+}
+
+/** The operation is done: what is left is closing the session. */
+const closing = (ctx: RunContext): void => {
+  ctx.state.position = { ...ctx.state.position, stage: "close", phase: "session" }
+}
+
+/** Connects, runs one operation at `stage` under the call budget, and leaves its rendering. */
+const runOperation = <A>(
+  ctx: RunContext,
+  flags: Common & AuthFlags,
+  target: string | undefined,
+  stage: Stage,
+  operation: (connection: McpClient.Connection) => Effect.Effect<A, McpConnectionError>,
+  render: (value: A, machine: boolean) => string
+): Effect.Effect<void, McpConnectionError, Requirements> =>
+  withConnection(ctx, flags, target, (connection) =>
+    Effect.gen(function*() {
+      enter(ctx, stage, connection.policy.call)
+      const value = yield* operation(connection)
+      closing(ctx)
+      ctx.state.stdout = render(value, ctx.machine(flags.json))
+    }))
+
+const isLogLevel = Schema.is(McpSchema.LogLevel)
+
+/**
+ * The flag of the server's log level. Not `--server-log-level`: @effect/cli reserves that one for
+ * Effect's own logger and takes it before any command sees it.
+ */
+const logLevelFlag = "--server-log-level"
+
+/** `--server-log-level`: one of the MCP levels, checked before any I/O. */
+const logLevelOf = (text: string | undefined): Effect.Effect<McpSchema.LogLevel | undefined, McpConnectionError> => {
+  if (text === undefined) return Effect.succeed(undefined)
+  return isLogLevel(text) ? Effect.succeed(text) : Effect.fail(invalidOption(logLevelFlag, "invalid-value"))
+}
+
+/**
+ * `--server-log-level`: the reader of the server's log messages subscribes first, then the level is
+ * set (`logging/setLevel`; in 2026-07-28 the level travels in the call's `_meta` instead).
+ * Returns the effect that ends the reading with what was collected.
+ */
+const startServerLog = (ctx: RunContext, connection: McpClient.Connection, level: McpSchema.LogLevel) =>
+  Effect.gen(function*() {
+    const finish = yield* collectServerLog(connection.logMessages)
+    enter(ctx, "set-log-level", connection.policy.call)
+    yield* connection.setLogLevel(level)
+    return finish
+  })
 
 const tokenFileProblem = () => invalidOption("--token-file", "invalid-value")
 
@@ -433,7 +518,7 @@ const logout = (
 export const makeCommand = (ctx: RunContext) => {
   const tools = Command.make("tools", { ...common, ...authFlags, positionals }, (flags) =>
     Effect.gen(function*() {
-      const { target } = yield* splitPositionals(flags, flags.positionals, 0)
+      const { target } = yield* splitPositionals(flags, flags.positionals, [])
       yield* withConnection(ctx, flags, target, (connection) =>
         Effect.sync(() => {
           ctx.state.stdout = renderTools(connection.tools, ctx.machine(flags.json))
@@ -444,26 +529,100 @@ export const makeCommand = (ctx: RunContext) => {
     ...common,
     ...authFlags,
     args: optionalText("args", "the tool's arguments, a JSON object (default {})"),
-    positionals: Args.text({ name: "target> <tool" }).pipe(
-      Args.withDescription("the target (omit it with --stdio), then the tool's name"),
-      Args.repeated
-    )
+    idleTimeout: optionalText(
+      "idle-timeout",
+      "fail the call (DeadlineExceeded, reason idle-timeout) when the server reported no progress for this long (500ms, 30s, 2m); --call-timeout stays the cap"
+    ),
+    logLevel: optionalText(
+      "server-log-level",
+      "ask the server for its log messages at this level and above during the call (debug, info, notice, warning, error, critical, alert, emergency): added to the output (JSON: logs), never to stderr"
+    ),
+    positionals: positionalsThen("tool", "the tool's name")
   }, (flags) =>
     Effect.gen(function*() {
-      const { rest, target } = yield* splitPositionals(flags, flags.positionals, 1)
+      const { rest, target } = yield* splitPositionals(flags, flags.positionals, ["tool"])
       const args = yield* parseArguments(value(flags.args))
+      // parseDuration validates as the client does: a bad value is refused here, before any I/O.
+      const idleTimeoutMs = Option.isSome(flags.idleTimeout) ? yield* parseDuration("--idle-timeout", flags.idleTimeout.value) : undefined
+      const logLevel = yield* logLevelOf(value(flags.logLevel))
+      const machine = ctx.machine(flags.json)
       yield* withConnection(ctx, flags, target, (connection) =>
         Effect.gen(function*() {
-          const result = yield* connection.callTool(rest[0]!, args)
-          ctx.state.position = { ...ctx.state.position, stage: "close", phase: "session" }
-          ctx.state.stdout = renderCall(result, ctx.machine(flags.json))
+          const finishLog = logLevel === undefined ? undefined : yield* startServerLog(ctx, connection, logLevel)
+          enter(ctx, "call", idleTimeoutMs === undefined ? connection.policy.call : { ...connection.policy.call, idleTimeoutMs })
+          // Progress is asked for when the bar is drawn, or (by the client) for the idle timeout.
+          const result = yield* withProgressBar(ctx.terminal(machine), (onProgress) =>
+            connection.callTool(
+              rest[0]!,
+              args,
+              onProgress === undefined && idleTimeoutMs === undefined ? undefined : { onProgress, idleTimeout: idleTimeoutMs }
+            ))
+          const serverLog = finishLog === undefined ? undefined : yield* finishLog
+          closing(ctx)
+          ctx.state.stdout = renderCall(result, machine, serverLog)
           ctx.state.exitCode = result.isError === true ? 1 : 0
-        }))
-    }).pipe(Effect.scoped)).pipe(Command.withDescription("discover a server, then call one tool once (never retried)"))
+        }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)).pipe(
+      Command.withDescription(
+        "discover a server, then call one tool once (never retried); on a terminal, its progress as a bar on stderr"
+      )
+    )
+
+  const resources = Command.make("resources", { ...common, ...authFlags, positionals }, (flags) =>
+    Effect.gen(function*() {
+      const { target } = yield* splitPositionals(flags, flags.positionals, [])
+      yield* runOperation(ctx, flags, target, "list-resources", (connection) => connection.listResources(), renderResources)
+    }).pipe(Effect.scoped)).pipe(
+      Command.withDescription("discover a server, then list its resources (every page of resources/list, under the call budget)")
+    )
+
+  const templates = Command.make("templates", { ...common, ...authFlags, positionals }, (flags) =>
+    Effect.gen(function*() {
+      const { target } = yield* splitPositionals(flags, flags.positionals, [])
+      yield* runOperation(ctx, flags, target, "list-resource-templates", (connection) => connection.listResourceTemplates(), renderTemplates)
+    }).pipe(Effect.scoped)).pipe(
+      Command.withDescription(
+        "discover a server, then list its resource templates (every page of resources/templates/list, under the call budget)"
+      )
+    )
+
+  const read = Command.make("read", { ...common, ...authFlags, positionals: positionalsThen("uri", "the resource's URI") }, (flags) =>
+    Effect.gen(function*() {
+      const { rest, target } = yield* splitPositionals(flags, flags.positionals, ["uri"])
+      yield* runOperation(ctx, flags, target, "read-resource", (connection) => connection.readResource(rest[0]!), renderRead)
+    }).pipe(Effect.scoped)).pipe(
+      Command.withDescription(
+        "discover a server, then read one resource (resources/read, under the call budget): text as is, a blob as <N bytes, mimeType>; JSON: the contents, blobs in base64"
+      )
+    )
+
+  const prompts = Command.make("prompts", { ...common, ...authFlags, positionals }, (flags) =>
+    Effect.gen(function*() {
+      const { target } = yield* splitPositionals(flags, flags.positionals, [])
+      yield* runOperation(ctx, flags, target, "list-prompts", (connection) => connection.listPrompts(), renderPrompts)
+    }).pipe(Effect.scoped)).pipe(
+      Command.withDescription(
+        "discover a server, then list its prompts and the arguments they take (every page of prompts/list, under the call budget)"
+      )
+    )
+
+  const prompt = Command.make("prompt", {
+    ...common,
+    ...authFlags,
+    args: optionalText("args", "the prompt's arguments, a JSON object of strings (default {})"),
+    positionals: positionalsThen("prompt", "the prompt's name")
+  }, (flags) =>
+    Effect.gen(function*() {
+      const { rest, target } = yield* splitPositionals(flags, flags.positionals, ["prompt"])
+      const args = yield* parsePromptArguments(value(flags.args))
+      yield* runOperation(ctx, flags, target, "get-prompt", (connection) => connection.getPrompt(rest[0]!, args), renderPrompt)
+    }).pipe(Effect.scoped)).pipe(
+      Command.withDescription("discover a server, then get one prompt, its arguments filled in (prompts/get, under the call budget)")
+    )
 
   const ping = Command.make("ping", { ...common, ...authFlags, positionals }, (flags) =>
     Effect.gen(function*() {
-      const { target } = yield* splitPositionals(flags, flags.positionals, 0)
+      const { target } = yield* splitPositionals(flags, flags.positionals, [])
       yield* withConnection(ctx, flags, target, (connection) =>
         Effect.map(connection.ping, (ms) => {
           ctx.state.stdout = renderPing(ms, connection, ctx.machine(flags.json))
@@ -474,7 +633,7 @@ export const makeCommand = (ctx: RunContext) => {
 
   const discover = Command.make("discover", { ...common, ...authFlags, positionals }, (flags) =>
     Effect.gen(function*() {
-      const { target } = yield* splitPositionals(flags, flags.positionals, 0)
+      const { target } = yield* splitPositionals(flags, flags.positionals, [])
       yield* withConnection(ctx, flags, target, (connection) =>
         Effect.sync(() => {
           ctx.state.stdout = renderDiscover(connection, ctx.machine(flags.json))
@@ -495,7 +654,7 @@ export const makeCommand = (ctx: RunContext) => {
   }, (flags) =>
     Effect.gen(function*() {
       const httpFlags = { ...flags, stdio: Option.none<string>() }
-      const { target } = yield* splitPositionals(httpFlags, flags.positionals, 0)
+      const { target } = yield* splitPositionals(httpFlags, flags.positionals, [])
       yield* login(ctx, httpFlags, target)
     }).pipe(Effect.scoped)).pipe(
       Command.withDescription(
@@ -534,9 +693,22 @@ export const makeCommand = (ctx: RunContext) => {
   // Without a command there is nothing to do: a usage error (`--help` shows the commands).
   return Command.make("phasebound", {}, () => Effect.fail(invalidOption("command"))).pipe(
     Command.withDescription(
-      "an MCP client with phase budgets and one parseable error record. OAuth servers: `phasebound login <target>` once (tokens kept in the token file: --token-file, else $PHASEBOUND_TOKEN_FILE, else the user's config directory), then tools/call/discover use them; a 401 that needs a user is Unauthorized (exit 3). Services: --auth-grant client_credentials, no login"
+      "an MCP client with phase budgets and one parseable error record. OAuth servers: `phasebound login <target>` once (tokens kept in the token file: --token-file, else $PHASEBOUND_TOKEN_FILE, else the user's config directory), then every command that talks to that server uses them; a 401 that needs a user is Unauthorized (exit 3). Services: --auth-grant client_credentials, no login"
     ),
-    Command.withSubcommands([tools, call, discover, ping, loginCommand, logoutCommand, demo])
+    Command.withSubcommands([
+      tools,
+      call,
+      resources,
+      templates,
+      read,
+      prompts,
+      prompt,
+      discover,
+      ping,
+      loginCommand,
+      logoutCommand,
+      demo
+    ])
   )
 }
 
@@ -553,5 +725,16 @@ const parseArguments = (text: string | undefined): Effect.Effect<Record<string, 
   }
   return Effect.fail(invalidOption("--args", "invalid-value"))
 }
+
+/** `prompt --args`: a JSON object of strings (MCP prompt arguments are strings), or nothing. */
+const parsePromptArguments = (text: string | undefined): Effect.Effect<Record<string, string>, McpConnectionError> =>
+  Effect.flatMap(parseArguments(text), (args) => {
+    const strings: Record<string, string> = {}
+    for (const [name, given] of Object.entries(args)) {
+      if (typeof given !== "string") return Effect.fail(invalidOption("--args", "invalid-value"))
+      strings[name] = given
+    }
+    return Effect.succeed(strings)
+  })
 
 export const runCli = (ctx: RunContext) => Command.run(makeCommand(ctx), { name: "phasebound", version })

@@ -1,17 +1,32 @@
 /**
  * What a successful run prints on stdout: JSON in machine mode (`--json`, or a stdout that is
  * not a TTY), readable tables on a TTY. Every renderer returns the whole text; printing it is
- * the entry point's job.
+ * the entry point's job. What a server wrote reaches a terminal printable only (`oneLine`,
+ * `printable`): its control characters could drive the terminal.
  */
 import type { McpClient, McpSchema } from "@phasebound/client"
 
 export const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`
 
+/**
+ * A peer's text made one line for a terminal: newlines and control characters (escape
+ * sequences included) become spaces.
+ */
+// eslint-disable-next-line no-control-regex
+export const oneLine = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ")
+
+/**
+ * A peer's text for a terminal, its lines kept: line ends become `\n`, tabs stay, every other
+ * control character (an escape sequence's ESC, a lone CR that would overwrite the line) becomes
+ * a space.
+ */
+export const printable = (text: string): string =>
+  // eslint-disable-next-line no-control-regex
+  text.replace(/\r\n/g, "\n").replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, " ")
+
 /** Left-aligned columns; a cell's newlines and control characters become spaces. */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
-  // eslint-disable-next-line no-control-regex
-  const clean = (cell: string) => cell.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ")
-  const all = [header, ...rows].map((row) => row.map(clean))
+  const all = [header, ...rows].map((row) => row.map(oneLine))
   const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? "").length)))
   return all
     .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ").trimEnd())
@@ -34,13 +49,92 @@ export const renderTools = (tools: ReadonlyArray<McpSchema.Tool>, machine: boole
 const blockText = (block: McpSchema.CallToolResult["content"][number]): string =>
   "text" in block && typeof block.text === "string" ? block.text : JSON.stringify(block)
 
-export const renderCall = (result: McpSchema.CallToolResult, machine: boolean): string => {
-  if (machine) return json(result)
+/** The server's log messages of a call (`call --server-log-level`): at most a hundred, the rest counted. */
+export interface ServerLog {
+  readonly logs: ReadonlyArray<McpSchema.LogMessage>
+  readonly dropped: number
+}
+
+/** `level logger: data` on one line: the data is the server's, a string as is, anything else as JSON. */
+const logLine = ({ data, level, logger }: McpSchema.LogMessage): string =>
+  oneLine(`${level}${logger === undefined ? "" : ` ${logger}`}: ${typeof data === "string" ? data : JSON.stringify(data)}`)
+
+const renderServerLog = ({ dropped, logs }: ServerLog): string =>
+  logs.length === 0 && dropped === 0
+    ? "server log: (none)\n"
+    : `server log:\n${logs.map((log) => `  ${logLine(log)}\n`).join("")}${dropped > 0 ? `  (${dropped} more dropped)\n` : ""}`
+
+/**
+ * A call's result; with `--server-log-level`, the server's log messages after it (JSON: `logs`, and
+ * `logsDropped` when some were left out). The result's text is the server's: printable only.
+ */
+export const renderCall = (result: McpSchema.CallToolResult, machine: boolean, serverLog?: ServerLog): string => {
+  if (machine) {
+    return json(
+      serverLog === undefined
+        ? result
+        : { ...result, logs: serverLog.logs, ...(serverLog.dropped > 0 ? { logsDropped: serverLog.dropped } : {}) }
+    )
+  }
   const lines = result.content.map(blockText)
   if (result.structuredContent !== undefined) lines.push(JSON.stringify(result.structuredContent, null, 2))
-  const body = lines.join("\n")
-  return result.isError === true ? `tool error: ${body}\n` : `${body}\n`
+  const body = printable(lines.join("\n"))
+  const text = result.isError === true ? `tool error: ${body}\n` : `${body}\n`
+  return serverLog === undefined ? text : `${text}${renderServerLog(serverLog)}`
 }
+
+export const renderResources = (resources: ReadonlyArray<McpSchema.Resource>, machine: boolean): string =>
+  machine
+    ? json({ resources })
+    : resources.length === 0
+    ? "no resources\n"
+    : table(["URI", "NAME", "MIME TYPE"], resources.map((r) => [r.uri, r.name, r.mimeType ?? ""]))
+
+export const renderTemplates = (resourceTemplates: ReadonlyArray<McpSchema.ResourceTemplate>, machine: boolean): string =>
+  machine
+    ? json({ resourceTemplates })
+    : resourceTemplates.length === 0
+    ? "no resource templates\n"
+    : table(["URI TEMPLATE", "NAME", "MIME TYPE"], resourceTemplates.map((t) => [t.uriTemplate, t.name, t.mimeType ?? ""]))
+
+/** The bytes a base64 text stands for (without decoding it). */
+const base64Bytes = (blob: string): number => {
+  const digits = blob.replace(/[\s=]/g, "").length
+  return Math.floor((digits * 3) / 4)
+}
+
+/** `read`: text contents as they are (printable), a blob as one line `<N bytes, mimeType>`. */
+export const renderRead = (result: McpSchema.ReadResourceResult, machine: boolean): string => {
+  if (machine) return json(result)
+  if (result.contents.length === 0) return "no contents\n"
+  return result.contents.map((contents) => {
+    if ("text" in contents) {
+      const text = printable(contents.text)
+      return text.endsWith("\n") ? text : `${text}\n`
+    }
+    const bytes = base64Bytes(contents.blob)
+    return oneLine(`<${bytes} byte${bytes === 1 ? "" : "s"}${contents.mimeType === undefined ? "" : `, ${contents.mimeType}`}>`) + "\n"
+  }).join("")
+}
+
+/** A prompt's arguments as a usage line would write them: `name` required, `[name]` optional. */
+const promptArguments = (prompt: McpSchema.Prompt): string =>
+  (prompt.arguments ?? []).map((arg) => (arg.required === true ? arg.name : `[${arg.name}]`)).join(" ")
+
+export const renderPrompts = (prompts: ReadonlyArray<McpSchema.Prompt>, machine: boolean): string =>
+  machine
+    ? json({ prompts })
+    : prompts.length === 0
+    ? "no prompts\n"
+    : table(["PROMPT", "ARGUMENTS", "DESCRIPTION"], prompts.map((p) => [p.name, promptArguments(p), p.description ?? ""]))
+
+/** `prompt`: each message as `role: text` (a block that is not text as JSON), printable. */
+export const renderPrompt = (result: McpSchema.GetPromptResult, machine: boolean): string =>
+  machine
+    ? json(result)
+    : result.messages.length === 0
+    ? "no messages\n"
+    : result.messages.map((message) => printable(`${message.role}: ${blockText(message.content)}`) + "\n").join("")
 
 /** One step of the demo, as it is shown. */
 export interface DemoLine {

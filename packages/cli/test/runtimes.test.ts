@@ -2,7 +2,8 @@
  * The same CLI under Bun (on the TypeScript sources) and as the compiled single executable
  * (`bun build --compile`): a representative subset of the Node suite, covering both transports,
  * the exit-code families, the one-record rule with a flooding stdio server, secrets, SIGINT,
- * OAuth (client credentials with no login; login, the token file, logout).
+ * OAuth (client credentials with no login; login, the token file, logout), resources, prompts
+ * and a call's log messages and idle timeout.
  */
 import * as Testkit from "@phasebound/testkit"
 import { chmodSync, mkdtempSync, statSync, writeFileSync } from "node:fs"
@@ -13,10 +14,15 @@ import { expectDemo } from "./demo.js"
 import { expectFailure, expectJson, run, shellQuote, waitFor, type Runtime } from "./support/cli.js"
 
 let server: Testkit.TestServer
+let features: Testkit.TestServer
 beforeAll(async () => {
   server = await Testkit.startServer({ mode: "sse" })
+  features = await Testkit.startServer({ mode: "sse", features: true })
 })
-afterAll(() => server.close())
+afterAll(async () => {
+  await server.close()
+  await features.close()
+})
 beforeEach(() => server.clearFaults())
 
 const OAUTH_SECRET = "CANARY-oauth-secret-5e"
@@ -140,6 +146,19 @@ describe.each<Runtime>(["bun", "compiled"])("under %s", (runtime) => {
     expectJson(await cli(["tools", protectedServer.url], { env }))
     expect(expectJson(await cli(["logout", protectedServer.url], { env }))).toEqual({ loggedOut: true, removed: true })
     expectFailure(await cli(["tools", protectedServer.url], { env }), 3, "Unauthorized")
+  })
+
+  it("resources, read, prompt; call --server-log-level (logs in the output) and --idle-timeout (4, idle-timeout)", async () => {
+    expect(expectJson(await cli(["resources", features.url]))).toMatchObject({ resources: [{ uri: "test://docs/1" }, {}, {}, {}] })
+    expect(expectJson(await cli(["read", features.url, "test://docs/1"]))).toMatchObject({ contents: [{ text: "Document 1" }] })
+    expectFailure(await cli(["read", features.url, "test://nowhere"]), 6, "RemoteRefusal")
+    expect(expectJson(await cli(["prompt", features.url, "greet", "--args", "{\"name\":\"Ada\"}"]))).toMatchObject({
+      messages: [{ content: { text: "Hello, Ada" } }]
+    })
+    const log = ["call", features.url, "log", "--server-log-level", "info", "--args", "{\"level\":\"error\",\"message\":\"m\"}"]
+    expect(expectJson(await cli(log))).toMatchObject({ logs: [{ level: "error", data: "m" }] })
+    const slow = ["call", features.url, "slow_progress", "--args", "{\"steps\":2,\"intervalMs\":1000}", "--idle-timeout", "100ms"]
+    expect(expectFailure(await cli(slow), 4, "DeadlineExceeded")).toMatchObject({ reason: "idle-timeout" })
   })
 
   it("demo: the same session and facts as under Node", async () => {

@@ -27,7 +27,11 @@ import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Subscribable from "effect/Subscribable"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Authorization from "./Authorization.js"
 import { type Abandon, withDeadline } from "./internal/deadline.js"
 import { authChallengeOf } from "./internal/http.js"
@@ -39,23 +43,26 @@ import { secretsOf, secretValues } from "./internal/secrets.js"
 import { type Annotate, clientSpan } from "./internal/tracing.js"
 import {
   InvalidOption,
-  LimitExceeded,
   type McpConnectionError,
   type Outcome,
   type Phase,
+  type Reason,
   type Stage
 } from "./McpConnectionError.js"
 import * as McpSchema from "./McpSchema.js"
 import * as PhasePolicy from "./PhasePolicy.js"
 import * as LegacySse from "./LegacySse.js"
-import { type EraName, handshakeEra, type OpenContext, type Session, statelessEra } from "./ProtocolEra.js"
+import { type EraName, handshakeEra, type OpenContext, statelessEra } from "./ProtocolEra.js"
 import * as Stdio from "./Stdio.js"
 import * as StreamableHttp from "./StreamableHttp.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
 import { makeResponder, type Responder } from "./internal/inbound.js"
+import { withIdleTimeout } from "./internal/idle.js"
+import { invalidResult, type Listing, listAll, listAllTools } from "./internal/listing.js"
 import { type Discovered, makeLiveSession } from "./internal/liveSession.js"
+import * as Notifications from "./internal/notifications.js"
 import { isValidCallerMeta, traceContext } from "./internal/requestMeta.js"
-import { type Diagnostics, type Exchange, type TransportKind } from "./Transport.js"
+import { type Diagnostics, type Exchange, type Response, type TransportKind } from "./Transport.js"
 
 /**
  * @since 0.1.0
@@ -108,7 +115,19 @@ export interface Observation {
    * `authorization`: the connection obtained a new credential after a 401 or 403.
    * `new-session`: the discovery of a new session after the server forgot the last one.
    */
-  readonly operation: "discovery" | "tools/call" | "tools/list" | "ping" | "authorization" | "new-session"
+  readonly operation:
+    | "discovery"
+    | "tools/call"
+    | "tools/list"
+    | "ping"
+    | "authorization"
+    | "new-session"
+    | "resources/list"
+    | "resources/templates/list"
+    | "resources/read"
+    | "prompts/list"
+    | "prompts/get"
+    | "logging/setLevel"
   readonly stage: Stage
   readonly durationMs: number
   readonly bytes: number
@@ -135,7 +154,14 @@ export interface Connection {
   readonly serverInfo: McpSchema.Implementation | undefined
   readonly capabilities: Readonly<Record<string, unknown>>
   readonly instructions: string | undefined
+  /** The tools of the current session, as last listed (docs/DESIGN.md, "Live tool lists"). */
   readonly tools: ReadonlyArray<McpSchema.Tool>
+  /**
+   * The current tools and their changes: `get` is `tools`; `changes` gives the current list,
+   * then each new one, when the server said its tools changed (and the connection listed them
+   * again), after `listTools`, or on a new session, whenever the list differs.
+   */
+  readonly toolList: Subscribable.Subscribable<ReadonlyArray<McpSchema.Tool>>
   /** The caching hint of the listing (2026-07-28 servers give one), `undefined` otherwise. */
   readonly toolsCacheHint: McpSchema.CacheHint | undefined
   readonly policy: PhasePolicy.PhasePolicy
@@ -150,8 +176,62 @@ export interface Connection {
     args?: Readonly<Record<string, unknown>>,
     options?: CallOptions
   ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
-  /** Lists the tools again, every page under one discovery-budget deadline. */
+  /**
+   * `callTool` as a stream: the call's progress as the server reports it, then its result, then
+   * the end. Progress is kept in a small sliding buffer: a slow reader sees the latest.
+   */
+  readonly callToolStream: (
+    name: string,
+    args?: Readonly<Record<string, unknown>>,
+    options?: Omit<CallOptions, "onProgress">
+  ) => Stream.Stream<CallEvent, McpConnectionError>
+  /**
+   * `callTool`, its `structuredContent` decoded with `output` (after the check against the
+   * tool's own `outputSchema`). A result that does not decode is a `ProtocolViolation`
+   * (`structured-content-mismatch`, outcome `applied`); a tool error (`isError: true`) is
+   * returned as such, with nothing to decode.
+   */
+  readonly callToolDecoded: <A, I>(
+    output: Schema.Schema<A, I>,
+    name: string,
+    args?: Readonly<Record<string, unknown>>,
+    options?: CallOptions
+  ) => Effect.Effect<DecodedResult<A>, McpConnectionError>
+  /** Lists the tools again, every page under one discovery-budget deadline; they become `tools`. */
   readonly listTools: Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError>
+  /** Every page of `resources/list`, under one deadline of the call budget (or the overrides). */
+  readonly listResources: (options?: PhasePolicy.BudgetOptions) => Effect.Effect<ReadonlyArray<McpSchema.Resource>, McpConnectionError>
+  /** Every page of `resources/templates/list`, under one deadline of the call budget. */
+  readonly listResourceTemplates: (
+    options?: PhasePolicy.BudgetOptions
+  ) => Effect.Effect<ReadonlyArray<McpSchema.ResourceTemplate>, McpConnectionError>
+  /**
+   * `resources/read` of one URI (a listed resource, a template filled in, or the `uri` of a
+   * tool result's `resource_link`), under the call budget. Sent once, never retried.
+   */
+  readonly readResource: (
+    uri: string,
+    options?: PhasePolicy.BudgetOptions
+  ) => Effect.Effect<McpSchema.ReadResourceResult, McpConnectionError>
+  /** Every page of `prompts/list`, under one deadline of the call budget. */
+  readonly listPrompts: (options?: PhasePolicy.BudgetOptions) => Effect.Effect<ReadonlyArray<McpSchema.Prompt>, McpConnectionError>
+  /** `prompts/get` with the prompt's arguments (strings), under the call budget. */
+  readonly getPrompt: (
+    name: string,
+    args?: Readonly<Record<string, string>>,
+    options?: PhasePolicy.BudgetOptions
+  ) => Effect.Effect<McpSchema.GetPromptResult, McpConnectionError>
+  /**
+   * Asks the server for its log messages at `level` and above (docs/DESIGN.md, "Server log
+   * messages"): `logging/setLevel` in the 2025 revisions; in 2026-07-28, where the level travels
+   * in each request's `_meta`, every later request of the connection carries it.
+   */
+  readonly setLogLevel: (level: McpSchema.LogLevel) => Effect.Effect<void, McpConnectionError>
+  /**
+   * The server's log messages that arrive while the stream is read, through a sliding buffer of
+   * `logBuffer` messages. The library never prints them.
+   */
+  readonly logMessages: Stream.Stream<McpSchema.LogMessage>
   /**
    * Asks the server whether it is there, under the ping budget (phase `call`, stage `ping`;
    * default 5 s, 64 KiB): `ping`, or `server/discover` in the 2026-07-28 revision (which removed
@@ -181,7 +261,12 @@ export interface Connection {
  * @since 0.1.0
  * @category models
  */
-export interface CallOptions extends PhasePolicy.BudgetOptions {
+export interface CallOptions extends PhasePolicy.CallBudgetOptions {
+  /**
+   * Asks the server for progress (`_meta.progressToken`) and receives each report that grows.
+   * Runs on the reader of the stream that brought it: keep it short; what it throws is ignored.
+   */
+  readonly onProgress?: ((progress: McpSchema.Progress) => void) | undefined
   /**
    * The request's `_meta` (MCP "General fields"): keys as the spec writes them, none of the
    * reserved ones (`io.modelcontextprotocol/...`, `progressToken`), at most 64 KiB as JSON.
@@ -190,6 +275,26 @@ export interface CallOptions extends PhasePolicy.BudgetOptions {
    */
   readonly meta?: Readonly<Record<string, unknown>> | undefined
 }
+
+/**
+ * What `callToolStream` emits: progress reports, then the result.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CallEvent =
+  | { readonly _tag: "Progress"; readonly progress: McpSchema.Progress }
+  | { readonly _tag: "Result"; readonly result: McpSchema.CallToolResult }
+
+/**
+ * What `callToolDecoded` returns: the decoded `structuredContent`, or a tool error.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type DecodedResult<A> =
+  | { readonly isError: false; readonly value: A; readonly result: McpSchema.CallToolResult }
+  | { readonly isError: true; readonly result: McpSchema.CallToolResult }
 
 /**
  * @since 0.1.0
@@ -255,79 +360,7 @@ const validateClientInfo = (info: McpSchema.Implementation | undefined) =>
     Effect.mapError(() => configError("clientInfo", "invalid-value"))
   )
 
-const decodeListPage = Schema.decodeUnknown(McpSchema.ListToolsPage)
-const decodeTool = Schema.decodeUnknown(McpSchema.Tool)
 const decodeCallResult = Schema.decodeUnknownEither(McpSchema.CallToolResult)
-
-const limitExceeded = (exchange: Exchange, limit: "maxTools" | "maxPages" | "maxSchemaBytes") =>
-  new LimitExceeded({
-    stage: exchange.stage,
-    phase: exchange.phase,
-    limits: exchange.budget,
-    limit,
-    outcome: "applied",
-    retryable: false
-  })
-
-const invalidResult = (exchange: Exchange, bytes: number) => (cause: unknown) =>
-  Failures.protocol(exchange, "invalid-result", { observedBytes: bytes }, cause)
-
-const utf8Length = (value: unknown): number => new TextEncoder().encode(JSON.stringify(value)).length
-
-/** A listing: the tools the session can use, and what came with them. */
-interface Listing {
-  readonly tools: ReadonlyArray<McpSchema.Tool>
-  readonly cacheHint: McpSchema.CacheHint | undefined
-  /** The names of the tools left out. */
-  readonly excluded: ReadonlySet<string>
-  readonly bytes: number
-}
-
-/**
- * Lists every page of tools, bounded by `maxPages`, `maxTools` and `maxSchemaBytes`, leaving
- * out the tools the session cannot use. The caller puts the whole listing under one deadline.
- * The cache hint is the most cautious of the pages' (the shortest `ttlMs`; private if any page
- * is).
- */
-const listAllTools = (
-  session: Session,
-  policy: PhasePolicy.PhasePolicy,
-  record: (stage: Stage, bytes: number) => void
-): Effect.Effect<Listing, McpConnectionError> =>
-  Effect.gen(function*() {
-    const exchange: Exchange = { stage: "list-tools", phase: "discovery", budget: policy.discovery }
-    const tools: Array<McpSchema.Tool> = []
-    let cursor: string | undefined
-    let cacheHint: McpSchema.CacheHint | undefined
-    const excluded = new Set<string>()
-    let bytes = 0
-    for (let page = 1;; page++) {
-      if (page > policy.maxPages) return yield* Effect.fail(limitExceeded(exchange, "maxPages"))
-      const response = yield* session.request("tools/list", cursor === undefined ? undefined : { cursor }, exchange)
-      record("list-tools", response.bytes)
-      bytes += response.bytes
-      const decoded = yield* decodeListPage(response.result).pipe(Effect.mapError(invalidResult(exchange, response.bytes)))
-      if (tools.length + excluded.size + decoded.tools.length > policy.maxTools) {
-        return yield* Effect.fail(limitExceeded(exchange, "maxTools"))
-      }
-      for (const candidate of decoded.tools) {
-        const tool = yield* decodeTool(candidate).pipe(Effect.mapError(invalidResult(exchange, response.bytes)))
-        if (utf8Length(tool.inputSchema) > policy.maxSchemaBytes) {
-          return yield* Effect.fail(limitExceeded(exchange, "maxSchemaBytes"))
-        }
-        if (session.admits(tool)) tools.push(tool)
-        else excluded.add(tool.name)
-      }
-      if (decoded.ttlMs !== undefined && decoded.cacheScope !== undefined) {
-        cacheHint = {
-          ttlMs: Math.min(decoded.ttlMs, cacheHint?.ttlMs ?? decoded.ttlMs),
-          cacheScope: cacheHint?.cacheScope === "private" ? "private" : decoded.cacheScope
-        }
-      }
-      if (decoded.nextCursor === undefined) return { tools, cacheHint, excluded, bytes }
-      cursor = decoded.nextCursor
-    }
-  })
 
 /**
  * The connection's authorization: the options validated (before any I/O), the services the
@@ -431,6 +464,7 @@ export const connect = (
     // Tokens join the secrets as the connection obtains them (the transports read this array).
     const secrets = [...target.secrets]
     const auth = options.auth === undefined ? undefined : yield* authorizationOf(options.auth, target, policy, secrets)
+    const notifications = Notifications.make(policy.logBuffer)
     const transportOptions = {
       url: target.url,
       headers: target.headers,
@@ -438,9 +472,9 @@ export const connect = (
       secrets,
       releaseTimeoutMs: policy.releaseTimeoutMs,
       unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
-      inbound: responder.inbound
+      inbound: { ...responder.inbound, notification: notifications.take, reopened: notifications.reopened }
     }
-    return yield* discover(policy, clientInfo, revisions, responder, auth, (context) => {
+    return yield* discover(policy, clientInfo, revisions, responder, notifications, auth, (context) => {
       const streamable: Negotiation.Opener<HttpClient.HttpClient> = {
         kind: "streamable-http",
         open: (session) => StreamableHttp.make({ ...transportOptions, session })
@@ -510,6 +544,7 @@ export const connectStdio = (
     if (options.cwd !== undefined && typeof options.cwd !== "string") return yield* Effect.fail(configError("cwd", "invalid-value"))
     const revisions = yield* validateRevisions(options.revisions)
     const responder = yield* validateHandlers(options.handlers, policy)
+    const notifications = Notifications.make(policy.logBuffer)
     const stdioOptions: Stdio.Options = {
       command: options.command,
       args: options.args,
@@ -519,9 +554,9 @@ export const connectStdio = (
       secrets: secretValues(Object.values(options.env ?? {})),
       releaseTimeoutMs: policy.releaseTimeoutMs,
       unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
-      inbound: responder.inbound
+      inbound: { ...responder.inbound, notification: notifications.take, reopened: notifications.reopened }
     }
-    return yield* discover(policy, clientInfo, revisions, responder, undefined, (context) => {
+    return yield* discover(policy, clientInfo, revisions, responder, notifications, undefined, (context) => {
       const child: Negotiation.Opener<CommandExecutor.CommandExecutor> = {
         kind: "stdio",
         // The spawn is the first step of discovery.
@@ -545,11 +580,14 @@ const discover = <R>(
   clientInfo: McpSchema.Implementation,
   revisions: ReadonlyArray<McpSchema.Revision>,
   responder: Responder,
+  notifications: Notifications.Notifications,
   auth: ConnectionAuthorization | undefined,
   candidates: (context: Pick<OpenContext, "exchange">) => ReadonlyArray<Negotiation.Candidate<R>>
 ): Effect.Effect<Connection, McpConnectionError, R | Scope.Scope> =>
   Effect.gen(function*() {
     const discoveryLog: Array<Observation> = []
+    /** The log level the connection asked for (`setLogLevel`), for every session it has. */
+    const logLevel: { current: McpSchema.LogLevel | undefined } = { current: undefined }
     /** Where the stages of the discovery running now are recorded. */
     let log = discoveryLog
     let stage: Stage = "connect"
@@ -595,6 +633,8 @@ const discover = <R>(
           exchange,
           record,
           maxInputRounds: policy.maxInputRounds,
+          unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
+          logLevel: () => logLevel.current,
           capabilities: responder.capabilities,
           fulfil: responder.fulfil
         },
@@ -655,7 +695,7 @@ const discover = <R>(
     // A new session (docs/DESIGN.md, "Sessions that heal"): the same discovery, recorded apart.
     const platform = yield* Effect.context<R>()
     const renew = Effect.provide(Effect.suspend(() => run([])), platform)
-    return makeConnection(discovered, policy, discoveryLog, outerScope, auth, renew)
+    return yield* makeConnection(discovered, policy, discoveryLog, outerScope, auth, renew, notifications, logLevel)
   })
 
 /**
@@ -691,7 +731,29 @@ const validateRevisions = (input: ReadonlyArray<string> | undefined) => {
   return Effect.succeed(McpSchema.supportedRevisions.filter((revision) => input.includes(revision)))
 }
 
-const spanNames = { "tools/call": "mcp.tools.call", "tools/list": "mcp.tools.list", ping: "mcp.ping" } as const
+const spanNames = {
+  "tools/call": "mcp.tools.call",
+  "tools/list": "mcp.tools.list",
+  ping: "mcp.ping",
+  "resources/list": "mcp.resources.list",
+  "resources/templates/list": "mcp.resources.templates.list",
+  "resources/read": "mcp.resources.read",
+  "prompts/list": "mcp.prompts.list",
+  "prompts/get": "mcp.prompts.get",
+  "logging/setLevel": "mcp.logging.set_level"
+} as const
+
+/** The operations of a connection after its discovery. */
+type Operation = keyof typeof spanNames
+
+/** How many progress reports `callToolStream` keeps for a reader that falls behind. */
+const progressBuffer = 16
+
+const sameTools = (a: ReadonlyArray<McpSchema.Tool>, b: ReadonlyArray<McpSchema.Tool>) =>
+  a === b || JSON.stringify(a) === JSON.stringify(b)
+
+const decodeReadResource = Schema.decodeUnknownEither(McpSchema.ReadResourceResult)
+const decodePrompt = Schema.decodeUnknownEither(McpSchema.GetPromptResult)
 
 const makeConnection = (
   discovered: Discovered<Listing>,
@@ -699,29 +761,44 @@ const makeConnection = (
   discovery: ReadonlyArray<Observation>,
   scope: Scope.Scope,
   auth: ConnectionAuthorization | undefined,
-  renew: Effect.Effect<Discovered<Listing>, McpConnectionError>
-): Connection => {
+  renew: Effect.Effect<Discovered<Listing>, McpConnectionError>,
+  notifications: Notifications.Notifications,
+  logLevel: { current: McpSchema.LogLevel | undefined }
+): Effect.Effect<Connection> => Effect.gen(function*() {
+  // The caller's runtime (its clock, its tracer) runs what the server starts: a new listing.
+  const runtime = yield* Effect.runtime<never>()
+  const toolList = yield* SubscriptionRef.make(discovered.listing.tools)
   const observations: Array<Observation> = []
   let closed = false
   const observe = (observation: Observation) => {
     observations.push(observation)
     if (observations.length > 100) observations.shift()
   }
+  /** The tools became these (a new listing, a new session): said to `toolList` when they differ. */
+  let published = discovered.listing.tools
+  const publish = (tools: ReadonlyArray<McpSchema.Tool>) => {
+    if (sameTools(tools, published)) return
+    published = tools
+    Effect.runSync(SubscriptionRef.set(toolList, tools))
+  }
   const live = makeLiveSession(discovered, {
     renew,
     maxRenewals: policy.maxSessionRenewals,
     scope,
-    onRenewal: ({ durationMs, outcome }) => observe({ operation: "new-session", stage: "connect", durationMs, bytes: 0, outcome }),
+    onRenewal: ({ durationMs, outcome }, renewed) => {
+      observe({ operation: "new-session", stage: "connect", durationMs, bytes: 0, outcome })
+      if (renewed !== undefined) publish(renewed.listing.tools)
+    },
     closedFailure: (exchange) => closedFailure(exchange)
   })
   // Operations in flight, ended at once when the connection closes (docs/DESIGN.md, "Release").
   const inFlight = new Set<() => void>()
   // Closing the connection's scope marks it closed first, so later calls fail without I/O, and
   // fails what is in flight (its requests released) before the sessions are released.
-  Effect.runSync(Scope.addFinalizer(scope, Effect.sync(() => {
+  yield* Scope.addFinalizer(scope, Effect.sync(() => {
     closed = true
     for (const abandon of [...inFlight]) abandon()
-  })))
+  }))
 
   const closedFailure = (exchange: Exchange) =>
     Failures.transport(exchange, "session-closed", "not-sent")
@@ -739,7 +816,7 @@ const makeConnection = (
    * deadline, recording its cost and its span.
    */
   const observed = <A extends { readonly bytes: number }>(
-    operation: "tools/call" | "tools/list" | "ping",
+    operation: Operation,
     exchange: Exchange,
     effect: (on: Discovered<Listing>) => Effect.Effect<A, McpConnectionError>,
     resent = false
@@ -780,48 +857,159 @@ const makeConnection = (
           }))
     )
 
+  /**
+   * An operation of the call phase, under the call budget or its validated overrides. `refused`
+   * names an input found invalid: refused before any I/O (a new session included).
+   */
+  const callPhase = <A>(
+    operation: Operation,
+    stage: Stage,
+    options: PhasePolicy.BudgetOptions | undefined,
+    refused: string | undefined,
+    run: (on: Discovered<Listing>, exchange: Exchange) => Effect.Effect<{ readonly value: A; readonly bytes: number }, McpConnectionError>
+  ): Effect.Effect<A, McpConnectionError> =>
+    Effect.flatMap(PhasePolicy.callBudget(policy, options), (budget) => {
+      const exchange: Exchange = { stage, phase: "call", budget }
+      if (refused !== undefined) return refusedOption(exchange, refused)
+      return Effect.map(
+        authorized(auth, stage, 1, (resent) => observed(operation, exchange, (on) => run(on, exchange), resent), observe),
+        (done) => done.value
+      )
+    })
+
+  const refusedOption = (exchange: Exchange, option: string) =>
+    Effect.fail(new InvalidOption({ ...Failures.fields(exchange), option, reason: "invalid-value", outcome: "not-sent", retryable: false }))
+
+  /** A result the server sent that is not what it must be: its fault, and it was applied. */
+  const resultViolation = (exchange: Exchange, reason: Reason, bytes: number, cause?: unknown) =>
+    Failures.withOutcome(Failures.protocol(exchange, reason, { observedBytes: bytes }, cause), "applied")
+
   // Combinators rather than a generator: this is the hot path of a tool call. The tools by name
-  // are those of the session a call runs on.
+  // are those of the listing a call runs on.
   let toolsByName = new Map(discovered.listing.tools.map((tool) => [tool.name, tool]))
-  let toolsOf = discovered
+  let toolsOf = discovered.listing
   const toolNamed = (on: Discovered<Listing>, name: string) => {
-    if (toolsOf !== on) {
-      toolsOf = on
+    if (toolsOf !== on.listing) {
+      toolsOf = on.listing
       toolsByName = new Map(on.listing.tools.map((tool) => [tool.name, tool]))
     }
     return toolsByName.get(name)
   }
-  const callTool: Connection["callTool"] = (name, args, options) =>
+
+  /**
+   * What a call's result becomes once decoded and checked against the tool's `outputSchema`
+   * (docs/DESIGN.md, "Typed results"): the result itself, or the caller's decoding of its
+   * `structuredContent`. A failure here is the call's, with its exchange and bytes.
+   */
+  type Finish<A> = (
+    result: McpSchema.CallToolResult,
+    exchange: Exchange,
+    bytes: number
+  ) => Either.Either<A, McpConnectionError>
+
+  const checkedResult = <A>(on: Discovered<Listing>, name: string, exchange: Exchange, response: Response, finish: Finish<A>) => {
+    const decoded = decodeCallResult(response.result)
+    if (Either.isLeft(decoded)) return Effect.fail(invalidResult(exchange, response.bytes)(decoded.left))
+    const result = decoded.right
+    const check = on.listing.outputChecks.get(name)
+    // A tool error need not carry what the schema describes.
+    if (check !== undefined && result.isError !== true) {
+      if (result.structuredContent === undefined) {
+        return Effect.fail(resultViolation(exchange, "missing-structured-content", response.bytes))
+      }
+      if (!check(result.structuredContent)) {
+        return Effect.fail(resultViolation(exchange, "structured-content-mismatch", response.bytes))
+      }
+    }
+    const finished = finish(result, exchange, response.bytes)
+    return Either.isRight(finished) ? Effect.succeed({ value: finished.right, bytes: response.bytes }) : Effect.fail(finished.left)
+  }
+
+  const asIs: Finish<McpSchema.CallToolResult> = (result) => Either.right(result)
+
+  const callToolWith = <A>(
+    name: string,
+    args: Readonly<Record<string, unknown>> | undefined,
+    options: CallOptions | undefined,
+    finish: Finish<A>
+  ): Effect.Effect<A, McpConnectionError> =>
     Effect.flatMap(PhasePolicy.callBudget(policy, options), (budget) => {
       const exchange: Exchange = { stage: "call", phase: "call", budget }
-      const refused = (option: string) =>
-        Effect.fail(
-          new InvalidOption({ ...Failures.fields(exchange), option, reason: "invalid-value", outcome: "not-sent", retryable: false })
-        )
       const meta = options?.meta
-      if (meta !== undefined && !isValidCallerMeta(meta)) return refused("meta")
+      if (meta !== undefined && !isValidCallerMeta(meta)) return refusedOption(exchange, "meta")
+      const onProgress = options?.onProgress
+      if (onProgress !== undefined && typeof onProgress !== "function") return refusedOption(exchange, "onProgress")
+      const idleMs = budget.idleTimeoutMs
       const send = (on: Discovered<Listing>) => {
-        // A tool left out of the listing (its header declarations are invalid) cannot be called
-        // correctly: refused before sending.
-        if (on.listing.excluded.has(name)) return refused("name")
+        // A tool left out of the listing (invalid header declarations, an output schema that
+        // cannot be compiled) cannot be called correctly: refused before sending.
+        if (on.listing.excluded.has(name)) return refusedOption(exchange, "name")
         // The trace context of the call's own span (inside it, see `observed`).
         return Effect.flatMap(traceContext, (trace) => {
-          const params = trace === undefined && meta === undefined
-            ? { name, arguments: args ?? {} }
-            : { name, arguments: args ?? {}, _meta: { ...trace, ...meta } }
-          return on.session.request("tools/call", params, exchange, toolNamed(on, name))
+          const request = (progressToken?: string) => {
+            const params = trace === undefined && meta === undefined && progressToken === undefined
+              ? { name, arguments: args ?? {} }
+              : { name, arguments: args ?? {}, _meta: { ...trace, ...meta, ...(progressToken === undefined ? {} : { progressToken }) } }
+            return Effect.flatMap(
+              on.session.request("tools/call", params, exchange, toolNamed(on, name)),
+              (response) => checkedResult(on, name, exchange, response, finish)
+            )
+          }
+          if (onProgress === undefined && idleMs === undefined) return request()
+          // Progress asked for (docs/DESIGN.md, "Progress"): each report resets the idle timeout.
+          let touch = () => {}
+          const tracking = notifications.trackProgress((progress) => {
+            touch()
+            try {
+              onProgress?.(progress)
+            } catch {
+              // The caller's callback is not the call: what it throws changes nothing here.
+            }
+          })
+          const sent = idleMs === undefined
+            ? request(tracking.token)
+            : withIdleTimeout(idleMs, () => Failures.idle(exchange), (reset) => {
+              touch = reset
+              return request(tracking.token)
+            })
+          return Effect.ensuring(sent, Effect.sync(tracking.release))
         })
       }
       // Sent once; sent a second time only after a 401 or 403 refused it unprocessed and a new
       // credential is in place (`authorized`).
-      const call = authorized(auth, "call", 1, (resent) => observed("tools/call", exchange, send, resent), observe)
-      return Effect.flatMap(call, (response) => {
-        const decoded = decodeCallResult(response.result)
-        return Either.isRight(decoded)
-          ? Effect.succeed(decoded.right)
-          : Effect.fail(invalidResult(exchange, response.bytes)(decoded.left))
+      return Effect.map(
+        authorized(auth, "call", 1, (resent) => observed("tools/call", exchange, send, resent), observe),
+        (finished) => finished.value
+      )
+    })
+
+  const callTool: Connection["callTool"] = (name, args, options) => callToolWith(name, args, options, asIs)
+
+  const callToolStream: Connection["callToolStream"] = (name, args, options) =>
+    Stream.asyncScoped<CallEvent, McpConnectionError>((emit) =>
+      callTool(name, args, { ...options, onProgress: (progress) => void emit.single({ _tag: "Progress", progress }) }).pipe(
+        Effect.matchEffect({
+          onFailure: (error) => Effect.promise(() => emit.fail(error)),
+          onSuccess: (result) =>
+            Effect.promise(async () => {
+              await emit.single({ _tag: "Result", result })
+              await emit.end()
+            })
+        }),
+        Effect.forkScoped
+      ), { bufferSize: progressBuffer, strategy: "sliding" })
+
+  const callToolDecoded: Connection["callToolDecoded"] = (output, name, args, options) => {
+    const decode = Schema.decodeUnknownEither(output)
+    return callToolWith(name, args, options, (result, exchange, bytes): Either.Either<DecodedResult<typeof output.Type>, McpConnectionError> => {
+      if (result.isError === true) return Either.right({ isError: true, result })
+      if (result.structuredContent === undefined) return Either.left(resultViolation(exchange, "missing-structured-content", bytes))
+      return Either.match(decode(result.structuredContent), {
+        onLeft: (error) => Either.left(resultViolation(exchange, "structured-content-mismatch", bytes, error)),
+        onRight: (value) => Either.right({ isError: false, value, result })
       })
     })
+  }
 
   const listExchange: Exchange = { stage: "list-tools", phase: "discovery", budget: policy.discovery }
   const listTools: Connection["listTools"] = Effect.map(
@@ -829,11 +1017,42 @@ const makeConnection = (
       auth,
       "list-tools",
       maxDiscoveryAuthorizations,
-      (resent) => observed("tools/list", listExchange, (on) => listAllTools(on.session, policy, () => {}), resent),
+      (resent) =>
+        observed("tools/list", listExchange, (on) =>
+          Effect.tap(listAllTools(on.session, policy, () => {}), (listing) => {
+            if (live.relisted(on, listing)) publish(listing.tools)
+          }), resent),
       observe
     ),
     (listing) => listing.tools
   )
+
+  // Live tool lists (docs/DESIGN.md, "Live tool lists"): a change the server announces is
+  // listed after `relistDelay`; the changes announced meanwhile, or during that listing, share
+  // one listing more. A listing that fails leaves the tools as they were (it is observed).
+  let relist: "idle" | "waiting" | "listing" = "idle"
+  let changedMeanwhile = false
+  const toolsChanged = () => {
+    if (closed) return
+    if (relist === "listing") changedMeanwhile = true
+    if (relist !== "idle") return
+    relist = "waiting"
+    const run = Effect.sleep(policy.relistDelayMs).pipe(
+      Effect.zipRight(Effect.sync(() => {
+        relist = "listing"
+      })),
+      Effect.zipRight(Effect.ignore(listTools)),
+      Effect.ensuring(Effect.sync(() => {
+        relist = "idle"
+        if (changedMeanwhile) {
+          changedMeanwhile = false
+          toolsChanged()
+        }
+      }))
+    )
+    Runtime.runFork(runtime)(Effect.forkIn(run, scope))
+  }
+  notifications.onToolsChanged(toolsChanged)
 
   const pingExchange: Exchange = { stage: "ping", phase: "call", budget: policy.ping }
   const ping: Connection["ping"] = Effect.clockWith((clock) => {
@@ -847,6 +1066,49 @@ const makeConnection = (
       observe
     ).pipe(Effect.map(() => clock.unsafeCurrentTimeMillis() - started))
   })
+
+  const listOf = <A, I>(operation: Operation, stage: Stage, key: string, item: Schema.Schema<A, I>) =>
+  (options?: PhasePolicy.BudgetOptions) =>
+    callPhase(operation, stage, options, undefined, (on, exchange) =>
+      Effect.map(listAll(on.session, operation, key, item, exchange, policy.maxPages), ({ bytes, items }) => ({ value: items, bytes })))
+
+  /** A request's result decoded strictly: the server's answer, or `invalid-result`. */
+  const decodedAs = <A>(decode: (u: unknown) => Either.Either<A, unknown>, exchange: Exchange) => (response: Response) => {
+    const decoded = decode(response.result)
+    return Either.isRight(decoded)
+      ? Effect.succeed({ value: decoded.right, bytes: response.bytes })
+      : Effect.fail(invalidResult(exchange, response.bytes)(decoded.left))
+  }
+
+  const readResource: Connection["readResource"] = (uri, options) =>
+    callPhase(
+      "resources/read",
+      "read-resource",
+      options,
+      typeof uri !== "string" || uri.length === 0 ? "uri" : undefined,
+      (on, exchange) => Effect.flatMap(on.session.request("resources/read", { uri }, exchange), decodedAs(decodeReadResource, exchange))
+    )
+
+  const getPrompt: Connection["getPrompt"] = (name, args, options) =>
+    callPhase(
+      "prompts/get",
+      "get-prompt",
+      options,
+      typeof name !== "string" || name.length === 0 ? "name" : args !== undefined && !isStringRecord(args) ? "arguments" : undefined,
+      (on, exchange) =>
+        Effect.flatMap(on.session.request("prompts/get", { name, arguments: args ?? {} }, exchange), decodedAs(decodePrompt, exchange))
+    )
+
+  const setLogLevel: Connection["setLogLevel"] = (level) =>
+    callPhase("logging/setLevel", "set-log-level", undefined, McpSchema.logLevels.includes(level) ? undefined : "level", (on, exchange) => {
+      // 2026-07-28 has no `logging/setLevel`: the level goes with each later request.
+      const set = on.session.era === "stateless"
+        ? Effect.succeed({ value: undefined, bytes: 0 })
+        : Effect.map(on.session.request("logging/setLevel", { level }, exchange), (response) => ({ value: undefined, bytes: response.bytes }))
+      return Effect.tap(set, () => {
+        logLevel.current = level
+      })
+    })
 
   const current = live.current
   return {
@@ -871,14 +1133,24 @@ const makeConnection = (
     get toolsCacheHint() {
       return current().listing.cacheHint
     },
+    toolList: Subscribable.make({ get: SubscriptionRef.get(toolList), changes: toolList.changes }),
     policy,
     discovery,
     callTool,
+    callToolStream,
+    callToolDecoded,
     listTools,
+    listResources: listOf("resources/list", "list-resources", "resources", McpSchema.Resource),
+    listResourceTemplates: listOf("resources/templates/list", "list-resource-templates", "resourceTemplates", McpSchema.ResourceTemplate),
+    readResource,
+    listPrompts: listOf("prompts/list", "list-prompts", "prompts", McpSchema.Prompt),
+    getPrompt,
+    setLogLevel,
+    logMessages: Stream.fromPubSub(notifications.logs),
     ping,
     observations: Effect.sync(() => [...observations]),
     sessions: Effect.sync(live.sessions),
     diagnostics: Effect.suspend(() => current().transport.diagnostics),
     logTail: Effect.suspend(() => current().transport.logTail)
   }
-}
+})

@@ -52,6 +52,12 @@ export type Stage =
   | "list-tools"
   | "ping"
   | "call"
+  | "list-resources"
+  | "list-resource-templates"
+  | "read-resource"
+  | "list-prompts"
+  | "get-prompt"
+  | "set-log-level"
   | "close"
 
 /**
@@ -123,6 +129,8 @@ export type Outcome = "not-sent" | "not-applied" | "applied" | "unknown"
 export interface Limits {
   readonly timeoutMs: number
   readonly maxBytes: number
+  /** A call given an idle timeout: the longest wait between two signs of progress. */
+  readonly idleTimeoutMs?: number | undefined
 }
 
 /**
@@ -243,6 +251,12 @@ export type Reason =
   | "step-up-limit"
   /** A token was obtained but the server refused it again: nothing more is re-sent. */
   | "token-rejected"
+  /** A call given an idle timeout saw no progress for that long (its deadline had not passed). */
+  | "idle-timeout"
+  /** A tool that declares an `outputSchema` returned no `structuredContent` (and no `isError`). */
+  | "missing-structured-content"
+  /** `structuredContent` does not match the tool's `outputSchema`, or the caller's output `Schema`. */
+  | "structured-content-mismatch"
 
 /** Fields in the order they appear in the public record. */
 const recordKeys = [
@@ -287,7 +301,8 @@ const describe = (self: PublicFields & { readonly _tag: string }): string => {
   if (self.code !== undefined) parts.push(`JSON-RPC code ${self.code}`)
   if (self.observedBytes !== undefined) parts.push(`read ${self.observedBytes} bytes`)
   if (self.exitCode !== undefined) parts.push(`exit code ${self.exitCode}`)
-  parts.push(`limits ${self.limits.timeoutMs} ms / ${self.limits.maxBytes} bytes`, `outcome ${self.outcome}`)
+  const idle = self.limits.idleTimeoutMs === undefined ? "" : `, idle ${self.limits.idleTimeoutMs} ms`
+  parts.push(`limits ${self.limits.timeoutMs} ms / ${self.limits.maxBytes} bytes${idle}`, `outcome ${self.outcome}`)
   const head = parts.join(", ")
   return self.remoteMessage !== undefined ? `${head}: ${self.remoteMessage}` : head
 }

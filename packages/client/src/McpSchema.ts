@@ -56,7 +56,9 @@ export const MetaKey = {
   protocolVersion: "io.modelcontextprotocol/protocolVersion",
   clientInfo: "io.modelcontextprotocol/clientInfo",
   clientCapabilities: "io.modelcontextprotocol/clientCapabilities",
-  serverInfo: "io.modelcontextprotocol/serverInfo"
+  serverInfo: "io.modelcontextprotocol/serverInfo",
+  /** 2026-07-28: the least severity of the log messages wanted for this request. */
+  logLevel: "io.modelcontextprotocol/logLevel"
 } as const
 
 /**
@@ -341,6 +343,204 @@ export const CallToolResult = Schema.Struct({
  * @category mcp
  */
 export type CallToolResult = typeof CallToolResult.Type
+
+/**
+ * A `resource_link` content block of a tool result: a resource the server points to, which
+ * `Connection.readResource` can read.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const ResourceLink = Schema.Struct({
+  type: Schema.Literal("resource_link"),
+  uri: Schema.String,
+  name: Schema.String,
+  title: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  mimeType: Schema.optional(Schema.String)
+}).annotations({ parseOptions: preserve })
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type ResourceLink = typeof ResourceLink.Type
+
+/**
+ * The progress of a call, as the server reports it (`notifications/progress`): `progress`
+ * grows with each report; `total` when the server knows it.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export interface Progress {
+  readonly progress: number
+  readonly total?: number | undefined
+  readonly message?: string | undefined
+}
+
+/**
+ * The syslog severities of MCP logging, least severe first.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const logLevels = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] as const
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export const LogLevel = Schema.Literal(...logLevels)
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type LogLevel = typeof LogLevel.Type
+
+/**
+ * One log message of the server's (`notifications/message`). Its `data` is the server's, as it
+ * sent it: show it with care.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const LogMessage = Schema.Struct({
+  level: LogLevel,
+  logger: Schema.optional(Schema.String),
+  data: Schema.Unknown
+})
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type LogMessage = typeof LogMessage.Type
+
+/**
+ * A resource as listed by the server.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const Resource = Schema.Struct({
+  uri: Schema.String,
+  name: Schema.String,
+  title: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  mimeType: Schema.optional(Schema.String),
+  size: Schema.optional(Schema.Number)
+}).annotations({ parseOptions: preserve })
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type Resource = typeof Resource.Type
+
+/**
+ * A resource template as listed by the server (RFC 6570 `uriTemplate`).
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const ResourceTemplate = Schema.Struct({
+  uriTemplate: Schema.String,
+  name: Schema.String,
+  title: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  mimeType: Schema.optional(Schema.String)
+}).annotations({ parseOptions: preserve })
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type ResourceTemplate = typeof ResourceTemplate.Type
+
+/**
+ * What `resources/read` returns for one resource: its text, or its bytes in base64 (`blob`).
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const ResourceContents = Schema.Union(
+  Schema.Struct({ uri: Schema.String, mimeType: Schema.optional(Schema.String), text: Schema.String }).annotations({
+    parseOptions: preserve
+  }),
+  Schema.Struct({ uri: Schema.String, mimeType: Schema.optional(Schema.String), blob: Schema.String }).annotations({
+    parseOptions: preserve
+  })
+)
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type ResourceContents = typeof ResourceContents.Type
+
+/**
+ * The result of `resources/read`.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const ReadResourceResult = Schema.Struct({
+  contents: Schema.Array(ResourceContents)
+}).annotations({ parseOptions: preserve })
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type ReadResourceResult = typeof ReadResourceResult.Type
+
+/**
+ * A prompt as listed by the server, with the arguments it takes.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const Prompt = Schema.Struct({
+  name: Schema.String,
+  title: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  arguments: Schema.optional(Schema.Array(
+    Schema.Struct({
+      name: Schema.String,
+      description: Schema.optional(Schema.String),
+      required: Schema.optional(Schema.Boolean)
+    }).annotations({ parseOptions: preserve })
+  ))
+}).annotations({ parseOptions: preserve })
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type Prompt = typeof Prompt.Type
+
+/**
+ * The result of `prompts/get`: the messages of the prompt, its arguments filled in.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const GetPromptResult = Schema.Struct({
+  description: Schema.optional(Schema.String),
+  messages: Schema.Array(
+    Schema.Struct({ role: Schema.Literal("user", "assistant"), content: ContentBlock }).annotations({
+      parseOptions: preserve
+    })
+  )
+}).annotations({ parseOptions: preserve })
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type GetPromptResult = typeof GetPromptResult.Type
 
 /**
  * JSON-RPC error codes phasebound uses or recognizes.

@@ -54,6 +54,13 @@ export interface Options extends BudgetOptions {
   readonly maxSessionRenewals?: number | undefined
   /** Bound of each release step: DELETE of a session, a cancellation notice (default 2 s). */
   readonly releaseTimeout?: Duration.DurationInput | undefined
+  /**
+   * How long the connection waits after the server says its tools changed before it lists them
+   * again; the changes announced meanwhile share that one listing (default 200 ms).
+   */
+  readonly relistDelay?: Duration.DurationInput | undefined
+  /** Most server log messages kept for a reader that falls behind; older ones go first (default 1,000). */
+  readonly logBuffer?: number | undefined
 }
 
 /**
@@ -65,6 +72,8 @@ export interface Options extends BudgetOptions {
 export interface Budget {
   readonly timeoutMs: number
   readonly maxBytes: number
+  /** A call's idle timeout, when it has one (`McpClient.CallOptions.idleTimeout`). */
+  readonly idleTimeoutMs?: number | undefined
 }
 
 /**
@@ -83,6 +92,8 @@ export interface PhasePolicy {
   readonly maxInputRounds: number
   readonly maxSessionRenewals: number
   readonly releaseTimeoutMs: number
+  readonly relistDelayMs: number
+  readonly logBuffer: number
 }
 
 /**
@@ -99,7 +110,9 @@ export const defaults = {
   maxSessionRenewals: 3,
   pingTimeoutMs: 5_000,
   pingMaxBytes: 64 * 1024,
-  releaseTimeoutMs: 2_000
+  releaseTimeoutMs: 2_000,
+  relistDelayMs: 200,
+  logBuffer: 1_000
 } as const
 
 const configLimits: Limits = { timeoutMs: defaults.timeoutMs, maxBytes: defaults.maxBytes }
@@ -226,7 +239,9 @@ export const make = (options: Options = {}): Effect.Effect<PhasePolicy, InvalidO
         options.releaseTimeout,
         defaults.releaseTimeoutMs,
         (u) => validateTimeout("releaseTimeout", u)
-      )
+      ),
+      relistDelayMs: yield* optional(options.relistDelay, defaults.relistDelayMs, (u) => validateTimeout("relistDelay", u)),
+      logBuffer: yield* optional(options.logBuffer, defaults.logBuffer, (u) => validateCount("logBuffer", u))
     }
   })
 
@@ -237,5 +252,24 @@ export const make = (options: Options = {}): Effect.Effect<PhasePolicy, InvalidO
  * @since 0.1.0
  * @category constructors
  */
-export const callBudget = (policy: PhasePolicy, overrides?: BudgetOptions): Effect.Effect<Budget, InvalidOption> =>
-  overrides === undefined ? Effect.succeed(policy.call) : resolveBudget("call.", overrides, policy.call, "call")
+export const callBudget = (policy: PhasePolicy, overrides?: CallBudgetOptions): Effect.Effect<Budget, InvalidOption> => {
+  if (overrides === undefined) return Effect.succeed(policy.call)
+  const budget = resolveBudget("call.", overrides, policy.call, "call")
+  if (overrides.idleTimeout === undefined) return budget
+  return Effect.zipWith(
+    budget,
+    validateTimeout("call.idleTimeout", overrides.idleTimeout, "call"),
+    (budget, idleTimeoutMs) => ({ ...budget, idleTimeoutMs })
+  )
+}
+
+/**
+ * A call's budget overrides, and its idle timeout: the longest wait for the call's first, or
+ * next, sign of progress (a finite duration > 0). The call's deadline stays the hard cap.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallBudgetOptions extends BudgetOptions {
+  readonly idleTimeout?: Duration.DurationInput | undefined
+}

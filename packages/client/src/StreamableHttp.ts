@@ -18,8 +18,10 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
 import { identity } from "effect/Function"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import type { McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
 import { readBody, readFrames, releaseBody } from "./internal/bodyReader.js"
@@ -71,6 +73,9 @@ interface Counted {
   readonly headers: Response["headers"]
 }
 
+/** The longest wait before the standalone stream is opened again. */
+const maxReopenDelayMs = 30_000
+
 /** Delay before resuming when the server gave no `retry` (the SDKs use 1 s as well). */
 const defaultRetryMs = 1_000
 
@@ -87,6 +92,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
     const session: SessionHeaders = options.session ?? { current: {} }
     let nextId = 0
     const inFlight = new Set<McpSchema.RequestId>()
+    const standing = new Set<McpSchema.RequestId>()
 
     const postTarget = HttpClientRequest.post(options.url)
     const accept = { accept: "application/json, text/event-stream" }
@@ -100,9 +106,9 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
     const statusFailure = (exchange: Exchange, response: HttpClientResponse.HttpClientResponse) =>
       Http.statusFailure(exchange, response, { sentSession: false, secrets: options.secrets, onExpired: () => {} })
 
-    /** Messages that are not the awaited response: answer requests, ignore the rest. */
+    /** Messages that are not the awaited response: answer requests, hand notifications on, ignore the rest. */
     const handleOther = (message: McpSchema.IncomingMessage): Effect.Effect<void> => {
-      const reply = Messages.replyTo(options.inbound, message)
+      const reply = Messages.routeIncoming(options.inbound, message)
       return reply === undefined ? Effect.void : background.answer(reply, (body) => postNotice(body, undefined))
     }
 
@@ -230,7 +236,8 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
     const request: Transport["request"] = (request, exchange) =>
       Effect.suspend(() => {
         const id = nextId++
-        inFlight.add(id)
+        const held = request.standing === true ? standing : inFlight
+        held.add(id)
         const { cancelNotice } = request
         return client.execute(
           post(Messages.envelope(request, id), request.headers),
@@ -242,7 +249,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
             const notice = cancelNotice(id)
             return background.run(postNotice(Messages.envelope(notice), notice.headers))
           }),
-          Effect.ensuring(Effect.sync(() => inFlight.delete(id)))
+          Effect.ensuring(Effect.sync(() => held.delete(id)))
         )
       })
 
@@ -257,12 +264,12 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       )
 
     /**
-     * The standalone stream: the server's requests are answered, anything else is dropped. The
-     * wait for its answer's headers belongs to the caller (discovery, under its deadline, and at
-     * most one release step), so the stream is open before the first call: a server may route a
-     * call's requests to it. A server
-     * that answers with anything but an SSE stream offers none (405 is the usual answer); a
-     * frame past the unsolicited bound, or a read that fails, ends it.
+     * The standalone stream: the server's requests are answered, its notifications handed on,
+     * responses dropped. The wait for its answer's headers belongs to the caller (discovery,
+     * under its deadline, and at most one release step), so the stream is open before the first
+     * call: a server may route a call's requests to it. A server that answers with anything but
+     * an SSE stream offers none (405 is the usual answer); a frame past the unsolicited bound,
+     * or a read that fails, ends it, and it is opened again (see `keep`).
      */
     let droppedFrames = 0
     const listen: Transport["listen"] = Effect.flatMap(Effect.scope, (scope) => {
@@ -275,33 +282,67 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
         if (event.event !== "message" || event.data === "") return Effect.succeed(undefined)
         return Messages.parseText(exchange, event.data).pipe(
           Effect.flatMap((message) => {
-            if (message._tag !== "Request") droppedFrames++
+            // A response on this stream answers nothing the client asked here.
+            if (message._tag === "Success" || message._tag === "Failure") droppedFrames++
             return handleOther(message)
           }),
           Effect.catchAll(() => Effect.sync(() => void droppedFrames++)),
           Effect.as(undefined)
         )
       }
-      const request = HttpClientRequest.get(options.url).pipe(
-        HttpClientRequest.setHeaders({ accept: "text/event-stream", ...session.current })
-      )
-      // Its headers are awaited at most one release step: a server that stalls them offers no stream.
-      return client.open(request, identity, scope).pipe(
-        Effect.timeout(Duration.millis(options.releaseTimeoutMs)),
-        Effect.flatMap((response) => {
-          if (response.status !== 200 || Http.contentTypeOf(response) !== "text/event-stream") {
-            return Effect.sync(() => releaseBody(response))
-          }
-          return readFrames(response, sseParser({ maxFrameBytes: () => options.unsolicitedMaxBytes }), onEvent).pipe(
+      /**
+       * One GET, in a scope of its own: its headers awaited at most one release step (a server
+       * that stalls them offers no stream this time), then the reading of its stream; or
+       * `"refused"` when the server offers none (405, or anything but an SSE stream).
+       */
+      const open = Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (attempt) => {
+        const request = HttpClientRequest.get(options.url).pipe(
+          HttpClientRequest.setHeaders({ accept: "text/event-stream", ...session.current })
+        )
+        return client.open(request, identity, attempt).pipe(
+          Effect.timeout(Duration.millis(options.releaseTimeoutMs)),
+          Effect.map((response) => {
+            if (response.status !== 200 || Http.contentTypeOf(response) !== "text/event-stream") {
+              releaseBody(response)
+              return "refused" as const
+            }
             // Nobody waits on this stream: how it ends changes nothing for any request.
-            Effect.catchAllCause(() => Effect.void),
-            Effect.forkIn(scope)
-          )
-        }),
-        // A GET that got no answer in time, or none at all: the session goes on without the stream.
-        Effect.catchAll(() => Effect.void),
-        Effect.asVoid
-      )
+            return readFrames(response, sseParser({ maxFrameBytes: () => options.unsolicitedMaxBytes }), onEvent).pipe(
+              Effect.catchAllCause(() => Effect.void)
+            )
+          }),
+          // No answer in time, or none at all.
+          Effect.catchAll(() => Effect.succeed("unanswered" as const)),
+          Effect.map((stream) => ({ stream, attempt }))
+        )
+      })
+      /**
+       * The stream for the session's life: opened again when it ends or went unanswered, after
+       * 1 s, 2 s, 4 s... at most 30 s (1 s again once a stream was open), until the server
+       * offers none (docs/DESIGN.md, "Live tool lists").
+       */
+      const keep = (first: Effect.Effect.Success<typeof open>) =>
+        Effect.gen(function*() {
+          let current = first
+          let failures = 0
+          while (current.stream !== "refused") {
+            if (current.stream === "unanswered") failures++
+            else {
+              yield* current.stream
+              failures = 0
+            }
+            yield* Scope.close(current.attempt, Exit.void)
+            yield* Effect.sleep(Duration.millis(Math.min(maxReopenDelayMs, 1_000 * 2 ** Math.max(0, failures - 1))))
+            current = yield* open
+            if (typeof current.stream !== "string") options.inbound.reopened?.()
+          }
+          yield* Scope.close(current.attempt, Exit.void)
+        })
+      // The first answer's headers are awaited (by discovery), the rest happens in the background.
+      return Effect.flatMap(open, (first) =>
+        first.stream === "refused"
+          ? Scope.close(first.attempt, Exit.void)
+          : Effect.asVoid(Effect.forkIn(keep(first), scope)))
     })
 
     // A server may answer 405 (it does not allow clients to end sessions): nothing to do then.
@@ -321,6 +362,6 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       endSession,
       listen,
       logTail: Effect.succeed(""),
-      diagnostics: Effect.map(background.size, (size) => ({ pending: inFlight.size, background: size, droppedFrames }))
+      diagnostics: Effect.map(background.size, (size) => ({ pending: inFlight.size, standing: standing.size, background: size, droppedFrames }))
     } satisfies Transport
   })

@@ -73,6 +73,11 @@ export interface Request extends Outgoing {
    * `GET` + `Last-Event-ID` (2025-11-25). Absent: it may not.
    */
   readonly resumable?: boolean | undefined
+  /**
+   * A request answered only when it ends (a 2026-07-28 subscription), held on purpose: counted
+   * in `Diagnostics.standing`, never as pending.
+   */
+  readonly standing?: boolean | undefined
 }
 
 /**
@@ -99,6 +104,16 @@ export interface Response {
 export interface Inbound {
   /** The reply (never a failure: an error reply instead), bounded in time by its builder. */
   readonly answer: (request: typeof McpSchema.JsonRpcRequest.Type) => Effect.Effect<Record<string, unknown>>
+  /**
+   * Takes one notification of the server's (progress, list changes, log messages), on whatever
+   * stream it came: at once, never blocking the reader. Absent: notifications are ignored.
+   */
+  readonly notification?: ((notification: typeof McpSchema.JsonRpcNotification.Type) => void) | undefined
+  /**
+   * A stream of the server's own messages was opened again after it ended: what the server said
+   * meanwhile is lost (a tool list change, say). Absent: nothing to do.
+   */
+  readonly reopened?: (() => void) | undefined
 }
 
 /**
@@ -174,6 +189,8 @@ export interface Transport {
 export interface Diagnostics {
   /** Requests awaiting a response. */
   readonly pending: number
+  /** Standing requests (subscriptions), held until the connection closes or the server ends them. */
+  readonly standing: number
   /** Background messages in flight (replies, cancellation notices). */
   readonly background: number
   /** Frames dropped on a shared stream (unsolicited over their bound, late answers, banners). */

@@ -25,6 +25,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as Authorization from "./Authorization.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
 import * as McpClient from "./McpClient.js"
@@ -85,6 +86,17 @@ export interface StdioConnectOptions {
   readonly clientInfo?: McpSchema.Implementation | undefined
   readonly handlers?: Handlers | undefined
   readonly signal?: AbortSignal | undefined
+  /**
+   * Called with each new tool list (docs/DESIGN.md, "Live tool lists"): after the server said its
+   * tools changed and they were listed again, or on a new session, whenever the list differs.
+   * What it throws is ignored.
+   */
+  readonly onToolsChanged?: ((tools: ReadonlyArray<McpSchema.Tool>) => void) | undefined
+  /**
+   * Called with each log message of the server's (see `setLogLevel`), through a sliding buffer
+   * of `policy.logBuffer` messages. What it throws is ignored.
+   */
+  readonly onLogMessage?: ((message: McpSchema.LogMessage) => void) | undefined
 }
 
 /**
@@ -103,6 +115,17 @@ export interface HttpConnectOptions {
   /** OAuth 2.1, when the server asks for it (see `AuthOptions`). */
   readonly auth?: AuthOptions | undefined
   readonly signal?: AbortSignal | undefined
+  /**
+   * Called with each new tool list (docs/DESIGN.md, "Live tool lists"): after the server said its
+   * tools changed and they were listed again, or on a new session, whenever the list differs.
+   * What it throws is ignored.
+   */
+  readonly onToolsChanged?: ((tools: ReadonlyArray<McpSchema.Tool>) => void) | undefined
+  /**
+   * Called with each log message of the server's (see `setLogLevel`), through a sliding buffer
+   * of `policy.logBuffer` messages. What it throws is ignored.
+   */
+  readonly onLogMessage?: ((message: McpSchema.LogMessage) => void) | undefined
   /**
    * The HTTP client layer, built for this connection and released with it (default: one client
    * shared by the process, `NodeHttpClient.layerUndici` under Node, `FetchHttpClient.layer` under Bun).
@@ -135,14 +158,29 @@ export interface AuthOptions extends Omit<Authorization.Options, "interactiveTim
  * @since 0.1.0
  * @category models
  */
-export interface CallOptions {
+export interface RequestOptions {
   readonly signal?: AbortSignal | undefined
-  /** Milliseconds (or any Duration input): overrides the call timeout for this call. */
+  /** Milliseconds (or any Duration input): overrides the call timeout for this request. */
   readonly timeout?: PhasePolicy.BudgetOptions["timeout"]
-  /** Overrides the call byte ceiling for this call. */
+  /** Overrides the call byte ceiling for this request. */
   readonly maxBytes?: number | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallOptions extends RequestOptions {
   /** The request's `_meta` (see `McpClient.CallOptions`). */
   readonly meta?: Readonly<Record<string, unknown>> | undefined
+  /** Asks for progress; called with each report that grows (see `McpClient.CallOptions`). */
+  readonly onProgress?: ((progress: McpSchema.Progress) => void) | undefined
+  /**
+   * Milliseconds (or any Duration input) the call may go without progress; each report starts
+   * the wait anew, and the call timeout stays the hard cap. Rejects with `DeadlineExceeded`,
+   * `reason: "idle-timeout"`.
+   */
+  readonly idleTimeout?: PhasePolicy.CallBudgetOptions["idleTimeout"]
 }
 
 /**
@@ -154,6 +192,7 @@ export interface Connection {
   readonly protocolVersion: McpSchema.Revision
   /** Who the server says it is (a stateless server may not say). */
   readonly serverInfo: McpSchema.Implementation | undefined
+  /** The current tools: those of the last listing (see `onToolsChanged`). */
   readonly tools: ReadonlyArray<McpSchema.Tool>
   readonly callTool: (
     name: string,
@@ -163,6 +202,18 @@ export interface Connection {
   readonly listTools: (options?: { readonly signal?: AbortSignal | undefined }) => Promise<ReadonlyArray<McpSchema.Tool>>
   /** `ping` under the ping budget; resolves with the round trip in milliseconds. */
   readonly ping: (options?: { readonly signal?: AbortSignal | undefined }) => Promise<number>
+  readonly listResources: (options?: RequestOptions) => Promise<ReadonlyArray<McpSchema.Resource>>
+  readonly listResourceTemplates: (options?: RequestOptions) => Promise<ReadonlyArray<McpSchema.ResourceTemplate>>
+  /** Reads one resource, such as the `uri` of a tool result's `resource_link`. */
+  readonly readResource: (uri: string, options?: RequestOptions) => Promise<McpSchema.ReadResourceResult>
+  readonly listPrompts: (options?: RequestOptions) => Promise<ReadonlyArray<McpSchema.Prompt>>
+  readonly getPrompt: (
+    name: string,
+    args?: Readonly<Record<string, string>>,
+    options?: RequestOptions
+  ) => Promise<McpSchema.GetPromptResult>
+  /** Asks for the server's log messages at `level` and above (they reach `onLogMessage`). */
+  readonly setLogLevel: (level: McpSchema.LogLevel, options?: { readonly signal?: AbortSignal | undefined }) => Promise<void>
   /** Releases the session (bounded). Safe to call more than once. */
   readonly close: () => Promise<void>
   /** The Effect connection underneath, for observation. */
@@ -268,6 +319,45 @@ const connectStdio = (options: StdioConnectOptions, scope: Scope.Scope) =>
     }).pipe(Scope.extend(scope), Effect.provide(context))
   })
 
+/** A request's budget overrides, without its signal. */
+const budgetOf = (options: RequestOptions | undefined): PhasePolicy.BudgetOptions | undefined =>
+  options === undefined ? undefined : { timeout: options.timeout, maxBytes: options.maxBytes }
+
+/**
+ * Calls `listener` with each item of `stream` until the connection closes; what it throws is
+ * ignored (the caller's callback is not the connection).
+ */
+const forEachUntilClosed = <A>(stream: Stream.Stream<A>, listener: (a: A) => void, scope: Scope.Scope) =>
+  Effect.runFork(Effect.forkIn(
+    Stream.runForEach(stream, (a) =>
+      Effect.sync(() => {
+        try {
+          listener(a)
+        } catch {
+          // Nothing to do: see above.
+        }
+      })),
+    scope
+  ))
+
+/** Hands the connection's tool lists and log messages to the callbacks given for them. */
+const follow = (connection: McpClient.Connection, options: ConnectOptions, scope: Scope.Scope) => {
+  const { onLogMessage, onToolsChanged } = options
+  if (typeof onToolsChanged === "function") {
+    // `changes` starts with the list of the moment: only a list other than the last seen is new.
+    let last = connection.tools
+    forEachUntilClosed(
+      Stream.filter(connection.toolList.changes, (tools) => tools !== last),
+      (tools) => {
+        last = tools
+        onToolsChanged(tools)
+      },
+      scope
+    )
+  }
+  if (typeof onLogMessage === "function") forEachUntilClosed(connection.logMessages, onLogMessage, scope)
+}
+
 /**
  * Connects and discovers. Resolves once the tools are listed.
  *
@@ -287,6 +377,7 @@ export const connect = async (options: ConnectOptions): Promise<Connection> => {
     await close()
     throw error
   }
+  follow(connection, options, scope)
   let closing: Promise<void> | undefined
   return {
     // Those of the current session (a connection whose server forgot its session starts a new one).
@@ -304,14 +395,20 @@ export const connect = async (options: ConnectOptions): Promise<Connection> => {
     },
     effect: connection,
     callTool: (name, args, callOptions) => {
-      const overrides = callOptions?.timeout === undefined && callOptions?.maxBytes === undefined &&
-          callOptions?.meta === undefined
-        ? undefined
-        : { timeout: callOptions.timeout, maxBytes: callOptions.maxBytes, meta: callOptions.meta }
-      return run(connection.callTool(name, args, overrides), callOptions?.signal)
+      if (callOptions === undefined) return run(connection.callTool(name, args), undefined)
+      const { signal, ...rest } = callOptions
+      return run(connection.callTool(name, args, rest), signal)
     },
     listTools: (listOptions) => run(connection.listTools, listOptions?.signal),
     ping: (pingOptions) => run(connection.ping, pingOptions?.signal),
+    listResources: (requestOptions) => run(connection.listResources(budgetOf(requestOptions)), requestOptions?.signal),
+    listResourceTemplates: (requestOptions) =>
+      run(connection.listResourceTemplates(budgetOf(requestOptions)), requestOptions?.signal),
+    readResource: (uri, requestOptions) => run(connection.readResource(uri, budgetOf(requestOptions)), requestOptions?.signal),
+    listPrompts: (requestOptions) => run(connection.listPrompts(budgetOf(requestOptions)), requestOptions?.signal),
+    getPrompt: (name, args, requestOptions) =>
+      run(connection.getPrompt(name, args, budgetOf(requestOptions)), requestOptions?.signal),
+    setLogLevel: (level, levelOptions) => run(connection.setLogLevel(level), levelOptions?.signal),
     close: () => (closing ??= close())
   }
 }

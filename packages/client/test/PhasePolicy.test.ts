@@ -19,8 +19,37 @@ describe("PhasePolicy", () => {
       maxSchemaBytes: 1_048_576,
       maxInputRounds: 8,
       maxSessionRenewals: 3,
-      releaseTimeoutMs: 2_000
+      releaseTimeoutMs: 2_000,
+      relistDelayMs: 200,
+      logBuffer: 1_000
     })
+  })
+
+  it("validates relistDelay like every duration and logBuffer like every count", () => {
+    const policy = Effect.runSync(PhasePolicy.make({ relistDelay: "1 second", logBuffer: 5 }))
+    expect([policy.relistDelayMs, policy.logBuffer]).toEqual([1_000, 5])
+    for (const [options, option, reason] of [
+      [{ relistDelay: 0 }, "relistDelay", "not-positive"],
+      [{ relistDelay: "soon" }, "relistDelay", "not-a-duration"],
+      [{ logBuffer: 0 }, "logBuffer", "not-positive"],
+      [{ logBuffer: 2.5 }, "logBuffer", "not-integer"]
+    ] as const) {
+      const error = Effect.runSync(Effect.flip(PhasePolicy.make(options as PhasePolicy.Options)))
+      expect(error).toMatchObject({ _tag: "InvalidOption", option, reason, stage: "config" })
+    }
+  })
+
+  it("validates a call's idle timeout like its timeout, and names it in the limits", () => {
+    const policy = Effect.runSync(PhasePolicy.make())
+    expect(Effect.runSync(PhasePolicy.callBudget(policy, { idleTimeout: 250 }))).toEqual({
+      timeoutMs: 60_000,
+      maxBytes: 16_777_216,
+      idleTimeoutMs: 250
+    })
+    for (const [idleTimeout, reason] of [[0, "not-positive"], [Number.NaN, "not-finite"], ["later", "not-a-duration"]] as const) {
+      const error = Effect.runSync(Effect.flip(PhasePolicy.callBudget(policy, { idleTimeout } as PhasePolicy.CallBudgetOptions)))
+      expect(error).toMatchObject({ _tag: "InvalidOption", option: "call.idleTimeout", reason, stage: "call", phase: "call" })
+    }
   })
 
   it("validates maxSessionRenewals like every count", () => {

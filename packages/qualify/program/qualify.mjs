@@ -39,7 +39,7 @@ import { McpClient } from "@phasebound/client"
 import { connect } from "@phasebound/client/promise"
 import * as Testkit from "@phasebound/testkit"
 import * as Contract from "@phasebound/testkit/contract"
-import { Cause, Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { Cause, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import { createServer } from "node:http"
 
 const runtime = typeof globalThis.Bun === "undefined" ? "node" : "bun"
@@ -726,6 +726,27 @@ const statelessStdioScenarios = async () => {
   const S = (name, body, timeoutMs) => effectScenario(`Effect stdio 2026 ${name}`, stdioPlatform, body, timeoutMs)
   const connectWith = (f, options = {}) => McpClient.connectStdio({ command: f.command, args: f.args, env: f.env, ...options })
 
+  for (const era of ["handshake", "stateless"]) {
+    await S(`long-lived, ${era} child: progress, a changed tool list (a subscription in 2026), typed results; the child is gone at close`, () =>
+      Effect.gen(function*() {
+        const f = yield* stdioFixture({ era, features: true })
+        const scope = yield* childScope
+        const c = yield* connectWith(f, { policy: { relistDelay: 50 } }).pipe(Scope.extend(scope))
+        const reports = []
+        yield* c.callTool("slow_progress", { steps: 2, intervalMs: 20 }, { onProgress: (p) => reports.push(p.progress) })
+        check(reports.join(",") === "1,2", `reports ${reports.join(",")}`)
+        const changed = yield* Effect.fork(
+          c.toolList.changes.pipe(Stream.filter((tools) => tools.some((t) => t.name === "added_1")), Stream.take(1), Stream.runDrain)
+        )
+        yield* c.callTool("change_tools", {})
+        yield* Fiber.join(changed).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new CheckFailed("no new tool list") }))
+        const { error } = yield* failureOf(c.callTool("weather", { city: "x", mode: "missing" }))
+        expectError(error, { _tag: "ProtocolViolation", reason: "missing-structured-content", outcome: "applied" })
+        check(f.toolCalls("weather") === 1, `${f.toolCalls("weather")} runs`)
+        yield* closeAndCheckChild(scope, f)
+      }))
+  }
+
   await S("smoke: a stateless child: server/discover, no initialize, 2026-07-28; closing the connection ends the child", () =>
     Effect.gen(function*() {
       const f = yield* stdioFixture({ era: "stateless" })
@@ -851,6 +872,53 @@ const longLivedScenarios = async (label, layer) => {
         yield* c.callTool("echo", { text: "x" }, { meta: { "com.example/request": "q-1" } })
         const sent = srv.requests.filter((r) => r.rpcMethod === "tools/call").at(-1)
         check(sent?.meta?.["com.example/request"] === "q-1", "the caller's _meta")
+      }))
+    const features = era === "stateless" ? { era: "stateless", features: true, mode: "sse" } : { features: true, mode: "sse" }
+    await E(`${era}: progress reaches the caller; an idle timeout fires before the deadline; the tool ran once per call`, () =>
+      Effect.gen(function*() {
+        const srv = yield* Testkit.scoped(features)
+        const c = yield* McpClient.connect({ url: srv.url })
+        const reports = []
+        yield* c.callTool("slow_progress", { steps: 3, intervalMs: 20 }, { onProgress: (p) => reports.push(p.progress) })
+        check(reports.join(",") === "1,2,3", `reports ${reports.join(",")}`)
+        const { error } = yield* failureOf(
+          c.callTool("slow_progress", { steps: 6, intervalMs: 150, silentAfter: 1 }, { timeout: 20_000, idleTimeout: 300 })
+        )
+        expectError(error, { _tag: "DeadlineExceeded", reason: "idle-timeout", stage: "call", outcome: "unknown" })
+        check(error.limits.idleTimeoutMs === 300, "idleTimeoutMs in the limits")
+        check(srv.toolCalls("slow_progress") === 2, `${srv.toolCalls("slow_progress")} runs`)
+      }))
+    await E(`${era}: typed results: a mismatching structuredContent is ProtocolViolation, applied, sent once`, () =>
+      Effect.gen(function*() {
+        const srv = yield* Testkit.scoped(features)
+        const c = yield* McpClient.connect({ url: srv.url })
+        check((yield* c.callTool("weather", { city: "Lisbon" })).structuredContent?.conditions === "sunny", "a matching result")
+        const { error } = yield* failureOf(c.callTool("weather", { city: "Lisbon", mode: "mismatch" }))
+        expectError(error, { _tag: "ProtocolViolation", reason: "structured-content-mismatch", outcome: "applied" })
+        check(srv.toolCalls("weather") === 2, `${srv.toolCalls("weather")} runs`)
+      }))
+    await E(`${era}: a changed tool list reaches toolList; resources, prompts and the log level`, () =>
+      Effect.gen(function*() {
+        const srv = yield* Testkit.scoped(features)
+        const c = yield* McpClient.connect({ url: srv.url, policy: { relistDelay: 50 } })
+        const changed = yield* Effect.fork(
+          c.toolList.changes.pipe(Stream.filter((tools) => tools.some((t) => t.name === "added_1")), Stream.take(1), Stream.runDrain)
+        )
+        yield* c.callTool("change_tools", {})
+        yield* Fiber.join(changed).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new CheckFailed("no new tool list") }))
+        check(c.tools.some((t) => t.name === "added_1"), "connection.tools is the new list")
+        check((yield* c.listResources()).length === 4, "four resources")
+        const read = yield* c.readResource("test://docs/2")
+        check(read.contents[0]?.text === "Document 2", "the resource's text")
+        const prompt = yield* c.getPrompt("greet", { name: "Ada" })
+        check(prompt.messages[0]?.content?.text === "Hello, Ada", "the prompt")
+        const logs = yield* Effect.fork(c.logMessages.pipe(Stream.take(1), Stream.runCollect))
+        yield* Effect.sleep("50 millis")
+        yield* c.setLogLevel("warning")
+        yield* c.callTool("log", { level: "info", message: "quiet" })
+        yield* c.callTool("log", { level: "error", message: "loud" })
+        const got = yield* Fiber.join(logs).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new CheckFailed("no log message") }))
+        check([...got][0]?.data === "loud", "only the error-level message")
       }))
   }
 }

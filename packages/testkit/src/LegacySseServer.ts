@@ -8,11 +8,19 @@
  * travel on the GET stream as `event: message` events. Closing the GET stream ends the session.
  * The server serves the legacy transport only: a POST to the SSE URL (the Streamable HTTP probe
  * of an "auto" client) is refused with `postToSsePath` (404 by default).
+ *
+ * With `features` (features.ts): capabilities, tools, resources, prompts and logging, as the
+ * handshake era of the Streamable HTTP server has them. Everything goes on the session's GET
+ * stream: a request's notifications (progress, log messages) before its answer, list changes
+ * and floods on every session's stream. A `notifications/cancelled` for a request still playing
+ * out stops it: nothing more is sent for it. A fault that replaces the answer (any but `delay`,
+ * `endless-accepted` and `unsolicited-frame`) replaces what the request would play out too, but
+ * its list change still goes out, at once.
  */
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Effect, type Scope } from "effect"
-import { classify, errorMessage, resultMessage, type JsonRpcOutgoing } from "./jsonrpc.js"
+import { classify, errorMessage, isRecord, type JsonRpcNotification, resultMessage, type JsonRpcOutgoing } from "./jsonrpc.js"
 import {
   DEFAULT_LEGACY_CHUNK_SIZE,
   DEFAULT_MALFORMED_ENDPOINT,
@@ -24,9 +32,11 @@ import {
   type LegacyFault,
   type LegacyStreamFault
 } from "./legacyFaults.js"
+import type { FeatureCounters } from "./features.js"
 import { listenLoopback, parseJson, receive, type RecordedRequest, waitFor } from "./loopback.js"
 import { makeMcpBehaviour } from "./mcp.js"
 import { exactSseFrame, paddedResultTemplate, sseFrame } from "./payload.js"
+import { playTimeline, type Timeline } from "./timeline.js"
 import { isGone, resetConnection, sendText, sseHeaders, writeChunks, writeForever } from "./wire.js"
 
 export const LEGACY_PROTOCOL_VERSION = "2024-11-05"
@@ -51,9 +61,13 @@ export interface LegacyServerOptions {
   readonly postToSsePathDelayMs?: number
   /** The body of every `202` to a POST (default empty; the official SDK's server sends `Accepted`). */
   readonly acceptedBody?: string
+  /** The long-lived connection features (features.ts and the module comment). Default false: none of it. */
+  readonly features?: boolean
+  /** With `features`: how many `test://docs/i` resources are listed (default 3). */
+  readonly resources?: number
 }
 
-export interface LegacyTestServer {
+export interface LegacyTestServer extends FeatureCounters {
   /** The SSE URL: http://127.0.0.1:PORT/sse */
   readonly url: string
   /** http://127.0.0.1:PORT */
@@ -85,6 +99,12 @@ export interface LegacyTestServer {
   waitFor(pred: () => boolean, timeoutMs?: number): Promise<void>
   script(fault: LegacyFault): void
   clearFaults(): void
+  /** Open GET streams: who a list change reaches now. */
+  listChangedListeners(): number
+  /** With `features`: adds `count` tools (default 1) and sends every session a list change; returns how many were sent. */
+  changeTools(count?: number): number
+  /** With `features`: sends every session `count` debug log messages of `bytes` bytes of data (default 100); returns how many. */
+  floodNotifications(count: number, bytes?: number): number
   /** Closes the server and destroys every open socket. */
   close(): Promise<void>
 }
@@ -98,6 +118,8 @@ interface Session {
   /** Writes on the stream, one after the other, so chunked frames never interleave. */
   queue: Promise<void>
   readonly timers: Set<NodeJS.Timeout>
+  /** Requests still playing out (features), by JSON-RPC id: each entry stops one. */
+  readonly playing: Map<string | number, () => boolean>
 }
 
 const NEVER_ENDING_CHUNK = new Uint8Array(64 * 1024).fill(0x61) // "a"
@@ -117,6 +139,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
   const sessions = new Map<string, Session>()
   const requests: Array<RecordedRequest> = []
   const rpcCounts = new Map<string, number>()
+  const sentCounts = new Map<string, number>()
   let closedByClient = 0
   let neverEndingBytes = 0
   let neverEndingStopped = 0
@@ -149,6 +172,8 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     sessions.delete(session.id)
     for (const timer of session.timers) clearTimeout(timer)
     session.timers.clear()
+    for (const stop of session.playing.values()) stop()
+    session.playing.clear()
   }
 
   /** The server ends the GET stream: the session is gone. */
@@ -166,6 +191,40 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     sendFrame(session, sseFrame(JSON.stringify(message)))
   }
 
+  /** A notification of the server's own, counted when it is handed to the socket. */
+  const sendNotification = (session: Session, notification: JsonRpcNotification): void => {
+    enqueue(session, () => {
+      sentCounts.set(notification.method, (sentCounts.get(notification.method) ?? 0) + 1)
+      return writeWhole(session.res, sseFrame(JSON.stringify(notification)))
+    })
+  }
+
+  /** Sends each notification on every session's stream; returns how many messages that made. */
+  const broadcast = (notifications: ReadonlyArray<JsonRpcNotification>): number => {
+    let sent = 0
+    for (const session of sessions.values()) {
+      if (!session.open) continue
+      for (const notification of notifications) sendNotification(session, notification)
+      sent += notifications.length
+    }
+    return sent
+  }
+
+  /** Plays a request's timeline on its session's stream: notifications, the answer, then the broadcast. */
+  const play = (session: Session, id: string | number, message: JsonRpcOutgoing, timeline: Timeline): void => {
+    let answered = false
+    const stop = playTimeline(timeline, {
+      notify: (notification) => sendNotification(session, notification),
+      answer: () => {
+        answered = true
+        session.playing.delete(id)
+        sendMessage(session, message)
+        broadcast(timeline.broadcast)
+      }
+    })
+    if (!answered) session.playing.set(id, stop)
+  }
+
   const openStream = (res: ServerResponse): void => {
     const session: Session = {
       id: randomUUID(),
@@ -173,7 +232,8 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
       open: true,
       endedByServer: false,
       queue: Promise.resolve(),
-      timers: new Set()
+      timers: new Set(),
+      playing: new Map()
     }
     sessions.set(session.id, session)
     res.on("close", () => {
@@ -238,18 +298,31 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
 
     // Run the request (side effects included) before any fault decides how it is answered.
     let normal: JsonRpcOutgoing | undefined
+    let timeline: Timeline | undefined
     if (message.kind === "request") {
-      const outcome = mcp.handle(message.method, message.params)
+      const outcome = mcp.handle(message.method, message.params, session.id)
       normal = outcome._tag === "result" ? resultMessage(message.id, outcome.result) : errorMessage(message.id, outcome.error)
+      if (outcome._tag === "result") timeline = outcome.timeline
+    } else if (message.method === "notifications/cancelled" && isRecord(message.params)) {
+      const requestId = message.params["requestId"]
+      if (typeof requestId === "string" || typeof requestId === "number") {
+        session.playing.get(requestId)?.()
+        session.playing.delete(requestId)
+      }
     }
     const respondNormally = () => {
-      if (normal !== undefined) sendMessage(session, normal)
+      if (normal === undefined) return
+      if (timeline === undefined || message.kind !== "request") return sendMessage(session, normal)
+      play(session, message.id, normal, timeline)
     }
 
     const fault = faults.takeResponse(message.method)
     if (fault === undefined) {
       accept(res)
       return respondNormally()
+    }
+    if (timeline !== undefined && !["delay", "endless-accepted", "unsolicited-frame"].includes(fault.kind)) {
+      broadcast(timeline.broadcast) // the answer is replaced, the change is not
     }
     if (fault.kind === "post-status") {
       const extra: Record<string, string> = fault.status === 401
@@ -363,6 +436,11 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     return sendText(res, 404, "testkit: not found")
   }
 
+  const featuresOf = (method: string) => {
+    if (mcp.features === undefined) throw new TypeError(`${method} needs the \`features\` option`)
+    return mcp.features
+  }
+
   const listener = await listenLoopback(handle)
   const port = listener.port
   origin = `http://127.0.0.1:${port}`
@@ -394,6 +472,23 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     waitFor,
     script: (fault) => faults.push(fault),
     clearFaults: () => faults.clear(),
+    toolCalls: (name) => mcp.toolCalls(name),
+    notificationsSent: (method) => sentCounts.get(method) ?? 0,
+    progressSent: () => sentCounts.get("notifications/progress") ?? 0,
+    logMessagesSent: () => sentCounts.get("notifications/message") ?? 0,
+    listChangedSent: () => sentCounts.get("notifications/tools/list_changed") ?? 0,
+    subscriptionsClosed: () => 0,
+    listChangedListeners: () => [...sessions.values()].filter((session) => session.open && !isGone(session.res)).length,
+    changeTools: (count = 1) => {
+      if (!Number.isSafeInteger(count) || count < 0) throw new RangeError("changeTools: count must be an integer >= 0")
+      return broadcast([featuresOf("changeTools").changeTools(count)])
+    },
+    floodNotifications: (count, bytes = 100) => {
+      if (!Number.isSafeInteger(count) || count < 0 || !Number.isSafeInteger(bytes) || bytes < 0) {
+        throw new RangeError("floodNotifications: count and bytes must be integers >= 0")
+      }
+      return broadcast(featuresOf("floodNotifications").flood(count, bytes))
+    },
     close
   }
 }

@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import type { FeatureCounters } from "./features.js"
 
 interface StdioMethodFaultBase {
   /** The JSON-RPC method this fault applies to, e.g. "initialize", "tools/list", "tools/call". */
@@ -117,6 +118,9 @@ export type StdioFaultKind = StdioFault["kind"]
  *
  * In the stateless era a `notifications/cancelled` for a request whose answer is still held back
  * (a `delay` fault) drops that answer: nothing more is sent for it.
+ *
+ * With `features` (see `StdioServerOptions.features`) both eras gain what features.ts describes;
+ * the stateless era also `subscriptions/listen`, answered on stdout.
  */
 export type StdioEra = "handshake" | "stateless" | "dual"
 
@@ -153,6 +157,25 @@ export interface StdioServerOptions {
    * bounded wait. The arrival is still logged.
    */
   readonly silentOnUnknown?: boolean
+  /**
+   * The long-lived connection features of features.ts: capabilities; the tools slow_progress,
+   * weather, weather_error, link_resource, log, change_tools and flood_notifications after every
+   * other tool; resources, resource templates and prompts; logging/setLevel (handshake era), the
+   * per-request `_meta` log level and `subscriptions/listen` (stateless era). A request's
+   * notifications go on stdout before its answer; list changes and floods go to stdout once
+   * initialize was served (handshake era) and to each subscription that agreed to
+   * `toolsListChanged`, with its subscriptionId. `notifications/cancelled` naming a request still
+   * playing out stops it (no answer); naming a subscription ends it. Default false: none of it.
+   */
+  readonly features?: boolean
+  /** With `features`: how many `test://docs/i` resources are listed (default 3). */
+  readonly resources?: number
+  /**
+   * Events are appended here, one line each, synchronously: `tool NAME` when a tools/call is
+   * run, `sent METHOD` when a notification is handed to stdout, `subscription-closed ID` when the
+   * client ends a subscription.
+   */
+  readonly eventsFile?: string
 }
 
 export interface StdioServerCommand {
@@ -194,7 +217,8 @@ const validate = (options: StdioServerOptions): void => {
   for (const [name, value] of [
     ["extraTools", options.extraTools],
     ["pageSize", options.pageSize],
-    ["schemaPadBytes", options.schemaPadBytes]
+    ["schemaPadBytes", options.schemaPadBytes],
+    ["resources", options.resources]
   ] as const) {
     if (value !== undefined && !nonNegativeInteger(value)) throw new RangeError(`stdio server: ${name} must be an integer >= 0`)
   }
@@ -251,7 +275,8 @@ const validate = (options: StdioServerOptions): void => {
 /**
  * How to spawn the stdio test server with these options: `process.execPath` and the script path
  * plus arguments encoding them (`--era E`, `--supported-version V` repeated, `--ttl-ms N`,
- * `--silent-on-unknown`; `--fault <json>`, repeated; `times: Infinity` travels as null).
+ * `--silent-on-unknown`, `--features`, `--resources N`, `--events-file PATH`; `--fault <json>`,
+ * repeated; `times: Infinity` travels as null).
  * Throws a RangeError for options that could never apply.
  */
 export const stdioServerCommand = (options: StdioServerOptions = {}): StdioServerCommand => {
@@ -270,17 +295,21 @@ export const stdioServerCommand = (options: StdioServerOptions = {}): StdioServe
   for (const version of options.supportedVersions ?? []) args.push("--supported-version", version)
   flag("--ttl-ms", options.ttlMs)
   if (options.silentOnUnknown === true) args.push("--silent-on-unknown")
+  if (options.features === true) args.push("--features")
+  flag("--resources", options.resources)
+  flag("--events-file", options.eventsFile)
   for (const fault of options.faults ?? []) args.push("--fault", JSON.stringify(fault))
   return { command: process.execPath, args, env: {} }
 }
 
-export type StdioFixtureOptions = Omit<StdioServerOptions, "counterFile" | "logFile">
+export type StdioFixtureOptions = Omit<StdioServerOptions, "counterFile" | "logFile" | "eventsFile">
 
-export interface StdioFixture extends StdioServerCommand {
+export interface StdioFixture extends StdioServerCommand, FeatureCounters {
   /** The temporary directory holding the files below. */
   readonly dir: string
   readonly counterFile: string
   readonly logFile: string
+  readonly eventsFile: string
   readonly pidFile: string
   /** Executions of the side-effecting `increment` tool (0 before the child started). */
   counter(): number
@@ -314,15 +343,19 @@ export const makeStdioFixture = (options: StdioFixtureOptions = {}): StdioFixtur
   const dir = mkdtempSync(join(tmpdir(), "phasebound-stdio-"))
   const counterFile = join(dir, "counter")
   const logFile = join(dir, "arrivals.log")
+  const eventsFile = join(dir, "events.log")
   const pidFile = join(dir, "pid")
   const command = stdioServerCommand({
     ...options,
     counterFile,
     logFile,
+    eventsFile,
     faults: [...(options.faults ?? []), { kind: "write-pid", path: pidFile }]
   })
 
   const arrivals = (): ReadonlyArray<string> => (readText(logFile) ?? "").split("\n").filter((line) => line !== "")
+  const events = (line: string): number => (readText(eventsFile) ?? "").split("\n").filter((entry) => entry === line).length
+  const sent = (method: string): number => events(`sent ${method}`)
   const pid = (): number | undefined => {
     const value = Number.parseInt(readText(pidFile) ?? "", 10)
     return Number.isSafeInteger(value) && value > 0 ? value : undefined
@@ -343,6 +376,7 @@ export const makeStdioFixture = (options: StdioFixtureOptions = {}): StdioFixtur
     dir,
     counterFile,
     logFile,
+    eventsFile,
     pidFile,
     counter: () => {
       const value = Number.parseInt(readText(counterFile) ?? "0", 10)
@@ -350,6 +384,12 @@ export const makeStdioFixture = (options: StdioFixtureOptions = {}): StdioFixtur
     },
     rpcCalls: (method) => arrivals().filter((line) => line === method).length,
     arrivals,
+    toolCalls: (name) => events(`tool ${name}`),
+    notificationsSent: sent,
+    progressSent: () => sent("notifications/progress"),
+    logMessagesSent: () => sent("notifications/message"),
+    listChangedSent: () => sent("notifications/tools/list_changed"),
+    subscriptionsClosed: () => (readText(eventsFile) ?? "").split("\n").filter((line) => line.startsWith("subscription-closed ")).length,
     pid,
     isAlive,
     waitFor: async (pred, timeoutMs = 5000) => {

@@ -20,9 +20,20 @@
  * (or 403 insufficient_scope) before anything else happens, and Protected Resource Metadata is
  * served (see protectedResource.ts). Refused requests are recorded with `refused`, counted by
  * `unauthorizedCount()` / `forbiddenCount()`, and have no other effect.
+ *
+ * With `features` (features.ts), both eras add capabilities, tools, resources, prompts and
+ * logging. A request's notifications (progress, log messages) go on its own SSE response before
+ * the answer ("sse" mode); in "json" mode, in the handshake era, on an open GET stream of its
+ * session, else nowhere. The handshake era gains the standalone GET stream (GET without
+ * Last-Event-ID: 200 text/event-stream, kept open; DELETE of the session or `expireSession`
+ * ends it); the stateless era gains `subscriptions/listen`, answered with an SSE stream in both
+ * modes (listeners.ts). List changes and floods go to both kinds of stream. A fault that replaces
+ * the answer (any but `delay`) replaces what the request would play out too, but its list change
+ * still goes out, at once: the change did happen.
  */
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
+import type { FeatureCounters } from "./features.js"
 import { FaultQueue, respondWithFault, type Fault } from "./faults.js"
 import {
   classify,
@@ -34,6 +45,8 @@ import {
   type JsonRpcIncoming,
   type JsonRpcOutgoing
 } from "./jsonrpc.js"
+import { type SentMessage, SseChannel } from "./channel.js"
+import { Listeners } from "./listeners.js"
 import { makeMcpBehaviour, SUPPORTED_PROTOCOL_VERSIONS } from "./mcp.js"
 import { headerValue, listenLoopback, parseJson, receive, type RecordedRequest, waitFor } from "./loopback.js"
 import {
@@ -43,6 +56,7 @@ import {
   HEADER_PROTOCOL_VERSION,
   hasModernMeta,
   META_PROTOCOL_VERSION,
+  META_SUBSCRIPTION_ID,
   metaOf,
   unsupportedVersionError,
   validateStatelessRequest
@@ -50,7 +64,8 @@ import {
 
 export type { Era, RecordedRequest }
 import { ResumableStreams } from "./resumable.js"
-import { sendJsonBody, sendMessage, sendText, type ResponseMode } from "./wire.js"
+import { isImmediate, playTimeline, type Timeline } from "./timeline.js"
+import { type ExtraHeaders, isGone, sendJsonBody, sendMessage, sendText, type ResponseMode } from "./wire.js"
 import {
   bearerTokenOf,
   makeProtectedResource,
@@ -116,10 +131,18 @@ export interface TestServerOptions {
    * accepting the tokens of `auth.oauth` (see protectedResource.ts). Default: no authorization.
    */
   readonly auth?: ProtectedResourceOptions
+  /**
+   * The long-lived connection features (features.ts and the module comment): capabilities,
+   * tools, resources, prompts, logging, the GET stream (handshake era) and
+   * `subscriptions/listen` (stateless era). Default false: none of it, listings as before.
+   */
+  readonly features?: boolean
+  /** With `features`: how many `test://docs/i` resources are listed (default 3). */
+  readonly resources?: number
 }
 
 
-export interface TestServer {
+export interface TestServer extends FeatureCounters {
   /** e.g. http://127.0.0.1:PORT/mcp */
   readonly url: string
   readonly port: number
@@ -163,6 +186,17 @@ export interface TestServer {
   bearerTokens(): ReadonlyArray<string>
   /** Adds a Protected Resource Metadata fault (needs `auth`). `clearFaults()` clears these too. */
   scriptAuth(fault: ResourceMetadataFault): void
+  /** Open GET streams plus open subscriptions that agreed to `toolsListChanged`: who a list change reaches now. */
+  listChangedListeners(): number
+  /**
+   * With `features`: adds `count` tools (default 1) as `change_tools` does and sends every
+   * listener a `notifications/tools/list_changed`; returns how many were sent.
+   */
+  changeTools(count?: number): number
+  /** With `features`: sends every listener `count` debug log messages of `bytes` bytes of data (default 100); returns how many were sent. */
+  floodNotifications(count: number, bytes?: number): number
+  /** Ends every subscription gracefully (its listen request's result, then the end of the stream); returns how many. */
+  endSubscriptions(): number
   /** Closes the server and destroys every open socket. */
   close(): Promise<void>
 }
@@ -218,10 +252,54 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
   const sessions = new Set<string>()
   const requests: Array<RecordedHttpRequest> = []
   const rpcCounts = new Map<string, number>()
+  const sentCounts = new Map<string, number>()
   let deleteCount = 0
   let inputRoundCount = 0
   let abortedCount = 0
   let closing = false
+
+  const countSent = (message: SentMessage): void => {
+    if ("method" in message) sentCounts.set(message.method, (sentCounts.get(message.method) ?? 0) + 1)
+  }
+  const listeners = new Listeners(countSent, () => closing)
+  /** The session a request or GET belongs to, for its log level and GET streams ("" without sessions). */
+  const sessionOf = (req: IncomingMessage): string => (sessionsEnabled ? headerValue(req, SESSION_HEADER) ?? "" : "")
+
+  /**
+   * Sends an answer and plays the request's timeline around it: in "sse" mode its notifications
+   * go on the POST's own stream first; in "json" mode on `elsewhere()` if there is one. The
+   * broadcast follows the answer. A client that closes the POST stops what is left.
+   */
+  const answer = (
+    res: ServerResponse,
+    message: JsonRpcOutgoing,
+    timeline: Timeline | undefined,
+    headers: ExtraHeaders,
+    elsewhere: () => SseChannel | undefined
+  ): void => {
+    if (timeline === undefined || isImmediate(timeline)) {
+      sendMessage(res, message, mode, headers)
+      if (timeline !== undefined) listeners.broadcast(timeline.broadcast)
+      return
+    }
+    const channel = mode === "sse" ? SseChannel.open(res, countSent, headers) : undefined
+    const cancel = playTimeline(timeline, {
+      notify: (notification) => (channel ?? elsewhere())?.send(notification),
+      answer: () => {
+        if (channel !== undefined) {
+          channel.send(message)
+          channel.end()
+        } else if (!isGone(res)) sendMessage(res, message, mode, headers)
+        listeners.broadcast(timeline.broadcast)
+      }
+    })
+    res.on("close", cancel)
+  }
+
+  /** Under a fault that replaces the answer, the list change of a request still goes out, at once. */
+  const broadcastUnderFault = (kind: Fault["kind"], timeline: Timeline | undefined): void => {
+    if (kind !== "delay" && timeline !== undefined) listeners.broadcast(timeline.broadcast)
+  }
 
   /** Session rule for every request but initialize: missing → 400, unknown → 404. */
   const checkSession = (req: IncomingMessage, res: ServerResponse, id: JsonRpcId): boolean => {
@@ -273,6 +351,8 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     const { method, params } = message
     // The answer the request gets unless a fault replaces it; undefined for a notification (202).
     let normal: { readonly status: number; readonly message: JsonRpcOutgoing } | undefined
+    let timeline: Timeline | undefined
+    let listening: Readonly<Record<string, unknown>> | undefined
     if (message.kind === "request") {
       if (method === "initialize") {
         // Only in "stateless": the spec asks a modern-only server to name its versions here.
@@ -295,25 +375,36 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
         }
         // Run the request (side effects included) before any fault decides how it is answered.
         const outcome = mcp.handleModern(method, params)
-        normal = outcome._tag === "result"
-          ? { status: 200, message: resultMessage(id, outcome.result) }
-          : {
+        if (outcome._tag === "listen") {
+          listening = outcome.notifications
+          // What a fault answers in place of the stream: the graceful end of the subscription.
+          normal = { status: 200, message: resultMessage(id, { resultType: "complete", _meta: { [META_SUBSCRIPTION_ID]: id } }) }
+        } else if (outcome._tag === "result") {
+          normal = { status: 200, message: resultMessage(id, outcome.result) }
+          timeline = outcome.timeline
+        } else {
+          normal = {
             status: outcome.status ?? (outcome.error.code === ErrorCode.MethodNotFound ? 404 : 200),
             message: errorMessage(id, outcome.error)
           }
+        }
       }
     }
     const respondNormally = () => {
       if (normal === undefined) {
         res.writeHead(202)
         res.end()
+      } else if (listening !== undefined && id !== null) {
+        listeners.listen(res, id, listening)
       } else if (normal.status === 200) {
         countInputRound(normal.message)
-        sendMessage(res, normal.message, mode)
+        // No stream of its own in "json" mode: a stateless request's notifications go nowhere.
+        answer(res, normal.message, timeline, {}, () => undefined)
       } else sendJsonBody(res, normal.status, normal.message)
     }
     const fault = faults.take(method)
     if (fault === undefined) return respondNormally()
+    broadcastUnderFault(fault.kind, timeline)
     if (fault.kind === "input-required") inputRoundCount += 1
     return respondWithFault(fault, {
       res,
@@ -365,10 +456,13 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
 
     // Run the request (side effects included) before any fault decides how it is answered.
     let normal: JsonRpcOutgoing | undefined
+    let timeline: Timeline | undefined
     const headers: Record<string, string> = {}
+    const session = sessionOf(req)
     if (message.kind === "request") {
-      const outcome = mcp.handle(message.method, message.params)
+      const outcome = mcp.handle(message.method, message.params, session)
       normal = outcome._tag === "result" ? resultMessage(message.id, outcome.result) : errorMessage(message.id, outcome.error)
+      if (outcome._tag === "result") timeline = outcome.timeline
       if (isInitialize && outcome._tag === "result" && sessionsEnabled) {
         const sessionId = randomUUID()
         sessions.add(sessionId)
@@ -379,12 +473,13 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
       if (normal === undefined) {
         res.writeHead(202)
         res.end()
-      } else sendMessage(res, normal, mode, headers)
+      } else answer(res, normal, timeline, headers, () => listeners.getStreamOf(session))
     }
 
     if (message.kind === "response") return respondNormally()
     const fault = faults.take(message.method)
     if (fault === undefined) return respondNormally()
+    broadcastUnderFault(fault.kind, timeline)
     if (fault.kind === "input-required") inputRoundCount += 1
     const requestSession = headerValue(req, SESSION_HEADER) ?? headers["Mcp-Session-Id"]
     return respondWithFault(fault, {
@@ -413,8 +508,12 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     // No GET stream and no resumption in the stateless era (Last-Event-ID is ignored).
     if (era === "stateless") return sendText(res, 405, "testkit: the stateless era has no GET stream", { allow: "POST" })
     const lastEventId = headerValue(req, "last-event-id")
-    // No standalone server-to-client stream: only resumption of a resumable POST stream.
-    if (lastEventId === undefined) return sendText(res, 405, "testkit: no standalone SSE stream", { allow: "POST, DELETE" })
+    if (lastEventId === undefined) {
+      // No standalone server-to-client stream without features: only resumption of a resumable POST stream.
+      if (mcp.features === undefined) return sendText(res, 405, "testkit: no standalone SSE stream", { allow: "POST, DELETE" })
+      if (!checkSession(req, res, null)) return
+      return listeners.openGetStream(res, sessionOf(req))
+    }
     if (!checkSession(req, res, null)) return
     const sessionId = sessionsEnabled ? headerValue(req, SESSION_HEADER) : undefined
     const found = resumables.lookup(lastEventId, sessionId)
@@ -429,7 +528,10 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     if (!sessionsEnabled) return sendText(res, 405, "testkit: sessions are disabled", { allow: "POST, GET" })
     if (!checkSession(req, res, null)) return
     const sessionId = headerValue(req, SESSION_HEADER)
-    if (sessionId !== undefined) sessions.delete(sessionId)
+    if (sessionId !== undefined) {
+      sessions.delete(sessionId)
+      listeners.endGetStreams(sessionId)
+    }
     res.writeHead(200)
     res.end()
   }
@@ -474,6 +576,11 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     }
   }
 
+  const featuresOf = (method: string) => {
+    if (mcp.features === undefined) throw new TypeError(`${method} needs the \`features\` option`)
+    return mcp.features
+  }
+
   const listener = await listenLoopback(handle)
   const port = listener.port
   url = `http://127.0.0.1:${port}${MCP_PATH}`
@@ -507,7 +614,10 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
       faults.clear()
       auth?.clearFaults()
     },
-    expireSession: () => sessions.clear(),
+    expireSession: () => {
+      sessions.clear()
+      listeners.endGetStreams()
+    },
     resourceMetadataUrl: auth?.metadataUrl(),
     resource: auth?.resource(),
     unauthorizedCount: () => auth?.unauthorizedCount() ?? 0,
@@ -522,6 +632,24 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
       if (auth === undefined) throw new TypeError("scriptAuth needs the `auth` option")
       auth.script(fault)
     },
+    toolCalls: (name) => mcp.toolCalls(name),
+    notificationsSent: (method) => sentCounts.get(method) ?? 0,
+    progressSent: () => sentCounts.get("notifications/progress") ?? 0,
+    logMessagesSent: () => sentCounts.get("notifications/message") ?? 0,
+    listChangedSent: () => sentCounts.get("notifications/tools/list_changed") ?? 0,
+    subscriptionsClosed: () => listeners.closedSubscriptions(),
+    listChangedListeners: () => listeners.count(),
+    changeTools: (count = 1) => {
+      if (!Number.isSafeInteger(count) || count < 0) throw new RangeError("changeTools: count must be an integer >= 0")
+      return listeners.broadcast([featuresOf("changeTools").changeTools(count)])
+    },
+    floodNotifications: (count, bytes = 100) => {
+      if (!Number.isSafeInteger(count) || count < 0 || !Number.isSafeInteger(bytes) || bytes < 0) {
+        throw new RangeError("floodNotifications: count and bytes must be integers >= 0")
+      }
+      return listeners.broadcast(featuresOf("floodNotifications").flood(count, bytes))
+    },
+    endSubscriptions: () => listeners.endSubscriptions(),
     close
   }
 }

@@ -32,10 +32,20 @@ export {
   headerAnnotations,
   META_CLIENT_CAPABILITIES,
   META_CLIENT_INFO,
+  META_LOG_LEVEL,
   META_PROTOCOL_VERSION,
   META_SERVER_INFO,
+  META_SUBSCRIPTION_ID,
   MODERN_PROTOCOL_VERSION
 } from "./modern.js"
+export {
+  FEATURE_CAPABILITIES,
+  type FeatureCounters,
+  FEATURE_TOOLS,
+  LOG_LEVELS,
+  type LogLevel,
+  WEATHER_OUTPUT_SCHEMA
+} from "./features.js"
 export type { ResponseMode } from "./wire.js"
 export {
   LEGACY_MESSAGES_PATH,

@@ -15,6 +15,13 @@ export type JsonRpcOutgoing =
   | { readonly jsonrpc: "2.0"; readonly id: JsonRpcId; readonly result: unknown }
   | { readonly jsonrpc: "2.0"; readonly id: JsonRpcId; readonly error: JsonRpcErrorObject }
 
+/** A notification the server sends on its own (progress, log messages, list changes). */
+export interface JsonRpcNotification {
+  readonly jsonrpc: "2.0"
+  readonly method: string
+  readonly params?: Readonly<Record<string, unknown>>
+}
+
 export type JsonRpcIncoming =
   | { readonly kind: "request"; readonly id: string | number; readonly method: string; readonly params: unknown }
   | { readonly kind: "notification"; readonly method: string; readonly params: unknown }
@@ -28,6 +35,8 @@ export const ErrorCode = {
   /** Used by the official SDK servers for "Bad Request: missing session" and similar. */
   ServerError: -32000,
   SessionNotFound: -32001,
+  /** Until 2025-11-25: resources/read of a resource that does not exist (2026-07-28 uses -32602). */
+  ResourceNotFound: -32002,
   /** 2026-07-28: the HTTP headers do not mirror the body, or a required header is missing or malformed. */
   HeaderMismatch: -32020,
   /** 2026-07-28: the request needs a client capability its `_meta` did not declare. */
@@ -72,5 +81,8 @@ export const errorMessage = (id: JsonRpcId, error: JsonRpcErrorObject): JsonRpcO
   id,
   error
 })
+
+export const notificationMessage = (method: string, params?: Readonly<Record<string, unknown>>): JsonRpcNotification =>
+  params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params }
 
 export { isRecord }

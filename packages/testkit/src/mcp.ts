@@ -6,7 +6,11 @@
  * `tools/call` with `resultType` on every result, over a larger tool set: the same tools plus
  * `region_query` (an `x-mcp-header` parameter), `ask_name` (a multi round-trip elicitation) and,
  * on request, `typed_headers` and tools whose `x-mcp-header` declarations are invalid.
+ *
+ * With `features` (features.ts), both eras add capabilities, tools after every other one,
+ * resources, prompts and logging; the stateless era also `subscriptions/listen`.
  */
+import { FEATURE_CAPABILITIES, makeFeatures, type Features, type RequestScope } from "./features.js"
 import { ErrorCode, isRecord, type JsonRpcErrorObject } from "./jsonrpc.js"
 import {
   ASK_NAME_INPUT_KEY,
@@ -19,7 +23,9 @@ import {
   metaOf,
   RequestStates
 } from "./modern.js"
+import { page } from "./pagination.js"
 import { padString } from "./payload.js"
+import type { Timeline } from "./timeline.js"
 
 export const SUPPORTED_PROTOCOL_VERSIONS: ReadonlyArray<string> = ["2025-03-26", "2025-06-18", "2025-11-25"]
 export const DEFAULT_PROTOCOL_VERSION = "2025-06-18"
@@ -29,16 +35,28 @@ export interface ToolDefinition {
   readonly name: string
   readonly description: string
   readonly inputSchema: Readonly<Record<string, unknown>>
+  readonly outputSchema?: Readonly<Record<string, unknown>>
 }
 
 export type Outcome =
-  | { readonly _tag: "result"; readonly result: unknown }
+  | {
+    readonly _tag: "result"
+    readonly result: unknown
+    /** What the request plays out around this answer (features only); absent: the answer, at once. */
+    readonly timeline?: Timeline
+  }
   | {
     readonly _tag: "error"
     readonly error: JsonRpcErrorObject
     /** The HTTP status the stateless era gives this error, when it is not 200. */
     readonly status?: number
   }
+
+/**
+ * What a stateless request gets: an Outcome, or (with features) `subscriptions/listen` accepted:
+ * the transport opens the stream and acknowledges `notifications`, the agreed filter.
+ */
+export type ModernOutcome = Outcome | { readonly _tag: "listen"; readonly notifications: Readonly<Record<string, unknown>> }
 
 export interface McpBehaviourOptions {
   readonly protocolVersion?: string | undefined
@@ -55,23 +73,34 @@ export interface McpBehaviourOptions {
   readonly invalidHeaderTools?: boolean | undefined
   /** Adds `typed_headers` (integer, boolean and nested `x-mcp-header` parameters) to the stateless listing. */
   readonly typedHeaderTool?: boolean | undefined
+  /** The long-lived connection features of features.ts (default false: none of it). */
+  readonly features?: boolean | undefined
+  /** With `features`: how many `test://docs/i` resources are listed (default 3). */
+  readonly resources?: number | undefined
 }
 
 export interface McpBehaviour {
-  /** The tools of the handshake era. */
+  /** The tools of the handshake era (as they are now: `change_tools` adds some). */
   readonly tools: ReadonlyArray<ToolDefinition>
-  /** The tools of the stateless era. */
+  /** The tools of the stateless era (as they are now). */
   readonly modernTools: ReadonlyArray<ToolDefinition>
-  /** Runs one request, including its side effects (the `increment` counter). */
-  readonly handle: (method: string, params: unknown) => Outcome
+  /**
+   * Runs one request, including its side effects (the `increment` counter). `connection` (a
+   * session id; "" by default) is whose log level `logging/setLevel` sets and `log` obeys.
+   */
+  readonly handle: (method: string, params: unknown, connection?: string) => Outcome
   /**
    * Runs one request of the stateless era whose `_meta` and headers are already validated,
    * side effects included. An unknown method is -32601 (HTTP 404 is the transport's to add).
    */
-  readonly handleModern: (method: string, params: unknown) => Outcome
+  readonly handleModern: (method: string, params: unknown) => ModernOutcome
   /** Issues a request state `ask_name` accepts (for faults that ask for input in its place). */
   readonly issueRequestState: () => string
   readonly counter: () => number
+  /** tools/call requests run for that tool name (in either era). */
+  readonly toolCalls: (name: string) => number
+  /** The features, with `features`. */
+  readonly features: Features | undefined
 }
 
 const result = (value: unknown): Outcome => ({ _tag: "result", result: value })
@@ -207,25 +236,30 @@ const makeModernTools = (
   ...extra
 ]
 
-// Cursors are opaque to clients; this one is base64url JSON of the next offset.
-const encodeCursor = (offset: number): string => Buffer.from(JSON.stringify({ offset })).toString("base64url")
-const decodeCursor = (cursor: unknown): number | undefined => {
-  if (typeof cursor !== "string") return undefined
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
-    const offset = isRecord(parsed) ? parsed["offset"] : undefined
-    return typeof offset === "number" && Number.isSafeInteger(offset) && offset >= 0 ? offset : undefined
-  } catch {
-    return undefined
-  }
-}
+/** Results of the stateless era that carry caching hints. */
+const CACHEABLE: ReadonlySet<string> = new Set([
+  "tools/list",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "prompts/list"
+])
+
+const HANDSHAKE: RequestScope = { stateless: false, connection: "" }
+const STATELESS: RequestScope = { stateless: true, connection: "" }
 
 export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => {
   const { core, extra } = makeTools(options)
-  const tools: ReadonlyArray<ToolDefinition> = [...core, ...extra]
-  const modernTools = makeModernTools(options, core, extra)
+  const features = options.features === true ? makeFeatures(options) : undefined
+  const baseTools: ReadonlyArray<ToolDefinition> = [...core, ...extra]
+  const baseModernTools = makeModernTools(options, core, extra)
+  const currentTools = (): ReadonlyArray<ToolDefinition> =>
+    features === undefined ? baseTools : [...baseTools, ...features.tools()]
+  const currentModernTools = (): ReadonlyArray<ToolDefinition> =>
+    features === undefined ? baseModernTools : [...baseModernTools, ...features.tools()]
   const requestStates = new RequestStates()
   const cacheable = { ttlMs: options.ttlMs ?? DEFAULT_TTL_MS, cacheScope: "public" }
+  const toolCallCounts = new Map<string, number>()
   let counter = 0
 
   const initialize = (params: unknown): Outcome => {
@@ -234,20 +268,21 @@ export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => 
       (typeof requested === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(requested)
         ? requested
         : DEFAULT_PROTOCOL_VERSION)
-    return result({ protocolVersion, capabilities: { tools: { listChanged: false } }, serverInfo: SERVER_INFO })
+    const capabilities = features === undefined ? { tools: { listChanged: false } } : FEATURE_CAPABILITIES
+    return result({ protocolVersion, capabilities, serverInfo: SERVER_INFO })
   }
 
-  const listTools = (params: unknown, list: ReadonlyArray<ToolDefinition> = tools): Outcome => {
-    const cursor = isRecord(params) ? params["cursor"] : undefined
-    const offset = cursor === undefined ? 0 : decodeCursor(cursor)
-    if (offset === undefined || offset > list.length) return failure(ErrorCode.InvalidParams, "Invalid cursor")
-    const size = options.pageSize ?? list.length
-    const end = Math.min(offset + Math.max(1, size), list.length)
-    const page = list.slice(offset, end)
-    return result(end < list.length ? { tools: page, nextCursor: encodeCursor(end) } : { tools: page })
+  const listTools = (params: unknown, list: ReadonlyArray<ToolDefinition>): Outcome => {
+    const listing = page("tools", list, params, options.pageSize)
+    return listing.ok ? result(listing.result) : { _tag: "error", error: listing.error }
   }
 
-  const callTool = (params: unknown, list: ReadonlyArray<ToolDefinition> = tools): Outcome => {
+  const countToolCall = (params: unknown): void => {
+    const name = isRecord(params) ? params["name"] : undefined
+    if (typeof name === "string") toolCallCounts.set(name, (toolCallCounts.get(name) ?? 0) + 1)
+  }
+
+  const callTool = (params: unknown, list: ReadonlyArray<ToolDefinition>, scope: RequestScope): Outcome => {
     if (!isRecord(params) || typeof params["name"] !== "string") {
       return failure(ErrorCode.InvalidParams, "tools/call needs a tool name")
     }
@@ -269,23 +304,24 @@ export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => 
         counter += 1
         return text(String(counter))
       default:
-        return list.some((tool) => tool.name === name) ? text(name) : text(`Unknown tool: ${name}`, true)
+        return features?.callTool(name, params, scope) ??
+          (list.some((tool) => tool.name === name) ? text(name) : text(`Unknown tool: ${name}`, true))
     }
   }
 
   // --- the stateless era -------------------------------------------------------------------
 
-  /** A result of the era: `resultType: "complete"` unless it already has a resultType. */
+  /** A result of the era: `resultType: "complete"` unless it already has a resultType (its timeline kept). */
   const complete = (outcome: Outcome, extraFields: Readonly<Record<string, unknown>> = {}): Outcome =>
     outcome._tag === "result" && isRecord(outcome.result)
-      ? result({ resultType: "complete", ...outcome.result, ...extraFields })
+      ? { ...outcome, result: { resultType: "complete", ...outcome.result, ...extraFields } }
       : outcome
 
   const discover = (): Outcome =>
     result({
       resultType: "complete",
       supportedVersions: [...(options.supportedVersions ?? DEFAULT_MODERN_VERSIONS)],
-      capabilities: { tools: {} },
+      capabilities: features === undefined ? { tools: {} } : FEATURE_CAPABILITIES,
       _meta: { [META_SERVER_INFO]: SERVER_INFO },
       ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
       ...cacheable
@@ -350,43 +386,57 @@ export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => 
         if (options.typedHeaderTool !== true) break
         return text(JSON.stringify(args))
     }
-    return callTool(params, modernTools)
+    return callTool(params, currentModernTools(), STATELESS)
   }
 
-  const handleModern = (method: string, params: unknown): Outcome => {
+  const handleModern = (method: string, params: unknown): ModernOutcome => {
+    const refused = features?.checkLogLevel(params)
+    if (refused !== undefined) return refused
     switch (method) {
       case "server/discover":
         return discover()
       case "tools/list":
-        return complete(listTools(params, modernTools), cacheable)
+        return complete(listTools(params, currentModernTools()), cacheable)
       case "tools/call":
+        countToolCall(params)
         return complete(callModernTool(params))
-      default:
-        return failure(ErrorCode.MethodNotFound, `Method not found: ${method}`)
+      case "subscriptions/listen":
+        if (features !== undefined) return features.listen(params)
+        break
     }
+    const featured = features?.handle(method, params, STATELESS)
+    if (featured === undefined) return failure(ErrorCode.MethodNotFound, `Method not found: ${method}`)
+    return complete(featured, CACHEABLE.has(method) ? cacheable : {})
   }
 
-  const handle = (method: string, params: unknown): Outcome => {
+  const handle = (method: string, params: unknown, connection = ""): Outcome => {
     switch (method) {
       case "initialize":
         return initialize(params)
       case "ping":
         return result({})
       case "tools/list":
-        return listTools(params)
+        return listTools(params, currentTools())
       case "tools/call":
-        return callTool(params)
-      default:
-        return failure(ErrorCode.MethodNotFound, `Method not found: ${method}`)
+        countToolCall(params)
+        return callTool(params, currentTools(), { ...HANDSHAKE, connection })
     }
+    return features?.handle(method, params, { ...HANDSHAKE, connection }) ??
+      failure(ErrorCode.MethodNotFound, `Method not found: ${method}`)
   }
 
   return {
-    tools,
-    modernTools,
+    get tools() {
+      return currentTools()
+    },
+    get modernTools() {
+      return currentModernTools()
+    },
     handle,
     handleModern,
     issueRequestState: () => requestStates.issue(ASK_NAME_TOOL.name),
-    counter: () => counter
+    counter: () => counter,
+    toolCalls: (name) => toolCallCounts.get(name) ?? 0,
+    features
   }
 }

@@ -19,6 +19,10 @@ export const META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 export const META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 export const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 export const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+/** The per-request log level (logging's only switch in this era, see features.ts). */
+export const META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+/** On every message of a `subscriptions/listen` stream: the JSON-RPC id of the request that opened it. */
+export const META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 /** Request header names, lower case as Node's `req.headers` keeps them. */
 export const HEADER_PROTOCOL_VERSION = "mcp-protocol-version"

@@ -33,6 +33,13 @@ export interface OpenContext {
   readonly sessionHeaders: SessionHeaders
   /** Most `input_required` rounds one request may take (the policy's `maxInputRounds`). */
   readonly maxInputRounds: number
+  /** Bound of each frame of a stream that answers no request (a 2026-07-28 subscription). */
+  readonly unsolicitedMaxBytes: number
+  /**
+   * The log level the connection asked for, read at each request: the stateless era sends it
+   * in every request's `_meta` (docs/DESIGN.md, "Server log messages").
+   */
+  readonly logLevel: () => McpSchema.LogLevel | undefined
   /** The client capabilities the caller's handlers declare. */
   readonly capabilities: Readonly<Record<string, unknown>>
   /** Answers one input request of an `input_required` round with the caller's handlers. */

@@ -35,7 +35,9 @@ import type { Exchange } from "../Transport.js"
 export const fields = (exchange: Exchange) => ({
   stage: exchange.stage,
   phase: exchange.phase,
-  limits: { timeoutMs: exchange.budget.timeoutMs, maxBytes: exchange.budget.maxBytes },
+  limits: exchange.budget.idleTimeoutMs === undefined
+    ? { timeoutMs: exchange.budget.timeoutMs, maxBytes: exchange.budget.maxBytes }
+    : { timeoutMs: exchange.budget.timeoutMs, maxBytes: exchange.budget.maxBytes, idleTimeoutMs: exchange.budget.idleTimeoutMs },
   authorizationStep: exchange.authorizationStep
 })
 
@@ -49,6 +51,15 @@ export const deadline = (exchange: Exchange, outcome: Outcome, observedBytes?: n
     observedBytes,
     outcome,
     retryable: transientRetryable(exchange, outcome)
+  })
+
+/** A call with an idle timeout that saw no progress for that long: like its deadline, `unknown`. */
+export const idle = (exchange: Exchange): DeadlineExceeded =>
+  new DeadlineExceeded({
+    ...fields(exchange),
+    reason: "idle-timeout",
+    outcome: "unknown",
+    retryable: transientRetryable(exchange, "unknown")
   })
 
 /** @internal */

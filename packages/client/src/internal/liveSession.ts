@@ -29,7 +29,8 @@ export interface Discovered<Listing> {
   readonly kind: TransportKind
   readonly transport: Transport
   readonly session: Session
-  readonly listing: Listing
+  /** The session's tools, replaced when they are listed again (`LiveSession.relisted`). */
+  listing: Listing
   readonly scope: Scope.CloseableScope
 }
 
@@ -51,6 +52,11 @@ export interface LiveSession<Listing> {
    * is gone (an operation that ran on an older session says nothing of the current one).
    */
   readonly settle: (on: Discovered<Listing>, failure: McpConnectionError | undefined) => void
+  /**
+   * After a listing on `on`: its tools become the session's (a listing of an older session says
+   * nothing of the current one). Whether they did.
+   */
+  readonly relisted: (on: Discovered<Listing>, listing: Listing) => boolean
 }
 
 /**
@@ -68,7 +74,7 @@ export const makeLiveSession = <Listing>(
     readonly maxRenewals: number
     /** Where a renewal runs: it goes on when the operation that started it is interrupted. */
     readonly scope: Scope.Scope
-    readonly onRenewal: (renewal: Renewal) => void
+    readonly onRenewal: (renewal: Renewal, renewed: Discovered<Listing> | undefined) => void
     /** What an operation waiting for a new session fails with when the connection closes. */
     readonly closedFailure: (exchange: Exchange) => McpConnectionError
   }
@@ -96,17 +102,17 @@ export const makeLiveSession = <Listing>(
     const run = Effect.onExit(options.renew, (exit) =>
       Effect.gen(function*() {
         renewing = undefined
-        options.onRenewal({
-          durationMs: Date.now() - started,
-          outcome: Exit.isSuccess(exit) ? "ok" : exit.cause._tag === "Fail" ? exit.cause.error._tag : "InternalError"
-        })
+        const old = current
         if (Exit.isSuccess(exit)) {
-          const old = current
           current = exit.value
           sessions++
           lost = false
-          yield* Scope.close(old.scope, Exit.void)
         }
+        options.onRenewal({
+          durationMs: Date.now() - started,
+          outcome: Exit.isSuccess(exit) ? "ok" : exit.cause._tag === "Fail" ? exit.cause.error._tag : "InternalError"
+        }, Exit.isSuccess(exit) ? exit.value : undefined)
+        if (Exit.isSuccess(exit)) yield* Scope.close(old.scope, Exit.void)
         yield* Deferred.complete(deferred, exit)
       }))
     yield* Effect.forkIn(run, options.scope)
@@ -133,6 +139,11 @@ export const makeLiveSession = <Listing>(
         return Effect.fail(exhaustedFailure(exchange))
       }
       return Effect.flatMap(renew, (deferred) => awaitRenewal(deferred, exchange))
+    },
+    relisted: (on, listing) => {
+      if (on !== current) return false
+      current.listing = listing
+      return true
     },
     settle: (on, failure) => {
       if (on !== current) return

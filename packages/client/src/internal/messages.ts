@@ -77,13 +77,18 @@ export const refusal = (
 ) => Failures.remoteRefusal(exchange, error.code, sanitizeRemoteMessage(error.message, secrets), details, error)
 
 /**
- * The reply to a message from the server when it is a request (built by `inbound`), or
- * `undefined` for any other message.
+ * What becomes of a message from the server that answers no request: a request gets the reply
+ * `inbound` builds (returned, for the transport to send); a notification is handed to
+ * `inbound` at once; anything else is ignored (`undefined`).
  */
-export const replyTo = (
+export const routeIncoming = (
   inbound: Inbound,
   message: McpSchema.IncomingMessage
-): Effect.Effect<Record<string, unknown>> | undefined => (message._tag === "Request" ? inbound.answer(message.message) : undefined)
+): Effect.Effect<Record<string, unknown>> | undefined => {
+  if (message._tag === "Request") return inbound.answer(message.message)
+  if (message._tag === "Notification") inbound.notification?.(message.message)
+  return undefined
+}
 
 /** A JSON-RPC request (with `id`) or notification object. */
 export const envelope = (message: Outgoing, id?: McpSchema.RequestId) => {

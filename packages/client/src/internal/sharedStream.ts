@@ -63,6 +63,8 @@ export const readerStopped = <E>(
 interface Pending {
   readonly exchange: Exchange
   readonly deferred: Deferred.Deferred<Response, McpConnectionError>
+  /** A standing request (`Request.standing`): not counted as pending. */
+  readonly standing: boolean
 }
 
 export interface SharedStream {
@@ -157,7 +159,7 @@ export const make = (options: {
         droppedFrames++
         return
       }
-      const reply = Messages.replyTo(options.inbound, message)
+      const reply = Messages.routeIncoming(options.inbound, message)
       if (reply !== undefined) yield* options.answer(reply)
     })
 
@@ -166,7 +168,7 @@ export const make = (options: {
       if (terminated !== undefined) return Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
       const id = nextId++
       const deferred = Deferred.unsafeMake<Response, McpConnectionError>(FiberId.none)
-      pending.set(id, { exchange, deferred })
+      pending.set(id, { exchange, deferred, standing: request.standing === true })
       const { cancelNotice } = request
       return send(Messages.envelope(request, id)).pipe(
         Effect.zipRight(Deferred.await(deferred)),
@@ -188,6 +190,10 @@ export const make = (options: {
       droppedFrames++
     },
     request,
-    diagnostics: (background) => ({ pending: pending.size, background, droppedFrames })
+    diagnostics: (background) => {
+      let standing = 0
+      for (const entry of pending.values()) if (entry.standing) standing++
+      return { pending: pending.size - standing, standing, background, droppedFrames }
+    }
   }
 }

@@ -12,8 +12,11 @@
  *   another round (a new request with a new id, `requestState` echoed exactly), bounded by
  *   `maxInputRounds` inside the request's one deadline; anything else is a protocol violation;
  * - an interrupted request is cancelled by closing its answer stream over HTTP, and by
- *   `notifications/cancelled` over stdio; answers are never resumed.
+ *   `notifications/cancelled` over stdio; answers are never resumed;
+ * - a server whose tools may change (`tools.listChanged`) is asked for those changes with
+ *   `subscriptions/listen`, a request answered only when the subscription ends.
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -69,6 +72,34 @@ const declarationsOf = (tool: McpSchema.Tool) => {
 const violation = (exchange: Exchange, response: Response, reason: "invalid-result" | "unknown-result-type") =>
   Failures.protocol(exchange, reason, { observedBytes: response.bytes })
 
+/** The longest wait before subscribing again after a subscription was dropped. */
+const maxResubscribeDelayMs = 30_000
+
+/**
+ * A subscription to tool list changes (`subscriptions/listen`), kept while the session lives:
+ * its notifications reach the connection through the transport's inbound side. The server's
+ * own end (a result) or refusal ends it; a dropped stream is subscribed again after 1 s, 2 s,
+ * 4 s... at most 30 s apart (the acknowledgement of a new subscription makes the connection
+ * list its tools again: changes may have been missed meanwhile).
+ */
+const listen = (
+  subscribe: (params: Record<string, unknown>) => Effect.Effect<Response, McpConnectionError>
+): Effect.Effect<void> => {
+  const attempt = (failures: number): Effect.Effect<void> =>
+    subscribe({ notifications: { toolsListChanged: true } }).pipe(
+      Effect.asVoid,
+      Effect.catchAll((error) =>
+        error._tag === "RemoteRefusal" || error._tag === "ProtocolViolation"
+          ? Effect.void
+          : Effect.zipRight(
+            Effect.sleep(Duration.millis(Math.min(maxResubscribeDelayMs, 1_000 * 2 ** failures))),
+            Effect.suspend(() => attempt(failures + 1))
+          )
+      )
+    )
+  return attempt(0)
+}
+
 export const era: Era = {
   name: "stateless",
   revisions: McpSchema.statelessRevisions,
@@ -86,22 +117,25 @@ export const era: Era = {
         cancellable: boolean
       ): Request => {
         const callerMeta = isRecord(params?.["_meta"]) ? params["_meta"] : {}
+        const logLevel = context.logLevel()
         const body = {
           ...params,
           _meta: {
             ...callerMeta,
+            ...(logLevel === undefined ? {} : { [McpSchema.MetaKey.logLevel]: logLevel }),
             [McpSchema.MetaKey.protocolVersion]: revision,
             [McpSchema.MetaKey.clientInfo]: context.clientInfo,
             [McpSchema.MetaKey.clientCapabilities]: capabilities
           }
         }
-        if (!overHttp) return { method, params: body, cancelNotice: cancellable ? cancelNotice : undefined }
+        const standing = method === "subscriptions/listen" ? { standing: true } : {}
+        if (!overHttp) return { method, params: body, cancelNotice: cancellable ? cancelNotice : undefined, ...standing }
         const headers: Record<string, string> = { "mcp-protocol-version": revision, "mcp-method": method, ...extraHeaders }
         const nameField = namedBy[method]
         const name = nameField === undefined ? undefined : params?.[nameField]
         if (typeof name === "string") headers["mcp-name"] = encodeHeaderValue(name)
         // Over HTTP, closing the answer stream is the cancellation: no notice.
-        return { method, params: body, headers }
+        return { method, params: body, headers, ...standing }
       }
 
       // server/discover: the probe, and a second one when -32022 names a mutual revision.
@@ -194,6 +228,17 @@ export const era: Era = {
             })
           return round(params, 0)
         })
+
+      // The server's tools may change: listen for it while the session lives.
+      const tools = result.right.capabilities["tools"]
+      if (isRecord(tools) && tools["listChanged"] === true) {
+        const exchange: Exchange = {
+          stage: "discover",
+          phase: "session",
+          budget: { timeoutMs: discoverExchange.budget.timeoutMs, maxBytes: context.unsolicitedMaxBytes }
+        }
+        yield* Effect.forkScoped(listen((params) => request("subscriptions/listen", params, exchange)))
+      }
 
       return {
         era: "stateless",

@@ -120,7 +120,7 @@ export interface RawMcpOptions {
   /** Default 2025-11-25. */
   readonly protocolVersion?: string
   /** What `tools/list` lists; default one `increment` tool. */
-  readonly tools?: ReadonlyArray<{ readonly name: string; readonly inputSchema: unknown }>
+  readonly tools?: ReadonlyArray<{ readonly name: string; readonly inputSchema: unknown; readonly outputSchema?: unknown }>
   /** Answers `tools/call`; default -32601. */
   readonly onCall?: (ctx: RawMcpContext) => void | Promise<void>
   /** Answers a GET; default 405. */

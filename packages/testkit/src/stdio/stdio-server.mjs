@@ -29,7 +29,17 @@
  *                        as in "stateless"; initialize, and any request without modern _meta, as
  *                        in "handshake". Both can be used in one process.
  *
- * Arguments (each flag takes one value, except --silent-on-unknown):
+ * Features (--features, as in ../features.ts): capabilities, the tools slow_progress, weather,
+ * weather_error, link_resource, log, change_tools and flood_notifications (after every other
+ * tool, in both eras), resources, resource templates, prompts; logging/setLevel in the handshake
+ * era, the per-request _meta log level and subscriptions/listen in the stateless era. A
+ * request's notifications (progress, log messages) go on stdout before its answer. List changes
+ * and floods go to every listener: stdout itself once initialize was served (handshake era), and
+ * each subscription that agreed to toolsListChanged (its subscriptionId in _meta). A
+ * notifications/cancelled naming a request still playing out stops it (no answer), naming a
+ * subscription ends it.
+ *
+ * Arguments (each flag takes one value, except --silent-on-unknown and --features):
  *   --counter-file PATH      the `increment` counter, rewritten synchronously before each answer
  *   --log-file PATH          one line per received message, appended synchronously on arrival:
  *                            its method, or "#response", "#invalid-json", "#invalid-utf8",
@@ -47,11 +57,17 @@
  *   --ttl-ms N               ttlMs of server/discover and tools/list results (default 60000)
  *   --silent-on-unknown      a request for an unknown method gets no answer at all (instead of
  *                            -32601), as some legacy servers do with server/discover
+ *   --features               the features above (default: none of them, listings as before)
+ *   --resources N            with --features: how many test://docs/i resources are listed (default 3)
+ *   --events-file PATH       one line per event, appended synchronously: "tool NAME" when a
+ *                            tools/call is run, "sent METHOD" when a notification is handed to
+ *                            stdout, "subscription-closed ID" when the client ends a subscription
  *
  * Per-method faults (`on`, `times`: default 1; null, which is what JSON.stringify makes of
  * Infinity, means always) replace only the answer: the request's side effects (the counter) have
  * already happened. On a notification only `exit` applies. They apply in every era, to whatever
- * the method is (server/discover included, also where it is unknown).
+ * the method is (server/discover included, also where it is unknown). A fault replaces what the
+ * request would play out too (`delay` only postpones it), but a list change still goes out at once.
  */
 import { createHmac } from "node:crypto"
 import { appendFileSync, writeFileSync } from "node:fs"
@@ -67,6 +83,7 @@ const ErrorCode = {
   MethodNotFound: -32601,
   InvalidParams: -32602,
   InternalError: -32603,
+  ResourceNotFound: -32002,
   MissingRequiredClientCapability: -32021,
   UnsupportedProtocolVersion: -32022
 }
@@ -133,7 +150,10 @@ const readConfig = () => {
         era: { type: "string" },
         "supported-version": { type: "string", multiple: true },
         "ttl-ms": { type: "string" },
-        "silent-on-unknown": { type: "boolean" }
+        "silent-on-unknown": { type: "boolean" },
+        features: { type: "boolean" },
+        resources: { type: "string" },
+        "events-file": { type: "string" }
       },
       strict: true,
       allowPositionals: false
@@ -174,6 +194,9 @@ const readConfig = () => {
       : supportedVersions,
     ttlMs: intArg(values["ttl-ms"], "--ttl-ms") ?? DEFAULT_TTL_MS,
     silentOnUnknown: values["silent-on-unknown"] === true,
+    features: values.features === true,
+    resources: intArg(values.resources, "--resources") ?? 3,
+    eventsFile: values["events-file"],
     counterFile: values["counter-file"],
     logFile: values["log-file"],
     protocolVersion: values["protocol-version"],
@@ -212,6 +235,11 @@ const takeFault = (method, notification) => {
 /** @param {string} line */
 const record = (line) => {
   if (config.logFile !== undefined) appendFileSync(config.logFile, line + "\n")
+}
+
+/** @param {string} line */
+const event = (line) => {
+  if (config.eventsFile !== undefined) appendFileSync(config.eventsFile, line + "\n")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -314,7 +342,9 @@ const makeTools = () => {
 
 /** The handshake era's tools, and the stateless era's (the same plus `ask_name`, after `increment`). */
 const toolLists = makeTools()
-const tools = toolLists.handshake
+/** The tools of each era as they are now: with --features, the feature tools and those added come last. */
+const handshakeTools = () => [...toolLists.handshake, ...featureTools()]
+const statelessTools = () => [...toolLists.stateless, ...featureTools()]
 let counter = 0
 
 /** @param {number} value */
@@ -341,21 +371,28 @@ const initialize = (params) => {
   const requested = isRecord(params) ? params.protocolVersion : undefined
   const protocolVersion = config.protocolVersion ??
     (typeof requested === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : DEFAULT_PROTOCOL_VERSION)
-  return ok({ protocolVersion, capabilities: { tools: { listChanged: false } }, serverInfo: SERVER_INFO })
+  const capabilities = config.features ? FEATURE_CAPABILITIES : { tools: { listChanged: false } }
+  return ok({ protocolVersion, capabilities, serverInfo: SERVER_INFO })
 }
 
-/** @param {any} params @param {ReadonlyArray<Record<string, unknown>>} [list] */
-const listTools = (params, list = tools) => {
+/**
+ * The page of `list` that params.cursor asks for, under `key`.
+ * @param {string} key @param {ReadonlyArray<unknown>} list @param {any} params
+ */
+const listPage = (key, list, params) => {
   const cursor = isRecord(params) ? params.cursor : undefined
   const offset = cursor === undefined ? 0 : decodeCursor(cursor)
   if (offset === undefined || offset > list.length) return fail(ErrorCode.InvalidParams, "Invalid cursor")
   const end = Math.min(offset + (config.pageSize ?? list.length), list.length)
   const page = list.slice(offset, end)
-  return ok(end < list.length ? { tools: page, nextCursor: encodeCursor(end) } : { tools: page })
+  return ok(end < list.length ? { [key]: page, nextCursor: encodeCursor(end) } : { [key]: page })
 }
 
-/** @param {any} params */
-const callTool = (params) => {
+/** @param {any} params @param {ReadonlyArray<Record<string, unknown>>} [list] */
+const listTools = (params, list = handshakeTools()) => listPage("tools", list, params)
+
+/** @param {any} params @param {boolean} [stateless] */
+const callTool = (params, stateless = false) => {
   if (!isRecord(params) || typeof params.name !== "string") return fail(ErrorCode.InvalidParams, "tools/call needs a tool name")
   const args = isRecord(params.arguments) ? params.arguments : {}
   switch (params.name) {
@@ -370,9 +407,10 @@ const callTool = (params) => {
       writeCounter(counter) // before the answer is even built, let alone sent
       return text(String(counter))
     default:
-      return tools.some((tool) => tool.name === params.name)
-        ? text(params.name)
-        : text(`Unknown tool: ${params.name}`, true)
+      return (config.features ? callFeatureTool(params.name, args, params, stateless) : undefined) ??
+        (handshakeTools().some((tool) => tool.name === params.name)
+          ? text(params.name)
+          : text(`Unknown tool: ${params.name}`, true))
   }
 }
 
@@ -386,9 +424,10 @@ const handle = (method, params) => {
     case "tools/list":
       return listTools(params)
     case "tools/call":
+      if (isRecord(params) && typeof params.name === "string") event(`tool ${params.name}`)
       return callTool(params)
     default:
-      return methodNotFound(method)
+      return (config.features ? handleFeature(method, params, false) : undefined) ?? methodNotFound(method)
   }
 }
 
@@ -452,9 +491,12 @@ const checkModernMeta = (params) => {
   return undefined
 }
 
-/** @param {{ result?: unknown, error?: unknown }} outcome @param {Record<string, unknown>} [extra] */
+/**
+ * A result of the era, its timeline kept.
+ * @param {{ result?: unknown, error?: unknown, timeline?: Timeline }} outcome @param {Record<string, unknown>} [extra]
+ */
 const complete = (outcome, extra = {}) =>
-  "result" in outcome && isRecord(outcome.result) ? ok({ resultType: "complete", ...outcome.result, ...extra }) : outcome
+  "result" in outcome && isRecord(outcome.result) ? { ...outcome, result: { resultType: "complete", ...outcome.result, ...extra } } : outcome
 
 const cacheable = () => ({ ttlMs: config.ttlMs, cacheScope: "public" })
 
@@ -462,7 +504,7 @@ const discover = () =>
   ok({
     resultType: "complete",
     supportedVersions: [...config.supportedVersions],
-    capabilities: { tools: {} },
+    capabilities: config.features ? FEATURE_CAPABILITIES : { tools: {} },
     _meta: { [META_SERVER_INFO]: SERVER_INFO },
     ...cacheable()
   })
@@ -551,27 +593,361 @@ const askName = (params) => {
   }
 }
 
-/** Runs one request of the stateless era, side effects included. @param {string} method @param {unknown} params */
+/**
+ * Runs one request of the stateless era, side effects included.
+ * @param {string} method @param {unknown} params
+ * @returns {{ result?: unknown, error?: unknown, unknownMethod?: boolean, timeline?: Timeline, listen?: Record<string, unknown> }}
+ */
 const handleModern = (method, params) => {
-  if (!MODERN_METHODS.has(method)) return methodNotFound(method)
-  const invalid = checkModernMeta(params)
+  if (!(MODERN_METHODS.has(method) || (config.features && FEATURE_MODERN_METHODS.has(method)))) return methodNotFound(method)
+  const invalid = checkModernMeta(params) ?? (config.features ? checkLogLevel(params) : undefined)
   if (invalid !== undefined) return invalid
   const args = /** @type {Record<string, any>} */ (params)
   switch (method) {
     case "server/discover":
       return discover()
     case "tools/list":
-      return complete(listTools(args, toolLists.stateless), cacheable())
-    default: // tools/call
+      return complete(listTools(args, statelessTools()), cacheable())
+    case "tools/call":
       if (typeof args.name !== "string") return fail(ErrorCode.InvalidParams, "tools/call needs a tool name")
-      return complete(args.name === "ask_name" ? askName(args) : callTool(args))
+      event(`tool ${args.name}`)
+      return complete(args.name === "ask_name" ? askName(args) : callTool(args, true))
+    case "subscriptions/listen":
+      return listen(args)
+    default: {
+      const outcome = handleFeature(method, args, true) ?? methodNotFound(method)
+      return complete(outcome, CACHEABLE.has(method) ? cacheable() : {})
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Features (--features, as in ../features.ts)
+
+/**
+ * What a request plays out around its answer: notifications at their offsets from its arrival,
+ * the answer, then what every list-change listener gets.
+ * @typedef {{ notifications: Array<{ atMs: number, notification: Notification }>, answerAtMs: number, broadcast: Array<Notification> }} Timeline
+ * @typedef {{ jsonrpc: "2.0", method: string, params?: Record<string, unknown> }} Notification
+ */
+
+const LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+const META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+const META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+const LOGGER = "testkit"
+const MAX_BIG_RESOURCE_BYTES = 256 * 1024 * 1024
+const MAX_STEPS = 10_000
+const MAX_INTERVAL_MS = 60_000
+const MAX_LOG_COUNT = 100_000
+const MAX_ADDED_TOOLS = 1_000
+const MAX_FLOOD_COUNT = 1_000_000
+const MAX_FLOOD_BYTES = 100_000_000
+const DEFAULT_FLOOD_BYTES = 100
+
+const FEATURE_CAPABILITIES = {
+  tools: { listChanged: true },
+  resources: { listChanged: false },
+  prompts: { listChanged: false },
+  logging: {}
+}
+/** Methods --features adds to the stateless era. */
+const FEATURE_MODERN_METHODS = new Set([
+  "resources/list", "resources/read", "resources/templates/list", "prompts/list", "prompts/get", "subscriptions/listen"
+])
+/** Results of the stateless era that carry caching hints (tools/list aside). */
+const CACHEABLE = new Set(["resources/list", "resources/templates/list", "resources/read", "prompts/list"])
+
+const WEATHER_OUTPUT_SCHEMA = {
+  type: "object",
+  properties: { temperature: { type: "number" }, conditions: { type: "string" } },
+  required: ["temperature", "conditions"],
+  additionalProperties: false
+}
+
+const FEATURE_TOOLS = [
+  {
+    name: "slow_progress",
+    description: "Works for steps × intervalMs, sending a progress notification per step when asked for progress",
+    inputSchema: {
+      type: "object",
+      properties: {
+        steps: { type: "integer", default: 3 },
+        intervalMs: { type: "integer", default: 10 },
+        silentAfter: { type: "integer" }
+      }
+    }
+  },
+  {
+    name: "weather",
+    description: "Structured weather; mode ok, mismatch (breaks the outputSchema), missing (no structuredContent) or extra",
+    inputSchema: {
+      type: "object",
+      properties: { city: { type: "string" }, mode: { type: "string", enum: ["ok", "mismatch", "missing", "extra"] } },
+      required: ["city"]
+    },
+    outputSchema: WEATHER_OUTPUT_SCHEMA
+  },
+  {
+    name: "weather_error",
+    description: "Declares the weather outputSchema and fails: a tool error, with no structuredContent",
+    inputSchema: { type: "object", properties: { city: { type: "string" } } },
+    outputSchema: WEATHER_OUTPUT_SCHEMA
+  },
+  {
+    name: "link_resource",
+    description: "Returns a resource_link to test://docs/1",
+    inputSchema: { type: "object", properties: {} }
+  },
+  {
+    name: "log",
+    description: "Sends count log messages at level (those the log level lets through), then answers",
+    inputSchema: {
+      type: "object",
+      properties: {
+        level: { type: "string", enum: [...LOG_LEVELS] },
+        message: { type: "string" },
+        count: { type: "integer", default: 1 }
+      },
+      required: ["level", "message"]
+    }
+  },
+  {
+    name: "change_tools",
+    description: "Adds count tools (added_1, added_2, …), answers, then notifies every listener that the tool list changed",
+    inputSchema: { type: "object", properties: { count: { type: "integer", default: 1 } } }
+  },
+  {
+    name: "flood_notifications",
+    description: "Answers, then sends every listener count debug log messages of about bytes bytes each",
+    inputSchema: {
+      type: "object",
+      properties: { count: { type: "integer" }, bytes: { type: "integer", default: DEFAULT_FLOOD_BYTES } },
+      required: ["count"]
+    }
+  }
+]
+
+/** @type {Array<Record<string, unknown>>} */
+const addedTools = []
+const featureTools = () => (config.features ? [...FEATURE_TOOLS, ...addedTools] : [])
+
+const RESOURCES = [
+  ...Array.from({ length: config.resources }, (_, i) => ({ uri: `test://docs/${i + 1}`, name: `doc-${i + 1}`, mimeType: "text/plain" })),
+  { uri: "test://blob/1", name: "blob-1", mimeType: "application/octet-stream" }
+]
+const RESOURCE_TEMPLATES = [{ uriTemplate: "test://docs/{id}", name: "doc", mimeType: "text/plain" }]
+const PROMPTS = [
+  { name: "greet", description: "Greets someone", arguments: [{ name: "name", required: true }] },
+  { name: "plain" }
+]
+/** Bytes 0..255, the content of test://blob/1. */
+const BLOB = Buffer.from(Array.from({ length: 256 }, (_, i) => i)).toString("base64")
+/** @type {Record<string, Record<string, unknown> | undefined>} */
+const WEATHER = {
+  ok: { temperature: 21.5, conditions: "sunny" },
+  mismatch: { temperature: "hot", conditions: "sunny" },
+  missing: undefined,
+  extra: { temperature: 1, conditions: "x", wind: 3 }
+}
+
+/** The level logging/setLevel set (handshake era); none set means every message goes. @type {string | undefined} */
+let logLevel
+
+/** @param {unknown} value */
+const isLogLevel = (value) => typeof value === "string" && LOG_LEVELS.includes(value)
+
+/** @param {string} method @param {Record<string, unknown>} [params] @returns {Notification} */
+const notification = (method, params) => (params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params })
+
+/** @param {unknown} result @param {Timeline} timeline */
+const playing = (result, timeline) => ({ result, timeline })
+
+/** An integer argument: its default when absent, undefined when not an integer in range. @param {unknown} value @param {number | undefined} fallback @param {number} max */
+const integerArg = (value, fallback, max) => {
+  if (value === undefined) return fallback
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 && value <= max ? value : undefined
+}
+
+/** Adds `count` tools; returns the notification that says so. @param {number} count */
+const changeTools = (count) => {
+  for (let i = 0; i < count; i++) {
+    const n = addedTools.length + 1
+    addedTools.push({
+      name: `added_${n}`,
+      description: `Added by change_tools (number ${n}); returns its text argument`,
+      inputSchema: { type: "object", properties: { text: { type: "string" } } }
+    })
+  }
+  return notification("notifications/tools/list_changed")
+}
+
+/** @param {Record<string, any>} args @param {Record<string, any>} params */
+const slowProgress = (args, params) => {
+  const steps = integerArg(args.steps, 3, MAX_STEPS)
+  const intervalMs = integerArg(args.intervalMs, 10, MAX_INTERVAL_MS)
+  const silentAfter = integerArg(args.silentAfter, steps, MAX_STEPS)
+  if (steps === undefined || intervalMs === undefined || silentAfter === undefined) {
+    return text(`slow_progress expects integers steps (<= ${MAX_STEPS}), intervalMs (<= ${MAX_INTERVAL_MS}) and silentAfter`, true)
+  }
+  const progressToken = metaOf(params)?.progressToken
+  const isToken = typeof progressToken === "string" || Number.isSafeInteger(progressToken)
+  const sent = isToken ? Math.min(steps, silentAfter) : 0
+  const notifications = Array.from({ length: sent }, (_, i) => ({
+    atMs: (i + 1) * intervalMs,
+    notification: notification("notifications/progress", {
+      progressToken,
+      progress: i + 1,
+      total: steps,
+      message: `step ${i + 1} of ${steps}`
+    })
+  }))
+  return playing({ content: [{ type: "text", text: "done" }] }, { notifications, answerAtMs: steps * intervalMs, broadcast: [] })
+}
+
+/** @param {Record<string, any>} args */
+const weather = (args) => {
+  if (typeof args.city !== "string") return text("weather expects a string city", true)
+  const mode = args.mode ?? "ok"
+  if (typeof mode !== "string" || !(mode in WEATHER)) return text("weather expects mode ok, mismatch, missing or extra", true)
+  const structured = WEATHER[mode]
+  const content = [{ type: "text", text: JSON.stringify(structured ?? WEATHER.ok) }]
+  return ok(structured === undefined ? { content } : { content, structuredContent: structured })
+}
+
+/** @param {Record<string, any>} args @param {Record<string, any>} params @param {boolean} stateless */
+const logTool = (args, params, stateless) => {
+  const count = integerArg(args.count, 1, MAX_LOG_COUNT)
+  if (!isLogLevel(args.level) || typeof args.message !== "string" || count === undefined) {
+    return text(`log expects a level (${LOG_LEVELS.join(", ")}), a string message and an integer count`, true)
+  }
+  // Stateless: only under a level the request asked for; handshake: the level set, else all.
+  const requested = metaOf(params)?.[META_LOG_LEVEL]
+  const threshold = stateless ? (isLogLevel(requested) ? requested : undefined) : logLevel ?? "debug"
+  const sent = threshold !== undefined && LOG_LEVELS.indexOf(args.level) >= LOG_LEVELS.indexOf(String(threshold)) ? count : 0
+  const message = notification("notifications/message", { level: args.level, logger: LOGGER, data: args.message })
+  const notifications = Array.from({ length: sent }, () => ({ atMs: 0, notification: message }))
+  return playing({ content: [{ type: "text", text: `logged ${sent}` }] }, { notifications, answerAtMs: 0, broadcast: [] })
+}
+
+/**
+ * Runs a feature tool (or one change_tools added); undefined for any other tool.
+ * @param {string} name @param {Record<string, any>} args @param {Record<string, any>} params @param {boolean} stateless
+ * @returns {{ result?: unknown, error?: unknown, timeline?: Timeline } | undefined}
+ */
+const callFeatureTool = (name, args, params, stateless) => {
+  switch (name) {
+    case "slow_progress":
+      return slowProgress(args, params)
+    case "weather":
+      return weather(args)
+    case "weather_error":
+      return text("weather_error: the weather service is unavailable", true)
+    case "link_resource":
+      return ok({ content: [{ type: "resource_link", uri: "test://docs/1", name: "doc-1", mimeType: "text/plain" }] })
+    case "log":
+      return logTool(args, params, stateless)
+    case "change_tools": {
+      const count = integerArg(args.count, 1, MAX_ADDED_TOOLS)
+      if (count === undefined) return text(`change_tools expects an integer count (<= ${MAX_ADDED_TOOLS})`, true)
+      const changed = changeTools(count)
+      return playing({ content: [{ type: "text", text: `added ${count}` }] }, { notifications: [], answerAtMs: 0, broadcast: [changed] })
+    }
+    case "flood_notifications": {
+      const count = integerArg(args.count, undefined, MAX_FLOOD_COUNT)
+      const bytes = integerArg(args.bytes, DEFAULT_FLOOD_BYTES, MAX_FLOOD_BYTES)
+      if (count === undefined || bytes === undefined) {
+        return text(`flood_notifications expects integers count (<= ${MAX_FLOOD_COUNT}) and bytes (<= ${MAX_FLOOD_BYTES})`, true)
+      }
+      const message = notification("notifications/message", { level: "debug", logger: LOGGER, data: padString(bytes) })
+      const broadcast = Array.from({ length: count }, () => message)
+      return playing({ content: [{ type: "text", text: `flooding ${count}` }] }, { notifications: [], answerAtMs: 0, broadcast })
+    }
+  }
+  if (!addedTools.some((tool) => tool.name === name)) return undefined
+  return text(typeof args.text === "string" ? args.text : name)
+}
+
+/** @param {unknown} params @param {boolean} stateless */
+const readResource = (params, stateless) => {
+  const uri = isRecord(params) ? params.uri : undefined
+  if (typeof uri !== "string") return fail(ErrorCode.InvalidParams, "resources/read needs a uri")
+  const doc = /^test:\/\/docs\/([1-9][0-9]*)$/.exec(uri)
+  if (doc !== null && Number(doc[1]) <= config.resources) {
+    return ok({ contents: [{ uri, mimeType: "text/plain", text: `Document ${doc[1]}` }] })
+  }
+  if (uri === "test://blob/1") return ok({ contents: [{ uri, mimeType: "application/octet-stream", blob: BLOB }] })
+  const big = /^test:\/\/big\/(0|[1-9][0-9]*)$/.exec(uri)
+  if (big !== null && Number(big[1]) <= MAX_BIG_RESOURCE_BYTES) {
+    return ok({ contents: [{ uri, mimeType: "text/plain", text: padString(Number(big[1])) }] })
+  }
+  // -32002 until 2025-11-25; 2026-07-28 makes it -32602 (and asks clients to accept both).
+  return fail(stateless ? ErrorCode.InvalidParams : ErrorCode.ResourceNotFound, "Resource not found", { uri })
+}
+
+/** @param {unknown} params */
+const getPrompt = (params) => {
+  const name = isRecord(params) ? params.name : undefined
+  const args = isRecord(params) && isRecord(params.arguments) ? params.arguments : {}
+  switch (name) {
+    case "greet":
+      if (typeof args.name !== "string") return fail(ErrorCode.InvalidParams, "Missing required argument: name")
+      return ok({ description: "Greets someone", messages: [{ role: "user", content: { type: "text", text: `Hello, ${args.name}` } }] })
+    case "plain":
+      return ok({ messages: [{ role: "user", content: { type: "text", text: "A plain prompt" } }] })
+    default:
+      return fail(ErrorCode.InvalidParams, `Unknown prompt: ${String(name)}`)
   }
 }
 
 /**
+ * Runs a feature method of the era; undefined for any other method.
+ * @param {string} method @param {unknown} params @param {boolean} stateless
+ */
+const handleFeature = (method, params, stateless) => {
+  switch (method) {
+    case "resources/list":
+      return listPage("resources", RESOURCES, params)
+    case "resources/read":
+      return readResource(params, stateless)
+    case "resources/templates/list":
+      return listPage("resourceTemplates", RESOURCE_TEMPLATES, params)
+    case "prompts/list":
+      return listPage("prompts", PROMPTS, params)
+    case "prompts/get":
+      return getPrompt(params)
+    case "logging/setLevel": {
+      if (stateless) return undefined // gone in 2026-07-28: the level travels in each request's _meta
+      const level = isRecord(params) ? params.level : undefined
+      if (!isLogLevel(level)) return fail(ErrorCode.InvalidParams, `Invalid log level: ${String(level)}`)
+      logLevel = /** @type {string} */ (level)
+      return ok({})
+    }
+    default:
+      return undefined
+  }
+}
+
+/** subscriptions/listen: the agreed filter (tool list changes only), or -32602 without a filter. @param {Record<string, any>} params */
+const listen = (params) => {
+  if (!isRecord(params.notifications)) return fail(ErrorCode.InvalidParams, "subscriptions/listen needs a notifications filter")
+  return { listen: params.notifications.toolsListChanged === true ? { toolsListChanged: true } : {} }
+}
+
+/** A stateless request's _meta log level, if present, must be a level. @param {unknown} params */
+const checkLogLevel = (params) => {
+  const meta = metaOf(params)
+  if (meta === undefined || !(META_LOG_LEVEL in meta) || isLogLevel(meta[META_LOG_LEVEL])) return undefined
+  return fail(ErrorCode.InvalidParams, `Invalid params: "${META_LOG_LEVEL}" is not a log level`)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serving
+
+/**
  * Runs one request in the configured era.
  * @param {string} method @param {unknown} params
- * @returns {{ outcome: { result?: unknown, error?: unknown, unknownMethod?: boolean }, modern: boolean }}
+ * @returns {{ outcome: Outcome, modern: boolean }}
+ * @typedef {{ result?: unknown, error?: unknown, unknownMethod?: boolean, timeline?: Timeline, listen?: Record<string, unknown> }} Outcome
  */
 const serve = (method, params) => {
   if (config.era === "stateless" && method === "initialize") {
@@ -636,6 +1012,111 @@ const sendMessage = (message) => enqueue(() => writeLine(JSON.stringify(message)
 const toMessage = (id, outcome) =>
   "error" in outcome ? { jsonrpc: "2.0", id, error: outcome.error } : { jsonrpc: "2.0", id, result: outcome.result }
 
+// ---------------------------------------------------------------------------------------------
+// Playing out (--features): a request's notifications before its answer, list changes after it
+
+/** A notification of the server's own, recorded in the events file as it is handed to stdout. @param {Notification} message */
+const sendNotification = (message) =>
+  enqueue(async () => {
+    if (stdoutBroken) return
+    event(`sent ${message.method}`)
+    await writeLine(JSON.stringify(message) + "\n")
+  })
+
+/** Open subscriptions, by the id of their subscriptions/listen request. @type {Map<string | number, { toolsListChanged: boolean }>} */
+const subscriptions = new Map()
+/** Requests still playing out, by id: each entry stops one. @type {Map<string | number, () => boolean>} */
+const inFlight = new Map()
+/** Whether initialize was served: stdout is then a handshake-era listener of list changes. */
+let initialized = false
+
+/** A notification as a subscription delivers it: its subscriptionId in _meta. @param {Notification} message @param {string | number} id */
+const onSubscription = (message, id) => {
+  const params = message.params ?? {}
+  return notification(message.method, { ...params, _meta: { ...(isRecord(params._meta) ? params._meta : {}), [META_SUBSCRIPTION_ID]: id } })
+}
+
+/** Sends each notification to every listener. @param {ReadonlyArray<Notification>} notifications */
+const broadcast = (notifications) => {
+  if (initialized && config.era !== "stateless") for (const message of notifications) sendNotification(message)
+  for (const [id, subscription] of subscriptions) {
+    if (subscription.toolsListChanged) for (const message of notifications) sendNotification(onSubscription(message, id))
+  }
+}
+
+/** What a fault answers in place of a subscription: its graceful end. @param {string | number} id */
+const listenClosed = (id) => ok({ resultType: "complete", _meta: { [META_SUBSCRIPTION_ID]: id } })
+
+/**
+ * Plays a timeline (as in ../timeline.ts): each notification once its offset has passed, then the
+ * answer; what is due goes at once. Returns `stop` (true if it was still playing).
+ * @param {Timeline} timeline @param {{ notify: (message: Notification) => void, answer: () => void }} sink
+ */
+const playTimeline = (timeline, sink) => {
+  const start = Date.now()
+  let index = 0
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer
+  let finished = false
+  const step = () => {
+    timer = undefined
+    for (;;) {
+      const next = timeline.notifications[index]
+      const wait = start + (next === undefined ? timeline.answerAtMs : next.atMs) - Date.now()
+      if (wait > 0) {
+        timer = setTimeout(step, wait)
+        return
+      }
+      if (next === undefined) break
+      index += 1
+      sink.notify(next.notification)
+    }
+    finished = true
+    sink.answer()
+  }
+  step()
+  return () => {
+    if (finished) return false
+    finished = true
+    if (timer !== undefined) clearTimeout(timer)
+    return true
+  }
+}
+
+/**
+ * Answers a request and plays out what comes with it: a subscription's acknowledgement, or the
+ * request's notifications, its answer, then its list changes.
+ * @param {string | number} id @param {Outcome} outcome
+ */
+const respond = (id, outcome) => {
+  if (outcome.listen !== undefined) {
+    subscriptions.set(id, { toolsListChanged: outcome.listen.toolsListChanged === true })
+    return sendNotification(onSubscription(notification("notifications/subscriptions/acknowledged", { notifications: outcome.listen }), id))
+  }
+  const timeline = outcome.timeline
+  if (timeline === undefined) return sendMessage(toMessage(id, outcome))
+  let answered = false
+  const stop = playTimeline(timeline, {
+    notify: sendNotification,
+    answer: () => {
+      answered = true
+      inFlight.delete(id)
+      sendMessage(toMessage(id, outcome))
+      broadcast(timeline.broadcast)
+    }
+  })
+  if (!answered) inFlight.set(id, stop)
+}
+
+/** notifications/cancelled: stops a request still playing out, or ends a subscription. @param {unknown} params */
+const cancelPlaying = (params) => {
+  const requestId = isRecord(params) ? params.requestId : undefined
+  if (typeof requestId !== "string" && typeof requestId !== "number") return
+  inFlight.get(requestId)?.()
+  inFlight.delete(requestId)
+  if (subscriptions.delete(requestId)) event(`subscription-closed ${JSON.stringify(requestId)}`)
+}
+
 /** @param {Buffer} line @param {number} chunkSize @param {number} delayMs */
 const writeInChunks = async (line, chunkSize, delayMs) => {
   if (bannerLine !== undefined && banner?.bannerEachResponse === true) await write(bannerLine)
@@ -682,10 +1163,12 @@ const cancelPending = (params) => {
 /**
  * Answers a request as the fault says.
  * @param {Record<string, any>} fault @param {string | number} id @param {string} method
- * @param {{ result?: unknown, error?: unknown }} outcome
+ * @param {Outcome} served
  * @param {{ params?: unknown, modern?: boolean }} [request] the request's params; whether it was served statelessly
  */
-const respondWithFault = (fault, id, method, outcome, request = {}) => {
+const respondWithFault = (fault, id, method, served, request = {}) => {
+  /** @type {Outcome} */
+  const outcome = served.listen === undefined ? served : listenClosed(id)
   const normal = toMessage(id, outcome)
   switch (fault.kind) {
     case "exact-size": {
@@ -731,7 +1214,7 @@ const respondWithFault = (fault, id, method, outcome, request = {}) => {
     case "delay": {
       const timer = setTimeout(() => {
         pendingAnswers.delete(id)
-        sendMessage(normal)
+        respond(id, served)
       }, fault.ms)
       if (request.modern === true) pendingAnswers.set(id, timer)
       return
@@ -801,7 +1284,10 @@ const handleLine = (bytes) => {
   }
   record(method)
   if (id === undefined) {
-    if (method === "notifications/cancelled") cancelPending(value.params)
+    if (method === "notifications/cancelled") {
+      cancelPending(value.params)
+      cancelPlaying(value.params)
+    }
     const fault = takeFault(method, true)
     if (fault !== undefined) respondWithFault(fault, 0, method, ok({}))
     return
@@ -811,14 +1297,17 @@ const handleLine = (bytes) => {
   }
   // Run the request (side effects included) before any fault decides how it is answered.
   const { outcome, modern } = serve(method, value.params)
+  if (method === "initialize" && !modern && "result" in outcome) initialized = true
   const fault = takeFault(method, false)
   if (fault === undefined) {
     if (outcome.unknownMethod === true && config.silentOnUnknown) {
       log(`${method}: unknown method, left unanswered (silent-on-unknown)`)
       return
     }
-    return sendMessage(toMessage(id, outcome))
+    return respond(id, outcome)
   }
+  // The fault replaces the answer and what comes with it (delay only postpones them), not the change.
+  if (outcome.timeline !== undefined && fault.kind !== "delay") broadcast(outcome.timeline.broadcast)
   return respondWithFault(fault, id, method, outcome, { params: value.params, modern })
 }
 
