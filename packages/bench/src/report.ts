@@ -296,6 +296,7 @@ export const renderReport = (output: any): string => {
   out("npm run bench -- --only memory,cli # some workloads (discovery,sequential,concurrent,large,memory,cli)")
   out("npm run bench -- --modes stateless # some server modes for workloads 1-4 (json,sse,legacy,stateless)")
   out("npm run refusal-memory -w @phasebound/bench   # the older never-ending-body probe (testkit)")
+  out("npm run progress-overhead -w @phasebound/bench # a call with progress and output validation against a plain call")
   out("```")
   out()
   out("Only a full run rewrites this page and `bench/results/latest.json`; `--quick`, `--only`, `--modes` and `--clients` runs are saved to `bench/results/partial.json`.")

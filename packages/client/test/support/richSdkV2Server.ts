@@ -63,24 +63,15 @@ import {
   WebStandardStreamableHTTPServerTransport
 } from "@modelcontextprotocol/server"
 import { randomUUID } from "node:crypto"
-import * as http from "node:http"
-import type { AddressInfo, Socket } from "node:net"
 import { z } from "zod"
 import { weatherOf } from "./richOfficialServer.js"
+import { serveWebHandler, type WebRequestRecord } from "./webHandlerServer.js"
 
 export type RichSdkV2Mode = "stateless" | "stateful"
 /** `"auto"` (2026 only): the SDK's default, JSON unless a related message comes before the result. */
 export type RichSdkV2Answers = "json" | "sse" | "auto"
 
-export interface RichSdkV2Request {
-  readonly method: string
-  readonly headers: Readonly<Record<string, string>>
-  readonly body: string
-  /** The answer's status, once answered. */
-  readonly status?: number
-  /** The answer's body, for a status of 400 and above. */
-  readonly answer?: string
-}
+export type RichSdkV2Request = WebRequestRecord
 
 /**
  * How a stateful peer forgets its sessions (`forgetSessions`). Each way closes every session's
@@ -345,96 +336,27 @@ export const startRichSdkV2Server = async (options: {
     shutdown = () => handler.close()
   }
 
-  const requests: Array<{ -readonly [K in keyof RichSdkV2Request]: RichSdkV2Request[K] }> = []
   let listening = 0
-  const serve = async (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const chunks: Array<Buffer> = []
-    for await (const chunk of req) chunks.push(chunk as Buffer)
-    const body = Buffer.concat(chunks)
-    const headers = new Headers()
-    const recorded: Record<string, string> = {}
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined) continue
-      for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one)
-      recorded[name] = Array.isArray(value) ? value.join(", ") : value
-    }
-    const record: (typeof requests)[number] = { method: req.method ?? "GET", headers: recorded, body: body.toString("utf8") }
-    requests.push(record)
-    const abort = new AbortController()
-    res.on("close", () => {
-      if (!res.writableFinished) abort.abort()
-    })
-    const hasBody = req.method !== "GET" && req.method !== "HEAD"
-    const request = new Request(new URL(req.url ?? "/", `http://${req.headers.host ?? "127.0.0.1"}`), {
-      method: req.method ?? "GET",
-      headers,
-      ...(hasBody ? { body } : {}),
-      signal: abort.signal
-    })
-    const response = await handle(request)
-    record.status = response.status
-    if (response.status >= 400) record.answer = await response.clone().text()
-    const outHeaders: Record<string, string> = {}
-    response.headers.forEach((value, name) => {
-      outHeaders[name] = value
-    })
-    res.writeHead(response.status, response.statusText, outHeaders)
-    // node:http holds the head back until the first body write; an SSE stream may stay silent
-    // a long time (the GET stream writes nothing until the first keep-alive, 15 s later), so
-    // its head is sent now, as a streaming server must.
-    if (outHeaders["content-type"]?.startsWith("text/event-stream")) res.flushHeaders()
-    if (response.body === null) {
-      res.end()
-      return
-    }
+  const web = await serveWebHandler(handle, (record, res) => {
     // The listen router registers the subscription (and writes its acknowledgement) before it
     // returns the response: from here the subscription hears what is published.
-    if (recorded["mcp-method"] === "subscriptions/listen" && response.status === 200) {
+    if (record.headers["mcp-method"] === "subscriptions/listen" && record.status === 200) {
       listening++
       res.on("close", () => void listening--)
     }
-    const reader = response.body.getReader()
-    res.on("close", () => {
-      void reader.cancel().catch(() => undefined)
-    })
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      res.write(value)
-    }
-    res.end()
-  }
-  const httpServer = http.createServer((req, res) => {
-    void serve(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500).end()
-      else res.destroy()
-    })
   })
-
-  const sockets = new Set<Socket>()
-  httpServer.on("connection", (socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve) => httpServer.listen(0, "127.0.0.1", resolve))
-  port = (httpServer.address() as AddressInfo).port
-  let closing: Promise<void> | undefined
+  port = web.port
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     mode: options.mode,
     calls: (tool) => calls.get(tool) ?? 0,
     progressTokens: () => [...progressTokens],
     listening: () => listening,
-    requests,
+    requests: web.requests,
     metas: () => [...metas],
     envelopes: () => [...envelopes],
     sessions: () => sessions,
     forgetSessions: (how) => forgetSessions(how),
-    close: () =>
-      (closing ??= (async () => {
-        await shutdown().catch(() => undefined)
-        for (const socket of sockets) socket.destroy()
-        await new Promise<void>((resolve) => httpServer.close(() => resolve()))
-      })())
+    close: () => web.close(shutdown)
   }
 }

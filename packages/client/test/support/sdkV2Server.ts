@@ -20,8 +20,8 @@
  * the test, outside any server instance, so it counts every execution whichever instance or era
  * served it: a replayed call would show as 2).
  *
- * The SDK's handler is web-standard (`fetch(Request) => Response`); `@modelcontextprotocol/node`
- * is not a dependency here, so a small adapter below carries node:http requests to it.
+ * The SDK's handler is web-standard (`fetch(Request) => Response`): support/webHandlerServer.ts
+ * carries node:http requests to it.
  */
 import {
   createMcpHandler,
@@ -29,9 +29,8 @@ import {
   WebStandardStreamableHTTPServerTransport
 } from "@modelcontextprotocol/server"
 import { randomUUID } from "node:crypto"
-import * as http from "node:http"
-import type { AddressInfo, Socket } from "node:net"
 import { z } from "zod"
+import { serveWebHandler, type WebRequestRecord } from "./webHandlerServer.js"
 
 export type SdkV2Mode = "stateless" | "dual" | "stateful"
 export type SdkV2Answers = "json" | "sse"
@@ -42,11 +41,7 @@ export interface SdkV2ServerOptions {
   readonly answers?: SdkV2Answers | undefined
 }
 
-export interface SdkV2Request {
-  readonly method: string
-  readonly headers: Readonly<Record<string, string>>
-  readonly body: string
-}
+export type SdkV2Request = WebRequestRecord
 
 export interface SdkV2Server {
   readonly url: string
@@ -133,76 +128,12 @@ export const startSdkV2Server = async (options: SdkV2ServerOptions): Promise<Sdk
     shutdown = () => handler.close()
   }
 
-  const requests: Array<SdkV2Request> = []
-  const httpServer = http.createServer((req, res) => {
-    void serve(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500).end()
-      else res.destroy()
-    })
-  })
-  const serve = async (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const chunks: Array<Buffer> = []
-    for await (const chunk of req) chunks.push(chunk as Buffer)
-    const body = Buffer.concat(chunks)
-    const headers = new Headers()
-    const recorded: Record<string, string> = {}
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined) continue
-      for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one)
-      recorded[name] = Array.isArray(value) ? value.join(", ") : value
-    }
-    requests.push({ method: req.method ?? "GET", headers: recorded, body: body.toString("utf8") })
-    const abort = new AbortController()
-    res.on("close", () => {
-      if (!res.writableFinished) abort.abort()
-    })
-    const hasBody = req.method !== "GET" && req.method !== "HEAD"
-    const request = new Request(new URL(req.url ?? "/", `http://${req.headers.host ?? "127.0.0.1"}`), {
-      method: req.method ?? "GET",
-      headers,
-      ...(hasBody ? { body } : {}),
-      signal: abort.signal
-    })
-    const response = await handle(request)
-    const outHeaders: Record<string, string> = {}
-    response.headers.forEach((value, name) => {
-      outHeaders[name] = value
-    })
-    res.writeHead(response.status, response.statusText, outHeaders)
-    if (response.body === null) {
-      res.end()
-      return
-    }
-    const reader = response.body.getReader()
-    res.on("close", () => {
-      void reader.cancel().catch(() => undefined)
-    })
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      res.write(value)
-    }
-    res.end()
-  }
-
-  const sockets = new Set<Socket>()
-  httpServer.on("connection", (socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve) => httpServer.listen(0, "127.0.0.1", resolve))
-  const { port } = httpServer.address() as AddressInfo
-  let closing: Promise<void> | undefined
+  const web = await serveWebHandler(handle)
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${web.port}/mcp`,
     mode: options.mode,
     counter: () => counter,
-    requests,
-    close: () =>
-      (closing ??= (async () => {
-        await shutdown().catch(() => undefined)
-        for (const socket of sockets) socket.destroy()
-        await new Promise<void>((resolve) => httpServer.close(() => resolve()))
-      })())
+    requests: web.requests,
+    close: () => web.close(shutdown)
   }
 }
