@@ -25,8 +25,12 @@ interface W3cSpan {
   readonly attributes: Map<string, unknown>
 }
 
-/** A tracer whose spans have W3C ids (32 and 16 lowercase hex digits), as OpenTelemetry's do. */
-const w3cTracer = (spans: Array<W3cSpan>) =>
+/**
+ * A tracer whose spans have W3C ids (32 and 16 lowercase hex digits), as OpenTelemetry's do;
+ * with `traceState`, each span also carries an OpenTelemetry span whose context has that W3C
+ * trace state, where `@effect/opentelemetry`'s spans keep theirs (`span.spanContext()`).
+ */
+const w3cTracer = (spans: Array<W3cSpan>, traceState?: string) =>
   Tracer.make({
     span: (name, parent, context, links, startTime, kind) => {
       const hex = (digits: number) => Array.from({ length: digits }, () => Math.floor(Math.random() * 16).toString(16)).join("")
@@ -48,7 +52,8 @@ const w3cTracer = (spans: Array<W3cSpan>) =>
         end: () => {},
         attribute: (key, value) => void recorded.attributes.set(key, value),
         event: () => {},
-        addLinks: () => {}
+        addLinks: () => {},
+        ...(traceState === undefined ? {} : { span: { spanContext: () => ({ traceState: { serialize: () => traceState } }) } })
       }
     },
     context: (f) => f()
@@ -110,6 +115,34 @@ describe.each([["handshake", {}], ["stateless", { era: "stateless" }]] as const)
       Effect.withTracer(w3cTracer(spans))
     )
   })
+})
+
+describe("tracestate", () => {
+  const callWith = (traceState: string) => {
+    const spans: Array<W3cSpan> = []
+    return Effect.gen(function*() {
+      const srv = yield* server()
+      const connection = yield* McpClient.connect({ url: srv.url })
+      yield* connection.callTool("echo", { text: "x" })
+      return callMetas(srv)[0]!
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.withTracer(w3cTracer(spans, traceState)))
+  }
+
+  it.scopedLive("an OpenTelemetry span's W3C trace state travels beside traceparent", () =>
+    Effect.gen(function*() {
+      const meta = yield* callWith("vendor=t61rcWkgMzE,other@tenant=00f067aa0ba902b7")
+      expect(meta["tracestate"]).toBe("vendor=t61rcWkgMzE,other@tenant=00f067aa0ba902b7")
+      expect(meta["traceparent"]).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/)
+    }))
+
+  it.scopedLive("a trace state that is not a valid W3C one is not sent", () =>
+    Effect.gen(function*() {
+      for (const bad of ["no-equals-sign", "Upper=case", `a=${"x".repeat(600)}`, "a=b\nc=d"]) {
+        const meta = yield* callWith(bad)
+        expect(meta, bad).not.toHaveProperty("tracestate")
+        expect(meta["traceparent"]).toBeDefined()
+      }
+    }))
 })
 
 describe("refused before any I/O", () => {

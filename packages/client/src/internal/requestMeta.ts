@@ -54,10 +54,32 @@ const traceId = /^[0-9a-f]{32}$/
 const spanId = /^[0-9a-f]{16}$/
 const allZeros = /^0+$/
 
+/** W3C `tracestate`: list members `key=value`, at most 32, at most 512 characters in all. */
+const traceStateMember = /^[a-z0-9][_0-9a-z\-*/@]{0,255}=[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/
+
 /**
- * `{ traceparent }` of the current span when a tracer other than Effect's default is installed
- * and the span's ids are W3C ids (32 and 16 lowercase hex digits, not all zeros); `undefined`
- * otherwise.
+ * The W3C `tracestate` of a span that carries an OpenTelemetry span (as `@effect/opentelemetry`'s
+ * spans do, in their `span` field; Effect's own spans have no trace state), when it is a valid
+ * one; `undefined` otherwise.
+ */
+const traceStateOf = (span: Tracer.AnySpan): string | undefined => {
+  const otel = (span as { readonly span?: { readonly spanContext?: unknown } }).span
+  if (typeof otel?.spanContext !== "function") return undefined
+  try {
+    const state = (otel.spanContext() as { readonly traceState?: { readonly serialize?: () => unknown } }).traceState
+    const text = typeof state?.serialize === "function" ? state.serialize() : undefined
+    if (typeof text !== "string" || text === "" || text.length > 512) return undefined
+    const members = text.split(",").map((member) => member.trim())
+    return members.length <= 32 && members.every((member) => traceStateMember.test(member)) ? text : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * `{ traceparent, tracestate? }` of the current span when a tracer other than Effect's default
+ * is installed and the span's ids are W3C ids (32 and 16 lowercase hex digits, not all zeros);
+ * `undefined` otherwise.
  */
 export const traceContext: Effect.Effect<Readonly<Record<string, string>> | undefined> = Effect.tracerWith((tracer) =>
   tracer === nativeTracer
@@ -66,6 +88,8 @@ export const traceContext: Effect.Effect<Readonly<Record<string, string>> | unde
       if (Option.isNone(span)) return undefined
       const { sampled, spanId: id, traceId: trace } = span.value
       if (!traceId.test(trace) || !spanId.test(id) || allZeros.test(trace) || allZeros.test(id)) return undefined
-      return { traceparent: `00-${trace}-${id}-${sampled ? "01" : "00"}` }
+      const traceparent = `00-${trace}-${id}-${sampled ? "01" : "00"}`
+      const tracestate = traceStateOf(span.value)
+      return tracestate === undefined ? { traceparent } : { traceparent, tracestate }
     })
 )
