@@ -651,6 +651,13 @@ const discover = <R>(
       stage = "list-tools"
       const listing = yield* listAllTools(negotiated.session, policy, record)
       if (listing.excluded.size > 0) observe("list-tools", 0, "ok", { excludedTools: listing.excluded.size })
+      // A new session of the 2025 revisions starts without the log level the connection asked
+      // for (docs/DESIGN.md, "Server log messages"): it is asked for again.
+      const level = logLevel.current
+      if (level !== undefined && negotiated.session.era === "handshake") {
+        const response = yield* negotiated.session.request("logging/setLevel", { level }, exchange("set-log-level"))
+        record("set-log-level", response.bytes)
+      }
       return { ...negotiated, listing, scope: connectionScope }
     })
 

@@ -401,3 +401,25 @@ describe.each(rows.filter((row) => row.transport === "streamable-http" && row.er
       }))
   }
 )
+
+describe.each(rows.filter((row) => row.transport === "streamable-http" && row.era === "handshake").map((row) => [row.name, row] as const))(
+  "the log level on a new session, %s",
+  (_, row) => {
+    scoped("a session the server forgot is replaced by one that is asked for the same level", row, () =>
+      Effect.gen(function*() {
+        const live = yield* row.start()
+        const connection = yield* live.connect()
+        const seen = yield* collectLogs(connection)
+        yield* connection.setLogLevel("error")
+        live.expireSession!()
+        yield* failureOf(connection.callTool("echo", { text: "lost" }))
+        // The next call runs on a new session, which was asked for "error" during its discovery.
+        expect((yield* log(connection, "warning", "quiet")).content).toEqual([{ type: "text", text: "logged 0" }])
+        expect(yield* connection.sessions).toBe(2)
+        expect(live.rpcCalls("logging/setLevel")).toBe(2)
+        expect((yield* log(connection, "critical", "loud")).content).toEqual([{ type: "text", text: "logged 1" }])
+        yield* until(() => seen.length >= 1)
+        expect(seen.map((m) => m.data)).toEqual(["loud"])
+      }))
+  }
+)
