@@ -8,134 +8,21 @@
  * deadline with their release, inputs refused before any I/O, each request sent once and
  * observed, and the Promise API's methods resolving and rejecting the same way.
  */
-import type { HttpClient } from "@effect/platform/HttpClient"
-import type { CommandExecutor } from "@effect/platform/CommandExecutor"
-import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
-import * as Testkit from "@phasebound/testkit"
-import { Effect, Layer, type Scope } from "effect"
-import type { McpConnectionError, McpSchema, PhasePolicy } from "../src/index.js"
-import { McpClient } from "../src/index.js"
-import { connect, type Connection as PromiseConnection } from "../src/promise.js"
-import { eventually, failureOf, httpClients } from "./support/harness.js"
+import { Effect } from "effect"
+import type { McpClient, McpConnectionError, McpSchema } from "../src/index.js"
+import { featureRows, type Row, subscribed } from "./support/featureRows.js"
+import { eventually, failureOf } from "./support/harness.js"
 
 // ---------------------------------------------------------------------------------------------
 // Rows
 // ---------------------------------------------------------------------------------------------
 
-/** Faults both HTTP servers and the stdio server know in this shape. */
-type CommonFault =
-  | { readonly on: string; readonly kind: "delay"; readonly ms: number }
-  | { readonly on: string; readonly kind: "jsonrpc-error"; readonly code: number; readonly message: string }
-
-interface StartOptions {
-  readonly pageSize?: number
-  readonly resources?: number
-  /** Scripted at once over HTTP, given at spawn over stdio (none may apply to discovery). */
-  readonly faults?: ReadonlyArray<CommonFault>
-}
-
-interface Live {
-  readonly connect: (
-    policy?: PhasePolicy.Options
-  ) => Effect.Effect<McpClient.Connection, McpConnectionError.McpConnectionError, Scope.Scope | HttpClient | CommandExecutor>
-  readonly promise: (policy?: PhasePolicy.Options) => Promise<PromiseConnection>
-  readonly rpcCalls: (method: string) => number
-  /** Everything the server received so far (HTTP requests, or stdio arrivals). */
-  readonly received: () => number
-  /** Streamable HTTP 2025 only: forgets the sessions. */
-  readonly expireSession?: () => void
-}
-
-interface Row {
-  readonly name: string
-  readonly era: "handshake" | "stateless"
-  readonly transport: "streamable-http" | "sse" | "stdio"
-  readonly layer: Layer.Layer<HttpClient | CommandExecutor>
-  readonly start: (options?: StartOptions) => Effect.Effect<Live, never, Scope.Scope>
-}
-
-const platform = Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)
-
-/**
- * After a 2026-07-28 connect: waits until the server received the subscription the connection
- * opens in the background, so that counts of what the server received are stable.
- */
-const subscribed = (era: "handshake" | "stateless", rpcCalls: (method: string) => number) => () =>
-  era === "stateless" ? eventually(() => rpcCalls("subscriptions/listen") === 1, 10_000) : Effect.void
-
-const streamableRow = (
-  era: "handshake" | "stateless",
-  mode: Testkit.ResponseMode,
-  [client, httpLayer]: readonly [string, Layer.Layer<HttpClient>]
-): Row => ({
-  name: `Streamable HTTP ${era === "handshake" ? "2025" : "2026-07-28"} ${mode}, ${client}`,
-  era,
-  transport: "streamable-http",
-  layer: Layer.merge(httpLayer, platform),
-  start: ({ faults = [], ...options } = {}) =>
-    Effect.map(Testkit.scoped({ features: true, mode, era, ...options }), (srv): Live => {
-      for (const fault of faults) srv.script(fault)
-      return {
-        connect: (policy) => Effect.tap(McpClient.connect({ url: srv.url, policy }), subscribed(era, srv.rpcCalls)),
-        promise: (policy) => connect({ url: srv.url, policy, httpClient: Layer.orDie(httpLayer) }),
-        rpcCalls: srv.rpcCalls,
-        received: () => srv.requests.length,
-        ...(era === "handshake" ? { expireSession: srv.expireSession } : {})
-      }
-    })
-})
-
-const legacyRow = ([client, httpLayer]: readonly [string, Layer.Layer<HttpClient>]): Row => ({
-  name: `legacy HTTP+SSE, ${client}`,
-  era: "handshake",
-  transport: "sse",
-  layer: Layer.merge(httpLayer, platform),
-  start: ({ faults = [], ...options } = {}) =>
-    Effect.map(Testkit.scopedLegacy({ features: true, ...options }), (srv): Live => {
-      for (const fault of faults) srv.script(fault)
-      return {
-        connect: (policy) => McpClient.connect({ url: srv.url, transport: "sse", policy }),
-        promise: (policy) => connect({ url: srv.url, transport: "sse", policy, httpClient: Layer.orDie(httpLayer) }),
-        rpcCalls: srv.rpcCalls,
-        received: () => srv.requests.length
-      }
-    })
-})
-
-const stdioRow = (era: "handshake" | "stateless"): Row => ({
-  name: `stdio ${era === "handshake" ? "handshake (2025)" : "stateless (2026-07-28)"}`,
-  era,
-  transport: "stdio",
-  layer: Layer.merge(httpClients[0]![1], platform),
-  start: ({ faults = [], ...options } = {}) =>
-    Effect.map(
-      Effect.acquireRelease(
-        Effect.sync(() => Testkit.makeStdioFixture({ features: true, era, ...options, faults })),
-        (f) => Effect.sync(() => f.cleanup())
-      ),
-      (f): Live => ({
-        connect: (policy) =>
-          Effect.tap(McpClient.connectStdio({ command: f.command, args: f.args, env: f.env, policy }), subscribed(era, f.rpcCalls)),
-        promise: (policy) => connect({ stdio: { command: f.command, args: [...f.args], env: f.env }, policy }),
-        rpcCalls: f.rpcCalls,
-        received: () => f.arrivals().length
-      })
-    )
-})
-
-const rows: ReadonlyArray<Row> = [
-  ...httpClients.flatMap((client) => [
-    streamableRow("handshake", "json", client),
-    streamableRow("handshake", "sse", client),
-    streamableRow("stateless", "json", client),
-    streamableRow("stateless", "sse", client),
-    legacyRow(client)
-  ]),
-  stdioRow("handshake"),
-  stdioRow("stateless")
-]
+// `connect` returns once a 2026-07-28 subscription reached the server: counts of what it received are stable.
+const { rows } = featureRows(
+  [["handshake", "json"], ["handshake", "sse"], ["stateless", "json"], ["stateless", "sse"]],
+  { connectWaitsForSubscription: true }
+)
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

@@ -11,132 +11,20 @@
  * The library prints nothing: every test of this file runs with `console` and the process's
  * `stdout` and `stderr` watched, and fails if anything was written there.
  */
-import type { HttpClient } from "@effect/platform/HttpClient"
-import type { CommandExecutor } from "@effect/platform/CommandExecutor"
-import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import * as Testkit from "@phasebound/testkit"
-import { Deferred, Effect, Layer, type Scope, Stream } from "effect"
+import { Deferred, Effect, Stream } from "effect"
 import { type MockInstance, vi } from "vitest"
-import type { McpConnectionError, McpSchema, PhasePolicy } from "../src/index.js"
-import { McpClient } from "../src/index.js"
-import { connect, type Connection as PromiseConnection } from "../src/promise.js"
-import { eventually, failureOf, httpClients } from "./support/harness.js"
+import type { McpClient, McpSchema } from "../src/index.js"
+import { featureRows, type Row } from "./support/featureRows.js"
+import { eventually, failureOf } from "./support/harness.js"
 
 // ---------------------------------------------------------------------------------------------
 // Rows
 // ---------------------------------------------------------------------------------------------
 
-interface PromiseOptions {
-  readonly policy?: PhasePolicy.Options
-  readonly onLogMessage?: (message: McpSchema.LogMessage) => void
-}
-
-interface Live {
-  readonly connect: (
-    policy?: PhasePolicy.Options
-  ) => Effect.Effect<McpClient.Connection, McpConnectionError.McpConnectionError, Scope.Scope | HttpClient | CommandExecutor>
-  readonly promise: (options?: PromiseOptions) => Promise<PromiseConnection>
-  readonly rpcCalls: (method: string) => number
-  /** Everything the server received so far (HTTP requests, or stdio arrivals). */
-  readonly received: () => number
-  readonly logMessagesSent: () => number
-  /** Streamable HTTP only: the `_meta` of each request of that method, in order. */
-  readonly metasOf?: (method: string) => ReadonlyArray<Readonly<Record<string, unknown>>>
-  /** Streamable HTTP 2025 only: forgets the sessions. */
-  readonly expireSession?: () => void
-}
-
-interface Row {
-  readonly name: string
-  readonly era: "handshake" | "stateless"
-  readonly transport: "streamable-http" | "sse" | "stdio"
-  /** Whether a request's log messages come before its answer, on the same stream. */
-  readonly inOrder: boolean
-  readonly layer: Layer.Layer<HttpClient | CommandExecutor>
-  readonly start: () => Effect.Effect<Live, never, Scope.Scope>
-}
-
-const platform = Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)
-
-/**
- * After a 2026-07-28 connect: waits until the server received the subscription the connection
- * opens in the background, so that counts of what the server received are stable.
- */
-const subscribed = (era: "handshake" | "stateless", rpcCalls: (method: string) => number) => () =>
-  era === "stateless" ? eventually(() => rpcCalls("subscriptions/listen") === 1, 10_000) : Effect.void
-
-const streamableRow = (
-  era: "handshake" | "stateless",
-  mode: Testkit.ResponseMode,
-  [client, httpLayer]: readonly [string, Layer.Layer<HttpClient>]
-): Row => ({
-  name: `Streamable HTTP ${era === "handshake" ? "2025" : "2026-07-28"} ${mode}, ${client}`,
-  era,
-  transport: "streamable-http",
-  // JSON answers (2025): a request's messages go on the session's GET stream, the answer on the POST.
-  inOrder: mode === "sse",
-  layer: Layer.merge(httpLayer, platform),
-  start: () =>
-    Effect.map(Testkit.scoped({ features: true, mode, era }), (srv): Live => ({
-      connect: (policy) => Effect.tap(McpClient.connect({ url: srv.url, policy }), subscribed(era, srv.rpcCalls)),
-      promise: (options = {}) => connect({ url: srv.url, httpClient: Layer.orDie(httpLayer), ...options }),
-      rpcCalls: srv.rpcCalls,
-      received: () => srv.requests.length,
-      logMessagesSent: srv.logMessagesSent,
-      metasOf: (method) => srv.requests.filter((r) => r.rpcMethod === method).map((r) => (r as Testkit.RecordedHttpRequest).meta ?? {}),
-      ...(era === "handshake" ? { expireSession: srv.expireSession } : {})
-    }))
-})
-
-const legacyRow = ([client, httpLayer]: readonly [string, Layer.Layer<HttpClient>]): Row => ({
-  name: `legacy HTTP+SSE, ${client}`,
-  era: "handshake",
-  transport: "sse",
-  inOrder: true,
-  layer: Layer.merge(httpLayer, platform),
-  start: () =>
-    Effect.map(Testkit.scopedLegacy({ features: true }), (srv): Live => ({
-      connect: (policy) => McpClient.connect({ url: srv.url, transport: "sse", policy }),
-      promise: (options = {}) => connect({ url: srv.url, transport: "sse", httpClient: Layer.orDie(httpLayer), ...options }),
-      rpcCalls: srv.rpcCalls,
-      received: () => srv.requests.length,
-      logMessagesSent: srv.logMessagesSent
-    }))
-})
-
-const stdioRow = (era: "handshake" | "stateless"): Row => ({
-  name: `stdio ${era === "handshake" ? "handshake (2025)" : "stateless (2026-07-28)"}`,
-  era,
-  transport: "stdio",
-  inOrder: true,
-  layer: Layer.merge(httpClients[0]![1], platform),
-  start: () =>
-    Effect.map(
-      Effect.acquireRelease(Effect.sync(() => Testkit.makeStdioFixture({ features: true, era })), (f) => Effect.sync(() => f.cleanup())),
-      (f): Live => ({
-        connect: (policy) =>
-          Effect.tap(McpClient.connectStdio({ command: f.command, args: f.args, env: f.env, policy }), subscribed(era, f.rpcCalls)),
-        promise: (options = {}) => connect({ stdio: { command: f.command, args: [...f.args], env: f.env }, ...options }),
-        rpcCalls: f.rpcCalls,
-        received: () => f.arrivals().length,
-        logMessagesSent: f.logMessagesSent
-      })
-    )
-})
-
 // 2026-07-28 with JSON answers has no stream to carry a request's messages: not a row here.
-const rows: ReadonlyArray<Row> = [
-  ...httpClients.flatMap((client) => [
-    streamableRow("handshake", "json", client),
-    streamableRow("handshake", "sse", client),
-    streamableRow("stateless", "sse", client),
-    legacyRow(client)
-  ]),
-  stdioRow("handshake"),
-  stdioRow("stateless")
-]
+// `connect` returns once a 2026-07-28 subscription reached the server: counts of what it received are stable.
+const { rows } = featureRows([["handshake", "json"], ["handshake", "sse"], ["stateless", "sse"]], { connectWaitsForSubscription: true })
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
