@@ -375,7 +375,7 @@ const runOperation = <A>(
 const isLogLevel = Schema.is(McpSchema.LogLevel)
 
 /**
- * The flag of the server's log level. Not `--server-log-level`: @effect/cli reserves that one for
+ * The flag of the server's log level. Not `--log-level`: @effect/cli reserves that one for
  * Effect's own logger and takes it before any command sees it.
  */
 const logLevelFlag = "--server-log-level"
