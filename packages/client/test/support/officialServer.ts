@@ -23,29 +23,17 @@ export interface OfficialServer {
   readonly close: () => Promise<void>
 }
 
-export const startOfficialServer = async (options: { readonly jsonResponse: boolean }): Promise<OfficialServer> => {
-  let counter = 0
+/**
+ * The SDK's stateful transport, one per session, on a node:http server on 127.0.0.1 port 0: a
+ * request naming a session this server does not know (never had, or forgot) is answered 404,
+ * as the spec says a server answers for a session it does not know.
+ */
+export const serveSessions = async (
+  makeServer: (req: http.IncomingMessage) => McpServer,
+  jsonResponse: boolean
+) => {
   let sessions = 0
   const transports = new Map<string, StreamableHTTPServerTransport>()
-
-  const makeServer = () => {
-    const server = new McpServer({ name: "official-sdk-peer", version: "1.32.2" })
-    server.registerTool("add", { description: "Adds two numbers", inputSchema: { a: z.number(), b: z.number() } }, ({ a, b }) => ({
-      content: [{ type: "text", text: String(a + b) }]
-    }))
-    server.registerTool("echo", { description: "Echoes text", inputSchema: { text: z.string() } }, ({ text }) => ({
-      content: [{ type: "text", text }]
-    }))
-    server.registerTool("increment", { description: "Increments a counter" }, () => ({
-      content: [{ type: "text", text: String(++counter) }]
-    }))
-    server.registerTool("fail", { description: "Returns a tool-level error" }, () => ({
-      content: [{ type: "text", text: "this tool failed" }],
-      isError: true
-    }))
-    return server
-  }
-
   const httpServer = http.createServer(async (req, res) => {
     try {
       const sessionId = req.headers["mcp-session-id"]
@@ -65,7 +53,7 @@ export const startOfficialServer = async (options: { readonly jsonResponse: bool
       }
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        enableJsonResponse: options.jsonResponse,
+        enableJsonResponse: jsonResponse,
         onsessioninitialized: (id) => {
           sessions++
           transports.set(id, transport)
@@ -74,7 +62,7 @@ export const startOfficialServer = async (options: { readonly jsonResponse: bool
       transport.onclose = () => {
         if (transport.sessionId !== undefined) transports.delete(transport.sessionId)
       }
-      await makeServer().connect(transport)
+      await makeServer(req).connect(transport)
       await transport.handleRequest(req, res)
     } catch {
       if (!res.headersSent) res.writeHead(500).end()
@@ -87,19 +75,52 @@ export const startOfficialServer = async (options: { readonly jsonResponse: bool
   })
   await new Promise<void>((resolve) => httpServer.listen(0, "127.0.0.1", resolve))
   const { port } = httpServer.address() as AddressInfo
+  let closing: Promise<void> | undefined
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    counter: () => counter,
+    port,
+    /** Sessions initialized so far. */
     sessions: () => sessions,
+    /** Forgets every session, as a restarted server would: a request that names one is then answered 404. */
     forgetSessions: async () => {
       const forgotten = [...transports.values()]
       transports.clear()
       for (const transport of forgotten) await transport.close().catch(() => undefined)
     },
-    close: async () => {
-      for (const transport of transports.values()) await transport.close().catch(() => undefined)
-      for (const socket of sockets) socket.destroy()
-      await new Promise<void>((resolve) => httpServer.close(() => resolve()))
-    }
+    close: () =>
+      (closing ??= (async () => {
+        for (const transport of [...transports.values()]) await transport.close().catch(() => undefined)
+        for (const socket of sockets) socket.destroy()
+        await new Promise<void>((resolve) => httpServer.close(() => resolve()))
+      })())
+  }
+}
+
+export const startOfficialServer = async (options: { readonly jsonResponse: boolean }): Promise<OfficialServer> => {
+  let counter = 0
+  const makeServer = () => {
+    const server = new McpServer({ name: "official-sdk-peer", version: "1.32.2" })
+    server.registerTool("add", { description: "Adds two numbers", inputSchema: { a: z.number(), b: z.number() } }, ({ a, b }) => ({
+      content: [{ type: "text", text: String(a + b) }]
+    }))
+    server.registerTool("echo", { description: "Echoes text", inputSchema: { text: z.string() } }, ({ text }) => ({
+      content: [{ type: "text", text }]
+    }))
+    server.registerTool("increment", { description: "Increments a counter" }, () => ({
+      content: [{ type: "text", text: String(++counter) }]
+    }))
+    server.registerTool("fail", { description: "Returns a tool-level error" }, () => ({
+      content: [{ type: "text", text: "this tool failed" }],
+      isError: true
+    }))
+    return server
+  }
+
+  const served = await serveSessions(() => makeServer(), options.jsonResponse)
+  return {
+    url: `http://127.0.0.1:${served.port}/mcp`,
+    counter: () => counter,
+    sessions: served.sessions,
+    forgetSessions: served.forgetSessions,
+    close: served.close
   }
 }

@@ -34,11 +34,8 @@
  * client's redaction to remove.
  */
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import { randomUUID } from "node:crypto"
-import * as http from "node:http"
-import type { AddressInfo, Socket } from "node:net"
 import { z } from "zod"
+import { serveSessions } from "./officialServer.js"
 
 export interface RichOfficialServer {
   readonly url: string
@@ -66,9 +63,7 @@ export const startRichOfficialServer = async (options: { readonly jsonResponse: 
   const count = (tool: string) => void calls.set(tool, (calls.get(tool) ?? 0) + 1)
   const progressTokens: Array<string | number | undefined> = []
   const metas: Array<Readonly<Record<string, unknown>> | undefined> = []
-  let sessions = 0
   let port = 0
-  const transports = new Map<string, StreamableHTTPServerTransport>()
 
   const makeServer = (peerKey: string) => {
     const server = new McpServer(
@@ -189,60 +184,17 @@ export const startRichOfficialServer = async (options: { readonly jsonResponse: 
     return server
   }
 
-  const httpServer = http.createServer(async (req, res) => {
-    try {
-      const sessionId = req.headers["mcp-session-id"]
-      const existing = typeof sessionId === "string" ? transports.get(sessionId) : undefined
-      if (existing !== undefined) {
-        await existing.handleRequest(req, res)
-        return
-      }
-      if (typeof sessionId === "string") {
-        res.writeHead(404, { "content-type": "application/json" })
-        res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32001, message: "Session not found" } }))
-        return
-      }
-      if (req.method !== "POST") {
-        res.writeHead(400).end()
-        return
-      }
-      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        enableJsonResponse: options.jsonResponse,
-        onsessioninitialized: (id) => {
-          sessions++
-          transports.set(id, transport)
-        }
-      })
-      transport.onclose = () => {
-        if (transport.sessionId !== undefined) transports.delete(transport.sessionId)
-      }
-      const peerKey = req.headers["x-peer-key"]
-      await makeServer(typeof peerKey === "string" ? peerKey : "none").connect(transport)
-      await transport.handleRequest(req, res)
-    } catch {
-      if (!res.headersSent) res.writeHead(500).end()
-    }
-  })
-  const sockets = new Set<Socket>()
-  httpServer.on("connection", (socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve) => httpServer.listen(0, "127.0.0.1", resolve))
-  port = (httpServer.address() as AddressInfo).port
-  let closing: Promise<void> | undefined
+  const served = await serveSessions((req) => {
+    const peerKey = req.headers["x-peer-key"]
+    return makeServer(typeof peerKey === "string" ? peerKey : "none")
+  }, options.jsonResponse)
+  port = served.port
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     calls: (tool) => calls.get(tool) ?? 0,
     progressTokens: () => [...progressTokens],
     metas: () => [...metas],
-    sessions: () => sessions,
-    close: () =>
-      (closing ??= (async () => {
-        for (const transport of [...transports.values()]) await transport.close().catch(() => undefined)
-        for (const socket of sockets) socket.destroy()
-        await new Promise<void>((resolve) => httpServer.close(() => resolve()))
-      })())
+    sessions: served.sessions,
+    close: served.close
   }
 }
