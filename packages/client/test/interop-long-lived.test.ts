@@ -77,11 +77,12 @@ import { FetchHttpClient } from "@effect/platform"
 import type { HttpClient } from "@effect/platform/HttpClient"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, type Layer, Option, Schema, type Scope, Stream, Tracer } from "effect"
+import { Chunk, Effect, type Layer, Option, Schema, type Scope, Stream } from "effect"
 import { McpClient, McpConnectionError, type McpSchema } from "../src/index.js"
 import { connect } from "../src/promise.js"
 import { RICH_TOOL_NAMES, startRichOfficialServer, weatherOf } from "./support/richOfficialServer.js"
 import { type ForgetHow, type RichSdkV2Request, startRichSdkV2Server } from "./support/richSdkV2Server.js"
+import { type W3cSpan, w3cTracer } from "./support/w3cTracer.js"
 
 const policy = { discovery: { timeout: 10_000 }, call: { timeout: 5_000 } } as const
 const TEST_TIMEOUT = 15_000
@@ -235,41 +236,6 @@ const publicViews = (error: McpConnectionError.McpConnectionError): ReadonlyArra
   JSON.stringify(McpConnectionError.toRecord(error)),
   JSON.stringify({ ...error })
 ]
-
-interface W3cSpan {
-  readonly name: string
-  readonly traceId: string
-  readonly spanId: string
-}
-
-/** A tracer whose spans have W3C ids (32 and 16 lowercase hex digits), as OpenTelemetry's do. */
-const w3cTracer = (spans: Array<W3cSpan>) =>
-  Tracer.make({
-    span: (name, parent, context, links, startTime, kind) => {
-      const hex = (digits: number) => Array.from({ length: digits }, () => Math.floor(Math.random() * 16).toString(16)).join("")
-      const traceId = parent._tag === "Some" ? parent.value.traceId : hex(32)
-      const recorded: W3cSpan = { name, traceId, spanId: hex(16) }
-      spans.push(recorded)
-      return {
-        _tag: "Span",
-        name,
-        spanId: recorded.spanId,
-        traceId,
-        parent,
-        context,
-        status: { _tag: "Started", startTime },
-        attributes: new Map(),
-        links,
-        sampled: true,
-        kind,
-        end: () => {},
-        attribute: () => {},
-        event: () => {},
-        addLinks: () => {}
-      }
-    },
-    context: (f) => f()
-  })
 
 /** The caller's `_meta` of the tests below. */
 const CALLER_META = { "com.example/request": "r-1" } as const
