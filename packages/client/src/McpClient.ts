@@ -61,7 +61,12 @@ import { withIdleTimeout } from "./internal/idle.js"
 import { invalidResult, type Listing, listAll, listAllTools } from "./internal/listing.js"
 import { type Discovered, makeLiveSession } from "./internal/liveSession.js"
 import * as Notifications from "./internal/notifications.js"
-import { isValidCallerMeta, traceContext } from "./internal/requestMeta.js"
+import {
+  effectIdentityMetaKey as EffectIdentityKey,
+  isValidCallerMeta,
+  isValidEffectIdentity,
+  traceContext
+} from "./internal/requestMeta.js"
 import { type Diagnostics, type Exchange, type Response, type TransportKind } from "./Transport.js"
 
 /**
@@ -141,6 +146,8 @@ export interface Observation {
    * after a new credential: the only request phasebound ever sends twice.
    */
   readonly resent?: true | undefined
+  /** `tools/call`: the effect identity the call carried (`CallOptions.effectIdentity`). */
+  readonly effectIdentity?: string | undefined
 }
 
 /**
@@ -274,7 +281,24 @@ export interface CallOptions extends PhasePolicy.CallBudgetOptions {
    * in a span.
    */
   readonly meta?: Readonly<Record<string, unknown>> | undefined
+  /**
+   * The call's effect identity (docs/DESIGN.md, "Effect identity"): a key the caller chooses for
+   * the effect this call asks for, and gives again when it retries the same effect, so a server
+   * that honours it can tell a retry from a second effect. Sent as
+   * `_meta["io.phasebound/effect-identity"]` (`effectIdentityMetaKey`), recorded in the call's
+   * observation and span. At most 512 characters, no control characters. It never makes
+   * phasebound send a call twice.
+   */
+  readonly effectIdentity?: string | undefined
 }
+
+/**
+ * The `_meta` key that carries a call's effect identity (`CallOptions.effectIdentity`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const effectIdentityMetaKey: "io.phasebound/effect-identity" = EffectIdentityKey
 
 /**
  * What `callToolStream` emits: progress reports, then the result.
@@ -826,7 +850,8 @@ const makeConnection = (
     operation: Operation,
     exchange: Exchange,
     effect: (on: Discovered<Listing>) => Effect.Effect<A, McpConnectionError>,
-    resent = false
+    resent = false,
+    effectIdentity?: string
   ) =>
     Effect.flatMap(
       Effect.suspend(() => closed ? Effect.fail(closedFailure(exchange)) : live.ready(exchange)),
@@ -835,7 +860,8 @@ const makeConnection = (
           "mcp.phase": exchange.phase,
           "mcp.stage": exchange.stage,
           "mcp.transport": on.kind,
-          "mcp.protocol.version": on.session.protocolVersion
+          "mcp.protocol.version": on.session.protocolVersion,
+          ...(effectIdentity === undefined ? {} : { "mcp.effect_identity": effectIdentity })
         }, (annotate) =>
           Effect.clockWith((clock) => {
             if (closed) return Effect.fail(closedFailure(exchange))
@@ -846,7 +872,15 @@ const makeConnection = (
                 Effect.sync(() => {
                   const durationMs = clock.unsafeCurrentTimeMillis() - started
                   const record = (outcome: Observation["outcome"], bytes: number) => {
-                    observe({ operation, stage: exchange.stage, durationMs, bytes, outcome, ...(resent ? { resent } : {}) })
+                    observe({
+                      operation,
+                      stage: exchange.stage,
+                      durationMs,
+                      bytes,
+                      outcome,
+                      ...(resent ? { resent } : {}),
+                      ...(effectIdentity === undefined ? {} : { effectIdentity })
+                    })
                     annotate({ "mcp.outcome": outcome, "mcp.observed_bytes": bytes })
                   }
                   if (Exit.isSuccess(exit)) {
@@ -944,6 +978,11 @@ const makeConnection = (
       const exchange: Exchange = { stage: "call", phase: "call", budget }
       const meta = options?.meta
       if (meta !== undefined && !isValidCallerMeta(meta)) return refusedOption(exchange, "meta")
+      const effectIdentity = options?.effectIdentity
+      if (effectIdentity !== undefined && !isValidEffectIdentity(effectIdentity)) {
+        return refusedOption(exchange, "effectIdentity")
+      }
+      const identity = effectIdentity === undefined ? undefined : { [EffectIdentityKey]: effectIdentity }
       const onProgress = options?.onProgress
       if (onProgress !== undefined && typeof onProgress !== "function") return refusedOption(exchange, "onProgress")
       const idleMs = budget.idleTimeoutMs
@@ -954,9 +993,13 @@ const makeConnection = (
         // The trace context of the call's own span (inside it, see `observed`).
         return Effect.flatMap(traceContext, (trace) => {
           const request = (progressToken?: string) => {
-            const params = trace === undefined && meta === undefined && progressToken === undefined
+            const params = trace === undefined && meta === undefined && identity === undefined && progressToken === undefined
               ? { name, arguments: args ?? {} }
-              : { name, arguments: args ?? {}, _meta: { ...trace, ...meta, ...(progressToken === undefined ? {} : { progressToken }) } }
+              : {
+                name,
+                arguments: args ?? {},
+                _meta: { ...trace, ...meta, ...identity, ...(progressToken === undefined ? {} : { progressToken }) }
+              }
             return Effect.flatMap(
               on.session.request("tools/call", params, exchange, toolNamed(on, name)),
               (response) => checkedResult(on, name, exchange, response, finish)
@@ -985,7 +1028,7 @@ const makeConnection = (
       // Sent once; sent a second time only after a 401 or 403 refused it unprocessed and a new
       // credential is in place (`authorized`).
       return Effect.map(
-        authorized(auth, "call", 1, (resent) => observed("tools/call", exchange, send, resent), observe),
+        authorized(auth, "call", 1, (resent) => observed("tools/call", exchange, send, resent, effectIdentity), observe),
         (finished) => finished.value
       )
     })

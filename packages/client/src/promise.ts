@@ -181,6 +181,11 @@ export interface CallOptions extends RequestOptions {
    * `reason: "idle-timeout"`.
    */
   readonly idleTimeout?: PhasePolicy.CallBudgetOptions["idleTimeout"]
+  /**
+   * The call's effect identity: a key you give again when you retry the same effect, so a server
+   * that honours it can tell a retry from a second effect (see `McpClient.CallOptions`).
+   */
+  readonly effectIdentity?: string | undefined
 }
 
 /**

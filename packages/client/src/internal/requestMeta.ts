@@ -13,6 +13,24 @@ import * as Tracer from "effect/Tracer"
 /** The largest `_meta` a caller may attach, as UTF-8 JSON. */
 export const maxMetaBytes = 64 * 1024
 
+/**
+ * Where a call's effect identity travels (docs/DESIGN.md, "Effect identity"): the library writes
+ * it from `CallOptions.effectIdentity`, so a caller's `_meta` may not carry it.
+ */
+export const effectIdentityMetaKey = "io.phasebound/effect-identity"
+
+/** The longest effect identity, in UTF-16 code units. */
+export const maxEffectIdentityLength = 512
+
+/**
+ * An effect identity a call may carry: a non-empty string of at most `maxEffectIdentityLength`
+ * characters, none of them a control character (it is recorded in observations and spans).
+ */
+export const isValidEffectIdentity = (identity: unknown): identity is string =>
+  typeof identity === "string" && identity.length > 0 && identity.length <= maxEffectIdentityLength &&
+  // eslint-disable-next-line no-control-regex
+  !/[\u0000-\u001f\u007f-\u009f]/.test(identity)
+
 /** The trace context keys a caller may also give itself (its own wins over the span's). */
 const traceKeys: ReadonlySet<string> = new Set(["traceparent", "tracestate", "baggage"])
 
@@ -22,10 +40,12 @@ const keyName = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?$/
 /**
  * A key a caller may use (MCP, "General fields", `_meta`): an optional prefix (dot-separated
  * labels and a slash) and a name. Refused: a reserved prefix (its second label `modelcontextprotocol`
- * or `mcp`: the library writes those) and `progressToken` (progress is the library's own).
+ * or `mcp`: the library writes those), `progressToken` (progress is the library's own) and
+ * `effectIdentityMetaKey` (given as `CallOptions.effectIdentity`).
  */
 export const isCallerMetaKey = (key: string): boolean => {
   if (traceKeys.has(key)) return true
+  if (key === effectIdentityMetaKey) return false
   const slash = key.lastIndexOf("/")
   const name = key.slice(slash + 1)
   if (!keyName.test(name) || (slash === -1 && name === "progressToken") || (slash === -1 && name === "")) return false
