@@ -15,10 +15,16 @@ export * as ClientHandlers from "./ClientHandlers.js"
 export * as McpClient from "./McpClient.js"
 
 /** @since 0.1.0 */
+export * as McpConnection from "./McpConnection.js"
+
+/** @since 0.1.0 */
 export * as McpConnectionError from "./McpConnectionError.js"
 
 /** @since 0.1.0 */
 export * as McpSchema from "./McpSchema.js"
+
+/** @since 0.1.0 */
+export * as McpServers from "./McpServers.js"
 
 /** @since 0.1.0 */
 export * as PhasePolicy from "./PhasePolicy.js"
@@ -28,6 +34,9 @@ export * as ProtocolEra from "./ProtocolEra.js"
 
 /** @since 0.1.0 */
 export * as LegacySse from "./LegacySse.js"
+
+/** @since 0.1.0 */
+export * as ServersFile from "./ServersFile.js"
 
 /** @since 0.1.0 */
 export * as Stdio from "./Stdio.js"

@@ -1,0 +1,162 @@
+/**
+ * One MCP connection as an Effect service (docs/DESIGN.md, "Services"): a `Context.Tag` whose
+ * service is an `McpClient.Connection`, with layers built from options or from Effect `Config`,
+ * where header values, environment values and OAuth secrets may be `Redacted`.
+ *
+ * ```ts
+ * const Live = McpConnection.layerConfig({
+ *   url: Config.string("MCP_URL"),
+ *   headers: Config.all({ authorization: Config.redacted("MCP_AUTHORIZATION") })
+ * })
+ * const program = Effect.flatMap(McpConnection.McpConnection, (connection) => connection.callTool("add", { a: 1, b: 2 }))
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import type * as Authorization from "./Authorization.js"
+import type * as ClientHandlers from "./ClientHandlers.js"
+import * as McpClient from "./McpClient.js"
+import type { McpConnectionError } from "./McpConnectionError.js"
+import type * as McpSchema from "./McpSchema.js"
+import type * as PhasePolicy from "./PhasePolicy.js"
+
+/**
+ * A value that may be a secret: given plainly or `Redacted` (it is unwrapped only to be sent).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Secret = string | Redacted.Redacted<string>
+
+/**
+ * What every server may be given, and what a set of servers shares.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CommonOptions {
+  readonly policy?: PhasePolicy.Options | undefined
+  readonly revisions?: ReadonlyArray<string> | undefined
+  readonly clientInfo?: McpSchema.Implementation | undefined
+  readonly handlers?: ClientHandlers.Handlers | undefined
+}
+
+/**
+ * An HTTP server (Streamable HTTP, or legacy HTTP+SSE by negotiation or choice).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HttpServerOptions extends CommonOptions {
+  readonly url: string | URL
+  readonly headers?: Readonly<Record<string, Secret>> | undefined
+  readonly transport?: McpClient.TransportChoice | undefined
+  readonly auth?: Authorization.Options | undefined
+}
+
+/**
+ * A server run as a child process over stdio (no shell; the safe environment plus `env`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StdioServerOptions extends CommonOptions {
+  readonly command: string
+  readonly args?: ReadonlyArray<string> | undefined
+  readonly env?: Readonly<Record<string, Secret>> | undefined
+  readonly cwd?: string | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ServerOptions = HttpServerOptions | StdioServerOptions
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isStdio = (options: ServerOptions): options is StdioServerOptions => "command" in options
+
+const reveal = (values: Readonly<Record<string, Secret>> | undefined): Record<string, string> | undefined =>
+  values === undefined
+    ? undefined
+    : Object.fromEntries(Object.entries(values).map(([name, value]) => [name, Redacted.isRedacted(value) ? Redacted.value(value) : value]))
+
+/**
+ * Connects to one server in the current scope, with `McpClient.connect` or `connectStdio`: every
+ * rule of a connection holds (one discovery deadline, sessions that heal, release on close).
+ * Every header and environment value is treated as a secret in error texts, as it always is.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const connect = (
+  options: ServerOptions
+): Effect.Effect<
+  McpClient.Connection,
+  McpConnectionError,
+  HttpClient.HttpClient | CommandExecutor.CommandExecutor | Scope.Scope
+> =>
+  isStdio(options)
+    ? McpClient.connectStdio({ ...options, env: reveal(options.env) })
+    : McpClient.connect({ ...options, headers: reveal(options.headers) })
+
+/**
+ * The connection service.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class McpConnection extends Context.Tag("@phasebound/client/McpConnection")<McpConnection, McpClient.Connection>() {}
+
+/**
+ * A layer that connects when it is built and releases the connection (its session, its child
+ * process) when it is released. Building fails with the discovery's `McpConnectionError`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: ServerOptions
+): Layer.Layer<McpConnection, McpConnectionError, HttpClient.HttpClient | CommandExecutor.CommandExecutor> =>
+  Layer.scoped(McpConnection, connect(options))
+
+/**
+ * `layer` with the options read from Effect `Config` (`Config.redacted` for a header value, a
+ * token or an environment secret). A missing or malformed value fails with its `ConfigError`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  config: Config.Config.Wrap<HttpServerOptions>
+): Layer.Layer<
+  McpConnection,
+  McpConnectionError | ConfigError.ConfigError,
+  HttpClient.HttpClient | CommandExecutor.CommandExecutor
+> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
+
+/**
+ * `layerConfig` for a server run over stdio.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerStdioConfig = (
+  config: Config.Config.Wrap<StdioServerOptions>
+): Layer.Layer<
+  McpConnection,
+  McpConnectionError | ConfigError.ConfigError,
+  HttpClient.HttpClient | CommandExecutor.CommandExecutor
+> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

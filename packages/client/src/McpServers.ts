@@ -1,0 +1,318 @@
+/**
+ * A set of named MCP servers as an Effect service (docs/DESIGN.md, "Services"): the servers of an
+ * `mcpServers` file (the one the CLI reads) or of options, each connected on first use, one
+ * connection per server shared by every fiber, all released with the layer.
+ *
+ * ```ts
+ * const Live = McpServers.layerFile("./.mcp.json").pipe(Layer.provide(NodeContext.layer), Layer.provide(NodeHttpClient.layerUndici))
+ * const program = Effect.flatMap(McpServers.McpServers, (servers) => servers.callTool("remote", "add", { a: 1, b: 2 }))
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as Path from "@effect/platform/Path"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import type * as Authorization from "./Authorization.js"
+import type * as McpClient from "./McpClient.js"
+import * as McpConnection from "./McpConnection.js"
+import { InvalidOption, type McpConnectionError } from "./McpConnectionError.js"
+import type * as McpSchema from "./McpSchema.js"
+import * as PhasePolicy from "./PhasePolicy.js"
+import * as ServersFile from "./ServersFile.js"
+import * as Failures from "./internal/failures.js"
+
+/**
+ * The servers by name, and what they share: a server's own `policy` fields win over the shared
+ * ones (a shallow merge), its own `revisions`, `clientInfo` and `handlers` replace them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends McpConnection.CommonOptions {
+  readonly servers: Readonly<Record<string, McpConnection.ServerOptions>>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /** The configured names, in the order given. */
+  readonly names: ReadonlyArray<string>
+  /**
+   * The server's connection: connected by the first caller (callers meanwhile wait for the same
+   * discovery), then shared. A discovery that failed is reported to each caller waiting for it,
+   * and the next call tries again. An unknown name is `InvalidOption` (`server`), without I/O.
+   */
+  readonly connection: (name: string) => Effect.Effect<McpClient.Connection, McpConnectionError>
+  /** `connection(server)`, then `callTool`: every rule of a call holds (sent at most once). */
+  readonly callTool: (
+    server: string,
+    name: string,
+    args?: Readonly<Record<string, unknown>>,
+    options?: McpClient.CallOptions
+  ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
+  /** The server's current tools (its last listing). */
+  readonly tools: (server: string) => Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class McpServers extends Context.Tag("@phasebound/client/McpServers")<McpServers, Service>() {}
+
+const refused = (option: string) =>
+  new InvalidOption({
+    stage: "config",
+    phase: "discovery",
+    limits: { timeoutMs: PhasePolicy.defaults.timeoutMs, maxBytes: PhasePolicy.defaults.maxBytes },
+    option,
+    reason: "invalid-value",
+    outcome: "not-sent",
+    retryable: false
+  })
+
+/** After the layer was released: nothing is connected any more. */
+const releasedFailure = Failures.transport(
+  { stage: "connect", phase: "discovery", budget: { timeoutMs: PhasePolicy.defaults.timeoutMs, maxBytes: PhasePolicy.defaults.maxBytes } },
+  "session-closed",
+  "not-sent"
+)
+
+/** A server's options with the shared ones under them. */
+const withShared = (shared: McpConnection.CommonOptions, server: McpConnection.ServerOptions): McpConnection.ServerOptions => ({
+  ...server,
+  policy: shared.policy === undefined ? server.policy : { ...shared.policy, ...server.policy },
+  revisions: server.revisions ?? shared.revisions,
+  clientInfo: server.clientInfo ?? shared.clientInfo,
+  handlers: server.handlers ?? shared.handlers
+})
+
+/**
+ * The service, in the current scope: closing it releases every connection. Each server's policy
+ * is validated here, before any I/O; the rest of its options when it is first used.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  options: Options
+): Effect.Effect<Service, InvalidOption, HttpClient.HttpClient | CommandExecutor.CommandExecutor | Scope.Scope> =>
+  Effect.gen(function*() {
+    if (typeof options !== "object" || options === null || typeof options.servers !== "object" || options.servers === null) {
+      return yield* Effect.fail(refused("servers"))
+    }
+    const servers = new Map<string, McpConnection.ServerOptions>()
+    for (const [name, server] of Object.entries(options.servers)) {
+      if (name === "" || typeof server !== "object" || server === null) return yield* Effect.fail(refused("servers"))
+      const merged = withShared(options, server)
+      yield* PhasePolicy.make(merged.policy)
+      servers.set(name, merged)
+    }
+    const scope = yield* Effect.scope
+    let closed = false
+    yield* Scope.addFinalizer(scope, Effect.sync(() => {
+      closed = true
+    }))
+    const context = yield* Effect.context<HttpClient.HttpClient | CommandExecutor.CommandExecutor>()
+    /** The connection of each server that has one, or is getting one. */
+    const slots = new Map<string, Deferred.Deferred<McpClient.Connection, McpConnectionError>>()
+
+    const open = (name: string, server: McpConnection.ServerOptions, slot: Deferred.Deferred<McpClient.Connection, McpConnectionError>) =>
+      Effect.gen(function*() {
+        const own = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+        const exit = yield* Effect.exit(Scope.extend(McpConnection.connect(server), own))
+        if (Exit.isFailure(exit)) {
+          // What the discovery opened is released already; the next caller tries again.
+          slots.delete(name)
+          yield* Scope.close(own, exit)
+        }
+        yield* Deferred.done(slot, exit)
+      }).pipe(Effect.provide(context))
+
+    const connection = (name: string): Effect.Effect<McpClient.Connection, McpConnectionError> =>
+      Effect.suspend(() => {
+        const server = servers.get(name)
+        if (server === undefined) return Effect.fail(refused("server"))
+        if (closed) return Effect.fail(releasedFailure)
+        const existing = slots.get(name)
+        if (existing !== undefined) return Deferred.await(existing)
+        const slot = Deferred.unsafeMake<McpClient.Connection, McpConnectionError>(FiberId.none)
+        slots.set(name, slot)
+        // In the service's scope, not the caller's: the callers waiting for it share it, and one
+        // caller's interruption does not end it for the others (the discovery deadline bounds it).
+        return Effect.zipRight(Effect.forkIn(open(name, server, slot), scope), Deferred.await(slot))
+      })
+
+    return {
+      names: [...servers.keys()],
+      connection,
+      callTool: (server, name, args, callOptions) =>
+        Effect.flatMap(connection(server), (on) => on.callTool(name, args, callOptions)),
+      tools: (server) => Effect.map(connection(server), (on) => on.tools)
+    }
+  })
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: Options
+): Layer.Layer<McpServers, InvalidOption, HttpClient.HttpClient | CommandExecutor.CommandExecutor> =>
+  Layer.scoped(McpServers, make(options))
+
+/**
+ * `layer` with the options read from Effect `Config` (`Config.redacted` for header values,
+ * tokens and environment secrets).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  config: Config.Config.Wrap<Options>
+): Layer.Layer<
+  McpServers,
+  InvalidOption | ConfigError.ConfigError,
+  HttpClient.HttpClient | CommandExecutor.CommandExecutor
+> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
+
+/**
+ * What `fromFile` may add to the file's entries: the shared options, and for an
+ * `authorization_code` entry the redirect URI registered for it (an `InteractiveAuthorization`
+ * service answers it).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FileOptions extends McpConnection.CommonOptions {
+  readonly redirectUri?: string | undefined
+}
+
+/** A `${VAR}`'s value, from the current `ConfigProvider`: a secret, so `Redacted`. */
+const variable = (option: string) => (value: string) =>
+  Effect.gen(function*() {
+    const names = ServersFile.variablesOf(value)
+    const found = new Map<string, string>()
+    for (const name of names) {
+      const read = yield* Effect.option(Config.redacted(name))
+      if (Option.isNone(read)) return yield* Effect.fail(refused(option))
+      found.set(name, Redacted.value(read.value))
+    }
+    const expanded = ServersFile.expand(value, (name) => found.get(name))
+    return expanded === undefined ? yield* Effect.fail(refused(option)) : expanded
+  })
+
+const expandRecord = (values: Readonly<Record<string, string>> | undefined, option: string) =>
+  values === undefined
+    ? Effect.succeed(undefined)
+    : Effect.map(
+      Effect.forEach(Object.entries(values), ([name, value]) =>
+        Effect.map(variable(option)(value), (expanded) => [name, Redacted.make(expanded)] as const)),
+      (pairs) => Object.fromEntries(pairs)
+    )
+
+const transportOfType = (type: ServersFile.HttpServer["type"]): McpClient.TransportChoice =>
+  type === "sse" ? "sse" : type === undefined ? "auto" : "streamable-http"
+
+/**
+ * An entry's OAuth settings as `Authorization.Options`: `clientSecret` with its `${VAR}`s, a
+ * `privateKeyFile` read (relative to the file's directory). `redirectPort` is the CLI's.
+ */
+const authOf = (entry: ServersFile.AuthEntry, directory: string, redirectUri: string | undefined) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const clientSecret = entry.clientSecret === undefined
+      ? undefined
+      : Redacted.make(yield* variable("auth.clientSecret")(entry.clientSecret))
+    const privateKey = entry.privateKeyFile === undefined ? undefined : yield* fs.readFileString(path.resolve(directory, entry.privateKeyFile)).pipe(
+      Effect.mapError(() => refused("auth.privateKeyFile")),
+      Effect.map(Redacted.make)
+    )
+    const options: Authorization.Options = {
+      grant: entry.grant,
+      clientId: entry.clientId,
+      clientSecret,
+      clientMetadataUrl: entry.clientMetadataUrl,
+      privateKey,
+      privateKeyAlgorithm: entry.privateKeyAlg,
+      scope: entry.scope,
+      redirectUri
+    }
+    return options
+  })
+
+/**
+ * The servers of an `mcpServers` file (see `ServersFile`). `${VAR}` in a URL, a header value,
+ * an environment value or a client secret is read from the current `ConfigProvider` (the
+ * process environment by default); an unset one fails `InvalidOption` naming where it was, never
+ * its name or value. Nothing of the file's content or path is ever in an error.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromFile = (
+  file: string,
+  options: FileOptions = {}
+): Effect.Effect<Options, InvalidOption, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const size = yield* Effect.mapError(fs.stat(file), () => refused("file")).pipe(Effect.map((info) => Number(info.size)))
+    if (size > ServersFile.maxFileBytes) return yield* Effect.fail(refused("file"))
+    const text = yield* Effect.mapError(fs.readFileString(file), () => refused("file"))
+    const parsed = ServersFile.parse(text)
+    if (Either.isLeft(parsed)) return yield* Effect.fail(refused("file"))
+    const directory = path.dirname(path.resolve(file))
+    const servers: Record<string, McpConnection.ServerOptions> = {}
+    for (const [name, entry] of Object.entries(parsed.right.mcpServers)) {
+      servers[name] = ServersFile.isStdioServer(entry)
+        ? {
+          command: entry.command,
+          args: entry.args,
+          env: yield* expandRecord(entry.env, "env"),
+          cwd: entry.cwd
+        }
+        : {
+          url: yield* variable("url")(entry.url),
+          headers: yield* expandRecord(entry.headers, "headers"),
+          transport: transportOfType(entry.type),
+          auth: entry.auth === undefined ? undefined : yield* authOf(entry.auth, directory, options.redirectUri)
+        }
+    }
+    const { redirectUri: _, ...shared } = options
+    return { ...shared, servers }
+  })
+
+/**
+ * `layer` over the servers of an `mcpServers` file (`fromFile`). The file is read when the layer
+ * is built; each server is connected on first use.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFile = (
+  file: string,
+  options?: FileOptions
+): Layer.Layer<
+  McpServers,
+  InvalidOption,
+  HttpClient.HttpClient | CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
+> => Layer.unwrapEffect(Effect.map(fromFile(file, options), layer))

@@ -1,0 +1,180 @@
+/**
+ * The `mcpServers` file that Claude Desktop, Cursor, Claude Code (`.mcp.json`) and mcporter
+ * users already have, validated strictly with effect Schema (docs/DESIGN.md, "Named servers"):
+ *
+ * ```json
+ * { "mcpServers": {
+ *     "remote": { "url": "https://example.com/mcp", "type": "http", "headers": { "Authorization": "Bearer ${TOKEN}" } },
+ *     "oauth": { "url": "https://example.com/mcp", "auth": { "grant": "client_credentials", "clientId": "svc", "clientSecret": "${SVC_SECRET}" } },
+ *     "local": { "command": "npx", "args": ["-y", "some-server"], "env": { "API_KEY": "${API_KEY}" }, "cwd": "/srv" } } }
+ * ```
+ *
+ * A server entry is either HTTP (`url`, optional `type`, `headers`, `auth`) or stdio (`command`,
+ * optional `type: "stdio"`, `args`, `env`, `cwd`); an unknown field in an entry (or in its
+ * `auth`) is refused. Other top-level keys are ignored: desktop apps keep their own settings
+ * beside `mcpServers`. The CLI and `McpServers.layerFile` read the same file.
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+
+const StringRecord = Schema.Record({ key: Schema.String, value: Schema.String })
+
+/**
+ * OAuth settings of an HTTP entry. `clientSecret` may use `${VAR}`; a relative `privateKeyFile`
+ * is read from the file's directory; `redirectPort` is the CLI's loopback redirect.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const AuthEntry = Schema.Struct({
+  grant: Schema.optional(Schema.Literal("authorization_code", "client_credentials")),
+  clientId: Schema.optional(Schema.NonEmptyString),
+  clientSecret: Schema.optional(Schema.NonEmptyString),
+  clientMetadataUrl: Schema.optional(Schema.NonEmptyString),
+  privateKeyFile: Schema.optional(Schema.NonEmptyString),
+  privateKeyAlg: Schema.optional(Schema.Literal("RS256", "ES256")),
+  scope: Schema.optional(Schema.NonEmptyString),
+  redirectPort: Schema.optional(Schema.Int.pipe(Schema.between(0, 65535)))
+})
+
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
+export type AuthEntry = typeof AuthEntry.Type
+
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
+export const HttpServer = Schema.Struct({
+  url: Schema.NonEmptyString,
+  // "http" is Claude Code's name for Streamable HTTP.
+  type: Schema.optional(Schema.Literal("http", "streamable-http", "streamableHttp", "sse")),
+  headers: Schema.optional(StringRecord),
+  auth: Schema.optional(AuthEntry)
+})
+
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
+export type HttpServer = typeof HttpServer.Type
+
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
+export const StdioServer = Schema.Struct({
+  type: Schema.optional(Schema.Literal("stdio")),
+  command: Schema.NonEmptyString,
+  args: Schema.optional(Schema.Array(Schema.String)),
+  env: Schema.optional(StringRecord),
+  cwd: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
+export type StdioServer = typeof StdioServer.Type
+
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ServerEntry = Schema.Union(HttpServer, StdioServer)
+
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
+export type ServerEntry = typeof ServerEntry.Type
+
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ServersFile = Schema.Struct({
+  mcpServers: Schema.Record({ key: Schema.String, value: ServerEntry })
+})
+
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
+export type ServersFile = typeof ServersFile.Type
+
+/**
+ * The largest file read, in bytes: a list of servers, never a data file.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxFileBytes = 1024 * 1024
+
+// Excess fields are errors inside server entries (a typo must not silently drop a header).
+const decodeFile = Schema.decodeUnknownEither(ServersFile, { onExcessProperty: "error", errors: "first" })
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isStdioServer = (entry: ServerEntry): entry is StdioServer => "command" in entry
+
+/**
+ * Why a file was refused: not JSON, or not the schema. Never its content.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Problem = "invalid-json" | "invalid-value"
+
+/**
+ * Parses and validates the file's text. The top level may hold other settings: only
+ * `mcpServers` is kept, then decoded strictly.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const parse = (text: string): Either.Either<ServersFile, Problem> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return Either.left("invalid-json")
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json) || !("mcpServers" in json)) {
+    return Either.left("invalid-value")
+  }
+  return Either.mapLeft(decodeFile({ mcpServers: json.mcpServers }), (): Problem => "invalid-value")
+}
+
+const variable = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g
+
+/**
+ * The names of the `${VAR}` references in a value, in order of appearance.
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export const variablesOf = (value: string): ReadonlyArray<string> => [...value.matchAll(variable)].map((match) => match[1]!)
+
+/**
+ * Expands `${VAR}` with `lookup` (nothing else: no `$VAR`, no defaults, no nesting), so secrets
+ * stay out of shell history and config files. `undefined` when a variable is unset.
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export const expand = (value: string, lookup: (name: string) => string | undefined): string | undefined => {
+  let unset = false
+  const expanded = value.replace(variable, (_, name: string) => {
+    const found = lookup(name)
+    if (found === undefined) unset = true
+    return found ?? ""
+  })
+  return unset ? undefined : expanded
+}
