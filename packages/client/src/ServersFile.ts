@@ -1,6 +1,6 @@
 /**
  * The `mcpServers` file that Claude Desktop, Cursor, Claude Code (`.mcp.json`) and mcporter
- * users already have, validated strictly with effect Schema (docs/DESIGN.md, "Named servers"):
+ * users already have, validated strictly with effect Schema (docs/DESIGN.md, "Services"):
  *
  * ```json
  * { "mcpServers": {
