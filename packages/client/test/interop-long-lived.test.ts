@@ -535,6 +535,21 @@ describe.concurrent.each(peers)("$name", (spec) => {
       })
     })
 
+    live("effect identity: the SDK tool handler receives it in _meta, the same on the caller's retry; each call sent once", () =>
+      Effect.gen(function*() {
+        const peer = yield* scopedPeer(spec)
+        const connection = yield* connectTo(peer)
+        const identity = "wf-7/charge"
+        for (const text of ["first", "retry"]) {
+          expect(textOf(yield* connection.callTool("echo", { text }, { effectIdentity: identity }))).toBe(text)
+        }
+        expect(peer.metas()).toEqual([
+          { [McpClient.effectIdentityMetaKey]: identity },
+          { [McpClient.effectIdentityMetaKey]: identity }
+        ])
+        expect(peer.calls("echo")).toBe(2)
+      }))
+
     it("the Promise API: progress, idleTimeout, resources, prompts, log messages, onToolsChanged, ping", async () => {
       const peer = await spec.start()
       try {
