@@ -65,6 +65,11 @@ export interface LegacyServerOptions {
   readonly features?: boolean
   /** With `features`: how many `test://docs/i` resources are listed (default 3). */
   readonly resources?: number
+  /**
+   * Adds the tools with a lasting effect of effects.ts (`lookup` read-only, `upsert` idempotent,
+   * `append` neither), after the other tools. Default false.
+   */
+  readonly effectTools?: boolean
 }
 
 export interface LegacyTestServer extends FeatureCounters {
@@ -473,6 +478,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     script: (fault) => faults.push(fault),
     clearFaults: () => faults.clear(),
     toolCalls: (name) => mcp.toolCalls(name),
+    effectIdentities: (name) => mcp.effectIdentities(name),
     notificationsSent: (method) => sentCounts.get(method) ?? 0,
     progressSent: () => sentCounts.get("notifications/progress") ?? 0,
     logMessagesSent: () => sentCounts.get("notifications/message") ?? 0,

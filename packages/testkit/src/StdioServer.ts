@@ -170,10 +170,13 @@ export interface StdioServerOptions {
   readonly features?: boolean
   /** With `features`: how many `test://docs/i` resources are listed (default 3). */
   readonly resources?: number
+  /** The tools with a lasting effect of effects.ts (`lookup`, `upsert`, `append`), after the generated tools. Default false. */
+  readonly effectTools?: boolean
   /**
    * Events are appended here, one line each, synchronously: `tool NAME` when a tools/call is
-   * run, `sent METHOD` when a notification is handed to stdout, `subscription-closed ID` when the
-   * client ends a subscription.
+   * run (then `identity NAME JSON` when it carried an effect identity), `sent METHOD` when a
+   * notification is handed to stdout, `subscription-closed ID` when the client ends a
+   * subscription.
    */
   readonly eventsFile?: string
 }
@@ -297,6 +300,7 @@ export const stdioServerCommand = (options: StdioServerOptions = {}): StdioServe
   if (options.silentOnUnknown === true) args.push("--silent-on-unknown")
   if (options.features === true) args.push("--features")
   flag("--resources", options.resources)
+  if (options.effectTools === true) args.push("--effect-tools")
   flag("--events-file", options.eventsFile)
   for (const fault of options.faults ?? []) args.push("--fault", JSON.stringify(fault))
   return { command: process.execPath, args, env: {} }
@@ -385,6 +389,13 @@ export const makeStdioFixture = (options: StdioFixtureOptions = {}): StdioFixtur
     rpcCalls: (method) => arrivals().filter((line) => line === method).length,
     arrivals,
     toolCalls: (name) => events(`tool ${name}`),
+    effectIdentities: (name) =>
+      (readText(eventsFile) ?? "").split("\n").flatMap((line) => {
+        const prefix = `identity ${name} `
+        if (!line.startsWith(prefix)) return []
+        const identity: unknown = JSON.parse(line.slice(prefix.length))
+        return typeof identity === "string" ? [identity] : []
+      }),
     notificationsSent: sent,
     progressSent: () => sent("notifications/progress"),
     logMessagesSent: () => sent("notifications/message"),

@@ -139,6 +139,11 @@ export interface TestServerOptions {
   readonly features?: boolean
   /** With `features`: how many `test://docs/i` resources are listed (default 3). */
   readonly resources?: number
+  /**
+   * Adds the tools with a lasting effect of effects.ts (`lookup` read-only, `upsert` idempotent,
+   * `append` neither), after the other tools. Default false.
+   */
+  readonly effectTools?: boolean
 }
 
 
@@ -633,6 +638,7 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
       auth.script(fault)
     },
     toolCalls: (name) => mcp.toolCalls(name),
+    effectIdentities: (name) => mcp.effectIdentities(name),
     notificationsSent: (method) => sentCounts.get(method) ?? 0,
     progressSent: () => sentCounts.get("notifications/progress") ?? 0,
     logMessagesSent: () => sentCounts.get("notifications/message") ?? 0,

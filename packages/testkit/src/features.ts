@@ -34,6 +34,12 @@ export const isLogLevel = (value: unknown): value is LogLevel =>
 export interface FeatureCounters {
   /** tools/call requests with that tool name that were run (refused ones are not): proves no call went twice. */
   toolCalls(name: string): number
+  /**
+   * The effect identities (`_meta["io.phasebound/effect-identity"]`) of the tools/call requests
+   * with that tool name that were run, in order; calls without one are left out (compare with
+   * `toolCalls`).
+   */
+  effectIdentities(name: string): ReadonlyArray<string>
   /** Notifications with that method handed to the wire (0 for the ones with nowhere to go). */
   notificationsSent(method: string): number
   /** `notifications/progress` handed to the wire. */

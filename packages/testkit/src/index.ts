@@ -46,6 +46,7 @@ export {
   type LogLevel,
   WEATHER_OUTPUT_SCHEMA
 } from "./features.js"
+export { EFFECT_TOOLS, META_EFFECT_IDENTITY } from "./effects.js"
 export type { ResponseMode } from "./wire.js"
 export {
   LEGACY_MESSAGES_PATH,

@@ -8,8 +8,11 @@
  * on request, `typed_headers` and tools whose `x-mcp-header` declarations are invalid.
  *
  * With `features` (features.ts), both eras add capabilities, tools after every other one,
- * resources, prompts and logging; the stateless era also `subscriptions/listen`.
+ * resources, prompts and logging; the stateless era also `subscriptions/listen`. With
+ * `effectTools` (effects.ts), both eras add `lookup`, `upsert` and `append` after the generated
+ * tools. Every tools/call run counts its tool and the effect identity it carried.
  */
+import { EFFECT_TOOLS, effectIdentityOf, makeEffectTools } from "./effects.js"
 import { FEATURE_CAPABILITIES, makeFeatures, type Features, type RequestScope } from "./features.js"
 import { ErrorCode, isRecord, type JsonRpcErrorObject } from "./jsonrpc.js"
 import {
@@ -36,6 +39,8 @@ export interface ToolDefinition {
   readonly description: string
   readonly inputSchema: Readonly<Record<string, unknown>>
   readonly outputSchema?: Readonly<Record<string, unknown>>
+  /** MCP tool annotations (`readOnlyHint`, `idempotentHint`, ...), as listed. */
+  readonly annotations?: Readonly<Record<string, unknown>>
 }
 
 export type Outcome =
@@ -77,6 +82,8 @@ export interface McpBehaviourOptions {
   readonly features?: boolean | undefined
   /** With `features`: how many `test://docs/i` resources are listed (default 3). */
   readonly resources?: number | undefined
+  /** The tools with a lasting effect of effects.ts, in both eras (default false). */
+  readonly effectTools?: boolean | undefined
 }
 
 export interface McpBehaviour {
@@ -99,6 +106,8 @@ export interface McpBehaviour {
   readonly counter: () => number
   /** tools/call requests run for that tool name (in either era). */
   readonly toolCalls: (name: string) => number
+  /** The effect identities the tools/call requests run for that tool carried, in order (those without one are left out). */
+  readonly effectIdentities: (name: string) => ReadonlyArray<string>
   /** The features, with `features`. */
   readonly features: Features | undefined
 }
@@ -251,8 +260,10 @@ const STATELESS: RequestScope = { stateless: true, connection: "" }
 export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => {
   const { core, extra } = makeTools(options)
   const features = options.features === true ? makeFeatures(options) : undefined
-  const baseTools: ReadonlyArray<ToolDefinition> = [...core, ...extra]
-  const baseModernTools = makeModernTools(options, core, extra)
+  const effects = options.effectTools === true ? makeEffectTools() : undefined
+  const effectTools = effects === undefined ? [] : EFFECT_TOOLS
+  const baseTools: ReadonlyArray<ToolDefinition> = [...core, ...extra, ...effectTools]
+  const baseModernTools = [...makeModernTools(options, core, extra), ...effectTools]
   const currentTools = (): ReadonlyArray<ToolDefinition> =>
     features === undefined ? baseTools : [...baseTools, ...features.tools()]
   const currentModernTools = (): ReadonlyArray<ToolDefinition> =>
@@ -260,6 +271,7 @@ export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => 
   const requestStates = new RequestStates()
   const cacheable = { ttlMs: options.ttlMs ?? DEFAULT_TTL_MS, cacheScope: "public" }
   const toolCallCounts = new Map<string, number>()
+  const toolCallIdentities = new Map<string, Array<string>>()
   let counter = 0
 
   const initialize = (params: unknown): Outcome => {
@@ -279,7 +291,10 @@ export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => 
 
   const countToolCall = (params: unknown): void => {
     const name = isRecord(params) ? params["name"] : undefined
-    if (typeof name === "string") toolCallCounts.set(name, (toolCallCounts.get(name) ?? 0) + 1)
+    if (typeof name !== "string") return
+    toolCallCounts.set(name, (toolCallCounts.get(name) ?? 0) + 1)
+    const identity = effectIdentityOf(params)
+    if (identity !== undefined) toolCallIdentities.set(name, [...(toolCallIdentities.get(name) ?? []), identity])
   }
 
   const callTool = (params: unknown, list: ReadonlyArray<ToolDefinition>, scope: RequestScope): Outcome => {
@@ -304,7 +319,7 @@ export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => 
         counter += 1
         return text(String(counter))
       default:
-        return features?.callTool(name, params, scope) ??
+        return effects?.callTool(name, args) ?? features?.callTool(name, params, scope) ??
           (list.some((tool) => tool.name === name) ? text(name) : text(`Unknown tool: ${name}`, true))
     }
   }
@@ -437,6 +452,7 @@ export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => 
     issueRequestState: () => requestStates.issue(ASK_NAME_TOOL.name),
     counter: () => counter,
     toolCalls: (name) => toolCallCounts.get(name) ?? 0,
+    effectIdentities: (name) => [...(toolCallIdentities.get(name) ?? [])],
     features
   }
 }

@@ -39,7 +39,11 @@
  * notifications/cancelled naming a request still playing out stops it (no answer), naming a
  * subscription ends it.
  *
- * Arguments (each flag takes one value, except --silent-on-unknown and --features):
+ * Effect tools (--effect-tools, as in ../effects.ts): lookup (readOnlyHint), upsert
+ * (idempotentHint) and append (neither: a ledger), after the generated tools in both eras; each
+ * applies its effect on arrival and answers after its delayMs argument.
+ *
+ * Arguments (each flag takes one value, except --silent-on-unknown, --features and --effect-tools):
  *   --counter-file PATH      the `increment` counter, rewritten synchronously before each answer
  *   --log-file PATH          one line per received message, appended synchronously on arrival:
  *                            its method, or "#response", "#invalid-json", "#invalid-utf8",
@@ -59,8 +63,10 @@
  *                            -32601), as some legacy servers do with server/discover
  *   --features               the features above (default: none of them, listings as before)
  *   --resources N            with --features: how many test://docs/i resources are listed (default 3)
+ *   --effect-tools           the effect tools above (default: none of them)
  *   --events-file PATH       one line per event, appended synchronously: "tool NAME" when a
- *                            tools/call is run, "sent METHOD" when a notification is handed to
+ *                            tools/call is run (then "identity NAME JSON" when it carried an
+ *                            effect identity, JSON its string), "sent METHOD" when a notification is handed to
  *                            stdout, "subscription-closed ID" when the client ends a subscription
  *
  * Per-method faults (`on`, `times`: default 1; null, which is what JSON.stringify makes of
@@ -153,6 +159,7 @@ const readConfig = () => {
         "silent-on-unknown": { type: "boolean" },
         features: { type: "boolean" },
         resources: { type: "string" },
+        "effect-tools": { type: "boolean" },
         "events-file": { type: "string" }
       },
       strict: true,
@@ -195,6 +202,7 @@ const readConfig = () => {
     ttlMs: intArg(values["ttl-ms"], "--ttl-ms") ?? DEFAULT_TTL_MS,
     silentOnUnknown: values["silent-on-unknown"] === true,
     features: values.features === true,
+    effectTools: values["effect-tools"] === true,
     resources: intArg(values.resources, "--resources") ?? 3,
     eventsFile: values["events-file"],
     counterFile: values["counter-file"],
@@ -343,8 +351,8 @@ const makeTools = () => {
 /** The handshake era's tools, and the stateless era's (the same plus `ask_name`, after `increment`). */
 const toolLists = makeTools()
 /** The tools of each era as they are now: with --features, the feature tools and those added come last. */
-const handshakeTools = () => [...toolLists.handshake, ...featureTools()]
-const statelessTools = () => [...toolLists.stateless, ...featureTools()]
+const handshakeTools = () => [...toolLists.handshake, ...effectTools(), ...featureTools()]
+const statelessTools = () => [...toolLists.stateless, ...effectTools(), ...featureTools()]
 let counter = 0
 
 /** @param {number} value */
@@ -407,7 +415,8 @@ const callTool = (params, stateless = false) => {
       writeCounter(counter) // before the answer is even built, let alone sent
       return text(String(counter))
     default:
-      return (config.features ? callFeatureTool(params.name, args, params, stateless) : undefined) ??
+      return (config.effectTools ? callEffectTool(params.name, args) : undefined) ??
+        (config.features ? callFeatureTool(params.name, args, params, stateless) : undefined) ??
         (handshakeTools().some((tool) => tool.name === params.name)
           ? text(params.name)
           : text(`Unknown tool: ${params.name}`, true))
@@ -424,7 +433,7 @@ const handle = (method, params) => {
     case "tools/list":
       return listTools(params)
     case "tools/call":
-      if (isRecord(params) && typeof params.name === "string") event(`tool ${params.name}`)
+      if (isRecord(params) && typeof params.name === "string") toolEvents(params.name, params)
       return callTool(params)
     default:
       return (config.features ? handleFeature(method, params, false) : undefined) ?? methodNotFound(method)
@@ -610,7 +619,7 @@ const handleModern = (method, params) => {
       return complete(listTools(args, statelessTools()), cacheable())
     case "tools/call":
       if (typeof args.name !== "string") return fail(ErrorCode.InvalidParams, "tools/call needs a tool name")
-      event(`tool ${args.name}`)
+      toolEvents(args.name, args)
       return complete(args.name === "ask_name" ? askName(args) : callTool(args, true))
     case "subscriptions/listen":
       return listen(args)
@@ -618,6 +627,79 @@ const handleModern = (method, params) => {
       const outcome = handleFeature(method, args, true) ?? methodNotFound(method)
       return complete(outcome, CACHEABLE.has(method) ? cacheable() : {})
     }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Effect tools (--effect-tools, as in ../effects.ts) and the effect identity of every call
+
+const META_EFFECT_IDENTITY = "io.phasebound/effect-identity"
+const MAX_EFFECT_DELAY_MS = 60_000
+const effectDelaySchema = { type: "integer", minimum: 0, maximum: MAX_EFFECT_DELAY_MS, default: 0 }
+const EFFECT_TOOLS = [
+  {
+    name: "lookup",
+    description: "Reads key from the server's store (read-only)",
+    inputSchema: { type: "object", properties: { key: { type: "string" }, delayMs: effectDelaySchema }, required: ["key"] },
+    annotations: { readOnlyHint: true }
+  },
+  {
+    name: "upsert",
+    description: "Sets key to value in the server's store (idempotent)",
+    inputSchema: {
+      type: "object",
+      properties: { key: { type: "string" }, value: { type: "string" }, delayMs: effectDelaySchema },
+      required: ["key", "value"]
+    },
+    annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false }
+  },
+  {
+    name: "append",
+    description: "Appends entry to the ledger and answers its new length (not idempotent)",
+    inputSchema: { type: "object", properties: { entry: { type: "string" }, delayMs: effectDelaySchema }, required: ["entry"] },
+    annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false }
+  }
+]
+const effectTools = () => (config.effectTools ? EFFECT_TOOLS : [])
+/** @type {Map<string, string>} */
+const effectStore = new Map()
+/** @type {Array<string>} */
+const ledger = []
+
+/** "tool NAME", then "identity NAME JSON" when the call carried an effect identity. @param {string} name @param {unknown} params */
+const toolEvents = (name, params) => {
+  event(`tool ${name}`)
+  const identity = metaOf(params)?.[META_EFFECT_IDENTITY]
+  if (typeof identity === "string") event(`identity ${name} ${JSON.stringify(identity)}`)
+}
+
+/** @param {{ result?: unknown, error?: unknown }} outcome @param {number} delayMs */
+const delayedAnswer = (outcome, delayMs) =>
+  outcome.result !== undefined && delayMs > 0
+    ? playing(outcome.result, { notifications: [], answerAtMs: delayMs, broadcast: [] })
+    : outcome
+
+/**
+ * Runs an effect tool; undefined for any other tool.
+ * @param {string} name @param {Record<string, any>} args
+ * @returns {{ result?: unknown, error?: unknown, timeline?: Timeline } | undefined}
+ */
+const callEffectTool = (name, args) => {
+  if (!EFFECT_TOOLS.some((tool) => tool.name === name)) return undefined
+  const delayMs = integerArg(args.delayMs, 0, MAX_EFFECT_DELAY_MS)
+  if (delayMs === undefined) return text(`${name} expects an integer delayMs (<= ${MAX_EFFECT_DELAY_MS})`, true)
+  switch (name) {
+    case "lookup":
+      if (typeof args.key !== "string") return text("lookup expects a string key", true)
+      return delayedAnswer(text(effectStore.get(args.key) ?? ""), delayMs)
+    case "upsert":
+      if (typeof args.key !== "string" || typeof args.value !== "string") return text("upsert expects string key and value", true)
+      effectStore.set(args.key, args.value)
+      return delayedAnswer(text(args.value), delayMs)
+    default:
+      if (typeof args.entry !== "string") return text("append expects a string entry", true)
+      ledger.push(args.entry)
+      return delayedAnswer(text(String(ledger.length)), delayMs)
   }
 }
 

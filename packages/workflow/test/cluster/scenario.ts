@@ -1,0 +1,185 @@
+/**
+ * The crash story both stores are held to. One `ToolChain` workflow of four tool calls runs on
+ * the cluster; the runner executing it is killed with SIGKILL twice, each time with a call in
+ * flight (its effect applied by the server, its answer held back):
+ *
+ * 0. upsert a=1     answered before the first crash: never sent again
+ * 1. append first   answered before the first crash: never sent again
+ * 2. upsert b=2     in flight at the first crash: idempotent, so the runner that resumes sends it
+ *                   again, with the same effect identity
+ * 3. append second  in flight at the second crash: not idempotent, so the runner that resumes
+ *                   does not send it; the workflow fails with `ToolCallOutcomeUnknown`
+ *
+ * The MCP server (testkit, in the test process) counts every call and the identity it carried.
+ */
+import { WorkflowInstance } from "@effect/workflow/WorkflowEngine"
+import { startServer } from "@phasebound/testkit"
+import { EffectIdentity } from "@phasebound/workflow"
+import { Effect } from "effect"
+import { expect } from "vitest"
+import { SHARDS_PER_GROUP, type Store } from "./clusterLayer.js"
+import { ownedShards, type Runner, startRunner, STARTUP_MS, until } from "./harness.js"
+import type { EncodedExit, RunnerEvent } from "./protocol.js"
+import { type Step, ToolChain } from "./toolChain.js"
+
+export const STEPS: ReadonlyArray<Step> = [
+  { tool: "upsert", args: { key: "a", value: "1" } },
+  { tool: "append", args: { entry: "first" } },
+  { tool: "upsert", args: { key: "b", value: "2" } },
+  // The server applies it on arrival and answers a minute later: in flight until the kill.
+  { tool: "append", args: { entry: "second", delayMs: 60_000 } }
+]
+
+/** Generous: a takeover waits for the dead runner's heartbeat to expire (2 s), on a busy machine. */
+const RESUME_MS = 60_000
+
+export interface Measured {
+  /** From spawning the runners (all at once) to the last one loaded: tsx and the modules. */
+  readonly loadMs: number
+  /** From each "join" to that runner's "ready": the store, the socket server, the MCP connection. */
+  readonly joinMs: ReadonlyArray<number>
+  /** From each SIGKILL to the first sign of the resumed workflow at the server (or its result). */
+  readonly resumeMs: ReadonlyArray<number>
+  readonly totalMs: number
+  /** Which runner ran each call that was in flight at a crash, and which one resumed it. */
+  readonly runners: ReadonlyArray<string>
+}
+
+const isEvent = <K extends RunnerEvent["event"]>(kind: K) => (event: RunnerEvent): event is Extract<RunnerEvent, { event: K }> =>
+  event.event === kind
+
+/** The effect identities `ToolCall.call` derives for these activities of the execution. */
+const identitiesOf = (executionId: string, activities: ReadonlyArray<string>): Promise<ReadonlyArray<string>> =>
+  Effect.runPromise(Effect.forEach(activities, EffectIdentity.derive).pipe(
+    Effect.provideService(WorkflowInstance, WorkflowInstance.initial(ToolChain, executionId))
+  ))
+
+/** The live runner whose workflow reached `activity`: the one executing it (a dead one ran it before). */
+const executorOf = (runners: ReadonlyArray<Runner>, activity: string): Runner | undefined =>
+  runners.find((runner) =>
+    runner.alive() && runner.events.some((event) => event.event === "step" && event.activity === activity)
+  )
+
+/** `executorOf`, once its "step" line is read (it is written before the call, but read apart from it). */
+const executorWhen = async (runners: ReadonlyArray<Runner>, activity: string): Promise<Runner> => {
+  await until(`a live runner executing ${activity}`, () => executorOf(runners, activity) !== undefined, RESUME_MS)
+  const runner = executorOf(runners, activity)
+  if (runner === undefined) throw new Error(`no live runner executing ${activity}`)
+  return runner
+}
+
+/**
+ * Runs the story on `store`, starting with `initialRunners` runners (a second one, if any, is the
+ * survivor that resumes after the first crash). Every process and the server are gone when it
+ * returns or throws.
+ */
+export const crashTwice = async (options: { readonly store: Store; readonly initialRunners: 1 | 2 }): Promise<Measured> => {
+  const started = Date.now()
+  const server = await startServer({ effectTools: true })
+  const runners: Array<Runner> = []
+  const alive = () => runners.filter((runner) => runner.alive() && runner.events.some(isEvent("ready")))
+  const describe = () =>
+    runners.map((runner) => `${runner.name}: ${JSON.stringify(runner.events)}\n${runner.stderrTail()}`).join("\n")
+  const joinMs: Array<number> = []
+  const join = async (runner: Runner) => {
+    const asked = Date.now()
+    await runner.join()
+    joinMs.push(Date.now() - asked)
+    return runner
+  }
+  const calls = (tool: string, count: number) =>
+    until(`${count} ${tool} calls at the server`, () => server.toolCalls(tool) >= count, RESUME_MS, describe)
+
+  try {
+    // Calls 0 and 1 are answered at once, call 2's answer is held back a minute; nothing else is scripted.
+    server.script({ on: "tools/call", kind: "delay", ms: 0, times: 2 })
+    server.script({ on: "tools/call", kind: "delay", ms: 60_000 })
+
+    // Every process the story needs is loaded up front (loading is not what a takeover measures);
+    // one joins the cluster only when its part comes. Without a second initial runner, r3 is the
+    // fresh process that resumes after the first crash; r4 always resumes after the second.
+    const spawned = Date.now()
+    const spawn = (name: string) => {
+      const runner = startRunner({ name, store: options.store, mcpUrl: server.url })
+      runners.push(runner)
+      return runner
+    }
+    const first = spawn("r1")
+    const second = spawn(options.initialRunners === 2 ? "r2" : "r3")
+    const last = spawn("r4")
+    await Promise.all(runners.map((runner) => runner.waitFor("loaded", isEvent("loaded"), STARTUP_MS)))
+    const loadMs = Date.now() - spawned
+
+    await join(first)
+    if (options.initialRunners === 2) await join(second)
+    // Start only once every runner holds its share: no shard moves under the running workflow.
+    await until(
+      "the runners to share the shards",
+      () =>
+        alive().every((runner) => ownedShards(runner) > 0) &&
+        alive().reduce((sum, runner) => sum + ownedShards(runner), 0) === SHARDS_PER_GROUP,
+      STARTUP_MS,
+      describe
+    )
+
+    first.send({ cmd: "start", key: "order-1", steps: STEPS })
+    const { executionId } = await first.waitFor("started", isEvent("started"), RESUME_MS)
+
+    // First crash: call 2 has reached the server (its effect applied), its answer has not come back.
+    await calls("upsert", 2)
+    const crashed1 = await executorWhen(runners, "2:upsert")
+    const killed1 = Date.now()
+    await crashed1.kill()
+    const resumer1 = alive()[0] ?? await join(second)
+
+    await calls("upsert", 3)
+    const resumed1 = Date.now() - killed1
+    const resent = await executorWhen(runners, "2:upsert")
+
+    // Second crash: call 3 has reached the server, its answer is a minute away.
+    await calls("append", 2)
+    const crashed2 = await executorWhen(runners, "3:append")
+    const killed2 = Date.now()
+    await crashed2.kill()
+    const resumer2 = await join(last)
+    resumer2.send({ cmd: "await", key: "order-1", executionId })
+    const result = await resumer2.waitFor("the workflow's result", isEvent("result"), RESUME_MS)
+    const resumed2 = Date.now() - killed2
+
+    const exit: EncodedExit = result.exit
+    const upserts = server.effectIdentities("upsert")
+    const appends = server.effectIdentities("append")
+
+    // Each identity is the one derived from the execution id and the activity's name, whichever
+    // process sent it. Calls 0 and 1 went once; call 2 twice, with one identity; call 3 once.
+    const [id0, id1, id2, id3] = await identitiesOf(executionId, ["0:upsert", "1:append", "2:upsert", "3:append"])
+    expect(server.toolCalls("upsert")).toBe(3)
+    expect(server.toolCalls("append")).toBe(2)
+    expect(upserts).toEqual([id0, id2, id2])
+    expect(appends).toEqual([id1, id3])
+    expect(new Set([id0, id1, id2, id3]).size).toBe(4)
+    expect(resent.name).not.toBe(crashed1.name)
+    expect(exit).toEqual({
+      _tag: "Failure",
+      error: {
+        _tag: "ToolCallOutcomeUnknown",
+        tool: "append",
+        activity: "3:append",
+        effectIdentity: id3,
+        source: "resumed",
+        retry: 0
+      }
+    })
+
+    return {
+      loadMs,
+      joinMs,
+      resumeMs: [resumed1, resumed2],
+      totalMs: Date.now() - started,
+      runners: [crashed1.name, resumer1.name, crashed2.name, resumer2.name]
+    }
+  } finally {
+    await Promise.all(runners.map((runner) => runner.kill()))
+    await server.close()
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * The workflow the cluster tests run: the tool calls its payload lists, in order, each one a
+ * `ToolCall.call` activity named after its position and tool. A test chooses the calls; the
+ * runner only executes them.
+ */
+import * as Workflow from "@effect/workflow/Workflow"
+import type { Connection } from "@phasebound/client/McpClient"
+import { EffectIdentity, ToolCall, ToolCallError } from "@phasebound/workflow"
+import { Context, Effect, Schema } from "effect"
+
+export const Step = Schema.Struct({
+  tool: Schema.String,
+  args: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+export type Step = typeof Step.Type
+
+export const StepResult = Schema.Struct({
+  activity: Schema.String,
+  tool: Schema.String,
+  identity: Schema.String,
+  text: Schema.String
+})
+export type StepResult = typeof StepResult.Type
+
+export const ToolChain = Workflow.make({
+  name: "ToolChain",
+  payload: { key: Schema.String, steps: Schema.Array(Step) },
+  success: Schema.Array(StepResult),
+  error: ToolCallError.ToolCallError,
+  idempotencyKey: ({ key }) => key
+})
+
+/** The MCP connection of this process, shared by every activity it runs. */
+export class Mcp extends Context.Tag("phasebound/test/cluster/Mcp")<Mcp, Connection>() {}
+
+/** Told where the workflow is (this process runs it, perhaps replaying it); the runner prints it. */
+export class StepObserver extends Context.Tag("phasebound/test/cluster/StepObserver")<
+  StepObserver,
+  (event: { readonly key: string; readonly activity: string; readonly tool: string }) => void
+>() {}
+
+const textOf = (content: ReadonlyArray<unknown>): string =>
+  content.map((part) =>
+    typeof part === "object" && part !== null && "text" in part && typeof part.text === "string" ? part.text : ""
+  ).join("")
+
+export const ToolChainLive = ToolChain.toLayer(Effect.fn(function*({ key, steps }) {
+  const observe = yield* StepObserver
+  const results: Array<StepResult> = []
+  for (const [index, step] of steps.entries()) {
+    const activity = `${index}:${step.tool}`
+    observe({ key, activity, tool: step.tool })
+    const result = yield* ToolCall.call({ name: activity, connection: Mcp, tool: step.tool, arguments: step.args })
+    const identity = yield* EffectIdentity.derive(activity)
+    results.push({ activity, tool: step.tool, identity, text: textOf(result.content) })
+  }
+  return results
+}))
