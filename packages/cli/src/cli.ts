@@ -14,7 +14,7 @@ import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as Path from "@effect/platform/Path"
-import { McpClient, McpSchema, PhasePolicy } from "@phasebound/client"
+import { McpClient, McpSchema, PhasePolicy, Stdio } from "@phasebound/client"
 import * as Authorization from "@phasebound/client/Authorization"
 import { type Limits, redact, type McpConnectionError, type Stage } from "@phasebound/client/McpConnectionError"
 import * as Context from "effect/Context"
@@ -63,6 +63,7 @@ import {
 import { type Terminal, withProgressBar } from "./progressBar.js"
 import { invalidOption, type Position } from "./record.js"
 import { collectServerLog } from "./serverLog.js"
+import { stderrBlock, stderrModeOf } from "./serverStderr.js"
 import { resolveTarget, type Environment, type Target } from "./target.js"
 import { parseDuration, parseSize } from "./units.js"
 
@@ -81,6 +82,11 @@ export interface RunState {
    * `run: phasebound login <target>` when a user's authorization is what is missing.
    */
   hint: string | undefined
+  /**
+   * A stdio target's stderr as a terminal is shown it before the record (`--server-stderr tail`):
+   * the labelled, redacted block of its last lines, or "" (packages/cli/README.md).
+   */
+  serverStderr?: (() => string) | undefined
 }
 
 export interface RunContext {
@@ -122,6 +128,22 @@ const common = {
   discoveryMaxBytes: optionalText("discovery-max-bytes", "byte ceiling of each discovery response"),
   callTimeout: optionalText("call-timeout", "deadline of the operation after discovery (a tool call, a listing, a read, a prompt)"),
   callMaxBytes: optionalText("call-max-bytes", "byte ceiling of that operation's response"),
+  releaseTimeout: optionalText(
+    "release-timeout",
+    "bound of the release after the run or a failure (closing a session; a stdio server: stdin closed, SIGTERM, SIGKILL, a third each; default 6s)"
+  ),
+  env: Options.text("env").pipe(
+    Options.withDescription("KEY=VALUE added to a --stdio server's environment; ${VAR} reads ours; never printed (repeatable)"),
+    Options.repeated
+  ),
+  envPass: Options.text("env-pass").pipe(
+    Options.withDescription("NAME: pass this variable of our environment, when set, to a --stdio server (repeatable)"),
+    Options.repeated
+  ),
+  serverStderr: optionalText(
+    "server-stderr",
+    "a stdio server's stderr: tail (default: kept, its last lines shown on a terminal when the run fails) | inherit (straight to ours) | drop"
+  ),
   json: Options.boolean("json").pipe(Options.withDescription("machine output (JSON) even on a TTY")),
   debug: Options.boolean("debug").pipe(
     Options.withDescription("on an internal error, print its scrubbed cause on stderr after the record")
@@ -164,9 +186,17 @@ const policyOf = (flags: Common): Effect.Effect<PhasePolicy.Options, McpConnecti
       call: {
         timeout: yield* duration("--call-timeout", flags.callTimeout),
         maxBytes: yield* size("--call-max-bytes", flags.callMaxBytes)
-      }
+      },
+      // The whole release is bounded by --release-timeout: a stdio server's has three steps
+      // (stdin closed, SIGTERM, SIGKILL), each given a third (packages/cli/README.md).
+      releaseTimeout: Option.isSome(flags.releaseTimeout)
+        ? (yield* parseDuration("--release-timeout", flags.releaseTimeout.value)) / releaseSteps
+        : undefined
     }
   })
+
+/** The steps of a stdio server's release, each bounded by the library's `releaseTimeout`. */
+const releaseSteps = 3
 
 /**
  * Test hook (documented in the README): `PHASEBOUND_TEST_DEFECT=after-connect` raises an
@@ -189,6 +219,8 @@ interface Prepared {
   readonly auth: AuthSettings | undefined
   /** HTTP: the token file (undefined when the environment names no home and none is given). */
   readonly tokenFile: string | undefined
+  /** stdio: what becomes of the server's stderr (`--server-stderr`). */
+  readonly stderr: Stdio.StderrMode | undefined
 }
 
 /** Resolves budgets, target and auth settings (no I/O but reading the config and key files). */
@@ -206,15 +238,20 @@ const prepare = (
       stdio: value(flags.stdio),
       config: value(flags.config),
       headers: flags.header,
-      transport: yield* transportOf(value(flags.transport))
+      transport: yield* transportOf(value(flags.transport)),
+      env: flags.env,
+      envPass: flags.envPass
     }, ctx.env)
     ctx.state.secrets = target.secrets
+    const stderr = yield* stderrModeOf(value(flags.serverStderr))
     if (target._tag === "Stdio") {
       // OAuth means nothing to a child process: refused rather than ignored.
       const given = givenAuthFlag(flags)
       if (given !== undefined) return yield* Effect.fail(invalidOption(given, "invalid-value"))
-      return { policyOptions, policy, revisions, target, auth: undefined, tokenFile: undefined }
+      return { policyOptions, policy, revisions, target, auth: undefined, tokenFile: undefined, stderr }
     }
+    // A server's stderr means nothing over HTTP: refused rather than ignored.
+    if (Option.isSome(flags.serverStderr)) return yield* Effect.fail(invalidOption("--server-stderr", "invalid-value"))
     const settings = yield* resolveAuth(flags, target, ctx.env)
     ctx.state.secrets = mergeSecrets(target.secrets, settings.secrets)
     // The caller's own credential and OAuth cannot both be sent: explicit settings beside it are refused.
@@ -228,9 +265,22 @@ const prepare = (
       revisions,
       target,
       auth: target.authorization === undefined ? settings : undefined,
-      tokenFile
+      tokenFile,
+      stderr: undefined
     }
   })
+
+/**
+ * A stdio target's stderr handling for everything the connection spawns; in `tail` mode the run
+ * keeps the reader of the tail for the entry point (shown on a terminal before the record).
+ */
+const withServerStderr = (ctx: RunContext, prepared: Prepared) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  prepared.stderr === undefined ? effect : Stdio.withStderr({
+    mode: prepared.stderr,
+    onSpawn: (tail) => {
+      ctx.state.serverStderr = () => stderrBlock(Effect.runSync(tail), ctx.state.secrets)
+    }
+  })(effect)
 
 type Requirements =
   | HttpClient.HttpClient
@@ -290,6 +340,7 @@ const withConnection = <A>(
 ): Effect.Effect<A, McpConnectionError, Requirements> =>
   Effect.flatMap(prepare(ctx, flags, positional), (prepared) =>
     Effect.flatMap(connectTo(ctx, flags, prepared), use).pipe(
+      withServerStderr(ctx, prepared),
       Effect.tapError((error) =>
         Effect.sync(() => {
           if (ctx.machine(flags.json) || prepared.auth === undefined || positional === undefined) return
@@ -642,7 +693,7 @@ export const makeCommand = (ctx: RunContext) => {
       Command.withDescription("discover a server: server info, revision, transport, per-stage timings and bytes")
     )
 
-  const { stdio: _stdio, ...httpCommon } = common
+  const { env: _env, envPass: _envPass, serverStderr: _serverStderr, stdio: _stdio, ...httpCommon } = common
   const loginCommand = Command.make("login", {
     ...httpCommon,
     ...authFlags,
@@ -653,7 +704,7 @@ export const makeCommand = (ctx: RunContext) => {
     )
   }, (flags) =>
     Effect.gen(function*() {
-      const httpFlags = { ...flags, stdio: Option.none<string>() }
+      const httpFlags = { ...flags, stdio: Option.none<string>(), env: [], envPass: [], serverStderr: Option.none<string>() }
       const { target } = yield* splitPositionals(httpFlags, flags.positionals, [])
       yield* login(ctx, httpFlags, target)
     }).pipe(Effect.scoped)).pipe(

@@ -50,6 +50,10 @@ export interface TargetOptions {
   /** `--header 'Name: value'`, repeated. */
   readonly headers: ReadonlyArray<string>
   readonly transport: McpClient.TransportChoice | undefined
+  /** `--env KEY=VALUE`, repeated (stdio only). */
+  readonly env?: ReadonlyArray<string> | undefined
+  /** `--env-pass NAME`, repeated (stdio only). */
+  readonly envPass?: ReadonlyArray<string> | undefined
 }
 
 export type Environment = Readonly<Record<string, string | undefined>>
@@ -155,21 +159,65 @@ const fromHttpEntry = (
     })
   })
 
-const fromStdioEntry = (entry: StdioServer, env: Environment): Effect.Effect<Target, InvalidOption> =>
+const variableName = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/**
+ * The variables the flags add to a stdio server's environment: `--env-pass NAME` (from this
+ * process's environment, when set), then `--env KEY=VALUE` (`${VAR}` expanded), later ones
+ * winning. Both are added on top of the config entry's `env` (packages/cli/README.md, "The
+ * server's environment").
+ */
+export const flagEnvironment = (
+  options: Pick<TargetOptions, "env" | "envPass">,
+  env: Environment
+): Effect.Effect<Record<string, string>, InvalidOption> =>
+  Effect.gen(function*() {
+    const added: Record<string, string> = {}
+    for (const name of options.envPass ?? []) {
+      if (!variableName.test(name)) return yield* Effect.fail(invalidOption("--env-pass", "invalid-value"))
+      const found = env[name]
+      if (found !== undefined) added[name] = found
+    }
+    for (const line of options.env ?? []) {
+      const equals = line.indexOf("=")
+      const name = equals === -1 ? "" : line.slice(0, equals)
+      if (!variableName.test(name)) return yield* Effect.fail(invalidOption("--env", "invalid-value"))
+      added[name] = yield* expandVariables(line.slice(equals + 1), env, () => invalidOption("--env", "invalid-value"))
+    }
+    return added
+  })
+
+const stdioTarget = (
+  command: string,
+  args: ReadonlyArray<string>,
+  childEnv: Record<string, string>,
+  cwd: string | undefined
+): Target => ({
+  _tag: "Stdio",
+  command,
+  args,
+  env: childEnv,
+  cwd,
+  // Every value given to the child (config, --env, --env-pass) is scrubbed like a header value.
+  secrets: McpConnectionError.secretValues(Object.values(childEnv))
+})
+
+const fromStdioEntry = (entry: StdioServer, flagEnv: Record<string, string>, env: Environment): Effect.Effect<Target, InvalidOption> =>
   Effect.gen(function*() {
     const childEnv: Record<string, string> = {}
     for (const [name, value] of Object.entries(entry.env ?? {})) {
       childEnv[name] = yield* expandVariables(value, env, () => invalidOption("--config env", "invalid-value"))
     }
-    return {
-      _tag: "Stdio",
-      command: entry.command,
-      args: entry.args ?? [],
-      env: childEnv,
-      cwd: entry.cwd,
-      secrets: McpConnectionError.secretValues(Object.values(childEnv))
-    }
+    return stdioTarget(entry.command, entry.args ?? [], { ...childEnv, ...flagEnv }, entry.cwd)
   })
+
+/** `--env` and `--env-pass` mean nothing to an HTTP server: refused rather than ignored. */
+const refuseEnvFlags = (options: TargetOptions): Effect.Effect<void, InvalidOption> =>
+  (options.env ?? []).length > 0
+    ? Effect.fail(invalidOption("--env", "invalid-value"))
+    : (options.envPass ?? []).length > 0
+    ? Effect.fail(invalidOption("--env-pass", "invalid-value"))
+    : Effect.void
 
 /** Resolves the target, reading the config file only when a server name is given. */
 export const resolveTarget = (options: TargetOptions, env: Environment): Effect.Effect<Target, InvalidOption> =>
@@ -185,11 +233,14 @@ export const resolveTarget = (options: TargetOptions, env: Environment): Effect.
       const split = splitWords(options.stdio)
       if (split._tag === "Invalid" || split.words.length === 0) return yield* Effect.fail(invalidOption("--stdio", "invalid-value"))
       const [command, ...args] = split.words
-      return { _tag: "Stdio", command: command!, args, env: {}, cwd: undefined, secrets: [] }
+      return stdioTarget(command!, args, yield* flagEnvironment(options, env), undefined)
     }
 
     if (options.target === undefined) return yield* Effect.fail(invalidOption("target", "invalid-value"))
-    if (looksLikeUrl(options.target)) return yield* httpTarget(options.target, [], flagHeaders, options.transport ?? "auto")
+    if (looksLikeUrl(options.target)) {
+      yield* refuseEnvFlags(options)
+      return yield* httpTarget(options.target, [], flagHeaders, options.transport ?? "auto")
+    }
 
     // A server name: from --config, or ./.mcp.json when present.
     const configPath = options.config ?? (existsSync(defaultConfigFile) ? defaultConfigFile : undefined)
@@ -200,7 +251,8 @@ export const resolveTarget = (options: TargetOptions, env: Environment): Effect.
     if (isStdioServer(entry)) {
       if (flagHeaders.length > 0) return yield* Effect.fail(invalidOption("--header", "invalid-value"))
       if (options.transport !== undefined) return yield* Effect.fail(invalidOption("--transport", "invalid-value"))
-      return yield* fromStdioEntry(entry, env)
+      return yield* fromStdioEntry(entry, yield* flagEnvironment(options, env), env)
     }
+    yield* refuseEnvFlags(options)
     return yield* fromHttpEntry(entry, configPath, options, flagHeaders, env)
   })

@@ -167,6 +167,32 @@ export interface PublicFields {
   readonly authorizationStep?: AuthorizationStep | undefined
   /** The authority's OAuth error code, when it gave one of `oauthErrorCodes`. */
   readonly oauthError?: OAuthError | undefined
+  /**
+   * A discovery that tried more than one (era, transport) before it failed: every attempt in
+   * order, the last one being this error (docs/DESIGN.md, "Negotiation"). Absent otherwise.
+   */
+  readonly attempts?: ReadonlyArray<Attempt> | undefined
+}
+
+/**
+ * One attempt of a negotiation, in public fields only (no URL, header or body): the era and
+ * transport tried, and how the attempt failed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Attempt {
+  readonly era: "stateless" | "handshake"
+  readonly transport: "streamable-http" | "sse" | "stdio"
+  readonly tag: McpConnectionError["_tag"]
+  readonly stage: Stage
+  /** The HTTP status of the attempt's answer, when one was received. */
+  readonly status?: number | undefined
+  /** The JSON-RPC error code of a refusal. */
+  readonly code?: number | undefined
+  readonly reason?: Reason | undefined
+  /** A stdio child that exited: its exit code. */
+  readonly exitCode?: number | undefined
 }
 
 /**
@@ -274,9 +300,25 @@ const recordKeys = [
   "exitCode",
   "authorizationStep",
   "oauthError",
+  "attempts",
   "outcome",
   "retryable"
 ] as const
+
+const attemptKeys = ["era", "transport", "tag", "stage", "status", "code", "reason", "exitCode"] as const
+
+/** A copy of a record field: `limits` and `attempts` are copied, never shared. */
+const copyField = (key: typeof recordKeys[number], value: unknown): unknown => {
+  if (key === "limits") return { ...(value as Limits) }
+  if (key === "attempts") {
+    return (value as ReadonlyArray<Attempt>).map((attempt) => {
+      const copy: Record<string, unknown> = {}
+      for (const name of attemptKeys) if (attempt[name] !== undefined) copy[name] = attempt[name]
+      return copy as unknown as Attempt
+    })
+  }
+  return value
+}
 
 /**
  * The plain record of an error: what `JSON.stringify` and the CLI print.
@@ -301,6 +343,7 @@ const describe = (self: PublicFields & { readonly _tag: string }): string => {
   if (self.code !== undefined) parts.push(`JSON-RPC code ${self.code}`)
   if (self.observedBytes !== undefined) parts.push(`read ${self.observedBytes} bytes`)
   if (self.exitCode !== undefined) parts.push(`exit code ${self.exitCode}`)
+  if (self.attempts !== undefined) parts.push(`after ${self.attempts.length} attempts`)
   const idle = self.limits.idleTimeoutMs === undefined ? "" : `, idle ${self.limits.idleTimeoutMs} ms`
   parts.push(`limits ${self.limits.timeoutMs} ms / ${self.limits.maxBytes} bytes${idle}`, `outcome ${self.outcome}`)
   const head = parts.join(", ")
@@ -349,14 +392,13 @@ export abstract class McpErrorBase extends Data.Error<{}> {
   declare readonly exitCode?: number | undefined
   declare readonly authorizationStep?: AuthorizationStep | undefined
   declare readonly oauthError?: OAuthError | undefined
+  declare readonly attempts?: ReadonlyArray<Attempt> | undefined
 
   constructor(fields: PublicFields, cause?: unknown) {
     super()
     for (const key of recordKeys) {
       const value = fields[key]
-      if (value !== undefined) {
-        ;(this as Record<string, unknown>)[key] = key === "limits" ? { ...(value as Limits) } : value
-      }
+      if (value !== undefined) (this as Record<string, unknown>)[key] = copyField(key, value)
     }
     // In process only: never enumerable, so never in a spread or JSON.
     Object.defineProperty(this, "cause", { value: cause, enumerable: false, writable: false, configurable: true })
@@ -506,9 +548,58 @@ export const toRecord = (error: McpConnectionError): ErrorRecord => {
   const record: Record<string, unknown> = { tag: error._tag }
   for (const key of recordKeys) {
     const value = error[key]
-    if (value !== undefined) record[key] = key === "limits" ? { ...(value as Limits) } : value
+    if (value !== undefined) record[key] = copyField(key, value)
   }
   return record as unknown as ErrorRecord
+}
+
+const classes = {
+  InvalidOption,
+  DeadlineExceeded,
+  ByteCeilingExceeded,
+  Unauthorized,
+  Forbidden,
+  AuthorizationFailed,
+  UpstreamFailure,
+  RemoteRefusal,
+  ProtocolViolation,
+  TransportFailure,
+  SessionExpired,
+  LimitExceeded,
+  HandlerFailed,
+  InternalError
+} as const
+
+/**
+ * The attempt an error ends, in public fields only.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const attemptOf = (era: Attempt["era"], transport: Attempt["transport"], error: McpConnectionError): Attempt => ({
+  era,
+  transport,
+  tag: error._tag,
+  stage: error.stage,
+  ...(error.status === undefined ? {} : { status: error.status }),
+  ...(error.code === undefined ? {} : { code: error.code }),
+  ...(error.reason === undefined ? {} : { reason: error.reason }),
+  ...(error.exitCode === undefined ? {} : { exitCode: error.exitCode })
+})
+
+/**
+ * The same error (same class, fields and cause) with `attempts`: what a negotiation that tried
+ * more than one (era, transport) reports.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const withAttempts = <E extends McpConnectionError>(error: E, attempts: ReadonlyArray<Attempt>): E => {
+  const fields: Record<string, unknown> = {}
+  for (const key of recordKeys) if (error[key] !== undefined) fields[key] = error[key]
+  fields["attempts"] = attempts
+  const Class = classes[error._tag]
+  return new Class(fields as unknown as PublicFields, error.cause) as E
 }
 
 const REMOTE_MESSAGE_MAX = 512

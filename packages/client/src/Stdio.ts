@@ -10,8 +10,11 @@
  * counted (servers that print banners to stdout are common); JSON that is not a JSON-RPC
  * message, or invalid UTF-8, is a `ProtocolViolation` for every pending request.
  *
- * stderr is the server's log, not an error signal: it is always drained (an unread pipe would
- * block the child) and its last 64 KiB are kept in process (`logTail`), never in an error.
+ * stderr is the server's log, not an error signal: by default it is always drained (an unread
+ * pipe would block the child) and its last 64 KiB are kept in process (`logTail`), never in an
+ * error. `withStderr` changes that for the children spawned under it: passed to this process's
+ * own stderr (`inherit`), or drained and discarded (`drop`); `onSpawn` hands the kept tail to a
+ * caller that wants to show it after a failed start (the CLI does, on a terminal).
  *
  * Release is bounded at every step: stdin closed, a wait, SIGTERM, a wait, SIGKILL, reaped.
  *
@@ -26,6 +29,8 @@ import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import { globalValue } from "effect/GlobalValue"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -110,6 +115,50 @@ export const safeEnvironment = (extra: Readonly<Record<string, string>> = {}): R
 /** How much of the child's stderr is kept for diagnostics. */
 const logTailBytes = 64 * 1024
 
+/**
+ * What becomes of a child's stderr: `tail` (the default) drains it and keeps its last 64 KiB
+ * (`logTail`); `inherit` passes it to this process's own stderr (nothing is kept); `drop` drains
+ * it and keeps nothing.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StderrMode = "tail" | "inherit" | "drop"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface StderrHandling {
+  readonly mode: StderrMode
+  /**
+   * Called when a child is spawned with the reader of its kept tail (empty unless the mode is
+   * `tail`), which stays readable after the child is released: a caller can show it when the
+   * connection failed (redacted and bounded by the caller; the library never puts it in an error).
+   */
+  readonly onSpawn?: ((tail: Effect.Effect<string>) => void) | undefined
+}
+
+/**
+ * The stderr handling of the children spawned by the current fiber (default `{ mode: "tail" }`).
+ *
+ * @since 0.1.0
+ * @category fiber refs
+ */
+export const currentStderr: FiberRef.FiberRef<StderrHandling> = globalValue(
+  Symbol.for("@phasebound/client/Stdio/currentStderr"),
+  () => FiberRef.unsafeMake<StderrHandling>({ mode: "tail" })
+)
+
+/**
+ * Runs `effect` (a `connectStdio`, say) with this stderr handling for the children it spawns.
+ *
+ * @since 0.1.0
+ * @category fiber refs
+ */
+export const withStderr = (handling: StderrHandling) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(effect, currentStderr, handling)
+
 /** The last bytes of a stream, kept in a bounded buffer. */
 const makeTail = (limit: number) => {
   let chunks: Array<Uint8Array> = []
@@ -152,6 +201,7 @@ export const make = (
     const stdinQueue = yield* Queue.unbounded<Uint8Array>()
     // Answers to the server's requests, released with the child.
     const answers = yield* makeBackground(options.releaseTimeoutMs).pipe(Scope.extend(processScope))
+    const stderrHandling = yield* FiberRef.get(currentStderr)
     const tail = makeTail(logTailBytes)
     const encoder = new TextEncoder()
 
@@ -170,7 +220,7 @@ export const make = (
       (c) => (options.cwd === undefined ? c : Command.workingDirectory(c, options.cwd)),
       Command.stdin("pipe"),
       Command.stdout("pipe"),
-      Command.stderr("pipe")
+      Command.stderr(stderrHandling.mode === "inherit" ? "inherit" : "pipe")
     )
     const child = yield* Command.start(command).pipe(
       Scope.extend(processScope),
@@ -225,17 +275,32 @@ export const make = (
       Effect.catchAllDefect((defect) => terminate((exchange) => Failures.internal(exchange, outcomeOf(exchange), defect))),
       Effect.forkIn(processScope)
     )
-    // stderr: always drained, the tail kept.
-    yield* Stream.runForEach(child.stderr, (chunk) => Effect.sync(() => tail.push(chunk))).pipe(
-      Effect.ignore,
-      Effect.forkIn(processScope)
-    )
+    // stderr: drained (unless it is this process's own), the tail kept in `tail` mode.
+    /** Completed when the stderr reader has stopped (at once when stderr is inherited). */
+    const stderrDone = yield* Deferred.make<void>()
+    if (stderrHandling.mode === "inherit") yield* Deferred.succeed(stderrDone, undefined)
+    else {
+      const keep = stderrHandling.mode === "tail"
+      yield* Stream.runForEach(child.stderr, (chunk) =>
+        Effect.sync(() => {
+          if (keep) tail.push(chunk)
+        })).pipe(
+          Effect.ignore,
+          Effect.ensuring(Deferred.succeed(stderrDone, undefined)),
+          Effect.forkIn(processScope)
+        )
+    }
+    const logTail = Effect.sync(() => tail.text())
+    stderrHandling.onSpawn?.(logTail)
     // The exit: fails everything still waiting, at once. The platform failing to report the
     // exit code is still an exit (without a code); a defect fails the waiting requests as one.
     // What the child wrote before it exited is read first (at most one release step: a
     // grandchild may hold stdout open), so an answer written just before the exit is not lost
-    // to it, and an answer cut by the exit fails as the cut line it is.
-    const stdoutDrained = Deferred.await(stdoutDone).pipe(Effect.timeoutOption(Duration.millis(options.releaseTimeoutMs)))
+    // to it, and an answer cut by the exit fails as the cut line it is; its last stderr lines
+    // are in the tail too.
+    const stdoutDrained = Effect.zipRight(Deferred.await(stdoutDone), Deferred.await(stderrDone)).pipe(
+      Effect.timeoutOption(Duration.millis(options.releaseTimeoutMs))
+    )
     const exitedWith = (code: number | undefined) =>
       Effect.zipRight(
         Effect.zipRight(Deferred.succeed(exited, code), stdoutDrained),
@@ -312,6 +377,6 @@ export const make = (
       // stdout is already the stream of the server's messages.
       listen: Effect.void,
       diagnostics: Effect.map(answers.size, stream.diagnostics),
-      logTail: Effect.sync(() => tail.text())
+      logTail
     } satisfies Transport
   })

@@ -50,6 +50,31 @@ describe("McpConnectionError", () => {
     expect(McpConnectionError.toRecord(error)).toEqual(JSON.parse(JSON.stringify(error)))
   })
 
+  it("withAttempts: the same class, fields and cause, with the attempts copied into the record", () => {
+    const upstream = new McpConnectionError.UpstreamFailure(
+      { stage: "endpoint", phase: "discovery", limits: { timeoutMs: 1000, maxBytes: 64 }, status: 404, outcome: "not-applied", retryable: false },
+      secretCause
+    )
+    const attempts = [
+      McpConnectionError.attemptOf("stateless", "streamable-http", new McpConnectionError.UpstreamFailure({ ...fields, stage: "discover", status: 404 })),
+      McpConnectionError.attemptOf("handshake", "sse", upstream)
+    ]
+    // Only the attempt's public fields, whatever else the error carries.
+    expect(attempts[0]).toEqual({ era: "stateless", transport: "streamable-http", tag: "UpstreamFailure", stage: "discover", status: 404 })
+    const withAttempts = McpConnectionError.withAttempts(upstream, attempts)
+    expect(withAttempts).toBeInstanceOf(McpConnectionError.UpstreamFailure)
+    expect(withAttempts.cause).toBe(secretCause)
+    expect(withAttempts.message).toContain("after 2 attempts")
+    const record = McpConnectionError.toRecord(withAttempts)
+    expect(Object.keys(record)).toEqual(["tag", "stage", "phase", "limits", "status", "attempts", "outcome", "retryable"])
+    expect(record.attempts).toEqual(attempts)
+    // Copies, never shared with the caller's array or objects.
+    expect(record.attempts).not.toBe(withAttempts.attempts)
+    expect(record.attempts![0]).not.toBe(attempts[0])
+    expect(JSON.parse(JSON.stringify(withAttempts))).toEqual(record)
+    expect(JSON.stringify(withAttempts)).not.toContain("hunter2")
+  })
+
   it("is a yieldable, catchable tagged error", () => {
     const exit = Effect.runSyncExit(Effect.gen(function*() {
       return yield* error

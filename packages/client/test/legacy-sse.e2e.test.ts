@@ -12,7 +12,7 @@ import * as Testkit from "@phasebound/testkit"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Fiber, Scope } from "effect"
 import type * as http from "node:http"
-import { McpClient, McpSchema } from "../src/index.js"
+import { McpClient, McpConnectionError, McpSchema } from "../src/index.js"
 import { eventually, expectReleased, expectTag, failureOf, httpClients, server } from "./support/harness.js"
 import { rawHttpServer } from "./support/rawMcpServer.js"
 
@@ -119,6 +119,42 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
           ])
         }))
     }
+
+    scoped("a URL answered 404 to everything: the failure's attempts keep the first POST's answer and the fallback's", () =>
+      Effect.gen(function*() {
+        const body = "no such page: /wrong?token=CANARY-body-404"
+        const raw = yield* rawHttpServer((_req, res) => void res.writeHead(404, { "content-type": "text/plain" }).end(body))
+        const url = `${raw.origin}/wrong?token=CANARY-query-404`
+        const { error } = yield* failureOf(McpClient.connect({ url, policy: { discovery: { timeout: 10_000 } } }))
+        // The last attempt is the error itself: legacy's GET, refused with 404.
+        expect(error).toMatchObject({ _tag: "UpstreamFailure", status: 404, phase: "discovery" })
+        const record = McpConnectionError.toRecord(error)
+        expect(record.attempts).toEqual([
+          { era: "stateless", transport: "streamable-http", tag: "UpstreamFailure", stage: "discover", status: 404 },
+          { era: "handshake", transport: "streamable-http", tag: "UpstreamFailure", stage: "initialize", status: 404 },
+          { era: "handshake", transport: "sse", tag: "UpstreamFailure", stage: record.stage, status: 404 }
+        ])
+        expect(error.message).toContain("after 3 attempts")
+        // No URL, query value, body or header in any public form.
+        for (const text of [JSON.stringify(error), String(error), error.message]) {
+          expect(text).not.toContain("CANARY")
+          expect(text).not.toContain("127.0.0.1")
+          expect(text).not.toContain("no such page")
+        }
+        expect(raw.received.map((r) => [r.method, r.rpcMethod])).toEqual([
+          ["POST", "server/discover"],
+          ["POST", "initialize"],
+          ["GET", undefined]
+        ])
+      }))
+
+    scoped("a failure of the only attempt carries no attempts", () =>
+      Effect.gen(function*() {
+        const raw = yield* rawHttpServer((_req, res) => void res.writeHead(404).end())
+        const { error } = yield* failureOf(McpClient.connect({ url: `${raw.origin}/mcp`, transport: "sse" }))
+        expect(error).toMatchObject({ _tag: "UpstreamFailure", status: 404 })
+        expect(McpConnectionError.toRecord(error)).not.toHaveProperty("attempts")
+      }))
 
     scoped("auto never falls back on a refused connection", () =>
       Effect.gen(function*() {

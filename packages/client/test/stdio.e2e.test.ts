@@ -123,6 +123,56 @@ describe("stdio", () => {
       expect(tail).toContain("stderr flood: this log line only proves that the client drains stderr")
     }))
 
+  scoped("a child that fails to start: its stderr tail stays readable through withStderr's onSpawn, never in the error", () =>
+    Effect.gen(function*() {
+      const script = [
+        "process.stderr.write('starting\\n')",
+        "process.stderr.write('fatal: API_KEY is not set (given CANARY-stderr-77)\\n')",
+        "process.exit(1)"
+      ].join(";")
+      let readTail: Effect.Effect<string> | undefined
+      const { error } = yield* failureOf(
+        McpClient.connectStdio({ command: process.execPath, args: ["-e", script], policy: { discovery: { timeout: 10_000 } } }).pipe(
+          Stdio.withStderr({ mode: "tail", onSpawn: (tail) => void (readTail = tail) })
+        )
+      )
+      expect(error).toMatchObject({ _tag: "TransportFailure", reason: "process-exited", exitCode: 1, phase: "discovery" })
+      expect(JSON.stringify(error) + String(error)).not.toContain("CANARY")
+      // The child is released; what it wrote is still there.
+      expect(readTail).toBeDefined()
+      const tail = yield* readTail!
+      expect(tail).toBe("starting\nfatal: API_KEY is not set (given CANARY-stderr-77)\n")
+    }))
+
+  scoped("withStderr drop: stderr still drained (a 1 MiB flood does not block the child), nothing kept", () =>
+    Effect.gen(function*() {
+      const f = yield* fixture({ faults: [{ kind: "stderr-flood", bytes: 1024 * 1024 }] })
+      let spawned = 0
+      const connection = yield* connectTo(f, { discovery: { timeout: 10_000 } }).pipe(
+        Stdio.withStderr({ mode: "drop", onSpawn: () => void spawned++ })
+      )
+      expect(yield* connection.callTool("increment")).toMatchObject({ content: [{ text: "1" }] })
+      expect(yield* connection.logTail).toBe("")
+      expect(spawned).toBe(1)
+    }))
+
+  scoped("withStderr inherit: the child's stderr is not piped to the client, nothing kept", () =>
+    Effect.gen(function*() {
+      // A small stderr (this test process's own stderr receives it): the session works as usual.
+      const script = [
+        "process.stderr.write('inherited stderr line from a phasebound test child\\n')",
+        "process.exit(2)"
+      ].join(";")
+      let readTail: Effect.Effect<string> | undefined
+      const { error } = yield* failureOf(
+        McpClient.connectStdio({ command: process.execPath, args: ["-e", script], policy: { discovery: { timeout: 10_000 } } }).pipe(
+          Stdio.withStderr({ mode: "inherit", onSpawn: (tail) => void (readTail = tail) })
+        )
+      )
+      expect(error).toMatchObject({ _tag: "TransportFailure", reason: "process-exited", exitCode: 2 })
+      expect(yield* readTail!).toBe("")
+    }))
+
   scoped("a child that exits mid-call fails the call promptly, with its exit code", () =>
     Effect.gen(function*() {
       const f = yield* fixture({ faults: [{ on: "tools/call", kind: "exit", code: 7 }] })

@@ -9,13 +9,16 @@
  * attempt that fails is released before the next starts (its transport too, when the next
  * candidate uses another). A candidate is tried after a failure only when its `follows` rule
  * accepts that failure; anything else ends the negotiation with that failure. Only discovery
- * requests are sent here, so nothing here can replay a call.
+ * requests are sent here, so nothing here can replay a call. When more than one candidate was
+ * tried, the failure that ends the negotiation carries every attempt (`attempts`: era,
+ * transport, tag, stage, status, code, reason, exit code; never a URL, header or body), so a
+ * fallback's failure does not hide the first answer.
  */
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import type { McpConnectionError, Stage } from "../McpConnectionError.js"
+import { type Attempt, attemptOf, type McpConnectionError, type Stage, withAttempts } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
 import type { Era, EraName, OpenContext, Session } from "./era.js"
 import type { SessionHeaders, Transport, TransportKind } from "../Transport.js"
@@ -136,13 +139,18 @@ export const negotiate = <R>(
     })
 
   const usable = usableCandidates(candidates, revisions)
+  /** How each attempt so far failed, in order. */
+  const failures: Array<Attempt> = []
   const attempt = (index: number, previous: Opened | undefined): Effect.Effect<Negotiated, McpConnectionError, R> => {
     const candidate = usable[index]!
     const next = usable[index + 1]
     /** Goes on with the next candidate if it follows `error`, releasing what it will not share. */
     const orNext = (error: McpConnectionError, opened: Opened | undefined, eraScope: Scope.CloseableScope | undefined) => {
       observer.failed(error)
-      if (next === undefined || !next.follows(error)) return Effect.fail(error)
+      failures.push(attemptOf(candidate.era.name, candidate.opener.kind, error))
+      if (next === undefined || !next.follows(error)) {
+        return Effect.fail(failures.length > 1 ? withAttempts(error, [...failures]) : error)
+      }
       const shared = opened !== undefined && next.opener === opened.opener ? opened : undefined
       const release = Effect.zipRight(
         eraScope === undefined ? Effect.void : Scope.close(eraScope, Exit.fail(error)),
