@@ -1,13 +1,14 @@
 /**
  * `npm run qualify`: the qualification of the packed public packages.
  *
- * 1. `npm pack`s @phasebound/client, @phasebound/testkit and @phasebound/cli (each builds itself
- *    in its `prepack`);
+ * 1. `npm pack`s @phasebound/client, @phasebound/testkit, @phasebound/cli and, where the
+ *    workspace has it, @phasebound/workflow (each builds itself in its `prepack`);
  * 2. installs the tarballs into a fresh project under os.tmpdir() (no workspace links, no path
  *    mapping: the project's own node_modules is all it resolves from), offline, from the npm cache
  *    that the workspace's `npm ci` filled (the project's lockfile is seeded from the workspace's);
  * 3. runs ONE plain ESM program (program/qualify.mjs) through the public exports only, under
- *    `node` and under `bun`, and checks that it exits by itself with no handle left open;
+ *    `node` and under `bun`, and checks that it exits by itself with no handle left open; the same
+ *    for the workflow package (program/qualify-workflow.mjs);
  * 4. compiles the INSTALLED CLI with `bun build --compile` and drives it (program/qualify-cli.mjs);
  * 5. prints a table per runtime, then `N passed, N failed`; exits non-zero on any failure.
  *
@@ -38,10 +39,14 @@ const pinned = { effect: "3.22.4", "@effect/platform": "0.97.2", "@effect/platfo
 const publicPackages = [
   { name: "@phasebound/client", dir: "packages/client" },
   { name: "@phasebound/testkit", dir: "packages/testkit" },
-  { name: "@phasebound/cli", dir: "packages/cli" }
-]
+  { name: "@phasebound/cli", dir: "packages/cli" },
+  { name: "@phasebound/workflow", dir: "packages/workflow" }
+].filter((pkg) => existsSync(join(root, pkg.dir, "package.json")))
+const WORKFLOW = "@phasebound/workflow"
+/** The install-script approvals the workspace made (package.json `allowScripts`), carried to the project. */
+const allowScripts = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).allowScripts
 
-/** Rows by table: package (build, pack, install), node, bun, cli. */
+/** Rows by table: package (build, pack, install), node, bun, workflow (node), workflow (bun), cli. */
 const tables = new Map()
 const record = (table, name, ok, detail = "") => {
   if (!tables.has(table)) tables.set(table, [])
@@ -198,8 +203,9 @@ try {
   const tarballs = new Map()
   for (const pkg of publicPackages) {
     const manifest = JSON.parse(readFileSync(join(root, pkg.dir, "package.json"), "utf8"))
-    const buildsOnPack = manifest.scripts?.build !== undefined && manifest.scripts?.prepack === "npm run build"
-    record("package", `npm pack builds ${pkg.name} (prepack runs its build)`, buildsOnPack, buildsOnPack ? "prepack: npm run build" : `no prepack building it`)
+    // "npm run build", or first the build of a workspace package it compiles against.
+    const buildsOnPack = manifest.scripts?.build !== undefined && /(^|&& )npm run build$/.test(manifest.scripts?.prepack ?? "")
+    record("package", `npm pack builds ${pkg.name} (prepack runs its build)`, buildsOnPack, buildsOnPack ? `prepack: ${manifest.scripts.prepack}` : `no prepack building it`)
     if (!buildsOnPack) continue
     const packed = run("npm", ["pack", "-w", pkg.name, "--pack-destination", packs, "--json"])
     let info
@@ -213,7 +219,7 @@ try {
     if (ok) tarballs.set(pkg.name, { file: join(packs, info.filename), files: info.files.map((f) => f.path), manifest })
   }
 
-  // Each entry point a manifest declares (exports, bin) must be in its tarball.
+  // Each entry point a manifest declares (exports, bin, main, types) must be in its tarball.
   for (const [name, { files, manifest }] of tarballs) {
     const declared = []
     const walk = (value) => {
@@ -225,9 +231,9 @@ try {
     }
     walk(manifest.exports ?? {})
     walk(manifest.bin ?? {})
-    if (typeof manifest.main === "string") declared.push(manifest.main.replace(/^\.\//, ""))
+    for (const field of [manifest.main, manifest.types]) if (typeof field === "string") declared.push(field.replace(/^\.\//, ""))
     const missing = declared.filter((path) => !files.includes(path))
-    record("package", `${name}: every declared entry point (exports, bin) is in the tarball`, missing.length === 0, missing.length === 0 ? `${declared.length} entry points` : `missing: ${missing.join(", ")}`)
+    record("package", `${name}: every declared entry point (exports, bin, main, types) is in the tarball`, missing.length === 0, missing.length === 0 ? `${declared.length} entry points` : `missing: ${missing.join(", ")}`)
   }
 
   // 2. A fresh project that depends on the tarballs and the pinned Effect packages only, installed
@@ -260,9 +266,11 @@ try {
   const install = (names) => {
     const dependencies = { ...pinned }
     for (const name of names) dependencies[name] = `file:${tarballs.get(name).file}`
+    // The workflow program defines its workflow with @effect/workflow: the version the package pins.
+    if (names.includes(WORKFLOW)) dependencies["@effect/workflow"] = tarballs.get(WORKFLOW).manifest.dependencies["@effect/workflow"]
     writeFileSync(
       join(project, "package.json"),
-      JSON.stringify({ name: "phasebound-qualification", private: true, type: "module", dependencies }, null, 2) + "\n"
+      JSON.stringify({ name: "phasebound-qualification", private: true, type: "module", dependencies, allowScripts }, null, 2) + "\n"
     )
     rmSync(join(project, "node_modules"), { recursive: true, force: true })
     writeFileSync(join(project, "package-lock.json"), JSON.stringify(seededLock(dependencies), null, 2) + "\n")
@@ -284,11 +292,11 @@ try {
   const libraries = ["@phasebound/client", "@phasebound/testkit"].filter((name) => tarballs.has(name))
   let installed = []
   if (libraries.length === 2) {
-    const all = tarballs.has("@phasebound/cli") ? [...libraries, "@phasebound/cli"] : libraries
+    const all = [...libraries, ...["@phasebound/cli", WORKFLOW].filter((name) => tarballs.has(name))]
     let result = install(all)
     if (result.ok) installed = all
-    else if (all.length === 3) {
-      record("package", "npm install of all three tarballs", false, whyInstall(result))
+    else if (all.length > 2) {
+      record("package", `npm install of all ${all.length} tarballs`, false, whyInstall(result))
       result = install(libraries)
       if (result.ok) installed = libraries
     }
@@ -330,6 +338,19 @@ try {
   } else {
     record("node", "the qualification program ran", false, "the packages did not install")
     record("bun", "the qualification program ran", false, "the packages did not install")
+  }
+
+  // 3b. The workflow package, through its public exports, under node and under bun.
+  if (publicPackages.some((pkg) => pkg.name === WORKFLOW)) {
+    if (installed.includes(WORKFLOW)) {
+      copyFileSync(join(programDir, "qualify-workflow.mjs"), join(project, "qualify-workflow.mjs"))
+      for (const [runtime, command] of [["node", process.execPath], ["bun", bun]]) {
+        const outcome = await runProgram(command, ["qualify-workflow.mjs"], project)
+        judgeProgram(`workflow (${runtime})`, `${runtime} qualify-workflow.mjs`, outcome)
+      }
+    } else {
+      record("workflow", `${WORKFLOW} built, packed and installed`, false, "see the package table: the workflow program could not run")
+    }
   }
 
   // 4. The CLI: compiled from the installed package, then driven like the library.

@@ -1,0 +1,138 @@
+/**
+ * The qualification program of @phasebound/workflow: one plain ESM file, run as is by
+ * `node qualify-workflow.mjs` and `bun qualify-workflow.mjs` in the project where the packed
+ * packages were installed. It imports public entry points only: @phasebound/workflow (and one
+ * module behind its `./*` export), @phasebound/client, @phasebound/testkit, @effect/workflow,
+ * effect and @effect/platform.
+ *
+ * A short workflow on `WorkflowEngine.layerMemory` calls the testkit server's side-effecting
+ * `increment` tool through `ToolCall.call`, against a connection from `McpConnection.layer`:
+ * the tool runs once however often the execution is run, the call carries the effect identity,
+ * another execution gets another identity, and a connection that cannot be made is a typed
+ * `ToolCallFailed` that sent nothing.
+ *
+ * Like program/qualify.mjs it prints a table and one `QUALIFY-SUMMARY {json}` line, never calls
+ * process.exit, and sets process.exitCode on failure.
+ */
+import { FetchHttpClient } from "@effect/platform"
+import { Workflow, WorkflowEngine } from "@effect/workflow"
+import { McpClient, McpConnection } from "@phasebound/client"
+import * as Testkit from "@phasebound/testkit"
+import { EffectIdentity, SentMarker, ToolCall, ToolCallError } from "@phasebound/workflow"
+import * as ToolCallModule from "@phasebound/workflow/ToolCall"
+import { Effect, Exit, Layer, Schema } from "effect"
+
+const runtime = typeof globalThis.Bun === "undefined" ? "node" : "bun"
+const results = []
+
+const check = (condition, message) => {
+  if (!condition) throw new Error(message)
+}
+const scenario = async (name, body, timeoutMs = 20_000) => {
+  const started = Date.now()
+  let timer
+  try {
+    const detail = await Promise.race([
+      Promise.resolve().then(body),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`scenario did not finish within ${timeoutMs} ms`)), timeoutMs)
+      })
+    ])
+    results.push({ name, ok: true, detail: typeof detail === "string" ? detail : "", ms: Date.now() - started })
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    results.push({ name, ok: false, detail: message.split("\n")[0].slice(0, 300), ms: Date.now() - started })
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+const textOf = (result) => result.content.map((c) => c.text ?? "").join("")
+
+/** One order, one `increment` call: the workflow's result is the tool's text. */
+const Order = Workflow.make({
+  name: "QualifyOrder",
+  payload: { order: Schema.String },
+  success: Schema.String,
+  error: ToolCallError.ToolCallError,
+  idempotencyKey: ({ order }) => order
+})
+
+/** The same workflow over a connection that cannot be made (a port nothing listens on). */
+const Unreachable = Workflow.make({
+  name: "QualifyUnreachable",
+  payload: { order: Schema.String },
+  success: Schema.String,
+  error: ToolCallError.ToolCallError,
+  idempotencyKey: ({ order }) => order
+})
+
+const toolCalls = (server) => server.requests.filter((request) => request.json?.method === "tools/call")
+
+await scenario("the public exports: EffectIdentity, SentMarker, ToolCall, ToolCallError; ./ToolCall by path", () => {
+  check(typeof EffectIdentity.derive === "function", "EffectIdentity.derive")
+  check(typeof SentMarker.make === "function", "SentMarker.make")
+  check(typeof ToolCall.call === "function" && typeof ToolCall.retryUnknown === "function", "ToolCall.call, retryUnknown")
+  check(ToolCallModule.call === ToolCall.call, "@phasebound/workflow/ToolCall is the module @phasebound/workflow exports")
+  check(typeof ToolCallError.isRetrySafe === "function", "ToolCallError.isRetrySafe")
+  return "4 modules"
+})
+
+await scenario("a workflow on WorkflowEngine.layerMemory calls the tool once; a second run gets the persisted result", async () => {
+  const server = await Testkit.startServer()
+  try {
+    const layer = Order.toLayer(() =>
+      ToolCall.call({ name: "increment", connection: McpConnection.McpConnection, tool: "increment" }).pipe(Effect.map(textOf))
+    ).pipe(
+      Layer.provide(McpConnection.layer({ url: server.url, policy: { timeout: "5 seconds" } })),
+      Layer.provideMerge(WorkflowEngine.layerMemory),
+      Layer.provide(FetchHttpClient.layer)
+    )
+    const [first, second, other] = await Effect.runPromise(
+      Effect.all([
+        Order.execute({ order: "A-1" }),
+        Order.execute({ order: "A-1" }),
+        Order.execute({ order: "B-2" })
+      ]).pipe(Effect.provide(layer))
+    )
+    check(first === second, `the second run of A-1 answered ${JSON.stringify(second)}, not ${JSON.stringify(first)}`)
+    check(first !== other, `B-2 answered the same as A-1: ${JSON.stringify(other)}`)
+    check(server.counter() === 2, `increment ran ${server.counter()} times for two orders`)
+    const identities = toolCalls(server).map((request) => request.meta?.[McpClient.effectIdentityMetaKey])
+    check(identities.length === 2, `${identities.length} tools/call requests for two orders`)
+    check(identities.every((id) => typeof id === "string" && id.length > 0), `identities ${JSON.stringify(identities)}`)
+    check(identities[0] !== identities[1], "the two orders carried the same effect identity")
+    return `A-1 ${JSON.stringify(first)} twice, B-2 ${JSON.stringify(other)}; 2 calls, 2 identities`
+  } finally {
+    await server.close()
+  }
+})
+
+await scenario("a connection that cannot be made is a ToolCallFailed that sent nothing", async () => {
+  const server = await Testkit.startServer()
+  const url = server.url
+  await server.close()
+  const layer = Unreachable.toLayer(() =>
+    ToolCall.call({
+      name: "increment",
+      connection: McpClient.connect({ url, policy: { timeout: "2 seconds" } }),
+      tool: "increment"
+    }).pipe(Effect.map(textOf))
+  ).pipe(Layer.provideMerge(WorkflowEngine.layerMemory), Layer.provide(FetchHttpClient.layer))
+  const exit = await Effect.runPromiseExit(Unreachable.execute({ order: "C-3" }).pipe(Effect.provide(layer)))
+  check(Exit.isFailure(exit), "the workflow succeeded")
+  const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+  check(error instanceof ToolCallError.ToolCallFailed, `failed with ${exit.cause._tag} ${error?._tag ?? ""}`)
+  check(error.outcome === "not-sent", `outcome ${error.outcome}`)
+  check(!JSON.stringify(error).includes(url), "the URL is in the error")
+  return `${error.tag}, outcome ${error.outcome}`
+})
+
+const failed = results.filter((r) => !r.ok)
+const width = Math.max(...results.map((r) => r.name.length))
+console.log(`phasebound workflow qualification under ${runtime} ${runtime === "bun" ? globalThis.Bun.version : process.version}`)
+for (const r of results) console.log(`${r.ok ? "PASS" : "FAIL"}  ${r.name.padEnd(width)}  ${String(r.ms).padStart(5)} ms  ${r.detail}`)
+console.log(`${results.length - failed.length} passed, ${failed.length} failed`)
+const summary = { runtime, results: results.map((r) => ({ name: r.name, ok: r.ok, detail: r.detail })), childPids: [] }
+console.log(`QUALIFY-SUMMARY ${JSON.stringify(summary)}`)
+if (failed.length > 0) process.exitCode = 1
