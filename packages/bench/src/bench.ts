@@ -10,10 +10,11 @@
  * (servers/officialServer.ts); stateless is the 2026-07-28 revision against the official SDK v2
  * server in its 2026-only mode (servers/statelessServer.ts), workloads 1-3 only.
  */
-import { spawn, spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, writeFileSync } from "node:fs"
+import { spawn } from "node:child_process"
+import { mkdirSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { fileURLToPath } from "node:url"
+import { type CliResult, describeCliResult, measureCliStartup } from "./cliStartup.js"
 import { clientNames, type ServerMode } from "./clients.js"
 import { floorClients } from "./memoryFloor.js"
 import { renderReport } from "./report.js"
@@ -183,50 +184,19 @@ if (workloads.includes("memory")) {
 }
 
 // -------------------------------------------------------------------------------------------
-// Workload 6: CLI start-up, `phasebound tools <url>` against the official JSON server.
+// Workload 6: CLI start-up, `phasebound tools <url>` against the official JSON server, beside
+// the floors of Node and Bun (cliStartup.ts).
 
-interface CliResult {
-  readonly available: boolean
-  readonly note?: string
-  readonly variants: Record<string, { command: string; ms: Array<number>; ok: boolean; error?: string }>
-}
 let cli: CliResult | undefined
 if (workloads.includes("cli")) {
-  const bundle = `${root}packages/cli/dist/bin.js`
-  const executable = `${root}packages/cli/dist/phasebound`
-  const variants: Array<[string, string, ReadonlyArray<string>]> = [
-    ["node-floor", process.execPath, ["-e", "0"]]
-  ]
-  if (existsSync(bundle)) variants.push(["node-bundle", process.execPath, [bundle, "tools"]])
-  if (existsSync(executable)) variants.push(["executable", executable, ["tools"]])
-  if (variants.length === 1) {
-    cli = { available: false, note: "packages/cli/dist/bin.js and dist/phasebound are absent (run npm run build / compile in packages/cli)", variants: {} }
-    log("cli: skipped, no build")
-  } else {
-    log(`cli: ${variants.map((v) => v[0]).join(", ")}`)
-    const server = await startChild<{ url: string }>("./officialServer.ts", ["json", "1024"])
-    const results: CliResult["variants"] = {}
-    try {
-      for (let rep = 0; rep < settings.cliReps; rep++) {
-        for (const [name, command, args] of abab(variants, rep)) {
-          const full = name === "node-floor" ? args : [...args, server.info.url]
-          const t = performance.now()
-          const run = spawnSync(command, full, { encoding: "utf8", timeout: 30_000 })
-          const ms = performance.now() - t
-          const entry = (results[name] ??= { command: [command.replace(root, ""), ...full.map((a) => a.replace(root, ""))].join(" "), ms: [], ok: true })
-          const ok = run.status === 0 && (name === "node-floor" || run.stdout.includes("tool-46"))
-          if (!ok) {
-            entry.ok = false
-            entry.error = `exit ${run.status ?? run.signal}: ${(run.stderr || run.stdout).slice(0, 300)}`
-          }
-          entry.ms.push(round(ms, 2))
-        }
-      }
-    } finally {
-      await server.stop()
-    }
-    cli = { available: true, variants: results }
+  const server = await startChild<{ url: string }>("./officialServer.ts", ["json", "1024"])
+  try {
+    cli = measureCliStartup(server.info.url, settings.cliReps)
+  } finally {
+    await server.stop()
   }
+  if (cli.available) for (const line of describeCliResult(cli)) log(`cli: ${line}`)
+  else log("cli: skipped, no build")
 }
 
 // -------------------------------------------------------------------------------------------

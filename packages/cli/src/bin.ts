@@ -9,6 +9,7 @@
  */
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
@@ -52,6 +53,9 @@ const finish = async (code: number, stdout: string, record?: RecordBody, debugTe
   if (finished) return
   finished = true
   await write(process.stdout, stdout)
+  // For a human only: a stdio server's last stderr lines, labelled, before the record
+  // (--server-stderr tail). When stderr is not a terminal it stays the record alone.
+  if (record !== undefined && process.stderr.isTTY === true) await write(process.stderr, state.serverStderr?.() ?? "")
   if (record !== undefined) await write(process.stderr, recordLine(record))
   // For a human only: a command set it in human mode, and stderr is a terminal.
   if (record !== undefined && state.hint !== undefined && process.stderr.isTTY === true) {
@@ -119,10 +123,15 @@ const quietConsole = Effect.map(Console.consoleWith(Effect.succeed), (console): 
   unsafe: { ...console.unsafe, error: () => {}, warn: () => {} }
 }))
 
-// Under Bun, undici is not available: fetch is the HTTP client of every runtime (it is undici
-// under Node). The Node command executor works under Bun too.
+// The HTTP client: node:http under Node, fetch under Bun (native there). Node 20's fetch loads its
+// own copy of undici on first use, about 150 ms of CPU at start-up (docs/BENCHMARKS.md, "CLI
+// start-up"); node:http is part of Node, and neither follows redirects. A static import: a
+// dynamic one would make the bundler keep far more of effect (+75 KB minified).
+const httpClient = process.versions["bun"] === undefined ? NodeHttpClient.layer : FetchHttpClient.layer
+
+// The Node command executor works under Bun too.
 const platform = Layer.mergeAll(
-  FetchHttpClient.layer,
+  httpClient,
   Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer),
   NodeFileSystem.layer,
   NodePath.layer,
@@ -138,7 +147,8 @@ const knownFlags = new Set([
   "--stdio", "--config", "--header", "--transport", "--revision", "--timeout", "--max-bytes", "--discovery-timeout",
   "--discovery-max-bytes", "--call-timeout", "--call-max-bytes", "--json", "--debug", "--args", "--idle-timeout", "--server-log-level",
   "--auth-grant", "--auth-client-id", "--auth-client-secret", "--auth-client-metadata-url", "--auth-private-key-file",
-  "--auth-private-key-alg", "--auth-scope", "--auth-redirect-port", "--auth-timeout", "--token-file"
+  "--auth-private-key-alg", "--auth-scope", "--auth-redirect-port", "--auth-timeout", "--token-file", "--env", "--env-pass",
+  "--server-stderr", "--release-timeout", "--effect-identity"
 ])
 
 const usageRecord = (error: ValidationError.ValidationError): RecordBody => {
@@ -168,20 +178,22 @@ const onSignal = (code: number) => () => {
 process.on("SIGINT", onSignal(exitCodes.interrupted))
 process.on("SIGTERM", onSignal(exitCodes.terminated))
 
-const exit = await Effect.runPromise(Fiber.await(fiber))
-
-if (interruptedBy !== undefined) {
-  await finish(interruptedBy, "", cliRecord("Interrupted", state.position))
-} else if (Exit.isSuccess(exit)) {
-  await finish(state.exitCode, state.stdout)
-} else {
-  const failure = Cause.failureOption(exit.cause)
-  if (Option.isSome(failure) && McpConnectionError.isMcpConnectionError(failure.value)) {
-    const record = McpConnectionError.toRecord(failure.value)
-    await finish(exitCodeOf(record.tag), "", record)
-  } else if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) {
-    await finish(exitCodes.invalid, "", usageRecord(failure.value))
+// No top-level await: the Node build is a CommonJS script, so that the launcher can keep its V8
+// code cache (docs/BENCHMARKS.md, "CLI start-up").
+void Effect.runPromise(Fiber.await(fiber)).then(async (exit) => {
+  if (interruptedBy !== undefined) {
+    await finish(interruptedBy, "", cliRecord("Interrupted", state.position))
+  } else if (Exit.isSuccess(exit)) {
+    await finish(state.exitCode, state.stdout)
   } else {
-    await internalError(exit.cause)
+    const failure = Cause.failureOption(exit.cause)
+    if (Option.isSome(failure) && McpConnectionError.isMcpConnectionError(failure.value)) {
+      const record = McpConnectionError.toRecord(failure.value)
+      await finish(exitCodeOf(record.tag), "", record)
+    } else if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) {
+      await finish(exitCodes.invalid, "", usageRecord(failure.value))
+    } else {
+      await internalError(exit.cause)
+    }
   }
-}
+})

@@ -588,6 +588,10 @@ export const makeCommand = (ctx: RunContext) => {
       "server-log-level",
       "ask the server for its log messages at this level and above during the call (debug, info, notice, warning, error, critical, alert, emergency): added to the output (JSON: logs), never to stderr"
     ),
+    effectIdentity: optionalText(
+      "effect-identity",
+      "the call's effect identity: a key of yours, sent in _meta (io.phasebound/effect-identity), that you give again when you retry the same effect, so a server that honours it can tell a retry from a second effect"
+    ),
     positionals: positionalsThen("tool", "the tool's name")
   }, (flags) =>
     Effect.gen(function*() {
@@ -596,6 +600,10 @@ export const makeCommand = (ctx: RunContext) => {
       // parseDuration validates as the client does: a bad value is refused here, before any I/O.
       const idleTimeoutMs = Option.isSome(flags.idleTimeout) ? yield* parseDuration("--idle-timeout", flags.idleTimeout.value) : undefined
       const logLevel = yield* logLevelOf(value(flags.logLevel))
+      const effectIdentity = value(flags.effectIdentity)
+      if (effectIdentity !== undefined && !McpClient.isEffectIdentity(effectIdentity)) {
+        return yield* Effect.fail(invalidOption("--effect-identity", "invalid-value"))
+      }
       const machine = ctx.machine(flags.json)
       yield* withConnection(ctx, flags, target, (connection) =>
         Effect.gen(function*() {
@@ -606,7 +614,9 @@ export const makeCommand = (ctx: RunContext) => {
             connection.callTool(
               rest[0]!,
               args,
-              onProgress === undefined && idleTimeoutMs === undefined ? undefined : { onProgress, idleTimeout: idleTimeoutMs }
+              onProgress === undefined && idleTimeoutMs === undefined && effectIdentity === undefined
+                ? undefined
+                : { onProgress, idleTimeout: idleTimeoutMs, effectIdentity }
             ))
           const serverLog = finishLog === undefined ? undefined : yield* finishLog
           closing(ctx)

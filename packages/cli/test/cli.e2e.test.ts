@@ -42,6 +42,13 @@ describe("success", () => {
     expect(server.rpcCalls("tools/call")).toBe(before + 1)
   })
 
+  it("call --effect-identity: the key reaches the server in _meta, once", async () => {
+    const before = server.requests.length
+    expectJson(await node(["call", server.url, "add", "--args", "{\"a\":1,\"b\":2}", "--effect-identity", "order-9/charge"]))
+    const calls = server.requests.slice(before).filter((r) => r.rpcMethod === "tools/call")
+    expect(calls.map((r) => (r as Testkit.RecordedHttpRequest).meta?.["io.phasebound/effect-identity"])).toEqual(["order-9/charge"])
+  })
+
   it("ping: discovery, then one ping; the round trip on stdout", async () => {
     const before = server.rpcCalls("ping")
     const out = expectJson(await node(["ping", "--json", server.url])) as { ms?: unknown }
@@ -147,6 +154,8 @@ describe("exit codes", () => {
       ["no command", [], "command"],
       ["a missing target", ["tools"], "target"],
       ["a missing tool", ["call", "URL"], "tool"],
+      ["an empty --effect-identity", ["call", "--effect-identity", "", "URL", "add"], "--effect-identity"],
+      ["a --effect-identity with a control character", ["call", "--effect-identity", "a\tb", "URL", "add"], "--effect-identity"],
       ["a surplus positional", ["tools", "URL", "extra"], "arguments"],
       ["a bad --transport value", ["tools", "--transport", "carrier-pigeon", "URL"], "--transport"],
       ["a header without a colon", ["tools", "--header", "nonsense", "URL"], "--header"],

@@ -9,6 +9,6 @@ import { fileURLToPath } from "node:url"
 const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
 export default function setup(): void {
-  // The package's own script: `node build.mjs && bun build --compile dist/bin.js --outfile dist/phasebound`.
+  // The package's own script (package.json `compile`): the bundle and its launcher, then the executable.
   execFileSync("npm", ["run", "compile", "--silent"], { cwd: cli, stdio: "pipe" })
 }

@@ -301,6 +301,15 @@ export interface CallOptions extends PhasePolicy.CallBudgetOptions {
 export const effectIdentityMetaKey: "io.phasebound/effect-identity" = EffectIdentityKey
 
 /**
+ * Whether a value may be a call's effect identity: a non-empty string of at most 512
+ * characters, none of them a control character. Anything else is refused before any I/O.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isEffectIdentity: (identity: unknown) => identity is string = isValidEffectIdentity
+
+/**
  * What `callToolStream` emits: progress reports, then the result.
  *
  * @since 0.1.0

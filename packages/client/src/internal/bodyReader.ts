@@ -58,8 +58,10 @@ export const platformBody = (response: HttpClientResponse.HttpClientResponse): R
   const source: unknown = typeof current === "object" && current !== null
     ? (current as { readonly source?: unknown }).source
     : undefined
-  if (typeof Response !== "undefined" && source instanceof Response) return source.body ?? undefined
+  // A Node stream first: under Node 20, reading the global `Response` loads undici (~30 ms at
+  // start-up) even for a client that uses node:http.
   if (isNodeReadable(source)) return source
+  if (typeof Response !== "undefined" && source instanceof Response) return source.body ?? undefined
   const body = typeof source === "object" && source !== null ? (source as { readonly body?: unknown }).body : undefined
   return isNodeReadable(body) ? body : undefined
 }
