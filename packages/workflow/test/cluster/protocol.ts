@@ -10,6 +10,11 @@ export const Command = Schema.Union(
   Schema.Struct({ cmd: Schema.Literal("join") }),
   /** Submits the workflow (and returns at once): the cluster runs it on the runner owning its shard. */
   Schema.Struct({ cmd: Schema.Literal("start"), key: Schema.String, steps: Schema.Array(Step) }),
+  /**
+   * Executes the workflow and waits for its exit (for an execution already complete, the engine
+   * answers with the stored exit), then reports it.
+   */
+  Schema.Struct({ cmd: Schema.Literal("run"), key: Schema.String, steps: Schema.Array(Step) }),
   /** Polls the store until the execution is complete, then reports its exit. */
   Schema.Struct({ cmd: Schema.Literal("await"), key: Schema.String, executionId: Schema.String })
 )

@@ -18,7 +18,7 @@ import { createInterface } from "node:readline"
 import { clusterLayer, SHARDS_PER_GROUP, Store } from "./clusterLayer.js"
 import { freePort } from "./freePort.js"
 import { Command, type RunnerEvent } from "./protocol.js"
-import { Mcp, StepObserver, ToolChain, ToolChainLive } from "./toolChain.js"
+import { Mcp, type Step, StepObserver, ToolChain, ToolChainLive } from "./toolChain.js"
 
 const emit = (event: RunnerEvent): void => {
   process.stdout.write(`${JSON.stringify(event)}\n`)
@@ -69,12 +69,27 @@ const awaitResult = (key: string, executionId: string): Effect.Effect<void, neve
     Effect.orDie
   )
 
-const handle = (command: Exclude<Command, { readonly cmd: "join" }>) =>
-  command.cmd === "start"
-    ? ToolChain.execute({ key: command.key, steps: command.steps }, { discard: true }).pipe(
-      Effect.tap((executionId) => emit({ event: "started", name, key: command.key, executionId }))
-    )
-    : awaitResult(command.key, command.executionId)
+/** Executes the workflow (or finds it complete) and reports its exit: "result", as for "await". */
+const runToEnd = (key: string, steps: ReadonlyArray<Step>) =>
+  Effect.gen(function*() {
+    const payload = { key, steps }
+    const executionId = yield* ToolChain.executionId(payload)
+    const exit = yield* Effect.exit(ToolChain.execute(payload))
+    emit({ event: "result", name, key, executionId, exit: encodeExit(exit) })
+  })
+
+const handle = (command: Exclude<Command, { readonly cmd: "join" }>) => {
+  switch (command.cmd) {
+    case "start":
+      return ToolChain.execute({ key: command.key, steps: command.steps }, { discard: true }).pipe(
+        Effect.tap((executionId) => emit({ event: "started", name, key: command.key, executionId }))
+      )
+    case "run":
+      return runToEnd(command.key, command.steps)
+    case "await":
+      return awaitResult(command.key, command.executionId)
+  }
+}
 
 /** The commands from stdin, in order (a line that is not a command is a bug of the test: it dies). */
 const commandQueue = Effect.gen(function*() {

@@ -10,10 +10,15 @@
  * 3. append second  in flight at the second crash: not idempotent, so the runner that resumes
  *                   does not send it; the workflow fails with `ToolCallOutcomeUnknown`
  *
+ * Before it, a workflow of its own (`timeout-1`, on the same runners) makes one call that times
+ * out: `append` with a budget of 1 s, answered after 6 s. Not idempotent, so it is not sent
+ * again: the workflow fails with `ToolCallOutcomeUnknown` (`source: "call"`), and executing it
+ * again, from another process after both crashes, answers that stored failure without a call.
+ *
  * The MCP server (testkit, in the test process) counts every call and the identity it carried.
  */
 import { WorkflowInstance } from "@effect/workflow/WorkflowEngine"
-import { startServer } from "@phasebound/testkit"
+import { META_EFFECT_IDENTITY, startServer, type TestServer } from "@phasebound/testkit"
 import { EffectIdentity } from "@phasebound/workflow"
 import { Effect } from "effect"
 import { expect } from "vitest"
@@ -30,6 +35,28 @@ export const STEPS: ReadonlyArray<Step> = [
   { tool: "append", args: { entry: "second", delayMs: 60_000 } }
 ]
 
+/**
+ * When the server answers the timed-out call: long after its 1 s budget, and after the retry
+ * schedule's span, so that neither a retry nor the late answer goes unwatched; short enough for
+ * the story that follows to cover most of the quiet window.
+ */
+const TIMED_OUT_DELAY_MS = 6_000
+
+/** One call, to a tool that is neither read-only nor idempotent, that runs out of budget. */
+const TIMED_OUT: ReadonlyArray<Step> = [
+  { tool: "append", args: { entry: "timed-out", delayMs: TIMED_OUT_DELAY_MS }, timeoutMs: 1_000 }
+]
+const TIMED_OUT_KEY = "timeout-1"
+
+/**
+ * The span of `ToolCall.defaultRetry` (200 + 400 + 800 ms): had the call been retried, every
+ * sending would have come within this of the timeout.
+ */
+const RETRY_SPAN_MS = 1_400
+
+/** Slack on a busy 2-core machine for a sending that would come late. */
+const QUIET_SLACK_MS = 1_600
+
 /** Generous: a takeover waits for the dead runner's heartbeat to expire (2 s), on a busy machine. */
 const RESUME_MS = 60_000
 
@@ -40,6 +67,10 @@ export interface Measured {
   readonly joinMs: ReadonlyArray<number>
   /** From each SIGKILL to the first sign of the resumed workflow at the server (or its result). */
   readonly resumeMs: ReadonlyArray<number>
+  /** `timeout-1`: from its "run" to its result (the 1 s budget, and the failure stored). */
+  readonly timedOutMs: number
+  /** How long the end waited for the quiet window after the timed-out call (0: the story outlasted it). */
+  readonly quietWaitMs: number
   readonly totalMs: number
   /** Which runner ran each call that was in flight at a crash, and which one resumed it. */
   readonly runners: ReadonlyArray<string>
@@ -47,6 +78,23 @@ export interface Measured {
 
 const isEvent = <K extends RunnerEvent["event"]>(kind: K) => (event: RunnerEvent): event is Extract<RunnerEvent, { event: K }> =>
   event.event === kind
+
+const resultOf = (key: string) => (event: RunnerEvent): event is Extract<RunnerEvent, { event: "result" }> =>
+  event.event === "result" && event.key === key
+
+/** The effect identities of the `append` calls of `entry` that reached the server, in order. */
+const appendsOf = (server: TestServer, entry: string): ReadonlyArray<string | undefined> =>
+  server.requests.flatMap((request) => {
+    const json = request.json
+    if (typeof json !== "object" || json === null || !("method" in json) || json.method !== "tools/call") return []
+    const params = "params" in json && typeof json.params === "object" && json.params !== null ? json.params : {}
+    const args = "arguments" in params && typeof params.arguments === "object" && params.arguments !== null
+      ? params.arguments
+      : {}
+    if (!("name" in params) || params.name !== "append" || !("entry" in args) || args.entry !== entry) return []
+    const identity = request.meta?.[META_EFFECT_IDENTITY]
+    return [typeof identity === "string" ? identity : undefined]
+  })
 
 /** The effect identities `ToolCall.call` derives for these activities of the execution. */
 const identitiesOf = (executionId: string, activities: ReadonlyArray<string>): Promise<ReadonlyArray<string>> =>
@@ -91,10 +139,6 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
     until(`${count} ${tool} calls at the server`, () => server.toolCalls(tool) >= count, RESUME_MS, describe)
 
   try {
-    // Calls 0 and 1 are answered at once, call 2's answer is held back a minute; nothing else is scripted.
-    server.script({ on: "tools/call", kind: "delay", ms: 0, times: 2 })
-    server.script({ on: "tools/call", kind: "delay", ms: 60_000 })
-
     // Every process the story needs is loaded up front (loading is not what a takeover measures);
     // one joins the cluster only when its part comes. Without a second initial runner, r3 is the
     // fresh process that resumes after the first crash; r4 always resumes after the second.
@@ -122,6 +166,20 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
       describe
     )
 
+    // The timed-out call, on a runner that stays alive until its failure is stored (the crashes
+    // come after): it is out of budget after 1 s, and its answer is 6 s away.
+    const runAsked = Date.now()
+    first.send({ cmd: "run", key: TIMED_OUT_KEY, steps: TIMED_OUT })
+    await until("the timed-out call at the server", () => appendsOf(server, "timed-out").length >= 1, RESUME_MS, describe)
+    const timedOutSent = Date.now()
+    const timedOut = await first.waitFor(`${TIMED_OUT_KEY}'s result`, resultOf(TIMED_OUT_KEY), RESUME_MS)
+    const timedOutMs = Date.now() - runAsked
+
+    // Scripted only now, so that the timed-out call took none of it: order-1's calls 0 and 1 are
+    // answered at once, call 2's answer is held back a minute; nothing else is scripted.
+    server.script({ on: "tools/call", kind: "delay", ms: 0, times: 2 })
+    server.script({ on: "tools/call", kind: "delay", ms: 60_000 })
+
     first.send({ cmd: "start", key: "order-1", steps: STEPS })
     const { executionId } = await first.waitFor("started", isEvent("started"), RESUME_MS)
 
@@ -136,8 +194,9 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
     const resumed1 = Date.now() - killed1
     const resent = await executorWhen(runners, "2:upsert")
 
-    // Second crash: call 3 has reached the server, its answer is a minute away.
-    await calls("append", 2)
+    // Second crash: call 3 has reached the server, its answer is a minute away (the first append
+    // at the server is the timed-out one, call 1 the second).
+    await calls("append", 3)
     const crashed2 = await executorWhen(runners, "3:append")
     const killed2 = Date.now()
     await crashed2.kill()
@@ -146,6 +205,15 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
     const result = await resumer2.waitFor("the workflow's result", isEvent("result"), RESUME_MS)
     const resumed2 = Date.now() - killed2
 
+    // timeout-1 again, from a process that never ran it, after both crashes: the stored failure.
+    resumer2.send({ cmd: "run", key: TIMED_OUT_KEY, steps: TIMED_OUT })
+    const rerun = await resumer2.waitFor(`${TIMED_OUT_KEY}'s result, again`, resultOf(TIMED_OUT_KEY), RESUME_MS)
+    // The one sleep that is an assertion: nothing more may arrive for the timed-out call. A retry
+    // (the default schedule: 1.4 s after the timeout, at most) or a resend after its late answer
+    // (6 s after the call) would have come by now; what the story took counts towards it.
+    const quietWaitMs = Math.max(0, timedOutSent + TIMED_OUT_DELAY_MS + RETRY_SPAN_MS + QUIET_SLACK_MS - Date.now())
+    await new Promise((resolve) => setTimeout(resolve, quietWaitMs))
+
     const exit: EncodedExit = result.exit
     const upserts = server.effectIdentities("upsert")
     const appends = server.effectIdentities("append")
@@ -153,11 +221,12 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
     // Each identity is the one derived from the execution id and the activity's name, whichever
     // process sent it. Calls 0 and 1 went once; call 2 twice, with one identity; call 3 once.
     const [id0, id1, id2, id3] = await identitiesOf(executionId, ["0:upsert", "1:append", "2:upsert", "3:append"])
+    const [idT] = await identitiesOf(timedOut.executionId, ["0:append"])
     expect(server.toolCalls("upsert")).toBe(3)
-    expect(server.toolCalls("append")).toBe(2)
+    expect(server.toolCalls("append")).toBe(3)
     expect(upserts).toEqual([id0, id2, id2])
-    expect(appends).toEqual([id1, id3])
-    expect(new Set([id0, id1, id2, id3]).size).toBe(4)
+    expect(appends).toEqual([idT, id1, id3])
+    expect(new Set([id0, id1, id2, id3, idT]).size).toBe(5)
     expect(resent.name).not.toBe(crashed1.name)
     expect(exit).toEqual({
       _tag: "Failure",
@@ -171,10 +240,32 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
       }
     })
 
+    // The timed-out call was sent once, with its own identity, and failed with an unknown
+    // outcome; the same execution, run again elsewhere, answers that failure and sends nothing.
+    expect(appendsOf(server, "timed-out")).toEqual([idT])
+    const timedOutFailure = {
+      _tag: "Failure",
+      error: {
+        _tag: "ToolCallOutcomeUnknown",
+        tool: "append",
+        activity: "0:append",
+        effectIdentity: idT,
+        source: "call",
+        retry: 0,
+        tag: "DeadlineExceeded",
+        stage: "call"
+      }
+    }
+    expect(timedOut.exit).toEqual(timedOutFailure)
+    expect(rerun.executionId).toBe(timedOut.executionId)
+    expect(rerun.exit).toEqual(timedOutFailure)
+
     return {
       loadMs,
       joinMs,
       resumeMs: [resumed1, resumed2],
+      timedOutMs,
+      quietWaitMs,
       totalMs: Date.now() - started,
       runners: [crashed1.name, resumer1.name, crashed2.name, resumer2.name]
     }

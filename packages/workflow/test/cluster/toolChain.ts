@@ -1,16 +1,18 @@
 /**
  * The workflow the cluster tests run: the tool calls its payload lists, in order, each one a
- * `ToolCall.call` activity named after its position and tool. A test chooses the calls; the
- * runner only executes them.
+ * `ToolCall.call` activity named after its position and tool, with the step's timeout if it has
+ * one. A test chooses the calls; the runner only executes them.
  */
 import * as Workflow from "@effect/workflow/Workflow"
 import type { Connection } from "@phasebound/client/McpClient"
 import { EffectIdentity, ToolCall, ToolCallError } from "@phasebound/workflow"
-import { Context, Effect, Schema } from "effect"
+import { Context, Duration, Effect, Schema } from "effect"
 
 export const Step = Schema.Struct({
   tool: Schema.String,
-  args: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  args: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  /** The call's timeout (`callOptions.timeout`), when not the client's default: the only budget. */
+  timeoutMs: Schema.optional(Schema.Number)
 })
 export type Step = typeof Step.Type
 
@@ -50,7 +52,13 @@ export const ToolChainLive = ToolChain.toLayer(Effect.fn(function*({ key, steps 
   for (const [index, step] of steps.entries()) {
     const activity = `${index}:${step.tool}`
     observe({ key, activity, tool: step.tool })
-    const result = yield* ToolCall.call({ name: activity, connection: Mcp, tool: step.tool, arguments: step.args })
+    const result = yield* ToolCall.call({
+      name: activity,
+      connection: Mcp,
+      tool: step.tool,
+      arguments: step.args,
+      ...(step.timeoutMs === undefined ? {} : { callOptions: { timeout: Duration.millis(step.timeoutMs) } })
+    })
     const identity = yield* EffectIdentity.derive(activity)
     results.push({ activity, tool: step.tool, identity, text: textOf(result.content) })
   }
