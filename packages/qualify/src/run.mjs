@@ -9,7 +9,8 @@
  * 3. runs ONE plain ESM program (program/qualify.mjs) through the public exports only, under
  *    `node` and under `bun`, and checks that it exits by itself with no handle left open; the same
  *    for the workflow package (program/qualify-workflow.mjs);
- * 4. compiles the INSTALLED CLI with `bun build --compile` and drives it (program/qualify-cli.mjs);
+ * 4. compiles the INSTALLED CLI with `bun build --compile` and drives it (program/qualify-cli.mjs),
+ *    side by side with the programs of step 3;
  * 5. prints a table per runtime, then `N passed, N failed`; exits non-zero on any failure.
  *
  * Environment: QUALIFY_KEEP=1 keeps the temporary project; QUALIFY_VERBOSE=1 echoes the programs' output.
@@ -328,54 +329,60 @@ try {
     record("package", "one copy of effect in the project (the pinned 3.22.4)", ls.ok && copies.size === 1, [...copies].map((p) => p.slice(project.length + 1)).join(", "))
   }
 
-  // 3. The library qualification under node and under bun.
+  // 3. The library qualification under node and under bun, and 3b. the workflow package through
+  // its public exports under both; 4. the CLI, compiled from the installed package, then driven
+  // like the library. They run side by side (each program has its own loopback servers on port
+  // 0 and waits on them far more than it computes); the programs are judged in a fixed order.
+  const programs = []
   if (installed.includes("@phasebound/client") && installed.includes("@phasebound/testkit")) {
     copyFileSync(join(programDir, "qualify.mjs"), join(project, "qualify.mjs"))
     for (const [runtime, command] of [["node", process.execPath], ["bun", bun]]) {
-      const outcome = await runProgram(command, ["qualify.mjs"], project)
-      judgeProgram(runtime, `${runtime} qualify.mjs`, outcome)
+      programs.push({ table: runtime, label: `${runtime} qualify.mjs`, running: runProgram(command, ["qualify.mjs"], project) })
     }
   } else {
     record("node", "the qualification program ran", false, "the packages did not install")
     record("bun", "the qualification program ran", false, "the packages did not install")
   }
-
-  // 3b. The workflow package, through its public exports, under node and under bun.
   if (publicPackages.some((pkg) => pkg.name === WORKFLOW)) {
     if (installed.includes(WORKFLOW)) {
       copyFileSync(join(programDir, "qualify-workflow.mjs"), join(project, "qualify-workflow.mjs"))
       for (const [runtime, command] of [["node", process.execPath], ["bun", bun]]) {
-        const outcome = await runProgram(command, ["qualify-workflow.mjs"], project)
-        judgeProgram(`workflow (${runtime})`, `${runtime} qualify-workflow.mjs`, outcome)
+        programs.push({
+          table: `workflow (${runtime})`,
+          label: `${runtime} qualify-workflow.mjs`,
+          running: runProgram(command, ["qualify-workflow.mjs"], project)
+        })
       }
     } else {
       record("workflow", `${WORKFLOW} built, packed and installed`, false, "see the package table: the workflow program could not run")
     }
   }
-
-  // 4. The CLI: compiled from the installed package, then driven like the library.
-  if (!installed.includes("@phasebound/cli")) {
-    record("cli", "the @phasebound/cli package built, packed and installed", false, "see the package table: the CLI part could not run")
-  } else {
-    const cliDir = join(project, "node_modules/@phasebound/cli")
-    const manifest = JSON.parse(readFileSync(join(cliDir, "package.json"), "utf8"))
-    const binPath = typeof manifest.bin === "string" ? manifest.bin : manifest.bin?.phasebound
-    const binFile = binPath === undefined ? undefined : join(cliDir, binPath)
-    const binOk = binFile !== undefined && existsSync(binFile)
-    record("cli", "the installed package declares the `phasebound` bin and ships it", binOk, binPath ?? "no bin.phasebound in package.json")
-    const linked = join(project, "node_modules/.bin/phasebound")
-    record("cli", "npm linked node_modules/.bin/phasebound", existsSync(linked), "")
-    const compiled = join(project, "phasebound")
-    if (binOk) {
-      const result = run(bun, ["build", "--compile", binFile, "--outfile", compiled], { cwd: project })
-      record("cli", "bun build --compile of the installed bin", result.ok && existsSync(compiled), result.ok ? `${result.ms} ms` : why(result))
+  const cliPart = (async () => {
+    if (!installed.includes("@phasebound/cli")) {
+      record("cli", "the @phasebound/cli package built, packed and installed", false, "see the package table: the CLI part could not run")
+    } else {
+      const cliDir = join(project, "node_modules/@phasebound/cli")
+      const manifest = JSON.parse(readFileSync(join(cliDir, "package.json"), "utf8"))
+      const binPath = typeof manifest.bin === "string" ? manifest.bin : manifest.bin?.phasebound
+      const binFile = binPath === undefined ? undefined : join(cliDir, binPath)
+      const binOk = binFile !== undefined && existsSync(binFile)
+      record("cli", "the installed package declares the `phasebound` bin and ships it", binOk, binPath ?? "no bin.phasebound in package.json")
+      const linked = join(project, "node_modules/.bin/phasebound")
+      record("cli", "npm linked node_modules/.bin/phasebound", existsSync(linked), "")
+      const compiled = join(project, "phasebound")
+      if (binOk) {
+        const result = run(bun, ["build", "--compile", binFile, "--outfile", compiled], { cwd: project })
+        record("cli", "bun build --compile of the installed bin", result.ok && existsSync(compiled), result.ok ? `${result.ms} ms` : why(result))
+      }
+      if (binOk && existsSync(compiled)) {
+        copyFileSync(join(programDir, "qualify-cli.mjs"), join(project, "qualify-cli.mjs"))
+        const outcome = await runProgram(process.execPath, ["qualify-cli.mjs", "--compiled", compiled, "--bin", binFile, "--bun", bun], project)
+        judgeProgram("cli", "qualify-cli.mjs", outcome)
+      }
     }
-    if (binOk && existsSync(compiled)) {
-      copyFileSync(join(programDir, "qualify-cli.mjs"), join(project, "qualify-cli.mjs"))
-      const outcome = await runProgram(process.execPath, ["qualify-cli.mjs", "--compiled", compiled, "--bin", binFile, "--bun", bun], project)
-      judgeProgram("cli", "qualify-cli.mjs", outcome)
-    }
-  }
+  })()
+  for (const program of programs) judgeProgram(program.table, program.label, await program.running)
+  await cliPart
 } catch (error) {
   record("package", "the orchestrator itself", false, error instanceof Error ? error.stack ?? error.message : String(error))
 } finally {
