@@ -144,7 +144,11 @@ export const make = (
           yield* Scope.close(own, exit)
         }
         yield* Deferred.done(slot, exit)
-      }).pipe(Effect.provide(context))
+      }).pipe(
+        Effect.provide(context),
+        // The layer released during the discovery: its waiters learn it at once.
+        Effect.onInterrupt(() => Deferred.fail(slot, releasedFailure))
+      )
 
     const connection = (name: string): Effect.Effect<McpClient.Connection, McpConnectionError> =>
       Effect.suspend(() => {

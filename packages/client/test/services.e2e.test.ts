@@ -10,7 +10,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import * as Testkit from "@phasebound/testkit"
-import { Config, ConfigError, ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { Config, ConfigError, ConfigProvider, Context, Effect, Exit, Fiber, Layer, Redacted, Scope } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -152,6 +152,20 @@ describe.concurrent("McpServers", () => {
       const result = yield* servers.callTool("flaky", "add", { a: 1, b: 1 })
       expect(result.content[0]).toMatchObject({ text: "2" })
       expect(initializes(srv)).toBe(2)
+    }))
+
+  it.scopedLive("released during a discovery: the callers waiting for it fail session-closed at once, nothing is left open", () =>
+    Effect.gen(function*() {
+      const srv = yield* server()
+      srv.script({ on: "initialize", kind: "response-never-sent" })
+      const built = yield* buildIn(McpServers.layer({ servers: { s: { url: srv.url, transport: "streamable-http" } } }).pipe(Layer.provide(platform)))
+      const servers = Context.get(built.context, McpServers.McpServers)
+      const waiter = yield* Effect.fork(Effect.flip(servers.connection("s")))
+      yield* eventually(() => initializes(srv) === 1)
+      yield* built.release
+      const error = yield* Fiber.join(waiter).pipe(Effect.timeout("5 seconds"))
+      expect(error).toMatchObject({ _tag: "TransportFailure", reason: "session-closed", outcome: "not-sent" })
+      yield* eventually(() => srv.openConnections() === 0)
     }))
 
   it.scopedLive("the shared connection heals: after SessionExpired the next call runs on a new session", () =>
