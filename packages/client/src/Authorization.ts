@@ -25,7 +25,8 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { InvalidOption } from "./McpConnectionError.js"
+import type { InvalidOption } from "./McpConnectionError.js"
+import * as Failures from "./internal/failures.js"
 import type { ClientAssertionAlgorithm } from "./internal/oauth/clientAssertion.js"
 import { isScopeToken } from "./internal/oauth/challenge.js"
 import { isSecure, parseHttpUrl } from "./internal/oauth/discoveryUrls.js"
@@ -185,15 +186,7 @@ export const defaultMaxStepUps = 2
 const maxTextLength = 2048
 
 const invalid = (option: string, reason: "invalid-value" | "invalid-url" = "invalid-value") =>
-  new InvalidOption({
-    stage: "config",
-    phase: "authorization",
-    limits: { timeoutMs: PhasePolicy.defaults.timeoutMs, maxBytes: PhasePolicy.defaults.maxBytes },
-    option: `auth.${option}`,
-    reason,
-    outcome: "not-sent",
-    retryable: false
-  })
+  Failures.invalidConfig(`auth.${option}`, reason, "authorization")
 
 const isText = (u: unknown): u is string =>
   typeof u === "string" && u.length > 0 && u.length <= maxTextLength && !/[\u0000-\u001f\u007f]/.test(u)

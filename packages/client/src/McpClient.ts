@@ -45,7 +45,6 @@ import {
   InvalidOption,
   type McpConnectionError,
   type Outcome,
-  type Phase,
   type Reason,
   type Stage
 } from "./McpConnectionError.js"
@@ -335,16 +334,7 @@ export type DecodedResult<A> =
  */
 export const defaultClientInfo: McpSchema.Implementation = { name: "phasebound", version: "0.1.0" }
 
-const configError = (option: string, reason: "invalid-url" | "invalid-value", phase: Phase = "discovery") =>
-  new InvalidOption({
-    stage: "config",
-    phase,
-    limits: { timeoutMs: PhasePolicy.defaults.timeoutMs, maxBytes: PhasePolicy.defaults.maxBytes },
-    option,
-    reason,
-    outcome: "not-sent",
-    retryable: false
-  })
+const configError = Failures.invalidConfig
 
 // RFC 7230 token for names; values without CR, LF or NUL (header injection).
 const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/

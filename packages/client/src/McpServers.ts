@@ -30,7 +30,7 @@ import * as Scope from "effect/Scope"
 import type * as Authorization from "./Authorization.js"
 import type * as McpClient from "./McpClient.js"
 import * as McpConnection from "./McpConnection.js"
-import { InvalidOption, type McpConnectionError } from "./McpConnectionError.js"
+import type { InvalidOption, McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
 import * as PhasePolicy from "./PhasePolicy.js"
 import * as ServersFile from "./ServersFile.js"
@@ -77,16 +77,7 @@ export interface Service {
  */
 export class McpServers extends Context.Tag("@phasebound/client/McpServers")<McpServers, Service>() {}
 
-const refused = (option: string) =>
-  new InvalidOption({
-    stage: "config",
-    phase: "discovery",
-    limits: { timeoutMs: PhasePolicy.defaults.timeoutMs, maxBytes: PhasePolicy.defaults.maxBytes },
-    option,
-    reason: "invalid-value",
-    outcome: "not-sent",
-    retryable: false
-  })
+const refused = (option: string) => Failures.invalidConfig(option)
 
 /** After the layer was released: nothing is connected any more. */
 const releasedFailure = Failures.transport(

@@ -14,11 +14,13 @@
  */
 import {
   ByteCeilingExceeded,
+  InvalidOption,
   DeadlineExceeded,
   Forbidden,
   InternalError,
   type McpConnectionError,
   type Outcome,
+  type Phase,
   ProtocolViolation,
   type PublicFields,
   type Reason,
@@ -29,7 +31,27 @@ import {
   Unauthorized,
   UpstreamFailure
 } from "../McpConnectionError.js"
+import { defaults } from "../PhasePolicy.js"
 import type { Exchange } from "../Transport.js"
+
+/**
+ * An option refused while the configuration is checked, before any I/O: stage `config`, the
+ * default limits (none are in force yet), `not-sent`.
+ */
+export const invalidConfig = (
+  option: string,
+  reason: "invalid-url" | "invalid-value" = "invalid-value",
+  phase: Phase = "discovery"
+): InvalidOption =>
+  new InvalidOption({
+    stage: "config",
+    phase,
+    limits: { timeoutMs: defaults.timeoutMs, maxBytes: defaults.maxBytes },
+    option,
+    reason,
+    outcome: "not-sent",
+    retryable: false
+  })
 
 /** The public fields every error of an exchange shares: where, in which phase, under which limits. */
 export const fields = (exchange: Exchange) => ({
