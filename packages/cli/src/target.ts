@@ -5,6 +5,7 @@
  */
 import type { McpClient } from "@phasebound/client"
 import type { InvalidOption } from "@phasebound/client/McpConnectionError"
+import * as ServersFile from "@phasebound/client/ServersFile"
 import * as Effect from "effect/Effect"
 import { existsSync } from "node:fs"
 import * as path from "node:path"
@@ -62,20 +63,14 @@ export const defaultConfigFile = ".mcp.json"
 
 const looksLikeUrl = (text: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(text)
 
-const variable = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g
-
 /**
- * Expands `${VAR}` from the environment (nothing else: no `$VAR`, no defaults, no nesting), so
- * secrets stay out of shell history and config files. An unset variable fails with `onUnset`.
+ * Expands `${VAR}` from the environment, as the client's `ServersFile.expand` does (nothing else:
+ * no `$VAR`, no defaults, no nesting), so secrets stay out of shell history and config files. An
+ * unset variable fails with `onUnset`.
  */
 export const expandVariables = <E>(value: string, env: Environment, onUnset: () => E): Effect.Effect<string, E> => {
-  let unset = false
-  const expanded = value.replace(variable, (_, name: string) => {
-    const found = env[name]
-    if (found === undefined) unset = true
-    return found ?? ""
-  })
-  return unset ? Effect.fail(onUnset()) : Effect.succeed(expanded)
+  const expanded = ServersFile.expand(value, (name) => env[name])
+  return expanded === undefined ? Effect.fail(onUnset()) : Effect.succeed(expanded)
 }
 
 // RFC 7230 token.
