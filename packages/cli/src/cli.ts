@@ -271,16 +271,15 @@ const prepare = (
   })
 
 /**
- * A stdio target's stderr handling for everything the connection spawns; in `tail` mode the run
- * keeps the reader of the tail for the entry point (shown on a terminal before the record).
+ * A stdio target's stderr handling; in `tail` mode the run keeps the reader of the tail for the
+ * entry point (shown on a terminal before the record).
  */
-const withServerStderr = (ctx: RunContext, prepared: Prepared) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  prepared.stderr === undefined ? effect : Stdio.withStderr({
-    mode: prepared.stderr,
-    onSpawn: (tail) => {
-      ctx.state.serverStderr = () => stderrBlock(Effect.runSync(tail), ctx.state.secrets)
-    }
-  })(effect)
+const serverStderr = (ctx: RunContext, mode: Stdio.StderrMode): Stdio.StderrHandling => ({
+  mode,
+  onSpawn: (tail) => {
+    ctx.state.serverStderr = () => stderrBlock(Effect.runSync(tail), ctx.state.secrets)
+  }
+})
 
 type Requirements =
   | HttpClient.HttpClient
@@ -320,7 +319,8 @@ const connectTo = (
         env: target.env,
         cwd: target.cwd,
         revisions,
-        policy: policyOptions
+        policy: policyOptions,
+        ...(prepared.stderr === undefined ? {} : { stderr: serverStderr(ctx, prepared.stderr) })
       })
     const connection = yield* ctx.progress("discovering", ctx.machine(flags.json), connecting)
     ctx.state.position = { stage: "call", phase: "call", limits: policy.call }
@@ -340,7 +340,6 @@ const withConnection = <A>(
 ): Effect.Effect<A, McpConnectionError, Requirements> =>
   Effect.flatMap(prepare(ctx, flags, positional), (prepared) =>
     Effect.flatMap(connectTo(ctx, flags, prepared), use).pipe(
-      withServerStderr(ctx, prepared),
       Effect.tapError((error) =>
         Effect.sync(() => {
           if (ctx.machine(flags.json) || prepared.auth === undefined || positional === undefined) return

@@ -536,7 +536,18 @@ export interface StdioConnectOptions extends Stdio.ServerCommand {
   readonly clientInfo?: McpSchema.Implementation | undefined
   /** Answers to what the server may ask (elicitation, sampling, roots); each declares its capability. */
   readonly handlers?: ClientHandlers.Handlers | undefined
+  /**
+   * What becomes of the child's stderr (default `{ mode: "tail" }`: drained, its last 64 KiB
+   * kept as `logTail`); see `Stdio.StderrHandling`.
+   */
+  readonly stderr?: Stdio.StderrHandling | undefined
 }
+
+const stderrModes: ReadonlySet<unknown> = new Set(["tail", "inherit", "drop"])
+
+const isStderrHandling = (u: unknown): u is Stdio.StderrHandling =>
+  typeof u === "object" && u !== null && stderrModes.has((u as Stdio.StderrHandling).mode) &&
+  ((u as Stdio.StderrHandling).onSpawn === undefined || typeof (u as Stdio.StderrHandling).onSpawn === "function")
 
 const isStringRecord = (u: unknown): u is Record<string, string> =>
   typeof u === "object" && u !== null && !Array.isArray(u) && Object.values(u).every((v) => typeof v === "string")
@@ -565,6 +576,7 @@ export const connectStdio = (
     }
     if (options.env !== undefined && !isStringRecord(options.env)) return yield* Effect.fail(configError("env", "invalid-value"))
     if (options.cwd !== undefined && typeof options.cwd !== "string") return yield* Effect.fail(configError("cwd", "invalid-value"))
+    if (options.stderr !== undefined && !isStderrHandling(options.stderr)) return yield* Effect.fail(configError("stderr", "invalid-value"))
     const revisions = yield* validateRevisions(options.revisions)
     const responder = yield* validateHandlers(options.handlers, policy)
     const notifications = Notifications.make(policy.logBuffer)
@@ -577,6 +589,7 @@ export const connectStdio = (
       secrets: secretValues(Object.values(options.env ?? {})),
       releaseTimeoutMs: policy.releaseTimeoutMs,
       unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
+      stderr: options.stderr,
       inbound: { ...responder.inbound, notification: notifications.take, reopened: notifications.reopened }
     }
     return yield* discover(policy, clientInfo, revisions, responder, notifications, undefined, (context) => {

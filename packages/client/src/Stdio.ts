@@ -12,9 +12,9 @@
  *
  * stderr is the server's log, not an error signal: by default it is always drained (an unread
  * pipe would block the child) and its last 64 KiB are kept in process (`logTail`), never in an
- * error. `withStderr` changes that for the children spawned under it: passed to this process's
- * own stderr (`inherit`), or drained and discarded (`drop`); `onSpawn` hands the kept tail to a
- * caller that wants to show it after a failed start (the CLI does, on a terminal).
+ * error. The `stderr` option changes that: passed to this process's own stderr (`inherit`), or
+ * drained and discarded (`drop`); `onSpawn` hands the kept tail to a caller that wants to show it
+ * after a failed start (the CLI does, on a terminal).
  *
  * Release is bounded at every step: stdin closed, a wait, SIGTERM, a wait, SIGKILL, reaped.
  *
@@ -29,8 +29,6 @@ import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberRef from "effect/FiberRef"
-import { globalValue } from "effect/GlobalValue"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -65,6 +63,8 @@ export interface Options extends ServerCommand {
   /** Bound of each release step (stdin close, SIGTERM, SIGKILL) and of cancellation notices. */
   readonly releaseTimeoutMs: number
   readonly unsolicitedMaxBytes: number
+  /** What becomes of the child's stderr (default `{ mode: "tail" }`). */
+  readonly stderr?: StderrHandling | undefined
   /** Answers the server's requests. */
   readonly inbound: Inbound
 }
@@ -139,26 +139,6 @@ export interface StderrHandling {
   readonly onSpawn?: ((tail: Effect.Effect<string>) => void) | undefined
 }
 
-/**
- * The stderr handling of the children spawned by the current fiber (default `{ mode: "tail" }`).
- *
- * @since 0.1.0
- * @category fiber refs
- */
-export const currentStderr: FiberRef.FiberRef<StderrHandling> = globalValue(
-  Symbol.for("@phasebound/client/Stdio/currentStderr"),
-  () => FiberRef.unsafeMake<StderrHandling>({ mode: "tail" })
-)
-
-/**
- * Runs `effect` (a `connectStdio`, say) with this stderr handling for the children it spawns.
- *
- * @since 0.1.0
- * @category fiber refs
- */
-export const withStderr = (handling: StderrHandling) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.locally(effect, currentStderr, handling)
-
 /** The last bytes of a stream, kept in a bounded buffer. */
 const makeTail = (limit: number) => {
   let chunks: Array<Uint8Array> = []
@@ -201,7 +181,7 @@ export const make = (
     const stdinQueue = yield* Queue.unbounded<Uint8Array>()
     // Answers to the server's requests, released with the child.
     const answers = yield* makeBackground(options.releaseTimeoutMs).pipe(Scope.extend(processScope))
-    const stderrHandling = yield* FiberRef.get(currentStderr)
+    const stderrHandling = options.stderr ?? { mode: "tail" }
     const tail = makeTail(logTailBytes)
     const encoder = new TextEncoder()
 

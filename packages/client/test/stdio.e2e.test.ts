@@ -123,7 +123,7 @@ describe("stdio", () => {
       expect(tail).toContain("stderr flood: this log line only proves that the client drains stderr")
     }))
 
-  scoped("a child that fails to start: its stderr tail stays readable through withStderr's onSpawn, never in the error", () =>
+  scoped("a child that fails to start: its stderr tail stays readable through the stderr option's onSpawn, never in the error", () =>
     Effect.gen(function*() {
       const script = [
         "process.stderr.write('starting\\n')",
@@ -132,9 +132,12 @@ describe("stdio", () => {
       ].join(";")
       let readTail: Effect.Effect<string> | undefined
       const { error } = yield* failureOf(
-        McpClient.connectStdio({ command: process.execPath, args: ["-e", script], policy: { discovery: { timeout: 10_000 } } }).pipe(
-          Stdio.withStderr({ mode: "tail", onSpawn: (tail) => void (readTail = tail) })
-        )
+        McpClient.connectStdio({
+          command: process.execPath,
+          args: ["-e", script],
+          policy: { discovery: { timeout: 10_000 } },
+          stderr: { mode: "tail", onSpawn: (tail) => void (readTail = tail) }
+        })
       )
       expect(error).toMatchObject({ _tag: "TransportFailure", reason: "process-exited", exitCode: 1, phase: "discovery" })
       expect(JSON.stringify(error) + String(error)).not.toContain("CANARY")
@@ -144,19 +147,33 @@ describe("stdio", () => {
       expect(tail).toBe("starting\nfatal: API_KEY is not set (given CANARY-stderr-77)\n")
     }))
 
-  scoped("withStderr drop: stderr still drained (a 1 MiB flood does not block the child), nothing kept", () =>
+  scoped("stderr drop: stderr still drained (a 1 MiB flood does not block the child), nothing kept", () =>
     Effect.gen(function*() {
       const f = yield* fixture({ faults: [{ kind: "stderr-flood", bytes: 1024 * 1024 }] })
       let spawned = 0
-      const connection = yield* connectTo(f, { discovery: { timeout: 10_000 } }).pipe(
-        Stdio.withStderr({ mode: "drop", onSpawn: () => void spawned++ })
-      )
+      const connection = yield* McpClient.connectStdio({
+        command: f.command,
+        args: f.args,
+        env: f.env,
+        policy: { discovery: { timeout: 10_000 } },
+        stderr: { mode: "drop", onSpawn: () => void spawned++ }
+      })
       expect(yield* connection.callTool("increment")).toMatchObject({ content: [{ text: "1" }] })
       expect(yield* connection.logTail).toBe("")
       expect(spawned).toBe(1)
     }))
 
-  scoped("withStderr inherit: the child's stderr is not piped to the client, nothing kept", () =>
+  scoped("an invalid stderr option is InvalidOption stderr, and nothing is spawned", () =>
+    Effect.gen(function*() {
+      for (const stderr of [{ mode: "keep" }, { mode: "tail", onSpawn: "no" }, "tail"]) {
+        const { error } = yield* failureOf(
+          McpClient.connectStdio({ command: process.execPath, args: ["-e", "process.exit(9)"], stderr: stderr as unknown as Stdio.StderrHandling })
+        )
+        expect(error).toMatchObject({ _tag: "InvalidOption", option: "stderr", stage: "config", outcome: "not-sent" })
+      }
+    }))
+
+  scoped("stderr inherit: the child's stderr is not piped to the client, nothing kept", () =>
     Effect.gen(function*() {
       // A small stderr (this test process's own stderr receives it): the session works as usual.
       const script = [
@@ -165,9 +182,12 @@ describe("stdio", () => {
       ].join(";")
       let readTail: Effect.Effect<string> | undefined
       const { error } = yield* failureOf(
-        McpClient.connectStdio({ command: process.execPath, args: ["-e", script], policy: { discovery: { timeout: 10_000 } } }).pipe(
-          Stdio.withStderr({ mode: "inherit", onSpawn: (tail) => void (readTail = tail) })
-        )
+        McpClient.connectStdio({
+          command: process.execPath,
+          args: ["-e", script],
+          policy: { discovery: { timeout: 10_000 } },
+          stderr: { mode: "inherit", onSpawn: (tail) => void (readTail = tail) }
+        })
       )
       expect(error).toMatchObject({ _tag: "TransportFailure", reason: "process-exited", exitCode: 2 })
       expect(yield* readTail!).toBe("")
