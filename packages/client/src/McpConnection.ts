@@ -22,7 +22,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import type * as Authorization from "./Authorization.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
 import * as McpClient from "./McpClient.js"
 import type { McpConnectionError } from "./McpConnectionError.js"
@@ -38,7 +37,7 @@ import type * as PhasePolicy from "./PhasePolicy.js"
 export type Secret = string | Redacted.Redacted<string>
 
 /**
- * What every server may be given, and what a set of servers shares.
+ * What a set of servers shares (`McpServers.Options`), and each server may give for itself.
  *
  * @since 0.1.0
  * @category models
@@ -51,29 +50,25 @@ export interface CommonOptions {
 }
 
 /**
- * An HTTP server (Streamable HTTP, or legacy HTTP+SSE by negotiation or choice).
+ * An HTTP server (Streamable HTTP, or legacy HTTP+SSE by negotiation or choice): the options of
+ * `McpClient.connect`, header values possibly `Redacted`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface HttpServerOptions extends CommonOptions {
-  readonly url: string | URL
+export interface HttpServerOptions extends Omit<McpClient.ConnectOptions, "headers"> {
   readonly headers?: Readonly<Record<string, Secret>> | undefined
-  readonly transport?: McpClient.TransportChoice | undefined
-  readonly auth?: Authorization.Options | undefined
 }
 
 /**
- * A server run as a child process over stdio (no shell; the safe environment plus `env`).
+ * A server run as a child process over stdio (no shell; the safe environment plus `env`): the
+ * options of `McpClient.connectStdio`, environment values possibly `Redacted`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface StdioServerOptions extends CommonOptions {
-  readonly command: string
-  readonly args?: ReadonlyArray<string> | undefined
+export interface StdioServerOptions extends Omit<McpClient.StdioConnectOptions, "env"> {
   readonly env?: Readonly<Record<string, Secret>> | undefined
-  readonly cwd?: string | undefined
 }
 
 /**
