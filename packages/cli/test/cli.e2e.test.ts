@@ -9,7 +9,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectDemo } from "./demo.js"
-import { expectFailure, expectJson, run, shellQuote, waitFor, type RunResult } from "./support/cli.js"
+import { expectFailure, expectJson, run, shellQuote, waitFor, type RunResult, stdioFixtures } from "./support/cli.js"
 
 let server: Testkit.TestServer
 beforeAll(async () => {
@@ -20,13 +20,7 @@ beforeEach(() => server.clearFaults())
 
 const node = (args: ReadonlyArray<string>, options?: Parameters<typeof run>[2]) => run("node", args, options)
 
-const stdioFixtures: Array<Testkit.StdioFixture> = []
-const fixture = (options?: Testkit.StdioFixtureOptions) => {
-  const f = Testkit.makeStdioFixture(options)
-  stdioFixtures.push(f)
-  return f
-}
-afterAll(() => stdioFixtures.forEach((f) => f.cleanup()))
+const fixture = stdioFixtures()
 const stdioLine = (f: Testkit.StdioFixture) => shellQuote([f.command, ...f.args])
 
 describe("success", () => {

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectDemo } from "./demo.js"
-import { expectFailure, expectJson, run, shellQuote, waitFor, type Runtime } from "./support/cli.js"
+import { expectFailure, expectJson, run, shellQuote, waitFor, type Runtime, stdioFixtures } from "./support/cli.js"
 
 let server: Testkit.TestServer
 let features: Testkit.TestServer
@@ -46,13 +46,7 @@ afterAll(async () => {
   await oauth?.close()
 })
 
-const fixtures: Array<Testkit.StdioFixture> = []
-const fixture = (options?: Testkit.StdioFixtureOptions) => {
-  const f = Testkit.makeStdioFixture(options)
-  fixtures.push(f)
-  return f
-}
-afterAll(() => fixtures.forEach((f) => f.cleanup()))
+const fixture = stdioFixtures()
 const stdioLine = (f: Testkit.StdioFixture) => shellQuote([f.command, ...f.args])
 
 describe.each<Runtime>(["bun", "compiled"])("under %s", (runtime) => {

@@ -6,15 +6,14 @@
  * the run's bound against a hanging server (`--timeout` + `--release-timeout`), and the record
  * of an auto negotiation that fell back (`attempts`).
  */
-import * as Testkit from "@phasebound/testkit"
 import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
-import { baseEnv, cliDir, expectFailure, expectJson, run, shellQuote } from "./support/cli.js"
+import { describe, expect, it } from "vitest"
+import { baseEnv, cliDir, expectFailure, expectJson, run, shellQuote, stdioFixtures } from "./support/cli.js"
 
 const node = (args: ReadonlyArray<string>, options?: Parameters<typeof run>[2]) => run("node", args, options)
 
@@ -28,13 +27,7 @@ const childEnv = (stdout: string): Record<string, string> => {
   return JSON.parse(result.content[0]!.text) as Record<string, string>
 }
 
-const stdioFixtures: Array<Testkit.StdioFixture> = []
-const fixture = (options?: Testkit.StdioFixtureOptions) => {
-  const f = Testkit.makeStdioFixture(options)
-  stdioFixtures.push(f)
-  return f
-}
-afterAll(() => stdioFixtures.forEach((f) => f.cleanup()))
+const fixture = stdioFixtures()
 
 // util-linux `script` gives the CLI a pty for stdout and stderr both (Linux only).
 const hasScript = process.platform === "linux" && existsSync("/usr/bin/script")

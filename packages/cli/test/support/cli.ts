@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from "node:child_process"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { expect } from "vitest"
+import * as Testkit from "@phasebound/testkit"
+import { afterAll, expect } from "vitest"
 
 export const cliDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const root = path.resolve(cliDir, "../..")
@@ -116,5 +117,16 @@ export const waitFor = async (predicate: () => boolean, timeoutMs = 10_000): Pro
   while (!predicate()) {
     if (Date.now() - started > timeoutMs) throw new Error("condition not met in time")
     await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+/** A maker of the testkit's stdio fixtures for one test file: each is cleaned up after its tests. */
+export const stdioFixtures = () => {
+  const made: Array<Testkit.StdioFixture> = []
+  afterAll(() => made.forEach((f) => f.cleanup()))
+  return (options?: Testkit.StdioFixtureOptions): Testkit.StdioFixture => {
+    const f = Testkit.makeStdioFixture(options)
+    made.push(f)
+    return f
   }
 }
