@@ -402,6 +402,14 @@ for (const [name, rows] of tables) {
     console.log(`${row.ok ? "PASS" : "FAIL"}  ${row.name.padEnd(width)}  ${detail}`)
   }
 }
+// A CI log often keeps only its tail: the failures are repeated above the count.
+const failures = [...tables].flatMap(([name, rows]) => rows.filter((row) => !row.ok).map((row) => ({ name, row })))
+if (failures.length > 0) {
+  console.log(`\n== failed ${"=".repeat(Math.max(0, width - 2))}`)
+  for (const { name, row } of failures) {
+    console.log(`FAIL  [${name}] ${row.name}  ${row.detail.replace(/\s+/g, " ").slice(0, 400)}`)
+  }
+}
 console.log(`\n(${Math.round((Date.now() - overallStarted) / 1000)} s${keep ? `, kept ${temp}` : ""})`)
 console.log(`${passed} passed, ${failed} failed`)
 if (failed > 0) process.exitCode = 1
