@@ -42,11 +42,14 @@ import * as Negotiation from "./internal/negotiation.js"
 import { secretsOf, secretValues } from "./internal/secrets.js"
 import { type Annotate, clientSpan } from "./internal/tracing.js"
 import {
+  type Attempt,
+  attemptOf,
   InvalidOption,
   type McpConnectionError,
   type Outcome,
   type Reason,
-  type Stage
+  type Stage,
+  withAttempts
 } from "./McpConnectionError.js"
 import * as McpSchema from "./McpSchema.js"
 import * as PhasePolicy from "./PhasePolicy.js"
@@ -459,6 +462,19 @@ const authorized = <A, R>(
 }
 
 /** What is known about the remote effect when a deadline passes at a stage. */
+/**
+ * A discovery deadline that came after a failed attempt (a fallback) lists the attempts, the
+ * one the deadline ended last, as a negotiation that failed does (docs/DESIGN.md, "Negotiation").
+ */
+const deadlineAfterAttempts = (
+  deadline: McpConnectionError,
+  current: Observation["attempt"],
+  failed: ReadonlyArray<Attempt>
+): McpConnectionError =>
+  failed.length === 0 || current === undefined
+    ? deadline
+    : withAttempts(deadline, [...failed, attemptOf(current.era, current.transport, deadline)])
+
 const deadlineOutcome = (stage: Stage): Outcome =>
   stage === "config" || stage === "connect" || stage === "endpoint" ? "not-sent" : "unknown"
 
@@ -629,6 +645,8 @@ const discover = <R>(
     let stage: Stage = "connect"
     let stageStarted = Date.now()
     let attempt: Observation["attempt"]
+    /** How each attempt of the discovery running now failed, in order. */
+    let failedAttempts: Array<Attempt> = []
     /** Whether this run of the discovery follows a refusal (its requests are sent a second time). */
     let resending = false
     const observe = (at: Stage, bytes: number, outcome: Observation["outcome"], more?: Partial<Observation>) => {
@@ -681,7 +699,8 @@ const discover = <R>(
             attempt = { era, transport }
           },
           failed: (failure) => observe(failure.stage, failure.observedBytes ?? 0, failure._tag)
-        }
+        },
+        failedAttempts
       )
       annotate({ "mcp.transport": negotiated.kind, "mcp.protocol.version": negotiated.session.protocolVersion })
       stage = "list-tools"
@@ -706,10 +725,12 @@ const discover = <R>(
       Effect.flatMap(Scope.fork(sessionsScope, ExecutionStrategy.sequential), (connectionScope) => {
         stage = "connect"
         resending = resent
+        attempt = undefined
+        failedAttempts = []
         return withDeadline(
           discovery(annotate, connectionScope),
           policy.discovery.timeoutMs,
-          () => Failures.deadline(exchange(stage), deadlineOutcome(stage))
+          () => deadlineAfterAttempts(Failures.deadline(exchange(stage), deadlineOutcome(stage)), attempt, failedAttempts)
         ).pipe(
           Effect.onExit((exit) => Exit.isFailure(exit) ? Scope.close(connectionScope, exit) : Effect.void)
         )

@@ -148,6 +148,29 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
         ])
       }))
 
+    scoped("a deadline after the fallback lists the attempts before it and the one it ended; on the first attempt, none", () =>
+      Effect.gen(function*() {
+        // POSTs are refused with 404 (no MCP endpoint); the legacy GET opens and never names an endpoint.
+        const raw = yield* rawHttpServer((req, res) => {
+          if (req.method === "GET") res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n")
+          else res.writeHead(404, { "content-type": "text/plain" }).end("not here")
+        })
+        const { error } = yield* failureOf(McpClient.connect({ url: `${raw.origin}/mcp`, policy: { discovery: { timeout: 800 } } }))
+        expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "endpoint", phase: "discovery", limits: { timeoutMs: 800 } })
+        expect(McpConnectionError.toRecord(error).attempts).toEqual([
+          { era: "stateless", transport: "streamable-http", tag: "UpstreamFailure", stage: "discover", status: 404 },
+          { era: "handshake", transport: "streamable-http", tag: "UpstreamFailure", stage: "initialize", status: 404 },
+          { era: "handshake", transport: "sse", tag: "DeadlineExceeded", stage: "endpoint" }
+        ])
+        expect(error.message).toContain("after 3 attempts")
+
+        // A stalled first POST: the deadline ends the only attempt.
+        const stalled = yield* rawHttpServer(() => {})
+        const first = yield* failureOf(McpClient.connect({ url: `${stalled.origin}/mcp`, policy: { discovery: { timeout: 300 } } }))
+        expect(first.error).toMatchObject({ _tag: "DeadlineExceeded", stage: "discover" })
+        expect(McpConnectionError.toRecord(first.error)).not.toHaveProperty("attempts")
+      }))
+
     scoped("a failure of the only attempt carries no attempts", () =>
       Effect.gen(function*() {
         const raw = yield* rawHttpServer((_req, res) => void res.writeHead(404).end())

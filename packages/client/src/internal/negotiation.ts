@@ -112,14 +112,17 @@ export const legacyHttpFallback = (error: McpConnectionError): boolean =>
 
 /**
  * Tries the candidates in order until one opens a session. `observer` hears of every attempt
- * (for the discovery observations); `scope` is the connection's.
+ * (for the discovery observations); `scope` is the connection's. Each failed attempt is added
+ * to `failures`, which the caller owns: a deadline that ends the negotiation from outside
+ * reports them too.
  */
 export const negotiate = <R>(
   candidates: ReadonlyArray<Candidate<R>>,
   context: Omit<OpenContext, "sessionHeaders" | "revisions">,
   revisions: ReadonlyArray<McpSchema.Revision>,
   scope: Scope.Scope,
-  observer: AttemptObserver
+  observer: AttemptObserver,
+  failures: Array<Attempt>
 ): Effect.Effect<Negotiated, McpConnectionError, R> => {
   interface Opened {
     readonly opener: Opener<R>
@@ -139,8 +142,6 @@ export const negotiate = <R>(
     })
 
   const usable = usableCandidates(candidates, revisions)
-  /** How each attempt so far failed, in order. */
-  const failures: Array<Attempt> = []
   const attempt = (index: number, previous: Opened | undefined): Effect.Effect<Negotiated, McpConnectionError, R> => {
     const candidate = usable[index]!
     const next = usable[index + 1]
