@@ -463,7 +463,7 @@ const authorized = <A, R>(
 
 /** What is known about the remote effect when a deadline passes at a stage. */
 /**
- * A discovery deadline that came after a failed attempt (a fallback) lists the attempts, the
+ * A deadline that ends a negotiation after a failed attempt (a fallback) lists the attempts, the
  * one the deadline ended last, as a negotiation that failed does (docs/DESIGN.md, "Negotiation").
  */
 const deadlineAfterAttempts = (
@@ -645,7 +645,7 @@ const discover = <R>(
     let stage: Stage = "connect"
     let stageStarted = Date.now()
     let attempt: Observation["attempt"]
-    /** How each attempt of the discovery running now failed, in order. */
+    /** How each attempt of the negotiation running now failed, in order (none once it is over). */
     let failedAttempts: Array<Attempt> = []
     /** Whether this run of the discovery follows a refusal (its requests are sent a second time). */
     let resending = false
@@ -702,6 +702,8 @@ const discover = <R>(
         },
         failedAttempts
       )
+      // A later failure (tools/list) is the session's, not the negotiation's: it has no attempts.
+      failedAttempts = []
       annotate({ "mcp.transport": negotiated.kind, "mcp.protocol.version": negotiated.session.protocolVersion })
       stage = "list-tools"
       const listing = yield* listAllTools(negotiated.session, policy, record)

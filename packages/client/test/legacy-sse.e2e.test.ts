@@ -148,7 +148,7 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
         ])
       }))
 
-    scoped("a deadline after the fallback lists the attempts before it and the one it ended; on the first attempt, none", () =>
+    scoped("a deadline that ends the negotiation after a fallback lists the attempts before it and the one it ended; on the first attempt or at tools/list, none", () =>
       Effect.gen(function*() {
         // POSTs are refused with 404 (no MCP endpoint); the legacy GET opens and never names an endpoint.
         const raw = yield* rawHttpServer((req, res) => {
@@ -169,6 +169,14 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
         const first = yield* failureOf(McpClient.connect({ url: `${stalled.origin}/mcp`, policy: { discovery: { timeout: 300 } } }))
         expect(first.error).toMatchObject({ _tag: "DeadlineExceeded", stage: "discover" })
         expect(McpConnectionError.toRecord(first.error)).not.toHaveProperty("attempts")
+
+        // A 2025 server is reached after the stateless probe failed; a deadline at tools/list is
+        // the session's, after the negotiation: no attempts.
+        const srv = yield* Testkit.scoped()
+        srv.script({ on: "tools/list", kind: "headers-never-sent" })
+        const listing = yield* failureOf(McpClient.connect({ url: srv.url, policy: { discovery: { timeout: 500 } } }))
+        expect(listing.error).toMatchObject({ _tag: "DeadlineExceeded", stage: "list-tools" })
+        expect(McpConnectionError.toRecord(listing.error)).not.toHaveProperty("attempts")
       }))
 
     scoped("a failure of the only attempt carries no attempts", () =>

@@ -70,6 +70,9 @@ const PUBLIC_FIELDS = new Set([
   "limit",
   "capability",
   "exitCode",
+  "authorizationStep",
+  "oauthError",
+  "attempts",
   "outcome",
   "retryable"
 ])
