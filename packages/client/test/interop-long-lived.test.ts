@@ -291,28 +291,31 @@ describe.concurrent.each(peers)("$name", (spec) => {
       Effect.gen(function*() {
         const peer = yield* scopedPeer(spec)
         const connection = yield* connectTo(peer)
-        // The first report comes after 200 ms: an idle timeout of 80 ms ends the call first.
+        // The first report comes after 1 s: an idle timeout of 400 ms ends the call first. (The
+        // idle timer runs from the sending: it must leave the request time to reach the tool, as
+        // the count below expects, even on a loaded machine.)
         const started = Date.now()
-        const idle = yield* Effect.flip(connection.callTool("slow_progress", { steps: 2, intervalMs: 200 }, { idleTimeout: 80 }))
+        const idle = yield* Effect.flip(connection.callTool("slow_progress", { steps: 2, intervalMs: 1_000 }, { idleTimeout: 400 }))
         expect(idle).toMatchObject({
           _tag: "DeadlineExceeded",
           reason: "idle-timeout",
           stage: "call",
           phase: "call",
           outcome: "unknown",
-          limits: { timeoutMs: 5_000, idleTimeoutMs: 80 }
+          limits: { timeoutMs: 5_000, idleTimeoutMs: 400 }
         })
-        expect(Date.now() - started).toBeLessThan(1_000)
+        // Before the call's own end, 2 s away (the reason says which timer ended it).
+        expect(Date.now() - started).toBeLessThan(2_000)
         yield* until("the abandoned call reached the tool", () => peer.calls("slow_progress") === 1)
 
         // The same tool with an idle timeout longer than the whole call: no report needed.
         const slow = yield* connection.callTool("slow_progress", { steps: 3, intervalMs: 60 }, { idleTimeout: 1_000 })
         expect(textOf(slow)).toBe("done after 3 steps")
 
-        // Reports every 100 ms, the call 500 ms long, an idle timeout of 300 ms: the reports keep
-        // the call alive where they arrive (SSE answers); where the SDK drops them (JSON
-        // answers), nothing does.
-        const kept = yield* Effect.either(connection.callTool("slow_progress", { steps: 5, intervalMs: 100 }, { idleTimeout: 300 }))
+        // Reports every 100 ms, the call 1.2 s long, an idle timeout of 600 ms (six reports'
+        // worth, so that a loaded machine's pauses do not end it): the reports keep the call
+        // alive where they arrive (SSE answers); where the SDK drops them (JSON answers), nothing does.
+        const kept = yield* Effect.either(connection.callTool("slow_progress", { steps: 12, intervalMs: 100 }, { idleTimeout: 600 }))
         if (spec.related) {
           expect(kept._tag).toBe("Right")
         } else {

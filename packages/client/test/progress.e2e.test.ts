@@ -136,8 +136,9 @@ describe.concurrent.each(rows)("progress, $name", (row) => {
   it.scopedLive("reports keep an idle timeout from firing: each one starts the wait anew", () =>
     Effect.gen(function*() {
       const { connection } = yield* row.open()
-      // 6 reports 150 ms apart (900 ms in all) against a 400 ms idle timeout.
-      const result = yield* connection.callTool("slow_progress", { steps: 6, intervalMs: 150 }, { idleTimeout: 400 })
+      // 10 reports 100 ms apart (1 s in all) against a 600 ms idle timeout: six times the gap, so
+      // that a loaded machine's pauses do not end it.
+      const result = yield* connection.callTool("slow_progress", { steps: 10, intervalMs: 100 }, { idleTimeout: 600 })
       expect(result.isError).toBeUndefined()
     }), 20_000)
 
@@ -145,9 +146,9 @@ describe.concurrent.each(rows)("progress, $name", (row) => {
     Effect.gen(function*() {
       const { connection } = yield* row.open()
       const { error } = yield* failureOf(
-        connection.callTool("slow_progress", { steps: 20, intervalMs: 100 }, { timeout: 600, idleTimeout: 400 })
+        connection.callTool("slow_progress", { steps: 20, intervalMs: 100 }, { timeout: 900, idleTimeout: 600 })
       )
-      expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "call", limits: { timeoutMs: 600, idleTimeoutMs: 400 } })
+      expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "call", limits: { timeoutMs: 900, idleTimeoutMs: 600 } })
       expect((error as { reason?: string }).reason).toBeUndefined()
       yield* expectReleased(connection)
     }), 20_000)
