@@ -80,7 +80,11 @@ const EXIT_CODES = {
 // --- harness -----------------------------------------------------------------------------------
 
 const results = []
-const childPids = new Set()
+/** The stdio children the CLI runs spawned, by pid, with their start times (as in qualify.mjs). */
+const children = new Map()
+const noteChild = (identity) => {
+  if (identity !== undefined) children.set(identity.pid, identity)
+}
 class CheckFailed extends Error {}
 const fail = (message) => {
   throw new CheckFailed(message)
@@ -291,8 +295,7 @@ const withFixture = async (options, body) => {
   try {
     return await body(f, shellQuote([f.command, ...f.args]))
   } finally {
-    const pid = f.pid()
-    if (pid !== undefined) childPids.add(pid)
+    noteChild(f.identity())
     f.cleanup()
   }
 }
@@ -301,8 +304,7 @@ const withFixture = async (options, body) => {
  * the CLI awaited the child's exit before exiting itself, so there is nothing to wait for.
  */
 const childGone = (f) => {
-  const pid = f.pid()
-  if (pid !== undefined) childPids.add(pid)
+  noteChild(f.identity())
   check(!f.isAlive(), "the stdio child is still alive after the CLI exited")
 }
 
@@ -371,28 +373,19 @@ const unknowableFor = (row) =>
       : ["x-api-key"]
   )
 
-/** The stdio child's pid, from the pid file the row's fixture has it write. */
-const stdioPid = (endpoint) => {
+/** The stdio child's identity (pid and start time), from the pid file the row's fixture has it write. */
+const stdioChild = (endpoint) => {
   const i = endpoint.args.findIndex((word, at) => word === "--fault" && JSON.parse(endpoint.args[at + 1] ?? "{}").kind === "write-pid")
   if (i === -1) fail("the stdio row's command writes no pid file")
   const path = JSON.parse(endpoint.args[i + 1]).path
-  let value
+  let text
   try {
-    value = Number.parseInt(readFileSync(path, "utf8"), 10)
+    text = readFileSync(path, "utf8")
   } catch {
-    value = NaN
+    text = undefined
   }
-  return Number.isSafeInteger(value) && value > 0 ? value : undefined
+  return Testkit.parseIdentity(text)
 }
-const isAlive = (pid) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return error.code === "EPERM"
-  }
-}
-
 /** One case: the row's server with the fault at `site`, the CLI run against it with canaries. */
 const familyCase = (target, row, site, faultName, fault) => ({
   name: `${target.label}: contract[cli] ${row.server}: \`${site === "call" ? "call" : "tools"}\` meets ${faultName}: the record and exit code the rules give, ${site === "call" ? "run once" : "no tool run"}, no secret printed`,
@@ -424,9 +417,9 @@ const familyCase = (target, row, site, faultName, fault) => ({
       const r = await runCli(target, args, { env: CANARY_ENV, timeoutMs: 30_000 })
       // The CLI has exited: a child it spawned must be gone already (checked once).
       if (endpoint.kind === "stdio") {
-        const pid = stdioPid(endpoint)
-        if (pid !== undefined) childPids.add(pid)
-        check(pid === undefined || !isAlive(pid), "the stdio child is still alive after the CLI exited")
+        const child = stdioChild(endpoint)
+        noteChild(child)
+        check(child === undefined || !Testkit.isRunning(child), "the stdio child is still alive after the CLI exited")
       }
       const record = recordOf(r)
       const fields = {
@@ -857,5 +850,5 @@ const width = Math.max(...results.map((r) => r.name.length))
 console.log(`phasebound CLI qualification (driven from node ${process.version})`)
 for (const r of results) console.log(`${r.ok ? "PASS" : "FAIL"}  ${r.name.padEnd(width)}  ${String(r.ms).padStart(5)} ms  ${r.detail}`)
 console.log(`${results.length - failed.length} passed, ${failed.length} failed (${Date.now() - started} ms)`)
-console.log(`QUALIFY-SUMMARY ${JSON.stringify({ runtime: "cli", results: results.map((r) => ({ name: r.name, ok: r.ok, detail: r.detail })), childPids: [...childPids] })}`)
+console.log(`QUALIFY-SUMMARY ${JSON.stringify({ runtime: "cli", results: results.map((r) => ({ name: r.name, ok: r.ok, detail: r.detail })), children: [...children.values()] })}`)
 if (failed.length > 0) process.exitCode = 1

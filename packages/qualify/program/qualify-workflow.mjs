@@ -133,6 +133,6 @@ const width = Math.max(...results.map((r) => r.name.length))
 console.log(`phasebound workflow qualification under ${runtime} ${runtime === "bun" ? globalThis.Bun.version : process.version}`)
 for (const r of results) console.log(`${r.ok ? "PASS" : "FAIL"}  ${r.name.padEnd(width)}  ${String(r.ms).padStart(5)} ms  ${r.detail}`)
 console.log(`${results.length - failed.length} passed, ${failed.length} failed`)
-const summary = { runtime, results: results.map((r) => ({ name: r.name, ok: r.ok, detail: r.detail })), childPids: [] }
+const summary = { runtime, results: results.map((r) => ({ name: r.name, ok: r.ok, detail: r.detail })), children: [] }
 console.log(`QUALIFY-SUMMARY ${JSON.stringify(summary)}`)
 if (failed.length > 0) process.exitCode = 1

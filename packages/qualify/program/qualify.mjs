@@ -54,7 +54,16 @@ const { CANARIES, FORBIDDEN, withCanaries, withoutPublicVocabulary } = Contract
 // --- harness -----------------------------------------------------------------------------------
 
 const results = []
-const childPids = new Set()
+/**
+ * The stdio children the scenarios spawned, by pid: each with its start time (Testkit's process
+ * identity), so that the runner's check that none outlives the program, made minutes later,
+ * never takes a process that was given the same pid since for one of them.
+ */
+const children = new Map()
+const noteChild = (f) => {
+  const identity = f.identity()
+  if (identity !== undefined) children.set(identity.pid, identity)
+}
 
 class CheckFailed extends Error {}
 const fail = (message) => {
@@ -236,8 +245,7 @@ const stdioFixture = (options) =>
     Effect.sync(() => Testkit.makeStdioFixture(options)),
     (f) =>
       Effect.sync(() => {
-        const pid = f.pid()
-        if (pid !== undefined) childPids.add(pid)
+        noteChild(f)
         f.cleanup()
       })
   )
@@ -249,16 +257,14 @@ const connectStdio = (f, policy) => McpClient.connectStdio({ command: f.command,
  */
 const closeAndCheckChild = (scope, f) =>
   Effect.gen(function*() {
-    const pid = f.pid()
-    if (pid !== undefined) childPids.add(pid)
+    noteChild(f)
     yield* Scope.close(scope, Exit.void)
     check(!f.isAlive(), "the stdio child is still alive after its connection's scope closed")
   })
 /** After a failed connect: the client closed the connection's scope (the child awaited) before failing. */
 const checkChildGoneAfterFailure = (f) =>
   Effect.sync(() => {
-    const pid = f.pid()
-    if (pid !== undefined) childPids.add(pid)
+    noteChild(f)
     check(!f.isAlive(), "the stdio child is still alive after its connect failed")
   })
 
@@ -1067,7 +1073,7 @@ console.log(`${results.length - failed.length} passed, ${failed.length} failed (
 const summary = {
   runtime,
   results: results.map((r) => ({ name: r.name, ok: r.ok, detail: r.detail })),
-  childPids: [...childPids],
+  children: [...children.values()],
   activeResources: typeof process.getActiveResourcesInfo === "function" ? process.getActiveResourcesInfo() : []
 }
 console.log(`QUALIFY-SUMMARY ${JSON.stringify(summary)}`)

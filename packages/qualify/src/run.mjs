@@ -19,7 +19,7 @@ import { spawn, spawnSync } from "node:child_process"
 import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = resolve(here, "../../..")
@@ -128,13 +128,16 @@ const runProgram = (command, args, cwd) =>
     })
   })
 
-const isAlive = (pid) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return error.code === "EPERM"
-  }
+/**
+ * Whether a child a program reported (`{ pid, start }`) still runs: the installed testkit's own
+ * check, which compares the start time too, so that a pid given to another process since (the
+ * pid space wraps within minutes on a busy machine) is not taken for the child. Loaded once the
+ * packages are installed; the programs only run then.
+ */
+let isRunning = () => false
+const loadProcessCheck = async () => {
+  const module = join(project, "node_modules/@phasebound/testkit/dist/processIdentity.js")
+  isRunning = (await import(pathToFileURL(module).href)).isRunning
 }
 
 /** The rows every program run gets from the outside, beside the program's own scenarios. */
@@ -164,11 +167,11 @@ const judgeProgram = (table, label, outcome) => {
   record(table, `${label}: nothing on stderr`, unexpectedStderr === "", unexpectedStderr === "" ? "" : tail(unexpectedStderr, 5))
   const leaked = (outcome.stdout + outcome.stderr).match(CANARY_PATTERN)
   record(table, `${label}: no canary secret anywhere in its output`, leaked === null, leaked === null ? "" : `found ${leaked[0]}`)
-  const pids = summary?.childPids ?? []
-  const alive = pids.filter(isAlive)
+  const children = summary?.children ?? []
+  const alive = children.filter(isRunning).map((child) => child.pid)
   record(
     table,
-    `${label}: no stdio child outlives the program (${pids.length} children spawned)`,
+    `${label}: no stdio child outlives the program (${children.length} children spawned)`,
     summary !== undefined && alive.length === 0,
     alive.length === 0 ? "" : `alive: ${alive.join(", ")}`
   )
@@ -333,6 +336,7 @@ try {
   // its public exports under both; 4. the CLI, compiled from the installed package, then driven
   // like the library. They run side by side (each program has its own loopback servers on port
   // 0 and waits on them far more than it computes); the programs are judged in a fixed order.
+  if (installed.includes("@phasebound/testkit")) await loadProcessCheck()
   const programs = []
   if (installed.includes("@phasebound/client") && installed.includes("@phasebound/testkit")) {
     copyFileSync(join(programDir, "qualify.mjs"), join(project, "qualify.mjs"))

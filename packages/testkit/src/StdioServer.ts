@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { FeatureCounters } from "./features.js"
+import { isRunning, parseIdentity, type ProcessIdentity } from "./processIdentity.js"
 
 interface StdioMethodFaultBase {
   /** The JSON-RPC method this fault applies to, e.g. "initialize", "tools/list", "tools/call". */
@@ -94,7 +95,7 @@ export type StdioGlobalFault =
   | { readonly kind: "ignore-sigterm" }
   /** When stdin ends, waits `ms` before exiting (default: exit promptly). */
   | { readonly kind: "linger-after-stdin-close"; readonly ms: number }
-  /** Writes process.pid to `path` at startup. */
+  /** Writes the child's identity to `path` at startup: its pid, then its start time where the system has one (processIdentity.ts). */
   | { readonly kind: "write-pid"; readonly path: string }
 
 export type StdioFault = StdioMethodFault | StdioGlobalFault
@@ -323,7 +324,12 @@ export interface StdioFixture extends StdioServerCommand, FeatureCounters {
   arrivals(): ReadonlyArray<string>
   /** The child's pid once it has started. */
   pid(): number | undefined
-  /** Whether the child's pid is still a live process (`process.kill(pid, 0)`); false before it started. */
+  /** The child's pid and start time once it has started: what `isAlive` compares (processIdentity.ts). */
+  identity(): ProcessIdentity | undefined
+  /**
+   * Whether the child is still a live (or unreaped) process: its pid is live and held by the
+   * process that started then, not by another that was given the pid since; false before it started.
+   */
   isAlive(): boolean
   /** Polls until `pred` holds; rejects after `timeoutMs` (default 5000). */
   waitFor(pred: () => boolean, timeoutMs?: number): Promise<void>
@@ -360,19 +366,11 @@ export const makeStdioFixture = (options: StdioFixtureOptions = {}): StdioFixtur
   const arrivals = (): ReadonlyArray<string> => (readText(logFile) ?? "").split("\n").filter((line) => line !== "")
   const events = (line: string): number => (readText(eventsFile) ?? "").split("\n").filter((entry) => entry === line).length
   const sent = (method: string): number => events(`sent ${method}`)
-  const pid = (): number | undefined => {
-    const value = Number.parseInt(readText(pidFile) ?? "", 10)
-    return Number.isSafeInteger(value) && value > 0 ? value : undefined
-  }
+  const identity = (): ProcessIdentity | undefined => parseIdentity(readText(pidFile))
+  const pid = (): number | undefined => identity()?.pid
   const isAlive = (): boolean => {
-    const current = pid()
-    if (current === undefined) return false
-    try {
-      process.kill(current, 0)
-      return true
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code === "EPERM"
-    }
+    const current = identity()
+    return current !== undefined && isRunning(current)
   }
 
   return {
@@ -402,6 +400,7 @@ export const makeStdioFixture = (options: StdioFixtureOptions = {}): StdioFixtur
     listChangedSent: () => sent("notifications/tools/list_changed"),
     subscriptionsClosed: () => (readText(eventsFile) ?? "").split("\n").filter((line) => line.startsWith("subscription-closed ")).length,
     pid,
+    identity,
     isAlive,
     waitFor: async (pred, timeoutMs = 5000) => {
       const deadline = Date.now() + timeoutMs

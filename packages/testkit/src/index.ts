@@ -105,3 +105,4 @@ export {
   type TokenCheckOptions,
   type TokenEndpointAuthMethod
 } from "./OAuthServer.js"
+export { isRunning, parseIdentity, type ProcessIdentity, processStart } from "./processIdentity.js"

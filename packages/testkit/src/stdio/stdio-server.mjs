@@ -76,7 +76,7 @@
  * request would play out too (`delay` only postpones it), but a list change still goes out at once.
  */
 import { createHmac } from "node:crypto"
-import { appendFileSync, writeFileSync } from "node:fs"
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs"
 import { parseArgs } from "node:util"
 
 const SUPPORTED_PROTOCOL_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
@@ -1446,9 +1446,23 @@ const floodStderr = async (bytes) => {
   await Promise.all(writes)
 }
 
+/**
+ * `pid start`: the start time (Linux, field 22 of /proc/self/stat) tells this process from a
+ * later one given the same pid (src/processIdentity.ts reads it back); `pid` alone elsewhere.
+ */
+const ownIdentity = () => {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8")
+    const start = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]
+    return /^\d+$/.test(start ?? "") ? `${process.pid} ${start}` : String(process.pid)
+  } catch {
+    return String(process.pid)
+  }
+}
+
 const main = async () => {
   const pidFault = config.faults.filter((fault) => fault.kind === "write-pid")
-  for (const fault of pidFault) writeFileSync(String(fault.path), String(process.pid))
+  for (const fault of pidFault) writeFileSync(String(fault.path), ownIdentity())
   writeCounter(0)
   if (ignoreSigterm) {
     process.on("SIGTERM", () => log("SIGTERM received and ignored"))
