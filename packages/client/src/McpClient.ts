@@ -461,7 +461,6 @@ const authorized = <A, R>(
   return Effect.zipRight(auth.prepare(stage), Effect.suspend(() => attempt(0)))
 }
 
-/** What is known about the remote effect when a deadline passes at a stage. */
 /**
  * A deadline that ends a negotiation after a failed attempt (a fallback) lists the attempts, the
  * one the deadline ended last, as a negotiation that failed does (docs/DESIGN.md, "Negotiation").
@@ -475,6 +474,7 @@ const deadlineAfterAttempts = (
     ? deadline
     : withAttempts(deadline, [...failed, attemptOf(current.era, current.transport, deadline)])
 
+/** What is known about the remote effect when a deadline passes at a stage. */
 const deadlineOutcome = (stage: Stage): Outcome =>
   stage === "config" || stage === "connect" || stage === "endpoint" ? "not-sent" : "unknown"
 
