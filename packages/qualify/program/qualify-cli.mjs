@@ -386,6 +386,7 @@ const stdioChild = (endpoint) => {
   }
   return Testkit.parseIdentity(text)
 }
+
 /** One case: the row's server with the fault at `site`, the CLI run against it with canaries. */
 const familyCase = (target, row, site, faultName, fault) => ({
   name: `${target.label}: contract[cli] ${row.server}: \`${site === "call" ? "call" : "tools"}\` meets ${faultName}: the record and exit code the rules give, ${site === "call" ? "run once" : "no tool run"}, no secret printed`,
