@@ -36,6 +36,24 @@ const scoped = (name: string, body: () => Effect.Effect<void, unknown, any>, tim
 const connectTo = (f: Testkit.StdioFixture, policy?: McpClient.StdioConnectOptions["policy"]) =>
   McpClient.connectStdio({ command: f.command, args: f.args, env: f.env, policy })
 
+/**
+ * A child that writes `lines` of script and exits before the handshake, spawned with the stderr
+ * `mode`: its failure, and the tail reader the stderr option's `onSpawn` was given.
+ */
+const failingChild = (mode: Stdio.StderrHandling["mode"], lines: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    let readTail: Effect.Effect<string> | undefined
+    const { error } = yield* failureOf(
+      McpClient.connectStdio({
+        command: process.execPath,
+        args: ["-e", lines.join(";")],
+        policy: { discovery: { timeout: 10_000 } },
+        stderr: { mode, onSpawn: (tail) => void (readTail = tail) }
+      })
+    )
+    return { error, readTail }
+  })
+
 describe("stdio", () => {
   scoped("discovers and calls tools over a child process; closing the scope ends the child", () =>
     Effect.gen(function*() {
@@ -125,20 +143,11 @@ describe("stdio", () => {
 
   scoped("a child that fails to start: its stderr tail stays readable through the stderr option's onSpawn, never in the error", () =>
     Effect.gen(function*() {
-      const script = [
+      const { error, readTail } = yield* failingChild("tail", [
         "process.stderr.write('starting\\n')",
         "process.stderr.write('fatal: API_KEY is not set (given CANARY-stderr-77)\\n')",
         "process.exit(1)"
-      ].join(";")
-      let readTail: Effect.Effect<string> | undefined
-      const { error } = yield* failureOf(
-        McpClient.connectStdio({
-          command: process.execPath,
-          args: ["-e", script],
-          policy: { discovery: { timeout: 10_000 } },
-          stderr: { mode: "tail", onSpawn: (tail) => void (readTail = tail) }
-        })
-      )
+      ])
       expect(error).toMatchObject({ _tag: "TransportFailure", reason: "process-exited", exitCode: 1, phase: "discovery" })
       expect(JSON.stringify(error) + String(error)).not.toContain("CANARY")
       // The child is released; what it wrote is still there.
@@ -176,19 +185,10 @@ describe("stdio", () => {
   scoped("stderr inherit: the child's stderr is not piped to the client, nothing kept", () =>
     Effect.gen(function*() {
       // A small stderr (this test process's own stderr receives it): the session works as usual.
-      const script = [
+      const { error, readTail } = yield* failingChild("inherit", [
         "process.stderr.write('inherited stderr line from a phasebound test child\\n')",
         "process.exit(2)"
-      ].join(";")
-      let readTail: Effect.Effect<string> | undefined
-      const { error } = yield* failureOf(
-        McpClient.connectStdio({
-          command: process.execPath,
-          args: ["-e", script],
-          policy: { discovery: { timeout: 10_000 } },
-          stderr: { mode: "inherit", onSpawn: (tail) => void (readTail = tail) }
-        })
-      )
+      ])
       expect(error).toMatchObject({ _tag: "TransportFailure", reason: "process-exited", exitCode: 2 })
       expect(yield* readTail!).toBe("")
     }))
