@@ -19,6 +19,13 @@ export interface Policy extends Budget {
   readonly releaseTimeout?: number | undefined
 }
 
+/**
+ * A call-site case's policy: the case's own budget for the call, and a discovery that no loaded
+ * machine runs out of (a stdio child can take most of a second to start, and the stateless
+ * probe waits only half of discovery's budget), so that only the fault at the call ends anything.
+ */
+export const forCallSite = (policy: Policy): Policy => ({ ...policy, discovery: { ...policy.discovery, timeout: 20_000 } })
+
 export interface HttpTarget {
   readonly url: string
   readonly headers?: Readonly<Record<string, string>> | undefined

@@ -32,6 +32,7 @@
  */
 import { Effect, Fiber, Option, TestClock, TestContext } from "effect"
 import { check, checkFields, ContractFailure, failureOf } from "../assert.js"
+import { forCallSite } from "../client.js"
 import { expectedFailure, expectedFields } from "../expectations.js"
 import { type ContractFault, methodOf, type Site } from "../faults.js"
 import { type Peer, peer, type Row } from "../rows.js"
@@ -115,7 +116,7 @@ const liveCase = <R>(row: Row<R>, site: Site): CaseSpec => ({
     row.run(Effect.gen(function*() {
       const server = yield* peer(row, { faults: [{ site, fault: stall }] })
       const policy = { timeout: LIVE_TIMEOUT, maxBytes: MAX_BYTES }
-      const connection = site === "call" ? yield* server.connect({ ...policy, discovery: { timeout: 20_000 } }) : undefined
+      const connection = site === "call" ? yield* server.connect(forCallSite(policy)) : undefined
       const started = performance.now()
       const error = yield* failureOf(connection === undefined ? server.connect(policy) : connection.callTool("increment"))
       const elapsed = performance.now() - started

@@ -8,7 +8,7 @@ import { check, checkFields, checkNextCallAfterStreamGivenUp, expectReleased, fa
 import { CANARIES } from "../canaries.js"
 import { type ExpectedFailure, expectedFailure, expectedFields } from "../expectations.js"
 import type { ContractFault } from "../faults.js"
-import type { Connection } from "../client.js"
+import { type Connection, forCallSite } from "../client.js"
 import { type Peer, peer, type Row } from "../rows.js"
 import type { CaseSpec, Family } from "../suite.js"
 
@@ -42,7 +42,7 @@ const callCase = <R>(row: Row<R>, name: string, fault: ContractFault): CaseSpec 
     row.run(Effect.gen(function*() {
       const server = yield* peer(row, { faults: [{ site: "call", fault }] })
       const expected = expectedFailure(row, "call", fault)
-      const connection = yield* server.connect(policyFor(expected))
+      const connection = yield* server.connect(forCallSite(policyFor(expected)))
       // Frames dropped before the call are not the fault's: a 2025 stdio child that answers the
       // stateless probe only after the probe's bounded wait (a loaded machine) adds one then.
       const droppedBefore = (yield* connection.diagnostics).droppedFrames

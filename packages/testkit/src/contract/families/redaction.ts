@@ -11,7 +11,7 @@ import { inspect } from "node:util"
 import { Effect } from "effect"
 import { check, ContractFailure, failureOf, rejectionOf, summary } from "../assert.js"
 import { CANARIES, echoingRefusal, FORBIDDEN } from "../canaries.js"
-import type { Connection } from "../client.js"
+import { type Connection, forCallSite } from "../client.js"
 import { expectedFailure } from "../expectations.js"
 import type { ContractFault, Site } from "../faults.js"
 import { type Peer, peer, type Row } from "../rows.js"
@@ -203,7 +203,7 @@ const effectCase = <R>(row: Row<R>, site: Site, name: string, fault: ContractFau
       if (site === "discovery") {
         error = yield* failureOf(server.connect(policy))
       } else {
-        connection = yield* server.connect(policy)
+        connection = yield* server.connect(forCallSite(policy))
         error = yield* failureOf(connection.callTool("increment"))
       }
       const what = `${site} failure`
@@ -227,7 +227,7 @@ const promiseCase = <R>(row: Row<R>, site: Site, name: string, fault: ContractFa
         checkClean(row, error, what)
       } else {
         const connection = yield* Effect.acquireRelease(
-          Effect.promise(() => server.connectPromise({ policy })),
+          Effect.promise(() => server.connectPromise({ policy: forCallSite(policy) })),
           (c) => Effect.promise(() => c.close())
         )
         const error = yield* Effect.promise(() => rejectionOf(connection.callTool("increment")))
