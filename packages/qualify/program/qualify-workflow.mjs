@@ -49,23 +49,19 @@ const scenario = async (name, body, timeoutMs = 20_000) => {
 
 const textOf = (result) => result.content.map((c) => c.text ?? "").join("")
 
-/** One order, one `increment` call: the workflow's result is the tool's text. */
-const Order = Workflow.make({
-  name: "QualifyOrder",
-  payload: { order: Schema.String },
-  success: Schema.String,
-  error: ToolCallError.ToolCallError,
-  idempotencyKey: ({ order }) => order
-})
+/** A workflow of one order, one `increment` call: its result is the tool's text. */
+const orderWorkflow = (name) =>
+  Workflow.make({
+    name,
+    payload: { order: Schema.String },
+    success: Schema.String,
+    error: ToolCallError.ToolCallError,
+    idempotencyKey: ({ order }) => order
+  })
 
+const Order = orderWorkflow("QualifyOrder")
 /** The same workflow over a connection that cannot be made (a port nothing listens on). */
-const Unreachable = Workflow.make({
-  name: "QualifyUnreachable",
-  payload: { order: Schema.String },
-  success: Schema.String,
-  error: ToolCallError.ToolCallError,
-  idempotencyKey: ({ order }) => order
-})
+const Unreachable = orderWorkflow("QualifyUnreachable")
 
 const toolCalls = (server) => server.requests.filter((request) => request.json?.method === "tools/call")
 
