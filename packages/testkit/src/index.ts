@@ -106,3 +106,28 @@ export {
   type TokenEndpointAuthMethod
 } from "./OAuthServer.js"
 export { isRunning, parseIdentity, type ProcessIdentity, processStart } from "./processIdentity.js"
+export {
+  bodyBytes,
+  HOSTILE_NORMAL_TOOL,
+  type HostileAnswer,
+  type HostileEra,
+  type HostileReply,
+  type HostileRequest,
+  type HostileScript,
+  type HostileServer,
+  type HostileServerOptions,
+  ID_PLACEHOLDER,
+  messageAnswer,
+  normalAnswer,
+  resultText,
+  sseEventText,
+  startHostileServer,
+  type ToolCallArrival
+} from "./HostileServer.js"
+export {
+  HOSTILE_STDIO_SCRIPT,
+  type HostileStdioAnswer,
+  type HostileStdioAnswers,
+  type HostileStdioCase,
+  hostileStdioCase
+} from "./HostileStdio.js"
