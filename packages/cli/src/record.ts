@@ -52,10 +52,14 @@ export const cliRecord = (tag: CliTag, position: Position): RecordBody => ({
   tag,
   stage: position.stage,
   phase: position.phase,
-  limits: { ...position.limits },
+  limits: limitsOf(position.limits),
   outcome: "unknown",
   retryable: false
 })
+
+/** The limits of a budget, and nothing else it carries (the structure bound stays out of records). */
+const limitsOf = ({ idleTimeoutMs, maxBytes, timeoutMs }: Limits): Limits =>
+  idleTimeoutMs === undefined ? { timeoutMs, maxBytes } : { timeoutMs, maxBytes, idleTimeoutMs }
 
 export const exitCodes = {
   success: 0,

@@ -56,6 +56,23 @@ describe("human output", () => {
     expect(JSON.parse(renderCall(result, true))).toEqual(result)
   })
 
+  it("call: structuredContent of any JSON type is printed, in both modes", () => {
+    for (const structuredContent of [5, "five", [1, "two", null], null, true, { n: 5 }]) {
+      const result = { content: [{ type: "text", text: "ok" }], structuredContent }
+      expect(renderCall(result, false)).toBe(`ok\n${JSON.stringify(structuredContent, null, 2)}\n`)
+      expect(JSON.parse(renderCall(result, true))).toEqual(result)
+    }
+  })
+
+  it("call: printing a result as deep as the client accepts (1,000 levels, its ceiling) never overflows the stack", () => {
+    for (const depth of [128, 1_000]) {
+      const structuredContent = JSON.parse("[".repeat(depth) + "{\"a\":1}" + "]".repeat(depth)) as unknown
+      const result = { content: [{ type: "text", text: "ok" }, { type: "data", value: structuredContent }], structuredContent }
+      expect(() => renderCall(result, false)).not.toThrow()
+      expect(() => renderCall(result, true)).not.toThrow()
+    }
+  })
+
   it("call: a tool's text reaches the terminal printable", () => {
     const result = { content: [{ type: "text", text: "a\x1b[2Jb\tc\rd" }] }
     expect(renderCall(result, false)).toBe("a [2Jb\tc d\n")

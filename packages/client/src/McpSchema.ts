@@ -328,13 +328,15 @@ export const ContentBlock = Schema.Struct({
 
 /**
  * The result of `tools/call`. `isError: true` is a tool-level failure returned as a result.
+ * `structuredContent` may be any JSON value (object, array, string, number, boolean or `null`),
+ * in every revision (docs/DESIGN.md, "Typed results").
  *
  * @since 0.1.0
  * @category mcp
  */
 export const CallToolResult = Schema.Struct({
   content: Schema.Array(ContentBlock),
-  structuredContent: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  structuredContent: Schema.optional(Schema.Unknown),
   isError: Schema.optional(Schema.Boolean)
 }).annotations({ parseOptions: preserve })
 

@@ -2,8 +2,9 @@
  * Phase budgets (docs/DESIGN.md, "Phases and budgets"): a shared baseline
  * `{ timeout, maxBytes }`, per-phase overrides for discovery, call and authorization (the OAuth
  * exchanges: metadata, registration, tokens), a bound for unsolicited
- * frames, and the separate constraints `maxTools`, `maxPages`, `maxSchemaBytes` and
- * `maxInputRounds`. Everything is validated before any
+ * frames, the structure bound of every JSON message (`maxDepth`, `maxNodes`), and the separate
+ * constraints `maxTools`, `maxPages`, `maxSchemaBytes`, `maxListingBytes` and `maxInputRounds`.
+ * Everything is validated before any
  * I/O into a typed `InvalidOption` that names the option: never a silent clamp, never an
  * unlimited wait or read.
  *
@@ -45,6 +46,23 @@ export interface Options extends BudgetOptions {
   readonly maxPages?: number | undefined
   /** Largest input schema accepted per tool, in bytes of its JSON (default 1 MiB). */
   readonly maxSchemaBytes?: number | undefined
+  /**
+   * Most bytes one listing may read over all its pages (`tools/list`, `resources/list`,
+   * `resources/templates/list`, `prompts/list`; default 32 MiB). Each page is bounded by its
+   * phase's `maxBytes` as well.
+   */
+  readonly maxListingBytes?: number | undefined
+  /**
+   * Deepest nesting of arrays and objects accepted in one JSON message from a peer (default
+   * 128). Checked before the message is parsed (docs/DESIGN.md, "Structure bounds").
+   */
+  readonly maxDepth?: number | undefined
+  /**
+   * Most nodes accepted in one JSON message from a peer, and in one listing over all its pages
+   * (default 1,048,576): every `{`, `[` and `,` of the text counts one. Checked before the
+   * message is parsed, so that what a message costs in memory is bounded, not only its bytes.
+   */
+  readonly maxNodes?: number | undefined
   /** Most `input_required` rounds one request may take (2026-07-28; default 8). */
   readonly maxInputRounds?: number | undefined
   /**
@@ -72,6 +90,10 @@ export interface Options extends BudgetOptions {
 export interface Budget {
   readonly timeoutMs: number
   readonly maxBytes: number
+  /** The policy's `maxDepth`: every JSON message read under this budget is bounded by it. */
+  readonly maxDepth?: number | undefined
+  /** The policy's `maxNodes`, likewise. */
+  readonly maxNodes?: number | undefined
   /** A call's idle timeout, when it has one (`McpClient.CallOptions.idleTimeout`). */
   readonly idleTimeoutMs?: number | undefined
 }
@@ -89,6 +111,9 @@ export interface PhasePolicy {
   readonly maxTools: number
   readonly maxPages: number
   readonly maxSchemaBytes: number
+  readonly maxListingBytes: number
+  readonly maxDepth: number
+  readonly maxNodes: number
   readonly maxInputRounds: number
   readonly maxSessionRenewals: number
   readonly releaseTimeoutMs: number
@@ -106,6 +131,9 @@ export const defaults = {
   maxTools: 4_096,
   maxPages: 64,
   maxSchemaBytes: 1024 * 1024,
+  maxListingBytes: 32 * 1024 * 1024,
+  maxDepth: 128,
+  maxNodes: 1_048_576,
   maxInputRounds: 8,
   maxSessionRenewals: 3,
   pingTimeoutMs: 5_000,
@@ -181,6 +209,21 @@ export const validateCount = (
   return Effect.succeed(input)
 }
 
+/**
+ * The deepest `maxDepth` accepted: what the client does with a message (`JSON.stringify` among
+ * it) walks it recursively, and a thousand levels leave the stack room to spare.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
+export const maxDepthCeiling = 1_000
+
+const validateDepth = (input: unknown): Effect.Effect<number, InvalidOption> =>
+  Effect.flatMap(
+    validateCount("maxDepth", input),
+    (depth) => depth > maxDepthCeiling ? Effect.fail(invalid("maxDepth", "invalid-value")) : Effect.succeed(depth)
+  )
+
 const optional = <A>(
   input: unknown,
   fallback: A,
@@ -193,10 +236,14 @@ const resolveBudget = (
   base: Budget,
   stage: Stage
 ): Effect.Effect<Budget, InvalidOption> =>
-  Effect.all({
-    timeoutMs: optional(options?.timeout, base.timeoutMs, (u) => validateTimeout(`${prefix}timeout`, u, stage)),
-    maxBytes: optional(options?.maxBytes, base.maxBytes, (u) => validateCount(`${prefix}maxBytes`, u, stage))
-  })
+  Effect.map(
+    Effect.all({
+      timeoutMs: optional(options?.timeout, base.timeoutMs, (u) => validateTimeout(`${prefix}timeout`, u, stage)),
+      maxBytes: optional(options?.maxBytes, base.maxBytes, (u) => validateCount(`${prefix}maxBytes`, u, stage))
+    }),
+    // The structure bound is the policy's, whatever the phase.
+    (limits) => base.maxDepth === undefined ? limits : { ...limits, maxDepth: base.maxDepth, maxNodes: base.maxNodes }
+  )
 
 /**
  * Validates options into a policy. Runs before any I/O.
@@ -206,13 +253,20 @@ const resolveBudget = (
  */
 export const make = (options: Options = {}): Effect.Effect<PhasePolicy, InvalidOption> =>
   Effect.gen(function*() {
-    const baseline = yield* resolveBudget("", options, configLimits, "config")
+    const maxDepth = yield* optional(options.maxDepth, defaults.maxDepth, validateDepth)
+    const maxNodes = yield* optional(options.maxNodes, defaults.maxNodes, (u) => validateCount("maxNodes", u))
+    const baseline = yield* resolveBudget("", options, { ...configLimits, maxDepth, maxNodes }, "config")
     return {
       discovery: yield* resolveBudget("discovery.", options.discovery, baseline, "config"),
       call: yield* resolveBudget("call.", options.call, baseline, "config"),
       authorization: yield* resolveBudget("authorization.", options.authorization, baseline, "config"),
       // Not the baseline: a ping is small and quick whatever the tools are.
-      ping: yield* resolveBudget("ping.", options.ping, { timeoutMs: defaults.pingTimeoutMs, maxBytes: defaults.pingMaxBytes }, "config"),
+      ping: yield* resolveBudget(
+        "ping.",
+        options.ping,
+        { timeoutMs: defaults.pingTimeoutMs, maxBytes: defaults.pingMaxBytes, maxDepth, maxNodes },
+        "config"
+      ),
       unsolicitedMaxBytes: yield* optional(
         options.unsolicited?.maxBytes,
         baseline.maxBytes,
@@ -225,6 +279,13 @@ export const make = (options: Options = {}): Effect.Effect<PhasePolicy, InvalidO
         defaults.maxSchemaBytes,
         (u) => validateCount("maxSchemaBytes", u)
       ),
+      maxListingBytes: yield* optional(
+        options.maxListingBytes,
+        defaults.maxListingBytes,
+        (u) => validateCount("maxListingBytes", u)
+      ),
+      maxDepth,
+      maxNodes,
       maxInputRounds: yield* optional(
         options.maxInputRounds,
         defaults.maxInputRounds,

@@ -18,12 +18,14 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as JsonText from "./internal/jsonText.js"
 
 const StringRecord = Schema.Record({ key: Schema.String, value: Schema.String })
 
 /**
- * OAuth settings of an HTTP entry. `clientSecret` may use `${VAR}`; a relative `privateKeyFile`
- * is read from the file's directory; `redirectPort` is the CLI's loopback redirect.
+ * OAuth settings of an HTTP entry (`Authorization.Options`). `clientSecret` may use `${VAR}`; a
+ * relative `privateKeyFile` is read from the file's directory; `issuer` binds the client's
+ * credentials to that authorization server; `redirectPort` is the CLI's loopback redirect.
  *
  * @since 0.1.0
  * @category schemas
@@ -36,6 +38,9 @@ export const AuthEntry = Schema.Struct({
   privateKeyFile: Schema.optional(Schema.NonEmptyString),
   privateKeyAlg: Schema.optional(Schema.Literal("RS256", "ES256")),
   scope: Schema.optional(Schema.NonEmptyString),
+  issuer: Schema.optional(Schema.NonEmptyString),
+  allowPrivateAuthority: Schema.optional(Schema.Boolean),
+  allowScopeStepUp: Schema.optional(Schema.Boolean),
   redirectPort: Schema.optional(Schema.Int.pipe(Schema.between(0, 65535)))
 })
 
@@ -140,12 +145,12 @@ export type Problem = "invalid-json" | "invalid-value"
  * @category decoding
  */
 export const parse = (text: string): Either.Either<ServersFile, Problem> => {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch {
-    return Either.left("invalid-json")
-  }
+  // A config file is another party's text: parsed under the default structure bound
+  // (docs/DESIGN.md, "Structure bounds"); past it, the file is refused as it is.
+  const parsed = JsonText.parse(text, JsonText.defaultStructure)
+  if (parsed._tag === "Invalid") return Either.left("invalid-json")
+  if (parsed._tag !== "Parsed") return Either.left("invalid-value")
+  const json = parsed.value
   if (typeof json !== "object" || json === null || Array.isArray(json) || !("mcpServers" in json)) {
     return Either.left("invalid-value")
   }

@@ -90,6 +90,8 @@ export interface Request extends Outgoing {
 export interface Response {
   readonly result: Record<string, unknown>
   readonly bytes: number
+  /** The nodes of the message that brought it (docs/DESIGN.md, "Structure bounds"). */
+  readonly nodes: number
   readonly headers: Readonly<Record<string, string | undefined>>
 }
 

@@ -8,15 +8,19 @@ const refusal = (options: PhasePolicy.Options) =>
 describe("PhasePolicy", () => {
   it("applies the documented defaults (docs/DESIGN.md)", () => {
     const policy = Effect.runSync(PhasePolicy.make())
+    // Every budget carries the policy's structure bound (docs/DESIGN.md, "Structure bounds").
+    const structure = { maxDepth: 128, maxNodes: 1_048_576 }
     expect(policy).toEqual({
-      discovery: { timeoutMs: 60_000, maxBytes: 16_777_216 },
-      call: { timeoutMs: 60_000, maxBytes: 16_777_216 },
-      authorization: { timeoutMs: 60_000, maxBytes: 16_777_216 },
-      ping: { timeoutMs: 5_000, maxBytes: 65_536 },
+      discovery: { timeoutMs: 60_000, maxBytes: 16_777_216, ...structure },
+      call: { timeoutMs: 60_000, maxBytes: 16_777_216, ...structure },
+      authorization: { timeoutMs: 60_000, maxBytes: 16_777_216, ...structure },
+      ping: { timeoutMs: 5_000, maxBytes: 65_536, ...structure },
       unsolicitedMaxBytes: 16_777_216,
       maxTools: 4_096,
       maxPages: 64,
       maxSchemaBytes: 1_048_576,
+      maxListingBytes: 33_554_432,
+      ...structure,
       maxInputRounds: 8,
       maxSessionRenewals: 3,
       releaseTimeoutMs: 2_000,
@@ -44,11 +48,31 @@ describe("PhasePolicy", () => {
     expect(Effect.runSync(PhasePolicy.callBudget(policy, { idleTimeout: 250 }))).toEqual({
       timeoutMs: 60_000,
       maxBytes: 16_777_216,
+      maxDepth: 128,
+      maxNodes: 1_048_576,
       idleTimeoutMs: 250
     })
     for (const [idleTimeout, reason] of [[0, "not-positive"], [Number.NaN, "not-finite"], ["later", "not-a-duration"]] as const) {
       const error = Effect.runSync(Effect.flip(PhasePolicy.callBudget(policy, { idleTimeout } as PhasePolicy.CallBudgetOptions)))
       expect(error).toMatchObject({ _tag: "InvalidOption", option: "call.idleTimeout", reason, stage: "call", phase: "call" })
+    }
+  })
+
+  it("validates the structure bound and the listing bound like every count; maxDepth at most 1,000", () => {
+    const policy = Effect.runSync(PhasePolicy.make({ maxDepth: 1_000, maxNodes: 10, maxListingBytes: 2048 }))
+    expect([policy.maxDepth, policy.maxNodes, policy.maxListingBytes]).toEqual([1_000, 10, 2048])
+    // The bound travels with every budget, a per-call one included.
+    expect(policy.discovery).toMatchObject({ maxDepth: 1_000, maxNodes: 10 })
+    expect(Effect.runSync(PhasePolicy.callBudget(policy, { maxBytes: 7 }))).toMatchObject({ maxDepth: 1_000, maxNodes: 10 })
+    for (const [options, option, reason] of [
+      [{ maxDepth: 1_001 }, "maxDepth", "invalid-value"],
+      [{ maxDepth: 0 }, "maxDepth", "not-positive"],
+      [{ maxNodes: 1.5 }, "maxNodes", "not-integer"],
+      [{ maxNodes: Infinity }, "maxNodes", "not-finite"],
+      [{ maxListingBytes: -1 }, "maxListingBytes", "not-positive"]
+    ] as const) {
+      const error = Effect.runSync(Effect.flip(PhasePolicy.make(options as PhasePolicy.Options)))
+      expect(error).toMatchObject({ _tag: "InvalidOption", option, reason, stage: "config" })
     }
   })
 
@@ -67,9 +91,9 @@ describe("PhasePolicy", () => {
       discovery: { timeout: 200 },
       call: { maxBytes: 5 }
     }))
-    expect(policy.discovery).toEqual({ timeoutMs: 200, maxBytes: 1000 })
-    expect(policy.call).toEqual({ timeoutMs: 10_000, maxBytes: 5 })
-    expect(policy.authorization).toEqual({ timeoutMs: 10_000, maxBytes: 1000 })
+    expect(policy.discovery).toMatchObject({ timeoutMs: 200, maxBytes: 1000 })
+    expect(policy.call).toMatchObject({ timeoutMs: 10_000, maxBytes: 5 })
+    expect(policy.authorization).toMatchObject({ timeoutMs: 10_000, maxBytes: 1000 })
     expect(policy.unsolicitedMaxBytes).toBe(1000)
   })
 
@@ -79,10 +103,10 @@ describe("PhasePolicy", () => {
       maxBytes: 1_000_000,
       authorization: { timeout: 5_000, maxBytes: 64 * 1024 }
     }))
-    expect(policy.authorization).toEqual({ timeoutMs: 5_000, maxBytes: 64 * 1024 })
+    expect(policy.authorization).toMatchObject({ timeoutMs: 5_000, maxBytes: 64 * 1024 })
     // The other phases keep the baseline.
-    expect(policy.discovery).toEqual({ timeoutMs: 30_000, maxBytes: 1_000_000 })
-    expect(policy.call).toEqual({ timeoutMs: 30_000, maxBytes: 1_000_000 })
+    expect(policy.discovery).toMatchObject({ timeoutMs: 30_000, maxBytes: 1_000_000 })
+    expect(policy.call).toMatchObject({ timeoutMs: 30_000, maxBytes: 1_000_000 })
   })
 
   it("reads a bigint timeout as nanoseconds, as Effect's Duration.decode does", () => {
@@ -169,8 +193,8 @@ describe("PhasePolicy", () => {
   describe("per-call overrides", () => {
     const policy = Effect.runSync(PhasePolicy.make({ call: { timeout: 5000, maxBytes: 100 } }))
     it("inherit what they leave out", () => {
-      expect(Effect.runSync(PhasePolicy.callBudget(policy, { maxBytes: 7 }))).toEqual({ timeoutMs: 5000, maxBytes: 7 })
-      expect(Effect.runSync(PhasePolicy.callBudget(policy))).toEqual({ timeoutMs: 5000, maxBytes: 100 })
+      expect(Effect.runSync(PhasePolicy.callBudget(policy, { maxBytes: 7 }))).toMatchObject({ timeoutMs: 5000, maxBytes: 7 })
+      expect(Effect.runSync(PhasePolicy.callBudget(policy))).toMatchObject({ timeoutMs: 5000, maxBytes: 100 })
     })
     it.each([...badTimeouts.map(([n, v, r]) => ["timeout", n, v, r] as const), ...badBytes.map(([n, v, r]) => ["maxBytes", n, v, r] as const)])(
       "refuse a bad %s (%s) at stage call",

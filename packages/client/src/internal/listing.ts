@@ -1,8 +1,9 @@
 /**
  * Paginated listings (docs/DESIGN.md, "Listings"): every page of `tools/list`, and of
  * `resources/list`, `resources/templates/list` and `prompts/list`, under the one deadline the
- * caller puts around the whole listing, bounded by `maxPages`, and for tools by `maxTools` and
- * `maxSchemaBytes`.
+ * caller puts around the whole listing, bounded by `maxPages`, `maxListingBytes` and `maxNodes`
+ * over all its pages (what a listing may cost in memory: docs/DESIGN.md, "Structure bounds"),
+ * and for tools by `maxTools` and `maxSchemaBytes`.
  *
  * A listed tool the session cannot use correctly is left out (and named in `excluded`): a
  * stateless tool whose header declarations are invalid, or a tool whose `outputSchema` cannot
@@ -14,7 +15,7 @@ import * as Schema from "effect/Schema"
 import { LimitExceeded, type McpConnectionError, type Stage } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
 import type * as PhasePolicy from "../PhasePolicy.js"
-import type { Exchange } from "../Transport.js"
+import type { Exchange, Response } from "../Transport.js"
 import type { Session } from "./era.js"
 import * as Failures from "./failures.js"
 import { compileOutputSchema, type OutputCheck, validators } from "./outputSchema.js"
@@ -33,15 +34,37 @@ export interface Listing {
 const decodeListPage = Schema.decodeUnknown(McpSchema.ListToolsPage)
 const decodeTool = Schema.decodeUnknown(McpSchema.Tool)
 
-export const limitExceeded = (exchange: Exchange, limit: "maxTools" | "maxPages" | "maxSchemaBytes") =>
+export const limitExceeded = (
+  exchange: Exchange,
+  limit: "maxTools" | "maxPages" | "maxSchemaBytes" | "maxListingBytes" | "maxNodes",
+  observedBytes?: number
+) =>
   new LimitExceeded({
-    stage: exchange.stage,
-    phase: exchange.phase,
-    limits: exchange.budget,
+    ...Failures.fields(exchange),
     limit,
+    observedBytes,
     outcome: "applied",
     retryable: false
   })
+
+/** What a listing read so far, over all its pages, against its bounds. */
+interface Totals {
+  bytes: number
+  nodes: number
+}
+
+/** Adds one page to a listing's totals: the limit it passes, if any. */
+const addPage = (
+  totals: Totals,
+  response: Response,
+  bounds: { readonly maxListingBytes: number; readonly maxNodes: number }
+): "maxListingBytes" | "maxNodes" | undefined => {
+  totals.bytes += response.bytes
+  totals.nodes += response.nodes
+  if (totals.bytes > bounds.maxListingBytes) return "maxListingBytes"
+  if (totals.nodes > bounds.maxNodes) return "maxNodes"
+  return undefined
+}
 
 export const invalidResult = (exchange: Exchange, bytes: number) => (cause: unknown) =>
   Failures.protocol(exchange, "invalid-result", { observedBytes: bytes }, cause)
@@ -64,12 +87,13 @@ export const listAllTools = (
     let cursor: string | undefined
     let cacheHint: McpSchema.CacheHint | undefined
     const excluded = new Set<string>()
-    let bytes = 0
+    const totals: Totals = { bytes: 0, nodes: 0 }
     for (let page = 1;; page++) {
       if (page > policy.maxPages) return yield* Effect.fail(limitExceeded(exchange, "maxPages"))
       const response = yield* session.request("tools/list", cursor === undefined ? undefined : { cursor }, exchange)
       record("list-tools", response.bytes)
-      bytes += response.bytes
+      const passed = addPage(totals, response, policy)
+      if (passed !== undefined) return yield* Effect.fail(limitExceeded(exchange, passed, totals.bytes))
       const decoded = yield* decodeListPage(response.result).pipe(Effect.mapError(invalidResult(exchange, response.bytes)))
       if (tools.length + excluded.size + decoded.tools.length > policy.maxTools) {
         return yield* Effect.fail(limitExceeded(exchange, "maxTools"))
@@ -101,7 +125,7 @@ export const listAllTools = (
           cacheScope: cacheHint?.cacheScope === "private" ? "private" : decoded.cacheScope
         }
       }
-      if (decoded.nextCursor === undefined) return { tools, cacheHint, excluded, outputChecks, bytes }
+      if (decoded.nextCursor === undefined) return { tools, cacheHint, excluded, outputChecks, bytes: totals.bytes }
       cursor = decoded.nextCursor
     }
   })
@@ -121,21 +145,25 @@ export const listAll = <A, I>(
   key: string,
   item: Schema.Schema<A, I>,
   exchange: Exchange,
-  maxPages: number
+  bounds: Pick<PhasePolicy.PhasePolicy, "maxPages" | "maxListingBytes" | "maxNodes">
 ): Effect.Effect<{ readonly items: ReadonlyArray<A>; readonly bytes: number }, McpConnectionError> => {
   const decodeItems = Schema.decodeUnknown(Schema.Array(item))
   return Effect.gen(function*() {
     const items: Array<A> = []
     let cursor: string | undefined
-    let bytes = 0
+    const totals: Totals = { bytes: 0, nodes: 0 }
     for (let page = 1;; page++) {
-      if (page > maxPages) return yield* Effect.fail(limitExceeded(exchange, "maxPages"))
+      if (page > bounds.maxPages) return yield* Effect.fail(limitExceeded(exchange, "maxPages"))
       const response = yield* session.request(method, cursor === undefined ? undefined : { cursor }, exchange)
-      bytes += response.bytes
-      const invalid = invalidResult(exchange, bytes)
+      const passed = addPage(totals, response, bounds)
+      if (passed !== undefined) return yield* Effect.fail(limitExceeded(exchange, passed, totals.bytes))
+      const invalid = invalidResult(exchange, totals.bytes)
       const decoded = yield* decodePage(response.result).pipe(Effect.mapError(invalid))
-      items.push(...yield* decodeItems(response.result[key]).pipe(Effect.mapError(invalid)))
-      if (decoded.nextCursor === undefined) return { items, bytes }
+      // Pushed one by one: spreading a large page would pass each item as an argument (a RangeError past ~100,000).
+      for (const decodedItem of yield* decodeItems(response.result[key]).pipe(Effect.mapError(invalid))) {
+        items.push(decodedItem)
+      }
+      if (decoded.nextCursor === undefined) return { items, bytes: totals.bytes }
       cursor = decoded.nextCursor
     }
   })

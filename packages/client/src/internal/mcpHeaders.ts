@@ -50,12 +50,18 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
 export const headerParameters = (tool: McpSchema.Tool): ReadonlyArray<HeaderParameter> | undefined => {
   const found: Array<HeaderParameter> = []
   let valid = true
-  const visit = (node: unknown, path: ReadonlyArray<string> | undefined): void => {
+  // An explicit stack, not recursion: the schema is the server's (docs/DESIGN.md, "Structure
+  // bounds"). Children are pushed last first, so nodes are visited in document order.
+  const stack: Array<{ readonly node: unknown; readonly path: ReadonlyArray<string> | undefined }> = [
+    { node: tool.inputSchema, path: [] }
+  ]
+  while (stack.length > 0) {
+    const { node, path } = stack.pop()!
     if (Array.isArray(node)) {
-      for (const item of node) visit(item, undefined)
-      return
+      for (let i = node.length - 1; i >= 0; i--) stack.push({ node: node[i], path: undefined })
+      continue
     }
-    if (!isRecord(node)) return
+    if (!isRecord(node)) continue
     if ("x-mcp-header" in node) {
       const name = node["x-mcp-header"]
       const type = node["type"]
@@ -68,17 +74,18 @@ export const headerParameters = (tool: McpSchema.Tool): ReadonlyArray<HeaderPara
         found.push({ name, path, type })
       }
     }
+    const children: Array<{ readonly node: unknown; readonly path: ReadonlyArray<string> | undefined }> = []
     for (const [key, value] of Object.entries(node)) {
       if (dataKeywords.has(key)) continue
       if (key === "properties" && path !== undefined && isRecord(value)) {
-        for (const [property, schema] of Object.entries(value)) visit(schema, [...path, property])
+        for (const [property, schema] of Object.entries(value)) children.push({ node: schema, path: [...path, property] })
       } else {
         // Anything reached otherwise is not statically reachable.
-        visit(value, undefined)
+        children.push({ node: value, path: undefined })
       }
     }
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!)
   }
-  visit(tool.inputSchema, [])
   const names = new Set(found.map((parameter) => parameter.name.toLowerCase()))
   return valid && names.size === found.length ? found : undefined
 }

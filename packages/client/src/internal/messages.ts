@@ -3,18 +3,22 @@
  * matching a response with its request, and the reply to a server-to-client request.
  */
 import * as Effect from "effect/Effect"
-import { type McpConnectionError, sanitizeRemoteMessage } from "../McpConnectionError.js"
+import { LimitExceeded, type McpConnectionError, sanitizeRemoteMessage } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
 import type { Exchange, Inbound, Outgoing, Response } from "../Transport.js"
 import { decodeUtf8 } from "./byteCount.js"
 import * as Failures from "./failures.js"
+import * as JsonText from "./jsonText.js"
 
-/** Decodes one message: strict UTF-8, JSON, then a JSON-RPC shape. */
+/** A message as received: classified, with the nodes its text counted (see `jsonText.ts`). */
+export type Received = McpSchema.IncomingMessage & { readonly nodes: number }
+
+/** Decodes one message: strict UTF-8, JSON under the structure bound, then a JSON-RPC shape. */
 export const parseMessage = (
   exchange: Exchange,
   bytes: Uint8Array,
   details: { readonly status?: number; readonly observedBytes?: number } = {}
-): Effect.Effect<McpSchema.IncomingMessage, McpConnectionError> => {
+): Effect.Effect<Received, McpConnectionError> => {
   const observedBytes = details.observedBytes ?? bytes.length
   const text = decodeUtf8(bytes)
   if (text._tag === "Left") {
@@ -28,17 +32,44 @@ export const parseText = (
   exchange: Exchange,
   text: string,
   details: { readonly status?: number; readonly observedBytes?: number } = {}
-): Effect.Effect<McpSchema.IncomingMessage, McpConnectionError> => {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (cause) {
-    return Effect.fail(Failures.protocol(exchange, "invalid-json", details, cause))
+): Effect.Effect<Received, McpConnectionError> => {
+  const parsed = JsonText.parse(text, structureOf(exchange))
+  switch (parsed._tag) {
+    case "TooDeep":
+      return Effect.fail(structureExceeded(exchange, "maxDepth", details))
+    case "TooManyNodes":
+      return Effect.fail(structureExceeded(exchange, "maxNodes", details))
+    case "Invalid":
+      return Effect.fail(Failures.protocol(exchange, "invalid-json", details, parsed.cause))
   }
-  const message = McpSchema.classify(json)
+  const message = McpSchema.classify(parsed.value)
   if (message === undefined) return Effect.fail(Failures.protocol(exchange, "invalid-message", details))
-  return Effect.succeed(message)
+  return Effect.succeed({ ...message, nodes: parsed.nodes })
 }
+
+/** The structure bound of an exchange: its budget's, else the defaults. */
+export const structureOf = (exchange: Exchange): JsonText.Structure => ({
+  maxDepth: exchange.budget.maxDepth ?? JsonText.defaultStructure.maxDepth,
+  maxNodes: exchange.budget.maxNodes ?? JsonText.defaultStructure.maxNodes
+})
+
+/**
+ * A message refused for its structure: an answer arrived, so what it answers was processed
+ * (`applied`), as for a byte ceiling.
+ */
+export const structureExceeded = (
+  exchange: Exchange,
+  limit: "maxDepth" | "maxNodes",
+  details: { readonly status?: number; readonly observedBytes?: number } = {}
+) =>
+  new LimitExceeded({
+    ...Failures.fields(exchange),
+    limit,
+    observedBytes: details.observedBytes,
+    status: details.status,
+    outcome: exchange.stage === "endpoint" ? "not-sent" : "applied",
+    retryable: false
+  })
 
 const status = (details: { readonly status?: number }) => (details.status === undefined ? {} : { status: details.status })
 
@@ -52,12 +83,17 @@ export const noHeaders: Response["headers"] = Object.freeze({})
 export const answerOf = (
   exchange: Exchange,
   id: McpSchema.RequestId,
-  message: McpSchema.IncomingMessage,
+  message: Received,
   secrets: ReadonlyArray<string>,
   details: { readonly status?: number; readonly observedBytes: number; readonly headers?: Response["headers"] }
 ): Effect.Effect<Response | undefined, McpConnectionError> => {
   if (message._tag === "Success" && message.message.id === id) {
-    return Effect.succeed({ result: message.message.result, bytes: details.observedBytes, headers: details.headers ?? noHeaders })
+    return Effect.succeed({
+      result: message.message.result,
+      bytes: details.observedBytes,
+      nodes: message.nodes,
+      headers: details.headers ?? noHeaders
+    })
   }
   if (message._tag === "Failure" && message.message.id === id) {
     return Effect.fail(refusal(exchange, message.message.error, secrets, details))

@@ -129,8 +129,15 @@ export const make = (options: {
     Effect.gen(function*() {
       const decoded = yield* Effect.either(Messages.parseText(options.streamExchange, text, { observedBytes: bytes }))
       if (decoded._tag === "Left") {
-        // A corrupt frame belongs to no one in particular: the stream is given up.
-        const reason = decoded.left.reason ?? "invalid-message"
+        // A corrupt frame, or one past the structure bound, belongs to no one in particular
+        // (its id is inside it): the stream is given up.
+        const failure = decoded.left
+        if (failure._tag === "LimitExceeded" && (failure.limit === "maxDepth" || failure.limit === "maxNodes")) {
+          const limit = failure.limit
+          yield* terminate((exchange) => Messages.structureExceeded(exchange, limit, { observedBytes: bytes }))
+          return
+        }
+        const reason = failure.reason ?? "invalid-message"
         yield* terminate((exchange) => Failures.protocol(exchange, reason, { observedBytes: bytes }))
         return
       }
@@ -146,7 +153,12 @@ export const make = (options: {
         if (bytes > exchange.budget.maxBytes) {
           yield* Deferred.fail(deferred, Failures.ceiling(exchange, bytes))
         } else if (message._tag === "Success") {
-          yield* Deferred.succeed(deferred, { result: message.message.result, bytes, headers: Messages.noHeaders })
+          yield* Deferred.succeed(deferred, {
+            result: message.message.result,
+            bytes,
+            nodes: message.nodes,
+            headers: Messages.noHeaders
+          })
         } else {
           yield* Deferred.fail(
             deferred,

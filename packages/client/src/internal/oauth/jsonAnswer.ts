@@ -7,18 +7,20 @@
  * failure is `not-sent`. A body over the ceiling is `ByteCeilingExceeded` (`observedBytes` =
  * bytes read, the crossing chunk included); a body that breaks off is a `connection-closed`
  * `TransportFailure`; a body that is not UTF-8 or not JSON is a `ProtocolViolation`
- * (`invalid-utf8`, `invalid-json`). No cause is kept: a `ResponseError` holds the request (its
+ * (`invalid-utf8`, `invalid-json`); one past the structure bound is `LimitExceeded`. No cause is kept: a `ResponseError` holds the request (its
  * form, its headers), and a parser's message quotes the body (a token or a client secret,
  * maybe).
  */
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { ByteCeilingExceeded, ProtocolViolation, TransportFailure } from "../../McpConnectionError.js"
+import { ByteCeilingExceeded, LimitExceeded, ProtocolViolation, TransportFailure } from "../../McpConnectionError.js"
 import type { Exchange } from "../../Transport.js"
 import { readBody } from "../bodyReader.js"
 import { decodeUtf8 } from "../byteCount.js"
 import * as Failures from "../failures.js"
+import * as JsonText from "../jsonText.js"
+import { structureOf } from "../messages.js"
 
 /** A parsed answer and the bytes it took. */
 export interface JsonAnswer {
@@ -34,7 +36,7 @@ export const readJsonAnswer = (
   response: HttpClientResponse.HttpClientResponse,
   exchange: Exchange,
   repeatable: boolean
-): Effect.Effect<JsonAnswer, ByteCeilingExceeded | TransportFailure | ProtocolViolation> => {
+): Effect.Effect<JsonAnswer, ByteCeilingExceeded | TransportFailure | ProtocolViolation | LimitExceeded> => {
   const base = Failures.fields(exchange)
   const status = response.status
   const closed = () =>
@@ -57,16 +59,27 @@ export const readJsonAnswer = (
       BodyReadFailed: () => Effect.fail(closed()),
       ResponseError: () => Effect.fail(closed())
     }),
-    Effect.flatMap((bytes) => {
+    Effect.flatMap((bytes): Effect.Effect<JsonAnswer, ProtocolViolation | LimitExceeded> => {
       const observedBytes = bytes.length
       const text = decodeUtf8(bytes)
       if (Either.isLeft(text)) return Effect.fail(violation("invalid-utf8", observedBytes))
-      try {
-        return Effect.succeed({ json: JSON.parse(text.right) as unknown, observedBytes })
-      } catch {
+      // Under the structure bound, as every peer's JSON (docs/DESIGN.md, "Structure bounds").
+      const parsed = JsonText.parse(text.right, structureOf(exchange))
+      if (parsed._tag === "Parsed") return Effect.succeed({ json: parsed.value, observedBytes })
+      if (parsed._tag === "Invalid") {
         // The parser's message quotes the body (a token, maybe): not kept.
         return Effect.fail(violation("invalid-json", observedBytes))
       }
+      return Effect.fail(
+        new LimitExceeded({
+          ...base,
+          limit: parsed._tag === "TooDeep" ? "maxDepth" : "maxNodes",
+          observedBytes,
+          status,
+          outcome: "not-sent",
+          retryable: false
+        })
+      )
     })
   )
 }
