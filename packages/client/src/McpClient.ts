@@ -20,6 +20,7 @@
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
@@ -44,6 +45,7 @@ import { type Annotate, clientSpan } from "./internal/tracing.js"
 import {
   type Attempt,
   attemptOf,
+  DeadlineExceeded,
   InvalidOption,
   type McpConnectionError,
   type Outcome,
@@ -404,6 +406,8 @@ const authorizationOf = (
       return yield* Effect.fail(configError("auth", "invalid-value", "authorization"))
     }
     const validated = yield* Authorization.validate(options)
+    // Over plain http off loopback, the bearer token (and the flow's secrets) would travel in clear.
+    yield* Authorization.validateServerUrl(target.url)
     for (const secret of [validated.clientSecret, validated.privateKey]) {
       if (Redacted.isRedacted(secret)) secrets.push(...secretValues([Redacted.value(secret as Redacted.Redacted<string>)]))
     }
@@ -983,7 +987,15 @@ const makeConnection = (
     bytes: number
   ) => Either.Either<A, McpConnectionError>
 
-  const checkedResult = <A>(on: Discovered<Listing>, name: string, exchange: Exchange, response: Response, finish: Finish<A>) => {
+  const checkedResult = <A>(
+    on: Discovered<Listing>,
+    name: string,
+    exchange: Exchange,
+    response: Response,
+    finish: Finish<A>,
+    clock: Clock.Clock,
+    deadlineAt: number
+  ) => {
     const decoded = decodeCallResult(response.result)
     if (Either.isLeft(decoded)) return Effect.fail(invalidResult(exchange, response.bytes)(decoded.left))
     const result = decoded.right
@@ -993,7 +1005,28 @@ const makeConnection = (
       if (result.structuredContent === undefined) {
         return Effect.fail(resultViolation(exchange, "missing-structured-content", response.bytes))
       }
-      if (!check(result.structuredContent)) {
+      // Bounded (docs/DESIGN.md, "Typed results"): stopped at the call's deadline, or past its
+      // ceiling of steps; either way the server ran the tool: `applied`, never sent again.
+      const outcome = check(result.structuredContent, {
+        deadlineAt,
+        now: () => clock.unsafeCurrentTimeMillis(),
+        resultBytes: response.bytes
+      })
+      if (outcome === "deadline") {
+        return Effect.fail(
+          new DeadlineExceeded({
+            ...Failures.fields(exchange),
+            observedBytes: response.bytes,
+            reason: "output-check",
+            outcome: "applied",
+            retryable: false
+          })
+        )
+      }
+      if (outcome === "too-costly") {
+        return Effect.fail(resultViolation(exchange, "output-check-too-costly", response.bytes))
+      }
+      if (outcome === "invalid") {
         return Effect.fail(resultViolation(exchange, "structured-content-mismatch", response.bytes))
       }
     }
@@ -1035,10 +1068,14 @@ const makeConnection = (
                 arguments: args ?? {},
                 _meta: { ...trace, ...meta, ...identity, ...(progressToken === undefined ? {} : { progressToken }) }
               }
-            return Effect.flatMap(
-              on.session.request("tools/call", params, exchange, toolNamed(on, name)),
-              (response) => checkedResult(on, name, exchange, response, finish)
-            )
+            // The call's deadline, for the check of its result: it started with this effect.
+            return Effect.clockWith((clock) => {
+              const deadlineAt = clock.unsafeCurrentTimeMillis() + budget.timeoutMs
+              return Effect.flatMap(
+                on.session.request("tools/call", params, exchange, toolNamed(on, name)),
+                (response) => checkedResult(on, name, exchange, response, finish, clock, deadlineAt)
+              )
+            })
           }
           if (onProgress === undefined && idleMs === undefined) return request()
           // Progress asked for (docs/DESIGN.md, "Progress"): each report resets the idle timeout.
@@ -1155,7 +1192,7 @@ const makeConnection = (
   const listOf = <A, I>(operation: Operation, stage: Stage, key: string, item: Schema.Schema<A, I>) =>
   (options?: PhasePolicy.BudgetOptions) =>
     callPhase(operation, stage, options, undefined, (on, exchange) =>
-      Effect.map(listAll(on.session, operation, key, item, exchange, policy.maxPages), ({ bytes, items }) => ({ value: items, bytes })))
+      Effect.map(listAll(on.session, operation, key, item, exchange, policy), ({ bytes, items }) => ({ value: items, bytes })))
 
   /** A request's result decoded strictly: the server's answer, or `invalid-result`. */
   const decodedAs = <A>(decode: (u: unknown) => Either.Either<A, unknown>, exchange: Exchange) => (response: Response) => {
