@@ -53,7 +53,19 @@ export const authFlags = {
   authPrivateKeyAlg: optionalText("auth-private-key-alg", "RS256 | ES256: the key's signing algorithm (default RS256)"),
   authScope: optionalText(
     "auth-scope",
-    "'scope1 scope2': the scopes to ask for (default: the server's challenge, else its metadata)"
+    "'scope1 scope2': the scopes to ask for (default: the server's challenge, else its metadata); with client_credentials, the most the server may make the CLI ask for"
+  ),
+  authIssuer: optionalText(
+    "auth-issuer",
+    "issuer of the only authorization server to use, exactly as its metadata names it (https URL): the client id's secret or key is never sent to another one (without it: the first one used, recorded in the token file)"
+  ),
+  authAllowPrivateAuthority: Options.boolean("auth-allow-private-authority").pipe(
+    Options.withDescription(
+      "let the server's documents name authorization servers on private, link-local or loopback addresses (an authorization server on a private network); plain http stays refused"
+    )
+  ),
+  authAllowScopeStepUp: Options.boolean("auth-allow-scope-step-up").pipe(
+    Options.withDescription("with client_credentials and --auth-scope: let the server's 403 insufficient_scope widen the scope past it")
   ),
   tokenFile: optionalText(
     "token-file",
@@ -88,7 +100,17 @@ export type LoginFlags = {
 /** The option a problem of an entry's `auth` value is named by. */
 export const entryOption = "--config auth"
 
-type Field = "grant" | "clientId" | "clientSecret" | "clientMetadataUrl" | "privateKey" | "privateKeyAlgorithm" | "scope"
+type Field =
+  | "grant"
+  | "clientId"
+  | "clientSecret"
+  | "clientMetadataUrl"
+  | "privateKey"
+  | "privateKeyAlgorithm"
+  | "scope"
+  | "issuer"
+  | "allowPrivateAuthority"
+  | "allowScopeStepUp"
 
 const flagOf: Readonly<Record<Field, string>> = {
   grant: "--auth-grant",
@@ -97,7 +119,10 @@ const flagOf: Readonly<Record<Field, string>> = {
   clientMetadataUrl: "--auth-client-metadata-url",
   privateKey: "--auth-private-key-file",
   privateKeyAlgorithm: "--auth-private-key-alg",
-  scope: "--auth-scope"
+  scope: "--auth-scope",
+  issuer: "--auth-issuer",
+  allowPrivateAuthority: "--auth-allow-private-authority",
+  allowScopeStepUp: "--auth-allow-scope-step-up"
 }
 
 /** The auth settings of an HTTP target, validated. */
@@ -147,14 +172,16 @@ export const mergeSecrets = (...lists: ReadonlyArray<ReadonlyArray<string>>): Re
 
 /**
  * An `InvalidOption` of the library naming `auth.<field>` renamed to the CLI option the value
- * came from; any other error as it is.
+ * came from (and `url`, the server URL, to `target`); any other error as it is.
  */
 export const renameAuthOption = <E>(error: E, optionOf: (field: string) => string): E => {
   if (!McpConnectionError.isMcpConnectionError(error) || error._tag !== "InvalidOption") return error
   const option = error.option
-  if (option === undefined || !option.startsWith("auth.")) return error
+  // The server URL the library refused for OAuth (plain http off loopback) is the CLI's target.
+  const renamed = option === "url" ? "target" : option?.startsWith("auth.") ? optionOf(option.slice("auth.".length)) : undefined
+  if (renamed === undefined) return error
   const { tag: _, ...fields } = McpConnectionError.toRecord(error)
-  return new McpConnectionError.InvalidOption({ ...fields, option: optionOf(option.slice("auth.".length)) }) as E
+  return new McpConnectionError.InvalidOption({ ...fields, option: renamed }) as E
 }
 
 const literal = <A extends string>(
@@ -211,6 +238,10 @@ export const resolveAuth = (
       entry.privateKeyAlg
     )
     const scope = pick("scope", value(flags.authScope), entry.scope)
+    const issuer = pick("issuer", value(flags.authIssuer), entry.issuer)
+    // A boolean flag not given is `false`: only `true` overrides the entry.
+    const allowPrivateAuthority = pick("allowPrivateAuthority", flags.authAllowPrivateAuthority || undefined, entry.allowPrivateAuthority)
+    const allowScopeStepUp = pick("allowScopeStepUp", flags.authAllowScopeStepUp || undefined, entry.allowScopeStepUp)
     if (entry.redirectPort !== undefined) explicit ??= entryOption
 
     const options: Authorization.Options = {
@@ -220,7 +251,10 @@ export const resolveAuth = (
       ...(clientMetadataUrl === undefined ? {} : { clientMetadataUrl }),
       ...(privateKey === undefined ? {} : { privateKey }),
       ...(privateKeyAlgorithm === undefined ? {} : { privateKeyAlgorithm }),
-      ...(scope === undefined ? {} : { scope })
+      ...(scope === undefined ? {} : { scope }),
+      ...(issuer === undefined ? {} : { issuer }),
+      ...(allowPrivateAuthority === undefined ? {} : { allowPrivateAuthority }),
+      ...(allowScopeStepUp === undefined ? {} : { allowScopeStepUp })
     }
     const validated = yield* Effect.mapError(Authorization.validate(options), (error) => renameAuthOption(error, optionOf))
     return {
@@ -246,13 +280,16 @@ export const givenAuthFlag = (flags: Partial<AuthFlags & LoginFlags>): string | 
     ["authPrivateKeyFile", "--auth-private-key-file"],
     ["authPrivateKeyAlg", "--auth-private-key-alg"],
     ["authScope", "--auth-scope"],
+    ["authIssuer", "--auth-issuer"],
+    ["authAllowPrivateAuthority", "--auth-allow-private-authority"],
+    ["authAllowScopeStepUp", "--auth-allow-scope-step-up"],
     ["tokenFile", "--token-file"],
     ["authRedirectPort", "--auth-redirect-port"],
     ["authTimeout", "--auth-timeout"]
   ]
   return names.find(([key]) => {
     const given = flags[key]
-    return given !== undefined && Option.isSome(given)
+    return given === true || (Option.isOption(given) && Option.isSome(given))
   })?.[1]
 }
 

@@ -2,7 +2,7 @@
  * The pure parts of the CLI's OAuth settings: precedence of flags over the config entry, the
  * names problems are given, the token file's precedence, what is scrubbed, when a login is hinted.
  */
-import { McpConnectionError } from "@phasebound/client"
+import { Authorization, McpConnectionError } from "@phasebound/client"
 import { Effect, Exit, Option } from "effect"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -16,6 +16,7 @@ import {
   needsLogin,
   parsePort,
   pemSecrets,
+  renameAuthOption,
   resolveAuth,
   tokenFileOf
 } from "../src/auth.js"
@@ -35,6 +36,9 @@ const none: AuthFlags = {
   authPrivateKeyFile: Option.none(),
   authPrivateKeyAlg: Option.none(),
   authScope: Option.none(),
+  authIssuer: Option.none(),
+  authAllowPrivateAuthority: false,
+  authAllowScopeStepUp: false,
   tokenFile: Option.none()
 }
 
@@ -84,6 +88,24 @@ describe("resolveAuth", () => {
     expect(failureOf(resolveAuth({ ...none, authGrant: Option.some("implicit") }, http(), {}))).toMatchObject({ option: "--auth-grant" })
   })
 
+  it("--auth-issuer over the entry's issuer; a bad one is named by where it came from; the opt-ins are booleans", () => {
+    const fromEntry = Effect.runSync(resolveAuth(none, http({ issuer: "https://as.example.com", allowPrivateAuthority: true }), {}))
+    expect(fromEntry.validated).toMatchObject({ issuer: "https://as.example.com", allowPrivateAuthority: true, allowScopeStepUp: false })
+    expect(fromEntry.explicit).toBe("--config auth")
+    const flags = { ...none, authIssuer: Option.some("https://other.example.com/tenant"), authAllowScopeStepUp: true }
+    const overridden = Effect.runSync(resolveAuth(flags, http({ issuer: "https://as.example.com" }), {}))
+    expect(overridden.validated).toMatchObject({ issuer: "https://other.example.com/tenant", allowScopeStepUp: true, allowPrivateAuthority: false })
+    expect(overridden.explicit).toBe("--auth-issuer")
+    // A boolean flag not given leaves the entry's value.
+    const kept = Effect.runSync(resolveAuth(none, http({ allowScopeStepUp: true }), {}))
+    expect(kept.validated.allowScopeStepUp).toBe(true)
+    expect(failureOf(resolveAuth({ ...none, authIssuer: Option.some("http://as.example.com") }, http(), {}))).toMatchObject({
+      option: "--auth-issuer",
+      reason: "invalid-url"
+    })
+    expect(failureOf(resolveAuth(none, http({ issuer: "https://as.example.com/?t=1" }), {}))).toMatchObject({ option: "--config auth" })
+  })
+
   it("a private key file: PKCS#8 PEM only; its content is scrubbed, not its BEGIN line's words", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "phasebound-auth-unit-"))
     const pem = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----\n"
@@ -96,6 +118,16 @@ describe("resolveAuth", () => {
     expect(settings.secrets).not.toContain("PRIVATE")
     const pkcs1 = { ...none, authPrivateKeyFile: Option.some(path.join(dir, "rsa.pem")) }
     expect(failureOf(resolveAuth(pkcs1, target, {}))).toMatchObject({ option: "--auth-private-key-file" })
+  })
+})
+
+describe("renameAuthOption", () => {
+  it("auth.<field> becomes the option it came from; the server URL refused for OAuth becomes target", () => {
+    const refused = Effect.runSync(Effect.flip(Authorization.validateServerUrl(new URL("http://mcp.example.com/mcp"))))
+    expect(refused).toMatchObject({ option: "url", reason: "insecure-url" })
+    expect(renameAuthOption(refused, () => "--never")).toMatchObject({ _tag: "InvalidOption", option: "target", reason: "insecure-url" })
+    const issuer = failureOf(Authorization.validate({ issuer: "http://as.example.com" }))
+    expect(renameAuthOption(issuer, (field) => (field === "issuer" ? "--auth-issuer" : "?"))).toMatchObject({ option: "--auth-issuer" })
   })
 })
 
@@ -114,6 +146,9 @@ describe("config auth entries", () => {
       privateKeyFile: "k.pem",
       privateKeyAlg: "ES256",
       scope: "a b",
+      issuer: "https://as.example.com",
+      allowPrivateAuthority: false,
+      allowScopeStepUp: true,
       redirectPort: 8765
     }
     expect(Effect.runSync(loadConfig(write({ mcpServers: { s: { url: "https://x.example/mcp", auth } } })))).toBeDefined()
@@ -123,6 +158,8 @@ describe("config auth entries", () => {
         { url: "https://x.example/mcp", auth: { grant: "password" } },
         { url: "https://x.example/mcp", auth: { redirectPort: 70000 } },
         { url: "https://x.example/mcp", auth: { redirectPort: 1.5 } },
+        { url: "https://x.example/mcp", auth: { issuer: "" } },
+        { url: "https://x.example/mcp", auth: { allowPrivateAuthority: "yes" } },
         { command: "node", auth: {} }
       ]
     ) {

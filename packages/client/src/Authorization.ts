@@ -8,7 +8,13 @@
  *
  * McpClient.connect({
  *   url: "https://mcp.example.com/mcp",
- *   auth: { grant: "client_credentials", clientId: "reporting", clientSecret: Redacted.make(secret) }
+ *   auth: {
+ *     grant: "client_credentials",
+ *     clientId: "reporting",
+ *     clientSecret: Redacted.make(secret),
+ *     // The secret goes to this authorization server only, whatever the MCP server names.
+ *     issuer: "https://auth.example.com"
+ *   }
  * })
  * ```
  *
@@ -18,6 +24,11 @@
  * 127.0.0.1). Tokens are kept in the `TokenStore` service when one is provided (the CLI's is a
  * file readable only by the user), else in memory for the connection's life.
  *
+ * The authorities an MCP server names are checked before anything is sent to them: `https`
+ * (plain `http` only between loopback hosts), on public addresses or names (loopback only for a
+ * server on loopback; private and link-local literal addresses only with
+ * `allowPrivateAuthority`). Names are not resolved.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -25,11 +36,11 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import type { InvalidOption } from "./McpConnectionError.js"
+import { InvalidOption } from "./McpConnectionError.js"
 import * as Failures from "./internal/failures.js"
 import type { ClientAssertionAlgorithm } from "./internal/oauth/clientAssertion.js"
 import { isScopeToken } from "./internal/oauth/challenge.js"
-import { isSecure, parseHttpUrl } from "./internal/oauth/discoveryUrls.js"
+import { isSecure, parseHttpUrl, parseIssuer } from "./internal/oauth/discoveryUrls.js"
 import * as PhasePolicy from "./PhasePolicy.js"
 
 export {
@@ -102,6 +113,16 @@ export interface Options {
   readonly redirectUri?: string | undefined
   /** A client registered beforehand with the authorization server. */
   readonly clientId?: string | undefined
+  /**
+   * The issuer identifier of the authorization server the connection may use, exactly as its
+   * metadata spells it (`https`, or `http` on a loopback host). A pre-registered client's
+   * secret or key is sent to that server only: when the MCP server names another one, the
+   * connection fails `AuthorizationFailed` `issuer-mismatch` and nothing is sent to it. Without
+   * it, a pre-registered client is bound to the first authorization server it is used with
+   * (for the connection, and through the token store for the next ones: docs/DESIGN.md,
+   * "Authorization").
+   */
+  readonly issuer?: string | undefined
   readonly clientSecret?: string | Redacted.Redacted<string> | undefined
   /**
    * The `https` URL of this client's Client ID Metadata Document, used as its `client_id` where
@@ -124,6 +145,20 @@ export interface Options {
   readonly interactiveTimeout?: Duration.DurationInput | undefined
   /** Most step-ups (a 403 `insufficient_scope` answered with a wider scope) per connection (default 2). */
   readonly maxStepUps?: number | undefined
+  /**
+   * With `client_credentials` and `scope`: let a 403 `insufficient_scope` widen the scope past
+   * `scope` (default `false`: `scope` is the ceiling, and a step-up past it is refused,
+   * `AuthorizationFailed` `scope-ceiling`).
+   */
+  readonly allowScopeStepUp?: boolean | undefined
+  /**
+   * Allow authority URLs (resource metadata, authorization server, its endpoints) on loopback,
+   * private (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7), link-local, unspecified or
+   * reserved literal addresses, whoever names them (default `false`: only an MCP server on
+   * loopback may name loopback ones, and nothing may name the others). For an authorization
+   * server on a private network. Plain `http` stays refused off loopback.
+   */
+  readonly allowPrivateAuthority?: boolean | undefined
 }
 
 /**
@@ -158,6 +193,36 @@ export const layerInteractive = (authorize: Interactive["authorize"]): Layer.Lay
   Layer.succeed(InteractiveAuthorization, { authorize })
 
 /**
+ * Whether `auth` may be used with an MCP server at `url`: `https`, or `http` on a loopback host
+ * (127.0.0.0/8, `::1`, `localhost`). Over plain `http` elsewhere the bearer token would travel
+ * in clear: `connect` refuses it before any I/O (`InvalidOption` `url`).
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const isSecureServerUrl = (url: URL): boolean => isSecure(url)
+
+/**
+ * Refuses, before any I/O, an MCP server URL that `auth` may not be used with
+ * (`isSecureServerUrl`): `InvalidOption` naming `url`, reason `insecure-url`.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const validateServerUrl = (url: URL): Effect.Effect<void, InvalidOption> =>
+  isSecure(url) ? Effect.void : Effect.fail(
+    new InvalidOption({
+      stage: "config",
+      phase: "authorization",
+      limits: { timeoutMs: PhasePolicy.defaults.timeoutMs, maxBytes: PhasePolicy.defaults.maxBytes },
+      option: "url",
+      reason: "insecure-url",
+      outcome: "not-sent",
+      retryable: false
+    })
+  )
+
+/**
  * The options, validated.
  *
  * @since 0.1.0
@@ -167,6 +232,7 @@ export interface Validated {
   readonly grant: Grant
   readonly redirectUri: string | undefined
   readonly clientId: string | undefined
+  readonly issuer: string | undefined
   readonly clientSecret: Redacted.Redacted<string> | undefined
   readonly clientMetadataUrl: string | undefined
   readonly privateKey: Redacted.Redacted<string> | CryptoKey | undefined
@@ -176,6 +242,8 @@ export interface Validated {
   readonly clientName: string
   readonly interactiveTimeoutMs: number
   readonly maxStepUps: number
+  readonly allowScopeStepUp: boolean
+  readonly allowPrivateAuthority: boolean
 }
 
 /** @since 0.1.0 @category defaults */
@@ -218,6 +286,12 @@ export const validate = (options: Options): Effect.Effect<Validated, InvalidOpti
       redirectUri = options.redirectUri
     }
     if (options.clientId !== undefined && !isText(options.clientId)) return yield* Effect.fail(invalid("clientId"))
+    if (options.issuer !== undefined && (typeof options.issuer !== "string" || parseIssuer(options.issuer) === undefined)) {
+      return yield* Effect.fail(invalid("issuer", "invalid-url"))
+    }
+    for (const flag of ["allowScopeStepUp", "allowPrivateAuthority"] as const) {
+      if (options[flag] !== undefined && typeof options[flag] !== "boolean") return yield* Effect.fail(invalid(flag))
+    }
     const clientSecret = options.clientSecret === undefined ? undefined : secretText(options.clientSecret)
     if (options.clientSecret !== undefined && clientSecret === undefined) return yield* Effect.fail(invalid("clientSecret"))
     let clientMetadataUrl: string | undefined
@@ -270,6 +344,7 @@ export const validate = (options: Options): Effect.Effect<Validated, InvalidOpti
       grant,
       redirectUri,
       clientId: options.clientId,
+      issuer: options.issuer,
       clientSecret,
       clientMetadataUrl,
       privateKey,
@@ -278,6 +353,8 @@ export const validate = (options: Options): Effect.Effect<Validated, InvalidOpti
       scope,
       clientName: options.clientName ?? "phasebound",
       interactiveTimeoutMs,
-      maxStepUps
+      maxStepUps,
+      allowScopeStepUp: options.allowScopeStepUp ?? false,
+      allowPrivateAuthority: options.allowPrivateAuthority ?? false
     }
   })

@@ -249,6 +249,9 @@ const authOf = (entry: ServersFile.AuthEntry, directory: string, redirectUri: st
       privateKey,
       privateKeyAlgorithm: entry.privateKeyAlg,
       scope: entry.scope,
+      issuer: entry.issuer,
+      allowPrivateAuthority: entry.allowPrivateAuthority,
+      allowScopeStepUp: entry.allowScopeStepUp,
       redirectUri
     }
     return options

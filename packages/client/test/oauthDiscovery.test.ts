@@ -363,3 +363,84 @@ describe.each(httpClients)("authority discovery through %s", (_, layer) => {
       }).pipe(Effect.provide(layer)))
   })
 })
+
+describe.each(httpClients)("binding and reach of discovery through %s", (_, layer) => {
+  const failing = <A, R>(effect: Effect.Effect<A, McpConnectionError.McpConnectionError, R>) => Effect.flip(effect)
+
+  it.scopedLive("an expected issuer: the one the resource names among several is used, the others never contacted", () =>
+    Effect.gen(function*() {
+      const { log, mcp, as, serverUrl, discover } = yield* setup
+      const rogue = yield* site("rogue", log)
+      mcp.routes.set(prmPath, json({ resource: serverUrl.href, authorization_servers: [rogue.origin, as.origin] }))
+      as.routes.set(oauthAs, json(asMetadata(as.origin)))
+      rogue.routes.set(oauthAs, json(asMetadata(rogue.origin)))
+      const found = yield* discover({ expectedIssuer: as.origin })
+      expect(found.authorizationServer.issuer).toBe(as.origin)
+      expect(log).toEqual([`mcp GET ${prmPath}`, `as GET ${oauthAs}`])
+    }).pipe(Effect.provide(layer)))
+
+  it.scopedLive("an expected issuer the resource does not name: AuthorizationFailed issuer-mismatch, the named one never contacted", () =>
+    Effect.gen(function*() {
+      const { log, mcp, as, serverUrl, discover } = yield* setup
+      const rogue = yield* site("rogue", log)
+      mcp.routes.set(prmPath, json({ resource: serverUrl.href, authorization_servers: [rogue.origin] }))
+      rogue.routes.set(oauthAs, json(asMetadata(rogue.origin)))
+      const error = yield* failing(discover({ expectedIssuer: as.origin }))
+      expect(error).toMatchObject({
+        _tag: "AuthorizationFailed",
+        reason: "issuer-mismatch",
+        phase: "authorization",
+        authorizationStep: "metadata",
+        outcome: "not-sent",
+        retryable: false
+      })
+      expect(log).toEqual([`mcp GET ${prmPath}`])
+      for (const view of publicViews(error)) expect(view).not.toContain("127.0.0.1")
+    }).pipe(Effect.provide(layer)))
+
+  it.scopedLive("an expected issuer and no resource metadata: the 2025-03-26 fallback to the server's origin is refused before its metadata", () =>
+    Effect.gen(function*() {
+      const { log, as, discover } = yield* setup
+      const error = yield* failing(discover({ expectedIssuer: as.origin }))
+      expect(error).toMatchObject({ _tag: "AuthorizationFailed", reason: "issuer-mismatch" })
+      expect(log).toEqual([`mcp GET ${prmPath}`, `mcp GET ${prmRoot}`])
+    }).pipe(Effect.provide(layer)))
+
+  it.scopedLive("the expected issuer is the server's origin: the fallback goes on", () =>
+    Effect.gen(function*() {
+      const { log, mcp, discover } = yield* setup
+      const found = yield* discover({ expectedIssuer: mcp.origin })
+      expect(found.authorizationServerSource).toBe("default-endpoints")
+      expect(log).toEqual([`mcp GET ${prmPath}`, `mcp GET ${prmRoot}`, `mcp GET ${oauthAs}`])
+    }).pipe(Effect.provide(layer)))
+
+  for (
+    const [field, value] of [
+      ["token_endpoint", "https://10.0.0.1/token"],
+      ["registration_endpoint", "https://[fe80::1]/register"],
+      ["authorization_endpoint", "https://169.254.169.254/authorize"]
+    ] as const
+  ) {
+    it.scopedLive(`a ${field} on a non-public address: private-authority once the metadata is read; allowPrivateAuthority lets it through`, () =>
+      Effect.gen(function*() {
+        const { log, mcp, as, serverUrl, discover } = yield* setup
+        mcp.routes.set(prmPath, json({ resource: serverUrl.href, authorization_servers: [as.origin] }))
+        as.routes.set(oauthAs, json({ ...asMetadata(as.origin), [field]: value }))
+        const error = yield* failing(discover())
+        expect(error).toMatchObject({ _tag: "ProtocolViolation", reason: "private-authority", authorizationStep: "metadata", outcome: "not-sent" })
+        expect(log).toEqual([`mcp GET ${prmPath}`, `as GET ${oauthAs}`])
+        for (const view of publicViews(error)) expect(view).not.toMatch(/10\.0\.0\.1|fe80|169\.254/)
+        const found = yield* discover({ allowPrivateAuthority: true })
+        expect(found.authorizationServer[field]).toBe(value)
+      }).pipe(Effect.provide(layer)))
+  }
+
+  it.scopedLive("a resource naming an authorization server on a private address: refused before its metadata is asked", () =>
+    Effect.gen(function*() {
+      const { log, mcp, serverUrl, discover } = yield* setup
+      mcp.routes.set(prmPath, json({ resource: serverUrl.href, authorization_servers: ["https://192.168.1.1/tenant"] }))
+      const error = yield* failing(discover())
+      expect(error).toMatchObject({ _tag: "ProtocolViolation", reason: "private-authority" })
+      expect(log).toEqual([`mcp GET ${prmPath}`])
+    }).pipe(Effect.provide(layer)))
+})

@@ -84,7 +84,7 @@ describe("parseHttpUrl, isSecure and parseIssuer: what an OAuth document may spe
     for (const text of refused) expect(parseHttpUrl(text), JSON.stringify(text)).toBeUndefined()
   })
 
-  it("is secure over https anywhere, over http only on 127.0.0.1, ::1 and localhost", () => {
+  it("is secure over https anywhere, over http only on loopback: 127.0.0.0/8, ::1 (mapped too), localhost, *.localhost", () => {
     const secure = (text: string) => isSecure(new URL(text))
     expect(secure("https://as.example.com")).toBe(true)
     expect(secure("https://10.0.0.1")).toBe(true)
@@ -92,17 +92,21 @@ describe("parseHttpUrl, isSecure and parseIssuer: what an OAuth document may spe
     expect(secure("http://[::1]/x")).toBe(true)
     expect(secure("http://localhost:1/x")).toBe(true)
     expect(secure("http://LOCALHOST/x")).toBe(true)
+    expect(secure("http://127.0.0.2")).toBe(true)
+    expect(secure("http://[::ffff:127.0.0.1]")).toBe(true)
+    expect(secure("http://app.localhost:8080")).toBe(true)
+    expect(secure("http://2130706433/")).toBe(true)
     for (
       const text of [
         "http://as.example.com",
-        "http://127.0.0.2",
         "http://10.0.0.1",
         "http://0.0.0.0",
         "http://127.0.0.1.evil.example",
         "http://localhost.evil.example",
         "http://evil.example/127.0.0.1",
         "http://evil.example?localhost",
-        "http://[::ffff:127.0.0.1]",
+        "http://[::ffff:10.0.0.1]",
+        "http://localhost-evil.example",
         "http://[::2]",
         "ws://localhost",
         "file:///localhost"

@@ -14,7 +14,8 @@
  *   tools/call): 403 `Bearer error="insufficient_scope", scope="…", resource_metadata="…",
  *   error_description="…"`, whose `scope` is the token's scopes plus the missing ones (the
  *   spec's recommended step-up answer).
- * `resource_metadata` is there only in the "header" mode; `scope` (401 only) is `challengeScope`.
+ * `resource_metadata` is there only in the "header" mode (or `announcedMetadataUrl`, in every
+ * mode); `scope` (401 only) is `challengeScope`.
  * A refused request is answered at once (text/plain body) and not processed: no JSON-RPC
  * handling, no side effect, no fault, not counted by `rpcCalls`; it is recorded with `refused`.
  *
@@ -57,6 +58,8 @@ export type ResourceMetadataFault =
   | (FaultBase & { readonly kind: "stall-metadata" })
   /** The document names another `resource` (default "https://attacker.example/mcp"). */
   | (FaultBase & { readonly kind: "wrong-resource"; readonly resource?: string })
+  /** The document names these `authorization_servers` (issuers) instead of the server's own. */
+  | (FaultBase & { readonly kind: "other-authorization-servers"; readonly servers: ReadonlyArray<string> })
 
 export type ResourceMetadataFaultKind = ResourceMetadataFault["kind"]
 
@@ -82,6 +85,11 @@ export interface ProtectedResourceOptions {
   readonly challengeScope?: ReadonlyArray<string> | false
   /** Members added to (or replacing) the PRM document, e.g. another `authorization_servers`. */
   readonly metadataExtra?: Readonly<Record<string, unknown>>
+  /**
+   * The `resource_metadata` every challenge announces instead of the server's own PRM URL (in
+   * every mode): a hostile server pointing the client at another URL of its choosing.
+   */
+  readonly announcedMetadataUrl?: string
   /** PRM faults in effect from the start (as `scriptAuth` would add them). */
   readonly faults?: ReadonlyArray<ResourceMetadataFault>
 }
@@ -118,10 +126,20 @@ const validateFault = (fault: ResourceMetadataFault): void => {
   if (!(times === Infinity || (Number.isSafeInteger(times) && times >= 1))) {
     throw new TypeError("ResourceMetadataFault.times must be a positive integer or Infinity")
   }
-  const kinds: ReadonlyArray<string> = ["oversized-metadata", "never-ending-metadata", "redirect-metadata", "stall-metadata", "wrong-resource"]
+  const kinds: ReadonlyArray<string> = [
+    "oversized-metadata",
+    "never-ending-metadata",
+    "redirect-metadata",
+    "stall-metadata",
+    "wrong-resource",
+    "other-authorization-servers"
+  ]
   if (!kinds.includes(fault.kind)) throw new TypeError(`unknown ResourceMetadataFault kind ${String(fault.kind)}`)
   if (fault.kind === "oversized-metadata" && !(Number.isSafeInteger(fault.bytes) && fault.bytes > 0)) {
     throw new TypeError("oversized-metadata needs a positive integer `bytes`")
+  }
+  if (fault.kind === "other-authorization-servers" && !(Array.isArray(fault.servers) && fault.servers.every((s) => typeof s === "string"))) {
+    throw new TypeError("other-authorization-servers needs `servers`, an array of issuers")
   }
 }
 
@@ -220,11 +238,12 @@ export const makeProtectedResource = (
     const configured = options.resource
     return configured === undefined ? hooks.mcpUrl() : typeof configured === "string" ? configured : configured(hooks.mcpUrl())
   }
-  const announced = (): string | undefined => (mode === "header" ? metadataUrl() : undefined)
+  const announced = (): string | undefined =>
+    options.announcedMetadataUrl ?? (mode === "header" ? metadataUrl() : undefined)
 
-  const documentOf = (resourceValue: string): Record<string, unknown> => ({
+  const documentOf = (resourceValue: string, servers: ReadonlyArray<string> = [oauth.issuer]): Record<string, unknown> => ({
     resource: resourceValue,
-    authorization_servers: [oauth.issuer],
+    authorization_servers: [...servers],
     ...(options.scopesSupported === undefined ? {} : { scopes_supported: [...options.scopesSupported] }),
     bearer_methods_supported: ["header"],
     ...options.metadataExtra
@@ -240,6 +259,8 @@ export const makeProtectedResource = (
         return // the socket stays open until the client (or close) ends it
       case "wrong-resource":
         return sendJsonBody(res, 200, documentOf(fault.resource ?? ATTACKER_RESOURCE))
+      case "other-authorization-servers":
+        return sendJsonBody(res, 200, documentOf(resource(), fault.servers))
       case "redirect-metadata": {
         const location = fault.location ?? `http://localhost:${new URL(origin()).port}${metadataPath ?? ""}`
         res.writeHead(302, { location })

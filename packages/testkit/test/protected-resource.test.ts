@@ -336,6 +336,19 @@ describe("hostile PRM faults", () => {
     expect(server.resourceMetadataRequests()).toBe(6)
   })
 
+  it("other-authorization-servers names the given issuers; announcedMetadataUrl is what every challenge points to", async () => {
+    const oauth = await startAs()
+    const server = await startRs({ oauth, metadata: "root", announcedMetadataUrl: "https://169.254.169.254/latest/meta-data" })
+    expect(challengeOf(await initialize(server))).toEqual({ resource_metadata: "https://169.254.169.254/latest/meta-data" })
+    const prmUrl = server.resourceMetadataUrl ?? ""
+    server.scriptAuth({ kind: "other-authorization-servers", servers: ["https://rogue.example", oauth.issuer], times: 2 })
+    for (let i = 0; i < 2; i++) {
+      expect(await json(await fetch(prmUrl))).toMatchObject({ resource: server.url, authorization_servers: ["https://rogue.example", oauth.issuer] })
+    }
+    expect((await json(await fetch(prmUrl)))["authorization_servers"]).toEqual([oauth.issuer])
+    expect(() => server.scriptAuth({ kind: "other-authorization-servers", servers: "x" as unknown as Array<string> })).toThrow(TypeError)
+  })
+
   it("never-ending PRM writes until the client leaves", async () => {
     const oauth = await startAs()
     const server = await startRs({ oauth, metadata: "root", faults: [{ kind: "never-ending-metadata" }] })

@@ -22,9 +22,17 @@
  * 2. No document anywhere: the 2025-03-26 fallback. RFC 8414 metadata at the authorization
  *    base (the server's origin), else the default endpoints `/authorize`, `/token`,
  *    `/register` there.
- * 3. Authorization Server Metadata of the first authorization server the resource names, at
+ * 3. Authorization Server Metadata of the first authorization server the resource names (of
+ *    the one the connection is bound to, `expectedIssuer`, when there is one), at
  *    `authorizationServerMetadataUrls(issuer)` in order, with the same "no document" rule;
  *    decoded strictly, its `issuer` that identifier exactly. None found: `no-authorization-server`.
+ *
+ * Binding and reach (docs/DESIGN.md, "Authorization"): with an `expectedIssuer`, a resource
+ * (or the 2025-03-26 fallback) that does not name that authorization server is
+ * `AuthorizationFailed` `issuer-mismatch` before anything is sent to the one it names. Every
+ * URL is checked by `authorityPolicy.ts` before it is fetched (the resource metadata
+ * locations, the issuer), and the endpoints of the metadata found before discovery succeeds:
+ * `insecure-url` or `private-authority`, and nothing is sent there.
  *
  * Failures are `McpConnectionError`s of phase `authorization`, step `metadata`, outcome
  * `not-sent`: discovery happens before the MCP request is (re)sent, so nothing of it reached
@@ -41,6 +49,7 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import {
+  AuthorizationFailed,
   ByteCeilingExceeded,
   type McpConnectionError,
   ProtocolViolation,
@@ -55,6 +64,7 @@ import { decodeUtf8 } from "../byteCount.js"
 import { withDeadline } from "../deadline.js"
 import * as Failures from "../failures.js"
 import { type Client, contentTypeOf, makeClient, transportError } from "../http.js"
+import { type AuthorityPolicy, checkAuthorityUrl } from "./authorityPolicy.js"
 import { type BearerErrorCode, parseBearerChallenge } from "./challenge.js"
 import {
   authorizationServerMetadataUrls,
@@ -64,6 +74,7 @@ import {
   legacyDefaultEndpoints,
   legacyMetadataUrl,
   parseHttpUrl,
+  parseIssuer,
   type ResourceMetadataLocation,
   resourceMatches,
   resourceMetadataLocations,
@@ -113,6 +124,10 @@ export interface DiscoverOptions {
   readonly budget: Budget
   /** The stage of the operation that needed authorization (default `connect`), named in failures. */
   readonly stage?: Stage | undefined
+  /** The issuer of the only authorization server that may be used (the credentials' binding). */
+  readonly expectedIssuer?: string | undefined
+  /** Allow authorities on non-public literal addresses (`authorityPolicy.ts`); default false. */
+  readonly allowPrivateAuthority?: boolean | undefined
 }
 
 /** One document fetched: found (its JSON), or not at this URL. */
@@ -144,6 +159,29 @@ const violation = (
     outcome: "not-sent",
     retryable: false
   }, cause)
+
+/** The resource names another authorization server than the one the connection is bound to. */
+const boundElsewhere = (exchange: Exchange) =>
+  new AuthorizationFailed({
+    ...Failures.fields(exchange),
+    reason: "issuer-mismatch",
+    outcome: "not-sent",
+    retryable: false
+  })
+
+/** `url` may be contacted, or the refusal of the policy. */
+const reachable = (exchange: Exchange, policy: AuthorityPolicy, url: URL | undefined): Effect.Effect<void, McpConnectionError> => {
+  const refusal = url === undefined ? "insecure-url" : checkAuthorityUrl(url, policy)
+  return refusal === undefined ? Effect.void : Effect.fail(violation(exchange, refusal))
+}
+
+/** Every endpoint of `metadata` may be contacted (checked before anything is sent to any). */
+const endpointsReachable = (exchange: Exchange, policy: AuthorityPolicy, metadata: AuthorizationServerMetadata) =>
+  Effect.forEach(
+    [metadata.token_endpoint, metadata.registration_endpoint, metadata.authorization_endpoint],
+    (endpoint) => endpoint === undefined ? Effect.void : reachable(exchange, policy, parseHttpUrl(endpoint)),
+    { discard: true }
+  )
 
 const reasonOf = (problem: DocumentProblem): Reason =>
   problem.problem === "issuer-mismatch"
@@ -259,7 +297,12 @@ export const discoverAuthority = (
   Effect.gen(function*() {
     const exchange = exchangeOf(options.budget, options.stage ?? "connect")
     const http = yield* makeClient({})
-    const fetch = (url: URL) => fetchDocument(http, exchange, url)
+    const policy: AuthorityPolicy = {
+      serverUrl: options.serverUrl,
+      allowPrivateAuthority: options.allowPrivateAuthority ?? false
+    }
+    const expected = options.expectedIssuer
+    const fetch = (url: URL) => Effect.zipRight(reachable(exchange, policy, url), fetchDocument(http, exchange, url))
 
     const bearer = parseBearerChallenge(options.wwwAuthenticate)
     const challenge: ChallengeParameters = bearer._tag === "BearerChallenge"
@@ -289,10 +332,12 @@ export const discoverAuthority = (
     if (found === undefined) {
       if (!isSecure(options.serverUrl)) return yield* Effect.fail(violation(exchange, "insecure-url"))
       const issuer = legacyAuthorizationBase(options.serverUrl)
+      if (expected !== undefined && expected !== issuer) return yield* Effect.fail(boundElsewhere(exchange))
       const resource = canonicalResource(options.serverUrl)
       const fetched = yield* fetch(legacyMetadataUrl(options.serverUrl))
       if (fetched._tag === "Found") {
         const metadata = yield* decodeServer(exchange, fetched, issuer)
+        yield* endpointsReachable(exchange, policy, metadata)
         return {
           resource,
           resourceMetadata: undefined,
@@ -310,8 +355,11 @@ export const discoverAuthority = (
       } satisfies DiscoveredAuthority
     }
 
-    // 3. Authorization Server Metadata of the first authorization server.
-    const issuer = found.metadata.authorization_servers[0]!
+    // 3. Authorization Server Metadata of the first authorization server (or of the bound one).
+    const servers = found.metadata.authorization_servers
+    const issuer = expected === undefined ? servers[0]! : servers.find((server) => server === expected)
+    if (issuer === undefined) return yield* Effect.fail(boundElsewhere(exchange))
+    yield* reachable(exchange, policy, parseIssuer(issuer))
     const urls = authorizationServerMetadataUrls(issuer)
     // The decoder only accepts issuers `parseIssuer` accepts; this is a second guard.
     if (urls === undefined) return yield* Effect.fail(violation(exchange, "insecure-url"))
@@ -319,6 +367,7 @@ export const discoverAuthority = (
       const fetched = yield* fetch(url)
       if (fetched._tag === "NotHere") continue
       const metadata = yield* decodeServer(exchange, fetched, issuer)
+      yield* endpointsReachable(exchange, policy, metadata)
       return {
         resource: found.metadata.resource,
         resourceMetadata: found.metadata,

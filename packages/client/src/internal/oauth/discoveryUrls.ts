@@ -9,12 +9,12 @@
  * Nothing built here keeps the query, fragment or userinfo of the MCP server URL: they may
  * carry the caller's secrets, and none of them identifies the server to OAuth.
  */
+import { isLoopbackHost } from "./addresses.js"
 
 /** The characters RFC 3986 allows in a URI: anything else (spaces, controls, non-ASCII) is refused, never repaired. */
 const uriCharacters = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]+$/
 // `scheme://` and an authority right after it (a WHATWG parser would read `https:///x` as host `x`).
 const httpScheme = /^https?:\/\/[^/]/i
-const loopbackHosts: ReadonlySet<string> = new Set(["127.0.0.1", "[::1]", "localhost"])
 
 /**
  * An absolute `http`/`https` URL as an OAuth document must spell it: only URI characters, an
@@ -33,8 +33,11 @@ export const parseHttpUrl = (text: string): URL | undefined => {
   return url
 }
 
-/** A loopback host (`127.0.0.1`, `::1`, `localhost`): the only hosts plain `http` is allowed on (local servers, tests). */
-export const isLoopback = (url: URL): boolean => loopbackHosts.has(url.hostname)
+/**
+ * A loopback host (127.0.0.0/8, `::1`, `localhost` and names under `.localhost`, see
+ * `addresses.ts`): the only hosts plain `http` is allowed on (local servers, tests).
+ */
+export const isLoopback = (url: URL): boolean => isLoopbackHost(url)
 
 /**
  * Served over a secure channel: `https`, or `http` on a loopback host (MCP authorization,
