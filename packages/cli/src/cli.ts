@@ -264,7 +264,12 @@ const prepare = (
       policy,
       revisions,
       target,
-      auth: target.authorization === undefined ? settings : undefined,
+      // OAuth needs https (or http on loopback): a plain http target off loopback gets none
+      // unless asked for explicitly, and then the client refuses it (InvalidOption url).
+      auth: target.authorization === undefined &&
+          (settings.explicit !== undefined || Authorization.isSecureServerUrl(new URL(target.url)))
+        ? settings
+        : undefined,
       tokenFile,
       stderr: undefined
     }
@@ -489,6 +494,8 @@ const login = (
       : undefined
     const authorize = (url: URL) =>
       Effect.gen(function*() {
+        // Before anyone is sent to the browser: only the answer carrying this URL's state completes the login.
+        yield* listener!.expect(url)
         yield* ctx.print(machine ? `${JSON.stringify({ authorize: url.href })}\n` : `Open this URL to authorize: ${url.href}\n`)
         yield* openBrowser(url.href, { env: ctx.env })
         // Its timeout fails the interactive step: AuthorizationFailed, interactive-step-failed.

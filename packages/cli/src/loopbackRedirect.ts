@@ -2,7 +2,11 @@
  * The loopback redirect listener of an interactive OAuth 2.1 authorization-code login (RFC 8252
  * §7.3): a tiny HTTP server on `127.0.0.1` that receives the authorization server's redirect
  * and hands the full redirect URL (with `code`, `state`, maybe `iss`, or `error`) to the caller.
- * It checks nothing of the OAuth response itself: state, issuer and code are the library's job.
+ * It knows the `state` of the authorization request it waits for (`expect`), so that a request
+ * sent to it by someone else (another local process, a web page) cannot end the login: only the
+ * matching answer completes `next`, anything else is refused and the listener keeps waiting
+ * until its timeout (docs/DESIGN.md, "Authorization": the loopback listener). The issuer and
+ * the code are the library's job (it checks the state again).
  *
  * What it does, in the order each request is judged:
  *
@@ -12,7 +16,10 @@
  *    normalisation): anything else is 404.
  * 3. The method must be GET: anything else is 405 (`Allow: GET`), HEAD included.
  * 4. The raw query must be at most 8 KiB: a longer one is 414.
- * 5. The first request that passes all four completes `next`; any later one gets a fixed
+ * 5. The query must carry exactly one `state`, equal to the expected one (compared in constant
+ *    time): anything else (no state, another state, two states, or no authorization request
+ *    expected yet) is 400. A forged callback sent before the real one changes nothing.
+ * 6. The first request that passes all five completes `next`; any later one gets a fixed
  *    "already received" page and changes nothing.
  *
  * Every response is a small fixed page: nothing of the request (path, query, header) is
@@ -34,6 +41,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
+import { timingSafeEqual } from "node:crypto"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 
@@ -65,14 +73,23 @@ export interface LoopbackRedirect {
   /** `http://127.0.0.1:PORT/callback`: what the client registers and sends as `redirect_uri`. */
   readonly redirectUri: string
   /**
-   * Waits for the first valid request to the callback path (see the module comment), answers
-   * the browser with a small fixed HTML page (nothing of the request reflected), and succeeds
-   * with the full URL it was called with: `redirectUri` plus the query as received (as the
-   * WHATWG URL parser reads it). A callback that arrived before `next` was called is returned
-   * at once; calling `next` again after a success returns the same URL. Fails with
-   * `LoopbackRedirectError("timeout")` after `timeoutMs` (Effect's clock, so `TestClock` drives
-   * it). Interrupting `next` leaves nothing behind: the listener stays as it was, and a later
-   * `next` still sees the callback.
+   * Starts waiting for the answer to `authorizationUrl`: from now on only a callback carrying
+   * its `state` completes `next`. Call it before the URL is shown or a browser opened (until
+   * then every callback is refused). Calling it again (a second authorization in the same
+   * login) starts a new wait: the previous answer is forgotten. An authorization URL without
+   * exactly one non-empty `state` is a defect (the library always sends one).
+   */
+  readonly expect: (authorizationUrl: URL) => Effect.Effect<void>
+  /**
+   * Waits for the first request to the callback path that passes every check (see the module
+   * comment), answers the browser with a small fixed HTML page (nothing of the request
+   * reflected), and succeeds with the full URL it was called with: `redirectUri` plus the query
+   * as received (as the WHATWG URL parser reads it). A callback that arrived after `expect` but
+   * before `next` was called is returned at once; calling `next` again after a success returns
+   * the same URL. Fails with `LoopbackRedirectError("timeout")` after `timeoutMs` (Effect's
+   * clock, so `TestClock` drives it); refused requests do not end the wait. Interrupting
+   * `next` leaves nothing behind: the listener stays as it was, and a later `next` still sees
+   * the callback. Calling it before `expect` is a defect.
    */
   readonly next: (timeoutMs: number) => Effect.Effect<URL, LoopbackRedirectError>
 }
@@ -133,15 +150,22 @@ const respond = (
   res.end(body)
 }
 
+/** Equal states, in time that does not depend on where they differ. */
+const sameState = (received: Buffer, expected: Buffer): boolean =>
+  received.length === expected.length && timingSafeEqual(received, expected)
+
 const listenFailed = (error: unknown) => new LoopbackRedirectError({ reason: "listen-failed", systemCode: systemCodeOf(error) })
 
 type Started = { readonly server: http.Server; readonly port: number }
+
+/** What a callback that passed the HTTP checks comes to. */
+type Verdict = "received" | "already" | "refused"
 
 /** Creates the server with its request handler already in place, then listens on 127.0.0.1. */
 const start = (
   requestedPort: number,
   path: string,
-  onCallback: (url: URL) => boolean
+  onCallback: (url: URL) => Verdict
 ): Effect.Effect<Started, LoopbackRedirectError> =>
   Effect.async<Started, LoopbackRedirectError>((resume) => {
     // Filled in by the listen callback, before the first request can be accepted.
@@ -163,7 +187,9 @@ const start = (
       } catch {
         return respond(res, 400, pages.badRequest)
       }
-      return respond(res, 200, onCallback(url) ? pages.received : pages.already)
+      const verdict = onCallback(url)
+      if (verdict === "refused") return respond(res, 400, pages.badRequest)
+      return respond(res, 200, verdict === "received" ? pages.received : pages.already)
     })
     // An error after listening (none is expected) must not become an uncaught exception.
     const afterListen = () => {}
@@ -207,26 +233,43 @@ export const openLoopbackRedirect = (
   Effect.gen(function*() {
     const path = options.path ?? "/callback"
     if (!validPath(path)) return yield* Effect.dieMessage("openLoopbackRedirect: the callback path must be a plain absolute path")
-    const received = yield* Deferred.make<URL>()
-    let done = false
-    const onCallback = (url: URL): boolean => {
-      if (done) return false
-      done = true
-      Deferred.unsafeDone(received, Exit.succeed(url))
-      return true
+    // The authorization request waited for: its state, and its answer once received.
+    let round: { readonly state: Buffer; readonly received: Deferred.Deferred<URL>; done: boolean } | undefined
+    const onCallback = (url: URL): Verdict => {
+      const states = url.searchParams.getAll("state")
+      if (round === undefined || states.length !== 1 || !sameState(Buffer.from(states[0]!, "utf8"), round.state)) {
+        return "refused"
+      }
+      if (round.done) return "already"
+      round.done = true
+      Deferred.unsafeDone(round.received, Exit.succeed(url))
+      return "received"
     }
     const { port } = yield* Effect.acquireRelease(
       start(options.port ?? 0, path, onCallback),
       ({ server }) => stop(server)
     )
     const redirectUri = `http://${loopbackHost}:${port}${path}`
-    const next = (timeoutMs: number): Effect.Effect<URL, LoopbackRedirectError> =>
-      Deferred.await(received).pipe(
-        Effect.timeoutFail({
-          // NaN and negatives time out at once; Infinity never does.
-          duration: timeoutMs > 0 ? Duration.millis(timeoutMs) : Duration.zero,
-          onTimeout: () => new LoopbackRedirectError({ reason: "timeout" })
+    const expect = (authorizationUrl: URL): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const states = authorizationUrl.searchParams.getAll("state")
+        if (states.length !== 1 || states[0] === "") {
+          return Effect.dieMessage("LoopbackRedirect.expect: the authorization URL must carry one state")
+        }
+        return Effect.map(Deferred.make<URL>(), (received) => {
+          round = { state: Buffer.from(states[0]!, "utf8"), received, done: false }
         })
-      )
-    return { redirectUri, next } satisfies LoopbackRedirect
+      })
+    const next = (timeoutMs: number): Effect.Effect<URL, LoopbackRedirectError> =>
+      Effect.suspend(() => {
+        if (round === undefined) return Effect.dieMessage("LoopbackRedirect.next: expect was not called")
+        return Deferred.await(round.received).pipe(
+          Effect.timeoutFail({
+            // NaN and negatives time out at once; Infinity never does.
+            duration: timeoutMs > 0 ? Duration.millis(timeoutMs) : Duration.zero,
+            onTimeout: () => new LoopbackRedirectError({ reason: "timeout" })
+          })
+        )
+      })
+    return { redirectUri, expect, next } satisfies LoopbackRedirect
   })

@@ -278,6 +278,65 @@ describe("config-file auth", () => {
   })
 })
 
+describe("credentials bound to their authorization server", () => {
+  it("--auth-issuer naming the server's authorization server works; naming another: AuthorizationFailed issuer-mismatch (3), no token asked", async () => {
+    const ok = await node(["tools", server.url, ...credentials, "--auth-issuer", oauth.issuer, "--token-file", freshTokenFile()], {
+      env: { PB_SECRET: SECRET }
+    })
+    expect(expectJson(ok)).toMatchObject({ tools: [{ name: "add" }, { name: "echo" }, { name: "increment" }] })
+    const before = oauth.calls("token")
+    const other = await node(["tools", server.url, ...credentials, "--auth-issuer", "https://as.example.com", "--token-file", freshTokenFile()], {
+      env: { PB_SECRET: SECRET }
+    })
+    expect(expectFailure(other, 3, "AuthorizationFailed")).toMatchObject({ reason: "issuer-mismatch", phase: "authorization" })
+    expect(oauth.calls("token")).toBe(before)
+    expectNoSecrets(other)
+  })
+
+  it("an entry's issuer binds the same way", async () => {
+    const config = path.join(dir, "issuer.json")
+    writeFileSync(config, JSON.stringify({
+      mcpServers: {
+        bound: { url: server.url, auth: { grant: "client_credentials", clientId: "svc", clientSecret: "${PB_SECRET}", issuer: oauth.issuer } },
+        elsewhere: { url: server.url, auth: { grant: "client_credentials", clientId: "svc", clientSecret: "${PB_SECRET}", issuer: "https://as.example.com" } }
+      }
+    }))
+    const env = { PB_SECRET: SECRET, PHASEBOUND_TOKEN_FILE: freshTokenFile() }
+    expect(expectJson(await node(["tools", "--config", config, "bound"], { env }))).toMatchObject({ tools: [{ name: "add" }, { name: "echo" }, { name: "increment" }] })
+    const before = oauth.calls("token")
+    const refused = await node(["tools", "--config", config, "elsewhere"], { env: { ...env, PHASEBOUND_TOKEN_FILE: freshTokenFile() } })
+    expect(expectFailure(refused, 3, "AuthorizationFailed")).toMatchObject({ reason: "issuer-mismatch" })
+    expect(oauth.calls("token")).toBe(before)
+  })
+
+  it("no --auth-issuer: bound at first use through the token file; a later run whose server names another authorization server sends it nothing", async () => {
+    const clients = [{ clientId: "svc", clientSecret: SECRET, grantTypes: ["client_credentials" as const] }]
+    const home = await Testkit.startOAuthServer({ clients })
+    const rogue = await Testkit.startOAuthServer({ clients })
+    const protectedServer = await Testkit.startServer({ auth: { oauth: home } })
+    try {
+      const tokenFile = freshTokenFile()
+      const env = { PB_SECRET: SECRET }
+      expect(expectJson(await node(["tools", protectedServer.url, ...credentials, "--token-file", tokenFile], { env }))).toMatchObject({
+        tools: [{ name: "add" }, { name: "echo" }, { name: "increment" }]
+      })
+      const stored = JSON.parse(readFileSync(tokenFile, "utf8")) as { entries: Array<{ issuer: string }> }
+      expect(stored.entries.map((entry) => entry.issuer)).toEqual([home.issuer])
+      // The stored token stops working, and the server now names the rogue.
+      home.revokeAll()
+      protectedServer.scriptAuth({ kind: "other-authorization-servers", servers: [rogue.issuer], times: Infinity })
+      const refused = await node(["tools", protectedServer.url, ...credentials, "--token-file", tokenFile], { env })
+      expect(expectFailure(refused, 3, "AuthorizationFailed")).toMatchObject({ reason: "issuer-mismatch" })
+      expect(rogue.requests).toHaveLength(0)
+      expectNoSecrets(refused)
+    } finally {
+      await protectedServer.close()
+      await rogue.close()
+      await home.close()
+    }
+  })
+})
+
 describe("refused before any I/O (2)", () => {
   const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>, string, Readonly<Record<string, string>>?]> = [
     ["an unknown grant", ["tools", "URL", "--auth-grant", "password"], "--auth-grant"],
@@ -288,6 +347,8 @@ describe("refused before any I/O (2)", () => {
     ["a metadata URL that is not https", ["tools", "URL", "--auth-client-metadata-url", "http://example.com/client.json"], "--auth-client-metadata-url"],
     ["a private key file that does not exist", ["tools", "URL", "--auth-client-id", "x", "--auth-private-key-file", "/nonexistent/key.pem"], "--auth-private-key-file"],
     ["a scope that is not scope tokens", ["tools", "URL", "--auth-scope", "a\"b"], "--auth-scope"],
+    ["an --auth-issuer that is not an https issuer", ["tools", "URL", "--auth-issuer", "http://as.example.com"], "--auth-issuer"],
+    ["auth flags with a plain http server off loopback", ["tools", "http://10.0.0.1/mcp", ...credentials], "target", { PB_SECRET: SECRET }],
     ["auth flags with a stdio target", ["tools", "--stdio", "node server.js", "--auth-client-id", "x"], "--auth-client-id"],
     ["--token-file with a stdio target", ["tools", "--stdio", "node server.js", "--token-file", "/tmp/x.json"], "--token-file"],
     ["auth flags beside an Authorization header", ["tools", "URL", "--header", "Authorization: Bearer x", "--auth-client-id", "x"], "--auth-client-id"],

@@ -1,7 +1,8 @@
 /**
  * The loopback redirect listener over real sockets on 127.0.0.1: where it binds, what completes
- * `next` and what is refused (Host, path, method, query size), the fixed pages (nothing
- * reflected), the timeout, first-wins, interruption, and the port closed with the scope.
+ * `next` and what is refused (Host, path, method, query size, state), the fixed pages (nothing
+ * reflected), the timeout, first-wins, forged callbacks that change nothing, interruption, and
+ * the port closed with the scope.
  */
 import { Cause, Effect, Exit, Fiber } from "effect"
 import { readFileSync } from "node:fs"
@@ -75,6 +76,21 @@ const withListener = <A, E>(
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E | undefined =>
   Exit.isFailure(exit) ? Cause.failureOption(exit.cause).pipe((o) => (o._tag === "Some" ? o.value : undefined)) : undefined
+
+/** An authorization URL with `state`, as the library builds it. */
+const authorizationUrl = (state: string) => {
+  const url = new URL("https://as.example/authorize?response_type=code&client_id=c")
+  url.searchParams.set("state", state)
+  return url
+}
+
+/** The listener, told the state of the authorization request it waits for. */
+const expecting = <E>(
+  state: string,
+  body: (listener: LoopbackRedirect) => Effect.Effect<void, E>,
+  options?: LoopbackRedirectOptions
+) =>
+  withListener((listener) => Effect.zipRight(listener.expect(authorizationUrl(state)), body(listener)), options)
 
 /** Asserts that `next` has not completed: it times out. */
 const expectPending = (listener: LoopbackRedirect) =>
@@ -161,7 +177,7 @@ describe("binding", () => {
 
 describe("the callback", () => {
   it("a GET with code and state resolves next with the full URL; the page reflects nothing", () =>
-    withListener((listener) =>
+    expecting(secretState, (listener) =>
       Effect.gen(function*() {
         const waiting = yield* Effect.fork(listener.next(5_000))
         const answer = yield* send(portOf(listener), `/callback${callbackQuery}`)
@@ -183,8 +199,8 @@ describe("the callback", () => {
       })
     ))
 
-  it("an error response is a callback too (the library judges it)", () =>
-    withListener((listener) =>
+  it("an error response with the state is a callback too (the library judges it)", () =>
+    expecting("s", (listener) =>
       Effect.gen(function*() {
         const answer = yield* send(portOf(listener), "/callback?error=access_denied&state=s")
         expect(answer.status).toBe(200)
@@ -195,7 +211,7 @@ describe("the callback", () => {
     ))
 
   it("a callback that arrived before next is returned at once", () =>
-    withListener((listener) =>
+    expecting("s", (listener) =>
       Effect.gen(function*() {
         yield* send(portOf(listener), "/callback?code=early&state=s")
         const url = yield* listener.next(0)
@@ -204,7 +220,7 @@ describe("the callback", () => {
     ))
 
   it("two callbacks: the first wins, the second gets the 'already' page", () =>
-    withListener((listener) =>
+    expecting("s", (listener) =>
       Effect.gen(function*() {
         const port = portOf(listener)
         const first = yield* send(port, "/callback?code=first&state=s")
@@ -220,12 +236,12 @@ describe("the callback", () => {
     ))
 
   it("concurrent callbacks: exactly one completes next", () =>
-    withListener((listener) =>
+    expecting("s", (listener) =>
       Effect.gen(function*() {
         const port = portOf(listener)
         const answers = yield* Effect.forEach(
           ["a", "b", "c", "d", "e"],
-          (code) => send(port, `/callback?code=${code}`),
+          (code) => send(port, `/callback?code=${code}&state=s`),
           { concurrency: "unbounded" }
         )
         expect(answers.filter((a) => a.body.includes("already received"))).toHaveLength(4)
@@ -235,9 +251,9 @@ describe("the callback", () => {
     ))
 
   it("a query of exactly 8 KiB is accepted", () =>
-    withListener((listener) =>
+    expecting("s", (listener) =>
       Effect.gen(function*() {
-        const query = `code=${"x".repeat(maxQueryBytes - 5)}`
+        const query = `state=s&code=${"x".repeat(maxQueryBytes - 13)}`
         expect(query.length).toBe(8192)
         const answer = yield* send(portOf(listener), `/callback?${query}`)
         expect(answer.status).toBe(200)
@@ -248,7 +264,7 @@ describe("the callback", () => {
 
 describe("refused requests leave next pending", () => {
   it("another path is 404 (no normalisation, nothing reflected)", () =>
-    withListener((listener) =>
+    expecting("s", (listener) =>
       Effect.gen(function*() {
         const port = portOf(listener)
         for (const target of ["/", "/other?code=x", "/callback/?code=x", "/callbackx?code=x", "/%63allback?code=x", "/x/../callback?code=x", "/CALLBACK?code=x", "/favicon.ico", "/<script>"]) {
@@ -258,13 +274,13 @@ describe("refused requests leave next pending", () => {
           expect(answer.body).not.toContain("callback")
         }
         yield* expectPending(listener)
-        yield* send(port, "/callback?code=after")
+        yield* send(port, "/callback?code=after&state=s")
         expect((yield* listener.next(1_000)).searchParams.get("code")).toBe("after")
       })
     ))
 
   it("a Host other than 127.0.0.1:PORT is 400 (DNS rebinding)", () =>
-    withListener((listener) =>
+    expecting("s", (listener) =>
       Effect.gen(function*() {
         const port = portOf(listener)
         for (const host of [`localhost:${port}`, "evil.example", `evil.example:${port}`, "127.0.0.1", `127.0.0.1:${port + 1}`, `[::1]:${port}`, `127.0.0.1:${port}.evil.example`, ""]) {
@@ -273,18 +289,18 @@ describe("refused requests leave next pending", () => {
           expectNoReflection(answer.body)
         }
         // No Host at all (HTTP/1.1 requires one).
-        expect((yield* send(port, "/callback?code=x", { host: null })).status).toBe(400)
+        expect((yield* send(port, "/callback?code=x&state=s", { host: null })).status).toBe(400)
         yield* expectPending(listener)
       })
     ))
 
   it("an absolute-form request target is 400", () =>
-    withListener((listener) =>
+    expecting("s", (listener) =>
       Effect.gen(function*() {
         const port = portOf(listener)
         const answer = yield* sendRaw(
           port,
-          `GET http://127.0.0.1:${port}/callback?code=x HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`
+          `GET http://127.0.0.1:${port}/callback?code=x&state=s HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`
         )
         expect(answer).toMatch(/^HTTP\/1\.1 400 /)
         yield* expectPending(listener)
@@ -292,7 +308,7 @@ describe("refused requests leave next pending", () => {
     ))
 
   it("methods other than GET are 405 with Allow: GET", () =>
-    withListener((listener) =>
+    expecting("s", (listener) =>
       Effect.gen(function*() {
         const port = portOf(listener)
         for (const method of ["POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH"]) {
@@ -305,9 +321,9 @@ describe("refused requests leave next pending", () => {
     ))
 
   it("a query over 8 KiB is 414", () =>
-    withListener((listener) =>
+    expecting("s", (listener) =>
       Effect.gen(function*() {
-        const answer = yield* send(portOf(listener), `/callback?code=${"x".repeat(maxQueryBytes - 4)}`)
+        const answer = yield* send(portOf(listener), `/callback?state=s&code=${"x".repeat(maxQueryBytes - 12)}`)
         expect(answer.status).toBe(414)
         expect(answer.body).not.toContain("xxxx")
         yield* expectPending(listener)
@@ -315,9 +331,116 @@ describe("refused requests leave next pending", () => {
     ))
 })
 
+describe("only the expected state completes next", () => {
+  it("a forged callback sent first is 400 and the real one still completes the login", () =>
+    expecting(secretState, (listener) =>
+      Effect.gen(function*() {
+        const port = portOf(listener)
+        const waiting = yield* Effect.fork(listener.next(5_000))
+        const forged = yield* send(port, "/callback?code=attacker&state=forged")
+        expect(forged.status).toBe(400)
+        expectNoReflection(forged.body)
+        expect(forged.body).not.toContain("attacker")
+        expect(forged.body).not.toContain("forged")
+        const real = yield* send(port, `/callback${callbackQuery}`)
+        expect(real.status).toBe(200)
+        expect(real.body).toContain("received the authorization response")
+        expect((yield* Fiber.join(waiting)).searchParams.get("code")).toBe(secretCode)
+      })
+    ))
+
+  it("no state, an empty, a longer, a shorter or a second state is 400; next keeps waiting", () =>
+    expecting("st4te-abc", (listener) =>
+      Effect.gen(function*() {
+        const port = portOf(listener)
+        for (
+          const query of [
+            "?code=x",
+            "?code=x&state=",
+            "?code=x&state=st4te-abcd",
+            "?code=x&state=st4te-ab",
+            "?code=x&state=ST4TE-ABC",
+            "?code=x&state=st4te-abc&state=st4te-abc",
+            "?code=x&state=st4te-abc&state=other",
+            "?error=access_denied",
+            "?error=access_denied&state=other"
+          ]
+        ) {
+          const answer = yield* send(port, `/callback${query}`)
+          expect(answer.status, query).toBe(400)
+          expect(answer.body).toContain("Bad request.")
+          expect(answer.body).not.toContain("st4te")
+        }
+        yield* expectPending(listener)
+        // The state percent-encoded is the same state.
+        yield* send(port, "/callback?code=real&state=st4te%2Dabc")
+        expect((yield* listener.next(1_000)).searchParams.get("code")).toBe("real")
+      })
+    ))
+
+  it("forged callbacks until the timeout: next fails with timeout, not with their content", () =>
+    expecting("s", (listener) =>
+      Effect.gen(function*() {
+        const port = portOf(listener)
+        const waiting = yield* Effect.fork(listener.next(300))
+        for (let i = 0; i < 5; i++) expect((yield* send(port, `/callback?code=x${i}&state=f${i}`)).status).toBe(400)
+        const error = failureOf(yield* Fiber.await(waiting))
+        expect(error).toMatchObject({ _tag: "LoopbackRedirectError", reason: "timeout" })
+      })
+    ))
+
+  it("a callback before expect is refused, and not kept for later", () =>
+    withListener((listener) =>
+      Effect.gen(function*() {
+        const port = portOf(listener)
+        expect((yield* send(port, "/callback?code=early&state=s")).status).toBe(400)
+        yield* listener.expect(authorizationUrl("s"))
+        yield* expectPending(listener)
+        yield* send(port, "/callback?code=late&state=s")
+        expect((yield* listener.next(1_000)).searchParams.get("code")).toBe("late")
+      })
+    ))
+
+  it("after the callback, another state is still 400, the same state gets the 'already' page", () =>
+    expecting("s", (listener) =>
+      Effect.gen(function*() {
+        const port = portOf(listener)
+        yield* send(port, "/callback?code=first&state=s")
+        expect((yield* send(port, "/callback?code=second&state=t")).status).toBe(400)
+        const again = yield* send(port, "/callback?code=third&state=s")
+        expect(again.status).toBe(200)
+        expect(again.body).toContain("already received")
+        expect((yield* listener.next(1_000)).searchParams.get("code")).toBe("first")
+      })
+    ))
+
+  it("expect again starts a new wait: the old state is refused, the new one completes", () =>
+    expecting("one", (listener) =>
+      Effect.gen(function*() {
+        const port = portOf(listener)
+        yield* send(port, "/callback?code=c1&state=one")
+        expect((yield* listener.next(1_000)).searchParams.get("code")).toBe("c1")
+        yield* listener.expect(authorizationUrl("two"))
+        yield* expectPending(listener)
+        expect((yield* send(port, "/callback?code=c1&state=one")).status).toBe(400)
+        yield* send(port, "/callback?code=c2&state=two")
+        expect((yield* listener.next(1_000)).searchParams.get("code")).toBe("c2")
+      })
+    ))
+
+  it("an authorization URL without one state, or next before expect, is a defect", async () => {
+    for (const url of ["https://as.example/authorize", "https://as.example/authorize?state=", "https://as.example/authorize?state=a&state=b"]) {
+      const exit = await Effect.runPromiseExit(Effect.scoped(Effect.flatMap(openLoopbackRedirect(), (l) => l.expect(new URL(url)))))
+      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause), url).toBe(true)
+    }
+    const exit = await Effect.runPromiseExit(Effect.scoped(Effect.flatMap(openLoopbackRedirect(), (l) => l.next(1_000))))
+    expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+  })
+})
+
 describe("time and lifetime", () => {
   it("next times out with reason timeout and no URL in the error", () =>
-    withListener((listener) =>
+    expecting("s", (listener) =>
       Effect.gen(function*() {
         const started = Date.now()
         const exit = yield* Effect.exit(listener.next(200))
@@ -332,13 +455,13 @@ describe("time and lifetime", () => {
     ))
 
   it("interrupting next leaks nothing: the listener still takes the callback", () =>
-    withListener((listener) =>
+    expecting("s", (listener) =>
       Effect.gen(function*() {
         const waiting = yield* Effect.fork(listener.next(60_000))
         yield* Effect.sleep(20)
         const exit = yield* Fiber.interrupt(waiting)
         expect(Exit.isInterrupted(exit)).toBe(true)
-        yield* send(portOf(listener), "/callback?code=later")
+        yield* send(portOf(listener), "/callback?code=later&state=s")
         expect((yield* listener.next(1_000)).searchParams.get("code")).toBe("later")
       })
     ))
@@ -375,6 +498,7 @@ describe("time and lifetime", () => {
       Effect.scoped(
         Effect.gen(function*() {
           const listener = yield* openLoopbackRedirect()
+          yield* listener.expect(authorizationUrl("s"))
           yield* Effect.fork(listener.next(60_000))
           yield* Effect.sleep(20)
         })

@@ -9,19 +9,21 @@
  */
 import * as Data from "effect/Data"
 import * as Predicate from "effect/Predicate"
-import { redact } from "./internal/secrets.js"
+import { invisibleCharacterPattern, redact } from "./internal/secrets.js"
 
 export {
   /**
-   * Replaces every given secret (3 characters or more) in a text with `[redacted]`.
+   * Replaces every given secret (3 characters or more) in a text with `[redacted]`, also
+   * percent-encoded (either case), JSON-escaped or split by control characters.
    *
    * @since 0.1.0
    * @category redaction
    */
   redact,
   /**
-   * The secret values of an HTTP target: header values, URL userinfo and query values, with
-   * the forms they travel in (parts, percent-decoded, base64 of `user:password`).
+   * The secret values of an HTTP target: header values (and each cookie or parameter value in
+   * them), URL userinfo, query values and path segments of 8 characters or more, with the
+   * forms they travel in (parts, percent-decoded, base64 and base64url).
    *
    * @since 0.1.0
    * @category redaction
@@ -201,7 +203,15 @@ export interface Attempt {
  * @since 0.1.0
  * @category models
  */
-export type Limit = "maxTools" | "maxPages" | "maxSchemaBytes" | "maxInputRounds" | "maxSessionRenewals"
+export type Limit =
+  | "maxTools"
+  | "maxPages"
+  | "maxSchemaBytes"
+  | "maxListingBytes"
+  | "maxDepth"
+  | "maxNodes"
+  | "maxInputRounds"
+  | "maxSessionRenewals"
 
 /**
  * A fixed vocabulary of reasons: never free text from a peer or an exception.
@@ -240,9 +250,16 @@ export type Reason =
   | "no-authorization-server"
   /** Protected Resource Metadata names a `resource` other than the MCP server (RFC 9728 §3.3). */
   | "resource-mismatch"
-  /** Authorization Server Metadata names another `issuer` than the one it was fetched for (RFC 8414 §3.3). */
+  /**
+   * Authorization Server Metadata names another `issuer` than the one it was fetched for (RFC
+   * 8414 §3.3), or the MCP server names another authorization server than the one the
+   * client's credentials are bound to (`auth.issuer`, or their first use).
+   */
   | "issuer-mismatch"
-  /** An authorization URL that is neither `https` nor `http` on a loopback host. */
+  /**
+   * An authorization URL that is neither `https` nor `http` on a loopback host (plain `http`
+   * only when the MCP server is on loopback too), or, with `auth`, a server URL of that kind.
+   */
   | "insecure-url"
   /** A redirect to another origin (or a redirect loop) was refused; nothing was sent there. */
   | "redirect-refused"
@@ -275,6 +292,10 @@ export type Reason =
   | "authorization-denied"
   /** Step-up to a wider scope was refused: the bound of attempts, or a scope that does not grow. */
   | "step-up-limit"
+  /** Step-up past the configured `scope` of a client credentials grant was refused (it is the ceiling). */
+  | "scope-ceiling"
+  /** An authority URL on a loopback, private, link-local or reserved address that the MCP server may not name. */
+  | "private-authority"
   /** A token was obtained but the server refused it again: nothing more is re-sent. */
   | "token-rejected"
   /** A call given an idle timeout saw no progress for that long (its deadline had not passed). */
@@ -283,6 +304,10 @@ export type Reason =
   | "missing-structured-content"
   /** `structuredContent` does not match the tool's `outputSchema`, or the caller's output `Schema`. */
   | "structured-content-mismatch"
+  /** The check of `structuredContent` against the `outputSchema` reached the call's deadline (`DeadlineExceeded`, outcome `applied`). */
+  | "output-check"
+  /** The check of `structuredContent` would cost more than its ceiling of steps (`ProtocolViolation`, outcome `applied`). */
+  | "output-check-too-costly"
 
 /** Fields in the order they appear in the public record. */
 const recordKeys = [
@@ -309,7 +334,11 @@ const attemptKeys = ["era", "transport", "tag", "stage", "status", "code", "reas
 
 /** A copy of a record field: `limits` and `attempts` are copied, never shared. */
 const copyField = (key: typeof recordKeys[number], value: unknown): unknown => {
-  if (key === "limits") return { ...(value as Limits) }
+  if (key === "limits") {
+    // Only the limits' own fields: a budget handed in as it is carries more than limits.
+    const { idleTimeoutMs, maxBytes, timeoutMs } = value as Limits
+    return idleTimeoutMs === undefined ? { timeoutMs, maxBytes } : { timeoutMs, maxBytes, idleTimeoutMs }
+  }
   if (key === "attempts") {
     return (value as ReadonlyArray<Attempt>).map((attempt) => {
       const copy: Record<string, unknown> = {}
@@ -606,19 +635,35 @@ const REMOTE_MESSAGE_MAX = 512
 
 /**
  * Makes a peer's JSON-RPC error message safe to show: configured secret values are redacted
- * first (so a secret cut by the length limit cannot leak a prefix), then control characters
- * are removed, URLs are replaced, and the result is cut to 512 characters.
+ * first (so a secret cut by the length limit cannot leak a prefix), also percent-encoded (either
+ * case), JSON-escaped or split by control characters; then control and other invisible
+ * characters become spaces (the record stays one line), URLs are replaced, and the result is
+ * cut to 512 characters (docs/DESIGN.md, "Errors": Redaction).
  *
  * @since 0.1.0
  * @category redaction
  */
 export const sanitizeRemoteMessage = (message: unknown, secrets: ReadonlyArray<string>): string | undefined => {
   if (typeof message !== "string") return undefined
-  let text = redact(message, secrets)
-  // Remove C0/C1 control characters (newlines included: the record stays one line).
-  // eslint-disable-next-line no-control-regex
-  text = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, " ")
+  // Only a window of the message is worked on: redaction is linear, but over 16 MiB of a
+  // hostile message it would hold the process for a second or more.
+  const cut = message.length > REMOTE_MESSAGE_WINDOW
+  // The redaction sees through control characters: `SEC\u0000RET` is redacted as `SECRET`; and
+  // once they are spaces, again: a secret's space sent as a newline.
+  let text = redact(cut ? message.slice(0, REMOTE_MESSAGE_WINDOW) : message, secrets)
+  text = redact(text.replace(invisibleCharacterPattern, " "), secrets)
   // A URL can carry userinfo or query tokens that we were not told about.
   text = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, "[url]")
+  // What the window cut may end with the start of a secret, which the redaction could not see
+  // whole: when the replacements brought that end into view, it is left out.
+  if (cut && text.length <= REMOTE_MESSAGE_MAX + windowGuard(secrets)) {
+    text = text.slice(0, Math.max(0, text.length - windowGuard(secrets)))
+  }
   return text.length > REMOTE_MESSAGE_MAX ? text.slice(0, REMOTE_MESSAGE_MAX) : text
 }
+
+/** How much of a message is worked on: far more than is ever shown. */
+const REMOTE_MESSAGE_WINDOW = 64 * 1024
+
+/** What is left out at the end of a cut window: room for the longest secret, split by a space between each two characters. */
+const windowGuard = (secrets: ReadonlyArray<string>): number => 2 * secrets.reduce((longest, secret) => Math.max(longest, secret.length), 0) + 16

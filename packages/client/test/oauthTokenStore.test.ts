@@ -1,13 +1,16 @@
 /**
  * Token storage (internal/oauth/tokenStore.ts): the memory store's semantics, and the file store
  * on a temporary directory through NodeFileSystem: round trip, modes 0600/0700, atomic writes,
- * refusal of a group-readable, corrupt, foreign or oversized file with a typed error that echoes
- * nothing, another instance's view of the file, concurrent sets, and the default location.
+ * refusal of a group-readable, corrupt, foreign or oversized file or of a symbolic link with a
+ * typed error that echoes nothing, another instance's view of the file, concurrent sets, the
+ * compare-and-delete, `exclusive` (re-entrant, serializing), the lock file (a stale one taken
+ * over, a live one waited for within the bound), and the default location. Real processes
+ * sharing the file: tokenStoreProcesses.test.ts.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Option, Redacted } from "effect"
+import { Deferred, Effect, Either, Fiber, Layer, Option, Redacted, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as Os from "node:os"
 import * as NodePathModule from "node:path"
@@ -75,6 +78,36 @@ describe("TokenStore (memory)", () => {
       yield* store.remove(key)
       expect(Option.isNone(yield* store.get(key))).toBe(true)
       expect(Option.isSome(yield* store.get(otherKey))).toBe(true)
+    }).pipe(Effect.provide(layerMemory)))
+
+  it.effect("remove with onlyIf deletes only an entry that satisfies it (compare-and-delete)", () =>
+    Effect.gen(function*() {
+      const store = yield* TokenStore
+      yield* store.set(key, entry(2))
+      yield* store.remove(key, { onlyIf: (stored) => Redacted.value(stored.tokens.accessToken) === `${ACCESS}-1` })
+      expect(plain(Option.getOrThrow(yield* store.get(key)))).toEqual(plain(entry(2)))
+      yield* store.remove(key, { onlyIf: (stored) => Redacted.value(stored.tokens.accessToken) === `${ACCESS}-2` })
+      expect(Option.isNone(yield* store.get(key))).toBe(true)
+    }).pipe(Effect.provide(layerMemory)))
+
+  it.effect("exclusive: one at a time, re-entrant, its wait bounded (lock-timeout)", () =>
+    Effect.gen(function*() {
+      const store = yield* TokenStore
+      const entered = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      const first = yield* Effect.fork(store.exclusive!(key, Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(gate)), { timeoutMs: 60_000 }))
+      yield* Deferred.await(entered)
+      // Held: another waits, and gives up at its bound (TestClock).
+      const second = yield* Effect.fork(store.exclusive!(key, Effect.succeed("ran"), { timeoutMs: 1_000 }))
+      yield* TestClock.adjust("1 second")
+      const error = yield* Effect.flip(Fiber.join(second))
+      expect(error).toBeInstanceOf(TokenStoreError)
+      expect(error).toMatchObject({ reason: "lock-timeout", operation: "exclusive" })
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(first)
+      // Free again; within it, exclusive again does not wait for itself.
+      const nested = yield* store.exclusive!(key, store.exclusive!(key, Effect.succeed("inner"), { timeoutMs: 1_000 }), { timeoutMs: 1_000 })
+      expect(nested).toBe("inner")
     }).pipe(Effect.provide(layerMemory)))
 
   it.effect("each layer build is its own store", () =>
@@ -248,6 +281,116 @@ describe("TokenStore (file)", () => {
       expectClean(error)
       expect(NodeFs.existsSync(file)).toBe(false)
     }))
+
+  it.effect("a symbolic link at the path is refused: nothing read or written through it, the target untouched", () =>
+    Effect.gen(function*() {
+      const target = NodePathModule.join(dir, "elsewhere.json")
+      yield* withStore((s) => s.set(key, entry(1)))
+      NodeFs.renameSync(file, target)
+      NodeFs.symlinkSync(target, file)
+      const before = NodeFs.readFileSync(target, "utf8")
+      const error = yield* failureOf(withStore((s) => s.get(key)))
+      expect(error.reason).toBe("symlink")
+      expectClean(error, ["elsewhere"])
+      expect((yield* failureOf(withStore((s) => s.set(key, entry(2))))).reason).toBe("symlink")
+      expect((yield* failureOf(withStore((s) => s.remove(key)))).reason).toBe("symlink")
+      expect(NodeFs.lstatSync(file).isSymbolicLink()).toBe(true)
+      expect(NodeFs.readFileSync(target, "utf8")).toBe(before)
+      // A dangling link too.
+      NodeFs.rmSync(target)
+      expect((yield* failureOf(withStore((s) => s.set(key, entry(2))))).reason).toBe("symlink")
+      expect(NodeFs.existsSync(target)).toBe(false)
+    }))
+
+  it.effect("remove with onlyIf: an entry another instance replaced meanwhile is kept", () =>
+    Effect.gen(function*() {
+      const a = yield* makeFile(file)
+      const b = yield* makeFile(file)
+      yield* a.set(key, entry(1))
+      // "Another process" stores newer tokens; a's refresh token then failed: only its own is dropped.
+      yield* b.set(key, { ...entry(2), tokens: { ...entry(2).tokens, refreshToken: Redacted.make("rotated") } })
+      const failed = Option.getOrThrow(yield* a.get(key))
+      yield* a.remove(key, { onlyIf: (stored) => Redacted.value(stored.tokens.refreshToken!) === REFRESH })
+      expect(Redacted.value(Option.getOrThrow(yield* b.get(key)).tokens.refreshToken!)).toBe("rotated")
+      expect(Redacted.value(failed.tokens.refreshToken!)).toBe("rotated")
+      yield* a.remove(key, { onlyIf: (stored) => Redacted.value(stored.tokens.refreshToken!) === "rotated" })
+      expect(Option.isNone(yield* b.get(key))).toBe(true)
+    }).pipe(Effect.provide(platform)))
+
+  const lockFile = () => NodePathModule.join(NodePathModule.dirname(file), ".tokens.json.lock")
+
+  it.live("the lock file: created beside the file with mode 0600 while held, removed after", () =>
+    Effect.gen(function*() {
+      const store = yield* makeFile(file)
+      const seen = yield* store.exclusive!(key, Effect.sync(() => NodeFs.statSync(lockFile()).mode & 0o777), { timeoutMs: 1_000 })
+      expect(seen).toBe(0o600)
+      expect(NodeFs.existsSync(lockFile())).toBe(false)
+      // set within exclusive takes no second lock (it would wait for itself).
+      yield* store.exclusive!(key, store.set(key, entry(1)), { timeoutMs: 1_000 })
+      expect(plain(Option.getOrThrow(yield* store.get(key)))).toEqual(plain(entry(1)))
+      expect(NodeFs.readdirSync(NodePathModule.dirname(file))).toEqual(["tokens.json"])
+    }).pipe(Effect.provide(platform)))
+
+  it.live("a live lock (another holder) is waited for within the bound: lock-timeout, the file untouched", () =>
+    Effect.gen(function*() {
+      yield* withStore((s) => s.set(key, entry(1)))
+      const before = NodeFs.readFileSync(file, "utf8")
+      NodeFs.writeFileSync(lockFile(), "someone-else\n", { mode: 0o600 })
+      const store = yield* makeFile(file, { lockTimeoutMs: 200 })
+      const error = yield* failureOf(store.set(key, entry(2)))
+      expect(error).toMatchObject({ reason: "lock-timeout", operation: "set" })
+      expectClean(error)
+      expect((yield* failureOf(store.exclusive!(key, Effect.void, { timeoutMs: 100 })))).toMatchObject({ reason: "lock-timeout", operation: "exclusive" })
+      expect(NodeFs.readFileSync(file, "utf8")).toBe(before)
+      // Not ours: left in place.
+      expect(NodeFs.readFileSync(lockFile(), "utf8")).toBe("someone-else\n")
+      // Released by its holder: the next set goes through.
+      NodeFs.rmSync(lockFile())
+      yield* store.set(key, entry(2))
+      expect(plain(Option.getOrThrow(yield* store.get(key)))).toEqual(plain(entry(2)))
+    }).pipe(Effect.provide(platform)))
+
+  it.live("a stale lock (its holder crashed: untouched for staleLockMs) is taken over", () =>
+    Effect.gen(function*() {
+      NodeFs.mkdirSync(NodePathModule.dirname(file), { recursive: true, mode: 0o700 })
+      NodeFs.writeFileSync(lockFile(), "crashed-holder\n", { mode: 0o600 })
+      const past = new Date(Date.now() - 60_000)
+      NodeFs.utimesSync(lockFile(), past, past)
+      const store = yield* makeFile(file, { lockTimeoutMs: 5_000, staleLockMs: 10_000 })
+      yield* store.set(key, entry(1))
+      expect(plain(Option.getOrThrow(yield* store.get(key)))).toEqual(plain(entry(1)))
+      expect(NodeFs.readdirSync(NodePathModule.dirname(file))).toEqual(["tokens.json"])
+    }).pipe(Effect.provide(platform)))
+
+  it.live("exclusive across two instances (two processes' views): the second runs after the first", () =>
+    Effect.gen(function*() {
+      const a = yield* makeFile(file)
+      const b = yield* makeFile(file)
+      const order: Array<string> = []
+      const entered = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      const first = yield* Effect.fork(
+        a.exclusive!(key, Effect.gen(function*() {
+          order.push("a in")
+          yield* Deferred.succeed(entered, undefined)
+          yield* Deferred.await(gate)
+          yield* a.set(key, entry(1))
+          order.push("a out")
+        }), { timeoutMs: 5_000 })
+      )
+      yield* Deferred.await(entered)
+      const second = yield* Effect.fork(
+        b.exclusive!(key, Effect.gen(function*() {
+          order.push("b in")
+          // What a saw last: the re-read under the lock.
+          return Option.map(yield* b.get(key), plain)
+        }), { timeoutMs: 5_000 })
+      )
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(first)
+      expect(yield* Fiber.join(second)).toEqual(Option.some(plain(entry(1))))
+      expect(order).toEqual(["a in", "a out", "b in"])
+    }).pipe(Effect.provide(platform)))
 
   it.effect("an unreadable file is an io error naming no path", () =>
     Effect.gen(function*() {

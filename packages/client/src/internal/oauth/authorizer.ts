@@ -9,8 +9,14 @@
  * - `recover` runs after a refusal, outside the operation's deadline: a 401 is answered by a
  *   refresh when there is a refresh token, else by a new authorization; a 403
  *   `insufficient_scope` by a step-up (a new authorization for the union of the scopes),
- *   bounded by `maxStepUps` and refused when the scope would not grow. Concurrent refusals share
- *   one recovery: a refusal of a credential already replaced needs none.
+ *   bounded by `maxStepUps` and refused when the scope would not grow (or, for client
+ *   credentials, past a configured `scope`, the ceiling, unless `allowScopeStepUp`).
+ *   Concurrent refusals share one recovery: a refusal of a credential already replaced needs
+ *   none.
+ * - A pre-registered client (a configured `clientId`) is bound to one authorization server:
+ *   `issuer` when configured, else the first one its credentials are sent to (in memory for the
+ *   connection, and with the stored tokens for the next ones). Discovery is told the binding,
+ *   and refuses a resource that names another server before anything is sent to it.
  * - Every exchange with the authority is one exchange of the `authorization` phase (its own
  *   deadline and byte ceiling); the interactive step has its own timeout.
  */
@@ -113,6 +119,10 @@ export const makeAuthorizer = (
     let authority: DiscoveredAuthority | undefined
     /** Dynamic registrations, per issuer: never sent to another authorization server. */
     const registrations = new Map<string, StoredClient>()
+    /** A configured client's credentials are its authorization server's only. */
+    const preRegistered = options.clientId !== undefined
+    /** The only authorization server that may be used (configured, or bound at first use). */
+    let bound: string | undefined = options.issuer
     let stepUps = 0
 
     const exchangeOf = (stage: Stage, step: AuthorizationStep): Exchange => ({
@@ -137,14 +147,45 @@ export const makeAuthorizer = (
     const storeKey = storeKeyOf(serverUrl, options)
     // A store that fails is not a reason to fail the operation: the tokens live on in memory.
     const save = (entry: TokenStoreEntry) => Effect.ignore(store.set(storeKey, entry))
-    const forget = Effect.ignore(store.remove(storeKey))
+    /** Drops the stored entry only while it holds `failed`'s tokens (another process may have stored newer ones). */
+    const forget = (failed: Current) =>
+      Effect.ignore(store.remove(storeKey, { onlyIf: (stored) => holdsTokensOf(stored, failed) }))
+    /**
+     * `effect` alone among the store's users (across processes, for the file store), its wait
+     * bounded by the authorization budget. A store that cannot keep them apart (none offered,
+     * or its lock not had in time) does not fail the operation: `effect` runs as it is.
+     */
+    const exclusively = <A, R>(effect: Effect.Effect<A, McpConnectionError, R>) =>
+      store.exclusive === undefined
+        ? effect
+        : store.exclusive(storeKey, effect, { timeoutMs: config.budget.timeoutMs }).pipe(
+          Effect.catchTag("TokenStoreError", () => effect)
+        )
+    /** The stored entry, when another process has replaced `held`'s tokens there (same issuer). */
+    const newerStored = (held: Current) =>
+      store.get(storeKey).pipe(
+        Effect.map(Option.filter((entry) => entry.issuer === held.issuer && !holdsTokensOf(entry, held, "both"))),
+        Effect.map(Option.map((entry): Current => ({
+          tokens: entry.tokens,
+          client: entry.client,
+          issuer: entry.issuer,
+          scope: splitScope(entry.tokens.scope) ?? held.scope
+        }))),
+        Effect.orElseSucceed(() => Option.none<Current>())
+      )
 
     const load = Effect.suspend(() => {
       if (loaded) return Effect.void
       loaded = true
       return store.get(storeKey).pipe(
         Effect.map(Option.map((entry) => {
-          if (entry.issuer !== "") registrations.set(entry.issuer, entry.client)
+          // Tokens of another authorization server than the configured one are not used.
+          if (options.issuer !== undefined && entry.issuer !== options.issuer) return
+          if (entry.issuer !== "") {
+            registrations.set(entry.issuer, entry.client)
+            // Bind on first use, across connections: the issuer the stored tokens came from.
+            if (preRegistered) bound ??= entry.issuer
+          }
           install({ tokens: entry.tokens, client: entry.client, issuer: entry.issuer, scope: splitScope(entry.tokens.scope) })
         })),
         Effect.ignore
@@ -153,7 +194,14 @@ export const makeAuthorizer = (
 
     const discover = (stage: Stage, wwwAuthenticate: string | undefined) =>
       Effect.tap(
-        discoverAuthority({ serverUrl, wwwAuthenticate, budget: config.budget, stage }),
+        discoverAuthority({
+          serverUrl,
+          wwwAuthenticate,
+          budget: config.budget,
+          stage,
+          expectedIssuer: bound,
+          allowPrivateAuthority: options.allowPrivateAuthority
+        }),
         (found) => Effect.sync(() => void (authority = found))
       )
 
@@ -166,6 +214,11 @@ export const makeAuthorizer = (
         const metadata = found.authorizationServer
         const issuer = metadata.issuer
         if (options.clientId !== undefined) {
+          // Discovery already refused another server; the binding is taken before the first sending.
+          if (bound !== undefined && bound !== issuer) {
+            return yield* Effect.fail(failure(exchangeOf(stage, "metadata"), "issuer-mismatch"))
+          }
+          bound = issuer
           if (options.privateKey !== undefined) {
             const assertion = yield* makeClientAssertionSigner({
               clientId: options.clientId,
@@ -306,16 +359,26 @@ export const makeAuthorizer = (
      * client credentials client asks anew).
      */
     const refresh = (stage: Stage, found: DiscoveredAuthority, held: Current) =>
-      Effect.gen(function*() {
-        const refreshToken = held.tokens.refreshToken
-        const client = yield* clientFor(stage, found, held.client)
+      exclusively(Effect.gen(function*() {
+        // Re-read under the lock: another process may have refreshed already (its refresh token
+        // rotated ours away: sending ours again would be a reuse). Its tokens are adopted, and
+        // refreshed only when they too are about to expire.
+        const newer = yield* newerStored(held)
+        if (Option.isSome(newer)) {
+          install(newer.value)
+          const expiresAt = newer.value.tokens.expiresAt
+          if (expiresAt === undefined || (yield* Clock.currentTimeMillis) < expiresAt - refreshSkewMs) return
+        }
+        const using = Option.getOrElse(newer, () => held)
+        const refreshToken = using.tokens.refreshToken
+        const client = yield* clientFor(stage, found, using.client)
         const common = tokenRequest(stage, "refresh", found, client)
         const tokens = refreshToken !== undefined
           ? yield* Token.refresh({ ...common, refreshToken })
-          : yield* Token.clientCredentials({ ...common, scope: held.scope?.join(" ") })
-        install({ ...held, tokens })
-        yield* save({ tokens, client: held.client, issuer: held.issuer })
-      })
+          : yield* Token.clientCredentials({ ...common, scope: using.scope?.join(" ") })
+        install({ ...using, tokens })
+        yield* save({ tokens, client: using.client, issuer: using.issuer })
+      }))
 
     /** The stored client with what the configuration adds (a private key is never stored). */
     const clientFor = (stage: Stage, found: DiscoveredAuthority, stored: StoredClient) =>
@@ -324,9 +387,11 @@ export const makeAuthorizer = (
     const canRefresh = (held: Current) =>
       held.tokens.refreshToken !== undefined || options.grant === "client_credentials"
 
+    // The tokens that failed are the current ones (a refresh installs what it adopts before it sends).
     const dropTokens = Effect.suspend(() => {
+      const failed = current
       install(undefined)
-      return forget
+      return failed === undefined ? Effect.void : forget(failed)
     })
 
     const prepare: ConnectionAuthorization["prepare"] = (stage) =>
@@ -359,7 +424,7 @@ export const makeAuthorizer = (
       (config.interactive !== undefined && options.redirectUri !== undefined)
 
     const recover: ConnectionAuthorization["recover"] = (refusal, challenge, { generation: started, stage }) =>
-      semaphore.withPermits(1)(Effect.suspend(() => {
+      semaphore.withPermits(1)(Effect.zipRight(load, Effect.suspend(() => {
         // Another operation already replaced the refused credential.
         if (generation !== started) return Effect.void
         // Nothing can be obtained: the refusal, as it is (no request to the authority).
@@ -373,7 +438,13 @@ export const makeAuthorizer = (
           const previous = current?.scope ?? options.scope
           const wider = stepUpScope(previous, challenged.scope)
           const grows = wider !== undefined && wider.some((scope) => !(previous ?? []).includes(scope))
-          if (stepUps >= options.maxStepUps || !grows) return Effect.fail(failure(exchange, "step-up-limit"))
+          if (!grows) return Effect.fail(failure(exchange, "step-up-limit"))
+          // A service's configured scope is what it may hold: a server cannot widen it.
+          const ceiling = options.grant === "client_credentials" && !options.allowScopeStepUp ? options.scope : undefined
+          if (ceiling !== undefined && wider.some((scope) => !ceiling.includes(scope))) {
+            return Effect.fail(failure(exchange, "scope-ceiling"))
+          }
+          if (stepUps >= options.maxStepUps) return Effect.fail(failure(exchange, "step-up-limit"))
           stepUps++
           return Effect.flatMap(discover(stage, challenge.wwwAuthenticate), (found) => authorize(stage, found, wider, "step-up"))
         }
@@ -390,7 +461,7 @@ export const makeAuthorizer = (
           if (!canAuthorize) return Effect.fail(refusal)
           return authorize(stage, found, undefined, options.grant === "client_credentials" ? "token" : "authorization")
         })
-      })).pipe(Effect.provide(context))
+      }))).pipe(Effect.provide(context))
 
     return { credential, generation: () => generation, prepare, recover }
   })
@@ -399,6 +470,19 @@ const storedClient = (client: Token.TokenClient): StoredClient =>
   client.clientSecret === undefined
     ? { clientId: client.clientId, method: client.method }
     : { clientId: client.clientId, clientSecret: client.clientSecret, method: client.method }
+
+/**
+ * Whether `stored` still holds `held`'s tokens: its refresh token (or, for tokens without one,
+ * its access token) is the same; with `"both"`, the access token and the refresh token.
+ */
+const holdsTokensOf = (stored: TokenStoreEntry, held: Current, compare: "grant" | "both" = "grant"): boolean => {
+  const same = (a: Redacted.Redacted | undefined, b: Redacted.Redacted | undefined) =>
+    a === undefined || b === undefined ? a === b : Redacted.value(a) === Redacted.value(b)
+  const sameAccess = same(stored.tokens.accessToken, held.tokens.accessToken)
+  const sameRefresh = same(stored.tokens.refreshToken, held.tokens.refreshToken)
+  if (compare === "both") return sameAccess && sameRefresh
+  return held.tokens.refreshToken !== undefined ? sameRefresh : sameAccess
+}
 
 const splitScope = (scope: string | undefined): ReadonlyArray<string> | undefined =>
   scope === undefined ? undefined : scope.split(" ").filter((token) => token !== "")

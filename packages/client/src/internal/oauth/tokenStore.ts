@@ -1,7 +1,7 @@
 /**
- * Token storage (issue 15, point 5): a service holding, per MCP server and client, the tokens a
- * token endpoint issued (`token.ts`'s `TokenSet`) and the client registration they were issued
- * to (`TokenClient`), so that a refresh needs no new registration.
+ * Token storage (docs/DESIGN.md, "Authorization": Storage): a service holding, per MCP server and
+ * client, the tokens a token endpoint issued (`token.ts`'s `TokenSet`) and the client
+ * registration they were issued to (`TokenClient`), so that a refresh needs no new registration.
  *
  * The key is the canonical resource URI of the MCP server (RFC 8707, as discovery found it)
  * plus the client id, compared as exact strings: the store does not canonicalize.
@@ -9,16 +9,33 @@
  * Two implementations:
  *
  * - `layerMemory`, the default: a `Ref` of a `Map`, gone with the process.
- * - `layerFile(path)`, for the CLI: one JSON file holding every server's entry. Every operation
- *   reads the file anew (another process's writes are seen); a `set` or `remove` is a
- *   read-modify-write under a one-permit semaphore (no update is lost within the process;
- *   between processes the last writer wins) and is written atomically: a temporary file in the
- *   same directory, created exclusively with mode 0600, written and synced, then renamed over
- *   the file. The directory is created with mode 0700 when missing (an existing one is left as
- *   it is). On read the file must be a regular file, of at most `maxBytes` (1 MiB by default,
- *   counted while reading), with no permission bit for group or others (unless
- *   `checkPermissions: false`, for platforms without POSIX modes), and in this module's format;
- *   anything else is a `TokenStoreError` and the file is not used (nor overwritten).
+ * - `layerFile(path)`, for the CLI: one JSON file holding every server's entry, shared by every
+ *   process of the user. Every operation reads the file anew (another process's writes are
+ *   seen); a `set` or `remove` is a read-modify-write under a lock across processes (see
+ *   "The lock" below), so no process's update is lost or undone by a stale snapshot, and is
+ *   written atomically: a temporary file in the same directory, created exclusively with mode
+ *   0600, written and synced, then renamed over the file. The directory is created with mode
+ *   0700 when missing (an existing one is left as it is). On read the path must not be a
+ *   symbolic link (never read or replaced through one), the file must be a regular file, of at
+ *   most `maxBytes` (1 MiB by default, counted while reading), with no permission bit for group
+ *   or others (unless `checkPermissions: false`, for platforms without POSIX modes), and in this
+ *   module's format; anything else is a `TokenStoreError` and the file is not used (nor
+ *   overwritten).
+ *
+ * Both offer `exclusive(key, effect)`: `effect` runs alone among the store's users (for the
+ * file, among processes), and its own `set` and `remove` do not wait for the lock it holds. A
+ * refresh runs inside it: it re-reads the entry, adopts a refresh token another process has
+ * rotated meanwhile, and only else sends its own (a rotated refresh token sent twice makes an
+ * authorization server with reuse detection revoke the whole grant, RFC 9700 §4.14.2). And
+ * `remove(key, { onlyIf })` is a compare-and-delete: an `invalid_grant` drops the entry only
+ * while it still holds the token that failed.
+ *
+ * The lock: a file `.NAME.lock` beside the token file, created exclusively (mode 0600, never
+ * through a symbolic link) with a random nonce in it; released by removing it when it still
+ * holds that nonce. Its holder touches it every `heartbeatMs` (2 s); a waiter polls it (5-25
+ * ms apart) and takes over a lock untouched for `staleLockMs` (10 s: its holder crashed). Every
+ * wait is bounded: by the caller's `timeoutMs` for `exclusive` (the authorization budget), by
+ * `lockTimeoutMs` (15 s) for `set` and `remove`; past it, a `TokenStoreError("lock-timeout")`.
  *
  * Secrets: the tokens and the client secret are `Redacted` in and out; their values are written
  * only into the file itself. A `TokenStoreError` has only a reason, the operation and, for an
@@ -31,8 +48,11 @@ import * as Path from "@effect/platform/Path"
 import type { PlatformError } from "@effect/platform/Error"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -85,13 +105,17 @@ export type TokenStoreErrorReason =
   | "corrupt"
   /** An entry that cannot be stored (for instance a non-finite `expiresAt`). */
   | "invalid-entry"
+  /** The path is a symbolic link: the file is never read or replaced through one. */
+  | "symlink"
+  /** The lock of the file was held by another process for longer than the wait allowed. */
+  | "lock-timeout"
   /** The file system failed (see `systemReason`). */
   | "io"
 
 /** A failure of the token store. No path, token or file content in any field. */
 export class TokenStoreError extends Data.TaggedError("TokenStoreError")<{
   readonly reason: TokenStoreErrorReason
-  readonly operation: "get" | "set" | "remove"
+  readonly operation: "get" | "set" | "remove" | "exclusive"
   /** For `io`: the platform's reason (`NotFound`, `PermissionDenied`, ...). */
   readonly systemReason?: string | undefined
 }> {
@@ -100,25 +124,82 @@ export class TokenStoreError extends Data.TaggedError("TokenStoreError")<{
   }
 }
 
+/** A condition on the entry `remove` would delete (compare-and-delete). */
+export interface RemoveOptions {
+  /** Delete only when the stored entry satisfies this (for instance: it still holds the refresh token that failed). */
+  readonly onlyIf?: ((stored: TokenStoreEntry) => boolean) | undefined
+}
+
 /** The token store service. */
 export interface TokenStoreService {
   readonly get: (key: TokenStoreKey) => Effect.Effect<Option.Option<TokenStoreEntry>, TokenStoreError>
   readonly set: (key: TokenStoreKey, entry: TokenStoreEntry) => Effect.Effect<void, TokenStoreError>
-  /** Removing an absent key is not an error. */
-  readonly remove: (key: TokenStoreKey) => Effect.Effect<void, TokenStoreError>
+  /** Removing an absent key, or one whose entry fails `onlyIf`, is not an error (and changes nothing). */
+  readonly remove: (key: TokenStoreKey, options?: RemoveOptions) => Effect.Effect<void, TokenStoreError>
+  /**
+   * Runs `effect` alone among the store's users (see the module comment); waits at most
+   * `timeoutMs` for the others, else fails with `TokenStoreError("lock-timeout")`. Optional: a
+   * store of the caller's own may leave it out (its users then are not kept apart).
+   */
+  readonly exclusive?: <A, E, R>(
+    key: TokenStoreKey,
+    effect: Effect.Effect<A, E, R>,
+    options: { readonly timeoutMs: number }
+  ) => Effect.Effect<A, E | TokenStoreError, R>
 }
 
 export class TokenStore extends Context.Tag("@phasebound/client/TokenStore")<TokenStore, TokenStoreService>() {}
 
 const mapKey = (key: TokenStoreKey): string => JSON.stringify([key.resource, key.clientId])
 
+/**
+ * The locks the current fiber holds (by name): `exclusive` within `exclusive`, and `set` within
+ * it, do not wait for themselves.
+ */
+const heldLocks = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
+
+/** Runs `effect` under the lock `name`, taken with `lock` unless this fiber already holds it. */
+const reentrant = <A, E, R, E2>(
+  name: string,
+  lock: <A1, E1, R1>(locked: Effect.Effect<A1, E1, R1>) => Effect.Effect<A1, E1 | E2, R1>,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | E2, R> =>
+  Effect.flatMap(FiberRef.get(heldLocks), (held) =>
+    held.has(name) ? effect : lock(Effect.locally(effect, heldLocks, new Set([...held, name]))))
+
+/** `effect` with the semaphore's one permit, waited for at most `timeoutMs` (`lock-timeout`, as `exclusive`). */
+const withPermit = <A, E, R>(
+  semaphore: Effect.Semaphore,
+  timeoutMs: number,
+  effect: Effect.Effect<A, E, R>,
+  operation: TokenStoreError["operation"] = "exclusive"
+): Effect.Effect<A, E | TokenStoreError, R> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(
+      restore(semaphore.take(1)).pipe(
+        Effect.timeoutFail({ duration: boundedWait(timeoutMs), onTimeout: () => lockTimeout(operation) })
+      ),
+      () => Effect.ensuring(restore(effect), semaphore.release(1))
+    )
+  )
+
+const lockTimeout = (operation: TokenStoreError["operation"]) =>
+  new TokenStoreError({ operation, reason: "lock-timeout" })
+
+/** A wait of `timeoutMs` at most (NaN and negatives: none at all). */
+const boundedWait = (timeoutMs: number): Duration.Duration => timeoutMs > 0 ? Duration.millis(timeoutMs) : Duration.zero
+
 // ---------------------------------------------------------------------------------------------
 // Memory
 
+let memoryStores = 0
+
 /** A store in memory, for the life of the process. */
-export const makeMemory: Effect.Effect<TokenStoreService> = Effect.map(
-  Ref.make(new Map<string, TokenStoreEntry>()),
-  (ref) => ({
+export const makeMemory: Effect.Effect<TokenStoreService> = Effect.gen(function*() {
+  const ref = yield* Ref.make(new Map<string, TokenStoreEntry>())
+  const semaphore = yield* Effect.makeSemaphore(1)
+  const lockName = `memory:${++memoryStores}`
+  return {
     get: (key) => Effect.map(Ref.get(ref), (map) => Option.fromNullable(map.get(mapKey(key)))),
     set: (key, entry) =>
       Ref.update(ref, (map) => {
@@ -126,15 +207,18 @@ export const makeMemory: Effect.Effect<TokenStoreService> = Effect.map(
         next.set(mapKey(key), entry)
         return next
       }),
-    remove: (key) =>
+    remove: (key, options) =>
       Ref.update(ref, (map) => {
-        if (!map.has(mapKey(key))) return map
+        const stored = map.get(mapKey(key))
+        if (stored === undefined || (options?.onlyIf !== undefined && !options.onlyIf(stored))) return map
         const next = new Map(map)
         next.delete(mapKey(key))
         return next
-      })
-  })
-)
+      }),
+    exclusive: (_key, effect, { timeoutMs }) =>
+      reentrant(lockName, (locked) => withPermit(semaphore, timeoutMs, locked), effect)
+  } satisfies TokenStoreService
+})
 
 /** The default: a store in memory. */
 export const layerMemory: Layer.Layer<TokenStore> = Layer.effect(TokenStore, makeMemory)
@@ -222,9 +306,17 @@ export interface FileStoreOptions {
    * user profile's ACL instead.
    */
   readonly checkPermissions?: boolean | undefined
+  /** The longest wait for the lock in `set` and `remove`, in milliseconds; default 15 s. */
+  readonly lockTimeoutMs?: number | undefined
+  /** A lock untouched this long (milliseconds) is a crashed holder's and is taken over; default 10 s. */
+  readonly staleLockMs?: number | undefined
 }
 
 export const defaultMaxBytes = 1024 * 1024
+export const defaultLockTimeoutMs = 15_000
+export const defaultStaleLockMs = 10_000
+/** How often a holder touches its lock: well within `staleLockMs`. */
+const heartbeatMs = 2_000
 
 const randomHex = (): string => {
   const bytes = new Uint8Array(8)
@@ -247,6 +339,10 @@ export const makeFile = (
     }
     const directory = pathService.dirname(path)
     const baseName = pathService.basename(path)
+    const lockPath = pathService.join(directory, `.${baseName}.lock`)
+    const lockName = `file:${pathService.resolve(lockPath)}`
+    const lockTimeoutMs = options.lockTimeoutMs ?? defaultLockTimeoutMs
+    const staleLockMs = options.staleLockMs ?? defaultStaleLockMs
     const semaphore = yield* Effect.makeSemaphore(1)
 
     type Operation = TokenStoreError["operation"]
@@ -263,6 +359,8 @@ export const makeFile = (
     const read = (operation: Operation): Effect.Effect<FileDocument, TokenStoreError> =>
       Effect.scoped(
         Effect.gen(function*() {
+          // Only a symbolic link has a link target (a regular file fails with EINVAL, none with ENOENT).
+          if (Either.isRight(yield* Effect.either(fs.readLink(path)))) return yield* fail(operation, "symlink")
           const opened = yield* Effect.either(fs.open(path, { flag: "r" }))
           if (Either.isLeft(opened)) {
             const error = opened.left
@@ -326,6 +424,111 @@ export const makeFile = (
       )
     }
 
+    // The lock across processes (see the module comment).
+
+    /** The wall clock: a lock's age is measured against the file system's times, not Effect's clock. */
+    const wallClock = Effect.sync(() => Date.now())
+
+    const lockNonce = (operation: Operation): Effect.Effect<Option.Option<string>, TokenStoreError> =>
+      fs.readFileString(lockPath).pipe(
+        Effect.map((text) => Option.some(text.trim())),
+        Effect.catchAll((error) =>
+          error._tag === "SystemError" && error.reason === "NotFound"
+            ? Effect.succeedNone
+            : Effect.fail(ioError(operation)(error))
+        )
+      )
+
+    const lockAge = Effect.flatMap(
+      Effect.option(fs.stat(lockPath)),
+      (info) =>
+        Effect.map(wallClock, (now) =>
+          Option.flatMap(info, (stat) => Option.map(stat.mtime, (mtime) => now - mtime.getTime())))
+    )
+
+    /** A lock untouched for `staleLockMs` is removed, if it is still the one judged stale. */
+    const takeOverIfStale = (operation: Operation) =>
+      Effect.gen(function*() {
+        const age = yield* lockAge
+        if (Option.isNone(age) || age.value <= staleLockMs) return
+        const nonce = yield* lockNonce(operation)
+        if (Option.isNone(nonce)) return
+        const again = yield* lockAge
+        // Touched or replaced since: a live holder, or another waiter took over first.
+        if (Option.isNone(again) || again.value <= staleLockMs) return
+        if (Option.contains(yield* lockNonce(operation), nonce.value)) yield* Effect.ignore(fs.remove(lockPath))
+      })
+
+    /** One try: the lock file created exclusively, with `nonce` in it. */
+    const tryLock = (operation: Operation, nonce: string): Effect.Effect<boolean, TokenStoreError> =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const opened = yield* Effect.either(fs.open(lockPath, { flag: "wx", mode: 0o600 }))
+          if (Either.isLeft(opened)) {
+            const error = opened.left
+            if (error._tag === "SystemError" && error.reason === "AlreadyExists") return false
+            return yield* Effect.fail(ioError(operation)(error))
+          }
+          yield* opened.right.writeAll(new TextEncoder().encode(`${nonce}\n`)).pipe(
+            Effect.tapError(() => Effect.ignore(fs.remove(lockPath))),
+            Effect.mapError(ioError(operation))
+          )
+          return true
+        })
+      )
+
+    /**
+     * `effect` under the lock file, waited for at most `timeoutMs`. The lock is released
+     * whatever happens once it was taken (interruption included: each try is uninterruptible and
+     * records what it took).
+     */
+    const withLockFile = <A, E, R>(
+      operation: Operation,
+      timeoutMs: number,
+      effect: Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | TokenStoreError, R> =>
+      Effect.suspend(() => {
+        const nonce = randomHex()
+        let owned = false
+        const attempt = Effect.uninterruptible(
+          Effect.tap(tryLock(operation, nonce), (taken) => Effect.sync(() => void (owned = taken)))
+        )
+        const poll = Effect.sleep(Duration.millis(5 + Math.floor(Math.random() * 20)))
+        const acquire: Effect.Effect<void, TokenStoreError> = Effect.flatMap(attempt, (taken) =>
+          taken ? Effect.void : Effect.zipRight(Effect.zipRight(takeOverIfStale(operation), poll), acquire))
+        const release = Effect.suspend(() => {
+          if (!owned) return Effect.void
+          // Removed only while it is ours: a holder judged stale must not remove its successor's lock.
+          return lockNonce(operation).pipe(
+            Effect.flatMap((held) => Option.contains(held, nonce) ? fs.remove(lockPath) : Effect.void),
+            // Left behind, the lock is a stale one for the next waiter: nothing to fail for.
+            Effect.ignore
+          )
+        })
+        const touch = Effect.flatMap(wallClock, (now) => Effect.ignore(fs.utimes(lockPath, new Date(now), new Date(now))))
+        const heartbeat = Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(heartbeatMs)), touch))
+        return Effect.gen(function*() {
+          yield* Effect.mapError(fs.makeDirectory(directory, { recursive: true, mode: 0o700 }), ioError(operation))
+          yield* acquire.pipe(
+            Effect.timeoutFail({ duration: boundedWait(timeoutMs), onTimeout: () => lockTimeout(operation) })
+          )
+          const beating = yield* Effect.fork(heartbeat)
+          return yield* Effect.ensuring(effect, Fiber.interrupt(beating))
+        }).pipe(Effect.ensuring(release))
+      })
+
+    /** `effect` alone among this process's fibers (the semaphore) and among processes (the lock file). */
+    const locked = <A, E, R>(
+      operation: Operation,
+      timeoutMs: number,
+      effect: Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | TokenStoreError, R> =>
+      reentrant(
+        lockName,
+        (inner) => withPermit(semaphore, timeoutMs, withLockFile(operation, timeoutMs, inner), operation),
+        effect
+      )
+
     const service: TokenStoreService = {
       get: (key) =>
         Effect.map(read("get"), (document) =>
@@ -334,25 +537,40 @@ export const makeFile = (
             fromFileEntry
           )),
       set: (key, entry) =>
-        semaphore.withPermits(1)(
-          Effect.gen(function*() {
-            const fileEntry = toFileEntry(key, entry)
-            if (Either.isLeft(validateEntry(fileEntry))) return yield* fail("set", "invalid-entry")
-            const document = yield* read("set")
-            const entries = document.entries.filter((existing) => !sameKey(existing, key))
-            entries.push(fileEntry)
-            yield* write("set", { format: FORMAT, version: 1, entries })
-          })
-        ),
-      remove: (key) =>
-        semaphore.withPermits(1)(
+        Effect.suspend(() => {
+          const fileEntry = toFileEntry(key, entry)
+          if (Either.isLeft(validateEntry(fileEntry))) return fail("set", "invalid-entry")
+          return locked(
+            "set",
+            lockTimeoutMs,
+            Effect.gen(function*() {
+              const document = yield* read("set")
+              const entries = document.entries.filter((existing) => !sameKey(existing, key))
+              entries.push(fileEntry)
+              yield* write("set", { format: FORMAT, version: 1, entries })
+            })
+          )
+        }),
+      remove: (key, removeOptions) => {
+        const removeUnderLock = locked(
+          "remove",
+          lockTimeoutMs,
           Effect.gen(function*() {
             const document = yield* read("remove")
-            if (!document.entries.some((existing) => sameKey(existing, key))) return
+            const stored = document.entries.find((existing) => sameKey(existing, key))
+            if (stored === undefined) return
+            if (removeOptions?.onlyIf !== undefined && !removeOptions.onlyIf(fromFileEntry(stored))) return
             const entries = document.entries.filter((existing) => !sameKey(existing, key))
             yield* write("remove", { format: FORMAT, version: 1, entries })
           })
         )
+        // Nothing to remove: no lock taken (nor a directory created).
+        return Effect.flatMap(
+          read("remove"),
+          (seen) => seen.entries.some((existing) => sameKey(existing, key)) ? removeUnderLock : Effect.void
+        )
+      },
+      exclusive: (_key, effect, { timeoutMs }) => locked("exclusive", timeoutMs, effect)
     }
     return service
   })
