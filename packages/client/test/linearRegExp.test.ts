@@ -20,6 +20,7 @@ const characterClass = fc.tuple(fc.boolean(), fc.array(classItem, { minLength: 0
   `[${negated ? "^" : ""}${items.join("")}]`
 )
 const quantifier = fc.constantFrom("", "", "*", "+", "?", "{2}", "{0,2}", "{1,}", "*?", "+?")
+const groupQuantifiers: ReadonlySet<string> = new Set(["?", "{2}", "{0,2}"])
 
 const pattern: fc.Arbitrary<string> = fc.letrec<{ expr: string; term: string; atom: string }>((tie) => ({
   atom: fc.oneof(
@@ -32,8 +33,12 @@ const pattern: fc.Arbitrary<string> = fc.letrec<{ expr: string; term: string; at
     tie("expr").map((inner) => `(?:${inner})`),
     tie("expr").map((inner) => `(?<name>${inner})`)
   ),
-  // A quantifier applies to an atom; `\b` and `\B` cannot carry one in a `u` pattern.
-  term: fc.tuple(tie("atom"), quantifier).map(([atom, q]) => (atom === "\\b" || atom === "\\B" ? atom : atom + q)),
+  // A quantifier applies to an atom; `\b` and `\B` cannot carry one in a `u` pattern. A group
+  // repeats at most twice: the reference, JavaScript's backtracking RegExp, must stay quick on
+  // every pattern of the family (nested unbounded repetitions are exponential for it).
+  term: fc.tuple(tie("atom"), quantifier).map(([atom, q]) =>
+    atom === "\\b" || atom === "\\B" ? atom : atom.startsWith("(") ? atom + (groupQuantifiers.has(q) ? q : "") : atom + q
+  ),
   expr: fc.array(fc.array(tie("term"), { maxLength: 4 }).map((terms) => terms.join("")), { minLength: 1, maxLength: 3 }).map((
     alternatives
   ) => alternatives.join("|"))

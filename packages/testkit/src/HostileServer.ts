@@ -23,7 +23,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 import { isRecord } from "./jsonrpc.js"
-import { resetConnection } from "./wire.js"
+import { drainOrClose, nextTick, resetConnection } from "./wire.js"
 
 /** The placeholder a scripted body may hold for the JSON-RPC id of the request it answers. */
 export const ID_PLACEHOLDER = "__ID__"
@@ -197,24 +197,14 @@ export const bodyBytes = (body: string | Uint8Array | undefined, id: string | nu
 
 const gone = (res: ServerResponse): boolean => res.destroyed || res.socket === null || res.socket.destroyed
 
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
-
 const writeAll = async (res: ServerResponse, bytes: Uint8Array, answer: HostileAnswer): Promise<boolean> => {
   let offset = 0
   const write = async (size: number): Promise<boolean> => {
     if (gone(res)) return false
     const piece = bytes.subarray(offset, offset + size)
     offset += piece.length
-    if (!res.write(piece)) await new Promise<void>((resolve) => {
-      const done = () => {
-        res.off("drain", done)
-        res.off("close", done)
-        resolve()
-      }
-      res.on("drain", done)
-      res.on("close", done)
-    })
-    await turn()
+    if (!res.write(piece)) await drainOrClose(res)
+    await nextTick()
     return true
   }
   for (const size of answer.chunks ?? []) {

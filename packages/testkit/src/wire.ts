@@ -53,10 +53,11 @@ export const sendText = (res: ServerResponse, status: number, text: string, extr
   res.end(text)
 }
 
-const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+/** One turn of the event loop. */
+export const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 /** Resolves on 'drain' or 'close', whichever comes first. */
-const drainOrClose = (res: ServerResponse): Promise<void> =>
+export const drainOrClose = (res: ServerResponse): Promise<void> =>
   new Promise((resolve) => {
     const done = () => {
       res.off("drain", done)
