@@ -6,7 +6,7 @@
  */
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Schedule } from "effect"
 import type * as http from "node:http"
 import { McpClient } from "../src/index.js"
 import { eventually } from "./support/harness.js"
@@ -33,6 +33,11 @@ describe("the standalone GET stream", () => {
       yield* eventually(() => gets === 2, 5_000)
       // The reopened stream counts as a change: one more listing.
       yield* eventually(() => srv.posts("tools/list").length === listedAtConnect + 1, 5_000)
+      // The server has the request; the client is done with it once it observed the listing.
+      yield* connection.observations.pipe(
+        Effect.repeat({ schedule: Schedule.spaced("10 millis"), until: (seen) => seen.some((o) => o.operation === "tools/list") }),
+        Effect.timeout("5 seconds")
+      )
       expect(srv.received.filter((r) => r.method === "GET").every((r) => r.headers["mcp-session-id"] === "s-1")).toBe(true)
       expect((yield* connection.diagnostics).pending).toBe(0)
       for (const res of open) res.end()
