@@ -41,7 +41,7 @@ const halfMiBString = JSON.stringify("y".repeat(500_000))
 const cases: ReadonlyArray<Case> = [
   {
     name: "listing-64-pages-of-16MiB-objects",
-    what: "64 tools/list pages, each just under 16 MiB of `{},` (the issue's review case)",
+    what: "64 tools/list pages, each just under 16 MiB of `{},` (the case a security review sent)",
     list: (n) => page(tool(`t${n}`, sixteenMiBOfObjects), n < 63 ? n + 1 : undefined)
   },
   {
