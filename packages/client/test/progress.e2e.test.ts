@@ -162,7 +162,9 @@ describe.concurrent("progress under TestClock", () => {
       const connection = yield* McpClient.connect({ url: srv.url }).pipe(Effect.provide(FetchHttpClient.layer))
       const first = yield* Deferred.make<void>()
       const call = yield* Effect.fork(
-        connection.callTool("slow_progress", { steps: 3, intervalMs: 50, silentAfter: 1 }, {
+        // One report at 50 ms, then silence until the answer, 50 s later in real time: a loaded
+        // machine cannot bring the answer before virtual time passes the idle timeout.
+        connection.callTool("slow_progress", { steps: 1_000, intervalMs: 50, silentAfter: 1 }, {
           timeout: 60_000,
           idleTimeout: 1_000,
           onProgress: () => Deferred.unsafeDone(first, Effect.void)
