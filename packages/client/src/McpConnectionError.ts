@@ -656,8 +656,9 @@ export const sanitizeRemoteMessage = (message: unknown, secrets: ReadonlyArray<s
   text = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, "[url]")
   // What the window cut may end with the start of a secret, which the redaction could not see
   // whole: when the replacements brought that end into view, it is left out.
-  if (cut && text.length <= REMOTE_MESSAGE_MAX + windowGuard(secrets)) {
-    text = text.slice(0, Math.max(0, text.length - windowGuard(secrets)))
+  if (cut) {
+    const guard = windowGuard(secrets)
+    if (text.length <= REMOTE_MESSAGE_MAX + guard) text = text.slice(0, Math.max(0, text.length - guard))
   }
   return text.length > REMOTE_MESSAGE_MAX ? text.slice(0, REMOTE_MESSAGE_MAX) : text
 }

@@ -330,6 +330,25 @@ describe.each(httpClients)("authority discovery through %s", (_, layer) => {
         expect(log).toEqual([`mcp GET ${prmPath}`])
       }).pipe(Effect.provide(layer)))
 
+    it.scopedLive("metadata nested past the structure bound is LimitExceeded maxDepth, and nothing more is asked", () =>
+      Effect.gen(function*() {
+        const { as, log, mcp, discover } = yield* setup
+        // 60 KB, under the byte ceiling, nested 30,000 deep (JSON.parse would accept it).
+        const deep = `{"resource":${"[".repeat(30_000)}${"]".repeat(30_000)}}`
+        mcp.routes.set(prmPath, json(deep))
+        const error = yield* failing(discover())
+        expect(error).toMatchObject({
+          _tag: "LimitExceeded",
+          limit: "maxDepth",
+          phase: "authorization",
+          observedBytes: deep.length,
+          status: 200,
+          outcome: "not-sent"
+        })
+        expect(log).toEqual([`mcp GET ${prmPath}`])
+        expect(as.received).toEqual([])
+      }).pipe(Effect.provide(layer)))
+
     it.scopedLive("a 503 is a retryable upstream failure", () =>
       Effect.gen(function*() {
         const { mcp, discover } = yield* setup

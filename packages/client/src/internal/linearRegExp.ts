@@ -8,7 +8,7 @@
  * compile), then translated from ECMA-262 syntax to RE2 syntax so that it means the same:
  *
  * - `.` is `[^\n\r\u2028\u2029]` and `\s` / `\S` JavaScript's white space (RE2's own are
- *   narrower or wider); `\uXXXX`, a surrogate pair of them, `\u{...}`, `\cX` and `\0` become
+ *   narrower or wider); `\uHHHH` (four hex digits), a surrogate pair of them, `\u{...}`, `\cX` and `\0` become
  *   `\x{...}`; `[]` (matches nothing) and `[^]` (any character) are spelled out; a `[` inside a
  *   class is escaped (RE2 would read `[:alpha:]` as a POSIX class); named groups are plain groups.
  * - `\d`, `\w`, `\b` are ASCII in both; `^` and `$` mean the start and end of the input in both

@@ -3,7 +3,7 @@
  * matching a response with its request, and the reply to a server-to-client request.
  */
 import * as Effect from "effect/Effect"
-import { LimitExceeded, type McpConnectionError, sanitizeRemoteMessage } from "../McpConnectionError.js"
+import { LimitExceeded, type McpConnectionError, type Outcome, sanitizeRemoteMessage } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
 import type { Exchange, Inbound, Outgoing, Response } from "../Transport.js"
 import { decodeUtf8 } from "./byteCount.js"
@@ -55,19 +55,21 @@ export const structureOf = (exchange: Exchange): JsonText.Structure => ({
 
 /**
  * A message refused for its structure: an answer arrived, so what it answers was processed
- * (`applied`), as for a byte ceiling.
+ * (`applied`), as for a byte ceiling; an authority's answer, where no MCP request is on the
+ * way, says `not-sent`.
  */
 export const structureExceeded = (
   exchange: Exchange,
   limit: "maxDepth" | "maxNodes",
-  details: { readonly status?: number; readonly observedBytes?: number } = {}
+  details: { readonly status?: number; readonly observedBytes?: number } = {},
+  outcome: Outcome = exchange.stage === "endpoint" ? "not-sent" : "applied"
 ) =>
   new LimitExceeded({
     ...Failures.fields(exchange),
     limit,
     observedBytes: details.observedBytes,
     status: details.status,
-    outcome: exchange.stage === "endpoint" ? "not-sent" : "applied",
+    outcome,
     retryable: false
   })
 

@@ -66,6 +66,7 @@ import * as Failures from "../failures.js"
 import { type Client, contentTypeOf, makeClient, transportError } from "../http.js"
 import { type AuthorityPolicy, checkAuthorityUrl } from "./authorityPolicy.js"
 import { type BearerErrorCode, parseBearerChallenge } from "./challenge.js"
+import { parseAuthorityJson } from "./jsonAnswer.js"
 import {
   authorizationServerMetadataUrls,
   canonicalResource,
@@ -254,12 +255,11 @@ const fetchDocument = (
         const observedBytes = bytes.length
         const text = decodeUtf8(bytes)
         if (Either.isLeft(text)) return Effect.fail(violation(exchange, "invalid-utf8", { observedBytes, status }))
-        try {
-          return Effect.succeed<Fetched>({ _tag: "Found", json: JSON.parse(text.right), observedBytes })
-        } catch {
-          // The parser's message quotes the body: it is not kept, even in process.
-          return Effect.fail(violation(exchange, "invalid-json", { observedBytes, status }))
-        }
+        return Either.match(parseAuthorityJson(exchange, text.right, { observedBytes, status }), {
+          onLeft: (refused) =>
+            Effect.fail(refused === "invalid-json" ? violation(exchange, "invalid-json", { observedBytes, status }) : refused),
+          onRight: (json) => Effect.succeed<Fetched>({ _tag: "Found", json, observedBytes })
+        })
       })
     )
   }

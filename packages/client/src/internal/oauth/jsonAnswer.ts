@@ -20,7 +20,28 @@ import { readBody } from "../bodyReader.js"
 import { decodeUtf8 } from "../byteCount.js"
 import * as Failures from "../failures.js"
 import * as JsonText from "../jsonText.js"
-import { structureOf } from "../messages.js"
+import { structureExceeded, structureOf } from "../messages.js"
+
+/**
+ * An authority's text as JSON, under the structure bound like every peer's (docs/DESIGN.md,
+ * "Structure bounds"): its value, `"invalid-json"` (the parser's message quotes the body, a token
+ * maybe: it is not kept), or the limit it passes (`not-sent`: no MCP request is on the way).
+ */
+export const parseAuthorityJson = (
+  exchange: Exchange,
+  text: string,
+  details: { readonly observedBytes: number; readonly status: number }
+): Either.Either<unknown, "invalid-json" | LimitExceeded> => {
+  const parsed = JsonText.parse(text, structureOf(exchange))
+  switch (parsed._tag) {
+    case "Parsed":
+      return Either.right(parsed.value)
+    case "Invalid":
+      return Either.left("invalid-json")
+    default:
+      return Either.left(structureExceeded(exchange, parsed._tag === "TooDeep" ? "maxDepth" : "maxNodes", details, "not-sent"))
+  }
+}
 
 /** A parsed answer and the bytes it took. */
 export interface JsonAnswer {
@@ -63,23 +84,10 @@ export const readJsonAnswer = (
       const observedBytes = bytes.length
       const text = decodeUtf8(bytes)
       if (Either.isLeft(text)) return Effect.fail(violation("invalid-utf8", observedBytes))
-      // Under the structure bound, as every peer's JSON (docs/DESIGN.md, "Structure bounds").
-      const parsed = JsonText.parse(text.right, structureOf(exchange))
-      if (parsed._tag === "Parsed") return Effect.succeed({ json: parsed.value, observedBytes })
-      if (parsed._tag === "Invalid") {
-        // The parser's message quotes the body (a token, maybe): not kept.
-        return Effect.fail(violation("invalid-json", observedBytes))
-      }
-      return Effect.fail(
-        new LimitExceeded({
-          ...base,
-          limit: parsed._tag === "TooDeep" ? "maxDepth" : "maxNodes",
-          observedBytes,
-          status,
-          outcome: "not-sent",
-          retryable: false
-        })
-      )
+      return Either.match(parseAuthorityJson(exchange, text.right, { observedBytes, status }), {
+        onLeft: (refused) => Effect.fail(refused === "invalid-json" ? violation("invalid-json", observedBytes) : refused),
+        onRight: (json) => Effect.succeed({ json, observedBytes })
+      })
     })
   )
 }
