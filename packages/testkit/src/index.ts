@@ -131,3 +131,11 @@ export {
   type HostileStdioCase,
   hostileStdioCase
 } from "./HostileStdio.js"
+export {
+  type CheckResult,
+  type ChildReport,
+  formatReport,
+  readReport,
+  REPORT_PREFIX,
+  type ReportReading
+} from "./childReport.js"

@@ -1,0 +1,245 @@
+/**
+ * Progress (issue 16, point 3; docs/DESIGN.md, "Progress"): a call that asks for progress gets
+ * the server's reports, in both APIs and as a Stream; an idle timeout reset by each report,
+ * under the call's deadline, which stays the hard cap. On every transport and era that can
+ * carry a report, against the testkit's `slow_progress` tool, under the live clock and under
+ * `TestClock`.
+ */
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { FetchHttpClient } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import * as Testkit from "@phasebound/testkit"
+import { Chunk, Deferred, Effect, Fiber, Layer, Option, Stream, TestClock } from "effect"
+import { McpClient, type McpSchema } from "../../src/index.js"
+import { connect } from "../../src/promise.js"
+import { expectReleased, failureOf, httpClients } from "../support/harness.js"
+
+/** One way to reach a server with the `features` tools, and its count of `slow_progress` runs. */
+interface Row {
+  readonly name: string
+  /** Reports travel on another stream than the answer (JSON answers): the last may come after it. */
+  readonly unordered?: boolean
+  readonly open: (
+    policy?: McpClient.ConnectOptions["policy"]
+  ) => Effect.Effect<{ readonly connection: McpClient.Connection; readonly runs: () => number }, unknown, any>
+}
+
+const stdioPlatform = Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)
+
+const httpRow = (name: string, options: Testkit.TestServerOptions, layer: Layer.Layer<any>): Row => ({
+  name,
+  unordered: options.mode === "json",
+  open: (policy) =>
+    Effect.gen(function*() {
+      const srv = yield* Testkit.scoped({ features: true, ...options })
+      // Built in the test's scope: the client outlives the connect.
+      const client = yield* Layer.build(layer)
+      const connection = yield* McpClient.connect({ url: srv.url, policy }).pipe(Effect.provide(client))
+      return { connection, runs: () => srv.toolCalls("slow_progress") }
+    })
+})
+
+const rows: ReadonlyArray<Row> = [
+  ...httpClients.flatMap(([client, layer]) => [
+    httpRow(`Streamable HTTP 2025, SSE answers, ${client}`, { mode: "sse" }, layer),
+    // JSON answers cannot carry a report: the server sends them on the standalone GET stream.
+    httpRow(`Streamable HTTP 2025, JSON answers, ${client}`, { mode: "json" }, layer),
+    httpRow(`Streamable HTTP 2026-07-28, SSE answers, ${client}`, { mode: "sse", era: "stateless" }, layer)
+  ]),
+  {
+    name: "legacy HTTP+SSE",
+    open: (policy) =>
+      Effect.gen(function*() {
+        const srv = yield* Effect.acquireRelease(
+          Effect.promise(() => Testkit.startLegacyServer({ features: true })),
+          (s) => Effect.promise(() => s.close())
+        )
+        const connection = yield* McpClient.connect({ url: srv.url, transport: "sse", policy }).pipe(
+          Effect.provide(FetchHttpClient.layer)
+        )
+        return { connection, runs: () => srv.toolCalls("slow_progress") }
+      })
+  },
+  ...(["handshake", "stateless"] as const).map((era): Row => ({
+    name: `stdio, ${era}`,
+    open: (policy) =>
+      Effect.gen(function*() {
+        const f = yield* Effect.acquireRelease(
+          Effect.sync(() => Testkit.makeStdioFixture({ features: true, era })),
+          (f) => Effect.sync(() => f.cleanup())
+        )
+        const connection = yield* McpClient.connectStdio({ command: f.command, args: f.args, env: f.env, policy }).pipe(
+          Effect.provide(stdioPlatform)
+        )
+        return { connection, runs: () => f.toolCalls("slow_progress") }
+      })
+  }))
+]
+
+describe.concurrent.each(rows)("progress, $name", (row) => {
+  it.scopedLive("onProgress gets each report in order, then the call returns its result; the tool ran once", () =>
+    Effect.gen(function*() {
+      const { connection, runs } = yield* row.open()
+      const reports: Array<McpSchema.Progress> = []
+      const result = yield* connection.callTool("slow_progress", { steps: 3, intervalMs: 20 }, { onProgress: (p) => reports.push(p) })
+      expect(result.content).toEqual([{ type: "text", text: "done" }])
+      const expected = [1, 2, 3].map((i) => ({ progress: i, total: 3, message: `step ${i} of 3` }))
+      // On another stream than the answer, a report may lose the race with it (and is dropped).
+      if (row.unordered === true) expect(reports).toEqual(expected.slice(0, reports.length))
+      else expect(reports).toEqual(expected)
+      expect(runs()).toBe(1)
+    }), 20_000)
+
+  it.scopedLive("callToolStream: the reports, then the result, then the end", () =>
+    Effect.gen(function*() {
+      const { connection } = yield* row.open()
+      const events = Chunk.toReadonlyArray(
+        yield* Stream.runCollect(connection.callToolStream("slow_progress", { steps: 2, intervalMs: 20 }))
+      )
+      if (row.unordered === true) expect(events.slice(0, -1).every((e) => e._tag === "Progress")).toBe(true)
+      else expect(events.map((e) => e._tag)).toEqual(["Progress", "Progress", "Result"])
+      expect(events.at(-1)).toMatchObject({ _tag: "Result", result: { content: [{ type: "text", text: "done" }] } })
+    }), 20_000)
+
+  it.scopedLive("an idle timeout shorter than the silence: DeadlineExceeded idle-timeout, long before the deadline; released", () =>
+    Effect.gen(function*() {
+      const { connection, runs } = yield* row.open()
+      const reports: Array<number> = []
+      // One report (at 150 ms), then silence: the idle timeout (300 ms) fires, not the deadline (20 s).
+      const { elapsedMs, error } = yield* failureOf(
+        connection.callTool("slow_progress", { steps: 8, intervalMs: 150, silentAfter: 1 }, {
+          timeout: 20_000,
+          idleTimeout: 300,
+          onProgress: (p) => reports.push(p.progress)
+        })
+      )
+      expect(error).toMatchObject({
+        _tag: "DeadlineExceeded",
+        reason: "idle-timeout",
+        stage: "call",
+        phase: "call",
+        outcome: "unknown",
+        limits: { timeoutMs: 20_000, idleTimeoutMs: 300 }
+      })
+      expect(String(error)).toContain("idle 300 ms")
+      expect(reports).toEqual([1])
+      // 150 ms to the first report, then 300 ms without one.
+      expect(elapsedMs).toBeGreaterThanOrEqual(420)
+      expect(elapsedMs).toBeLessThan(5_000)
+      expect(runs()).toBe(1)
+      yield* expectReleased(connection)
+      // The connection goes on.
+      expect((yield* connection.callTool("slow_progress", { steps: 1, intervalMs: 1 })).content).toHaveLength(1)
+    }), 20_000)
+
+  it.scopedLive("reports keep an idle timeout from firing: each one starts the wait anew", () =>
+    Effect.gen(function*() {
+      const { connection } = yield* row.open()
+      // 10 reports 100 ms apart (1 s in all) against a 600 ms idle timeout: six times the gap, so
+      // that a loaded machine's pauses do not end it.
+      const result = yield* connection.callTool("slow_progress", { steps: 10, intervalMs: 100 }, { idleTimeout: 600 })
+      expect(result.isError).toBeUndefined()
+    }), 20_000)
+
+  it.scopedLive("the deadline stays the hard cap: reports flow, the deadline fires anyway (no idle reason)", () =>
+    Effect.gen(function*() {
+      const { connection } = yield* row.open()
+      const { error } = yield* failureOf(
+        connection.callTool("slow_progress", { steps: 20, intervalMs: 100 }, { timeout: 900, idleTimeout: 600 })
+      )
+      expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "call", limits: { timeoutMs: 900, idleTimeoutMs: 600 } })
+      expect((error as { reason?: string }).reason).toBeUndefined()
+      yield* expectReleased(connection)
+    }), 20_000)
+})
+
+describe.concurrent("progress under TestClock", () => {
+  // Virtual time drives the idle timeout and the deadline; the server works in real time.
+  it.scoped("the idle timeout fires when virtual time passes it after the last report, and not before", () =>
+    Effect.gen(function*() {
+      const srv = yield* Testkit.scoped({ features: true, mode: "sse" })
+      const connection = yield* McpClient.connect({ url: srv.url }).pipe(Effect.provide(FetchHttpClient.layer))
+      const first = yield* Deferred.make<void>()
+      const call = yield* Effect.fork(
+        // One report at 50 ms, then silence until the answer, 50 s later in real time: a loaded
+        // machine cannot bring the answer before virtual time passes the idle timeout.
+        connection.callTool("slow_progress", { steps: 1_000, intervalMs: 50, silentAfter: 1 }, {
+          timeout: 60_000,
+          idleTimeout: 1_000,
+          onProgress: () => Deferred.unsafeDone(first, Effect.void)
+        })
+      )
+      yield* Deferred.await(first)
+      yield* TestClock.adjust("900 millis")
+      expect(Option.isNone(yield* Fiber.poll(call))).toBe(true)
+      yield* TestClock.adjust("100 millis")
+      const error = yield* Effect.flip(Fiber.join(call))
+      expect(error).toMatchObject({ _tag: "DeadlineExceeded", reason: "idle-timeout", limits: { idleTimeoutMs: 1_000 } })
+      expect(srv.toolCalls("slow_progress")).toBe(1)
+    }), 20_000)
+
+  it.scoped("the deadline fires first when it comes first, whatever the idle timeout", () =>
+    Effect.gen(function*() {
+      const srv = yield* Testkit.scoped({ features: true, mode: "sse" })
+      const connection = yield* McpClient.connect({ url: srv.url }).pipe(Effect.provide(FetchHttpClient.layer))
+      const call = yield* Effect.fork(
+        connection.callTool("slow_progress", { steps: 3, intervalMs: 5_000 }, { timeout: 1_000, idleTimeout: 5_000 })
+      )
+      yield* TestClock.adjust("1 second")
+      const error = yield* Effect.flip(Fiber.join(call))
+      expect(error).toMatchObject({ _tag: "DeadlineExceeded", limits: { timeoutMs: 1_000, idleTimeoutMs: 5_000 } })
+      expect((error as { reason?: string }).reason).toBeUndefined()
+    }), 20_000)
+})
+
+describe.concurrent("progress, validation and the Promise API", () => {
+  it.scopedLive("an invalid idle timeout or onProgress is refused before any I/O", () =>
+    Effect.gen(function*() {
+      const srv = yield* Testkit.scoped({ features: true, mode: "sse" })
+      const connection = yield* McpClient.connect({ url: srv.url }).pipe(Effect.provide(FetchHttpClient.layer))
+      for (const [options, option, reason] of [
+        [{ idleTimeout: 0 }, "call.idleTimeout", "not-positive"],
+        [{ idleTimeout: Number.POSITIVE_INFINITY }, "call.idleTimeout", "not-finite"],
+        [{ onProgress: "yes" as never }, "onProgress", "invalid-value"]
+      ] as const) {
+        const { error } = yield* failureOf(connection.callTool("slow_progress", {}, options))
+        expect(error).toMatchObject({ _tag: "InvalidOption", option, reason, outcome: "not-sent", stage: "call" })
+      }
+      expect(srv.toolCalls("slow_progress")).toBe(0)
+    }))
+
+  it.scopedLive("a callback that throws changes nothing for the call", () =>
+    Effect.gen(function*() {
+      const srv = yield* Testkit.scoped({ features: true, mode: "sse" })
+      const connection = yield* McpClient.connect({ url: srv.url }).pipe(Effect.provide(FetchHttpClient.layer))
+      let calls = 0
+      const result = yield* connection.callTool("slow_progress", { steps: 2, intervalMs: 10 }, {
+        onProgress: () => {
+          calls++
+          throw new Error("a caller's bug")
+        }
+      })
+      expect(result.content).toHaveLength(1)
+      expect(calls).toBe(2)
+    }))
+
+  it.live("callTool(name, args, { onProgress, idleTimeout }) in the Promise API", () =>
+    Effect.gen(function*() {
+      const srv = yield* Testkit.scoped({ features: true, mode: "sse" })
+      const { error, reports } = yield* Effect.promise(async () => {
+        const connection = await connect({ url: srv.url, httpClient: Layer.orDie(FetchHttpClient.layer) })
+        try {
+          const reports: Array<number> = []
+          await connection.callTool("slow_progress", { steps: 2, intervalMs: 10 }, { onProgress: (p) => reports.push(p.progress) })
+          const error = await connection.callTool("slow_progress", { steps: 3, intervalMs: 300, silentAfter: 1 }, { idleTimeout: 100 })
+            .then(() => undefined, (e: unknown) => e)
+          return { error, reports }
+        } finally {
+          await connection.close()
+        }
+      })
+      expect(reports).toEqual([1, 2])
+      expect(error).toMatchObject({ _tag: "DeadlineExceeded", reason: "idle-timeout" })
+    }).pipe(Effect.scoped))
+})
