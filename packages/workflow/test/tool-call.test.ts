@@ -186,10 +186,25 @@ describe("durable tool calls on WorkflowEngine.layerMemory", () => {
         stage: "call",
         effectIdentity: server.effectIdentities("append")[0]
       })
-      yield* Effect.sleep("200 millis") // what a retry would have needed
+      // A retry would run inside the activity, so before its failure, and the connection observes
+      // every sending when it ends: one observation is one sending (and the server counted one).
+      const observed = (yield* connection.observations).filter((o) => o.operation === "tools/call")
+      expect(observed.map((o) => [o.outcome, o.effectIdentity])).toEqual([["DeadlineExceeded", failure.effectIdentity]])
       expect(server.toolCalls("append")).toBe(1)
-      // Public fields only: no URL, no header.
-      expect(JSON.stringify(failure)).not.toContain("127.0.0.1")
+      // Public fields only, in the failure and in what the engine persists: these and nothing else
+      // (no URL, no header, no body).
+      const publicFields = {
+        _tag: "ToolCallOutcomeUnknown",
+        tool: "append",
+        activity: "append",
+        effectIdentity: failure.effectIdentity,
+        source: "call",
+        retry: 0,
+        tag: "DeadlineExceeded",
+        stage: "call"
+      }
+      expect({ ...failure }).toEqual(publicFields)
+      expect(Schema.encodeSync(ToolCallError.ToolCallError)(failure)).toEqual(publicFields)
     }))
 
   it.scopedLive("an applied failure is never retried, even on an idempotent tool", () =>
@@ -216,7 +231,9 @@ describe("durable tool calls on WorkflowEngine.layerMemory", () => {
         idempotent: true,
         tool: "upsert"
       })
-      yield* Effect.sleep("100 millis")
+      // A retry would be a second sending, observed before the activity's failure (see above).
+      const observed = (yield* connection.observations).filter((o) => o.operation === "tools/call")
+      expect(observed.map((o) => [o.outcome, o.effectIdentity])).toEqual([["ByteCeilingExceeded", failure.effectIdentity]])
       expect(server.toolCalls("upsert")).toBe(1)
     }))
 

@@ -2,7 +2,9 @@
  * Durability on a real cluster (scenario.ts): the same crash story on SQLite, the default store
  * (one SQLite file, one runner process at a time: each crash is followed by a fresh runner on the
  * same file), and on PostgreSQL (a throwaway cluster, two runners sharing it from the start: the
- * survivor resumes after the first crash, a fresh runner after the second). The two run
+ * survivor resumes after the first crash, a fresh runner after the second). The second crash
+ * kills calls at each of their three points: before the sent marker, between the marker and the
+ * sending, and after the sending (scenario.ts says what each must end with). The two run
  * concurrently: each has its own MCP server, store and processes, and most of their time is
  * spent waiting for a takeover.
  */

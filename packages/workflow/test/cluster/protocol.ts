@@ -3,7 +3,7 @@
  * runner's stdin, events on its stdout.
  */
 import { Schema } from "effect"
-import { Step } from "./toolChain.js"
+import { type KillPointAt, Step } from "./toolChain.js"
 
 export const Command = Schema.Union(
   /** Builds the cluster layer and joins the cluster (a runner waits for it once loaded). */
@@ -32,4 +32,6 @@ export type RunnerEvent =
   | { readonly event: "shards"; readonly name: string; readonly owned: number; readonly total: number }
   | { readonly event: "started"; readonly name: string; readonly key: string; readonly executionId: string }
   | { readonly event: "step"; readonly name: string; readonly key: string; readonly activity: string; readonly tool: string }
+  /** The call reached its step's kill point in this runner, and stays there until the SIGKILL. */
+  | { readonly event: "halted"; readonly name: string; readonly key: string; readonly activity: string; readonly at: KillPointAt }
   | { readonly event: "result"; readonly name: string; readonly key: string; readonly executionId: string; readonly exit: EncodedExit }

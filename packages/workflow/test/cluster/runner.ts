@@ -1,9 +1,10 @@
 /**
  * One cluster runner, as a process of its own (run with tsx, see README.md). Told to join, it
  * joins the cluster of `clusterLayer.ts` on a free loopback port, registers the `ToolChain`
- * workflow, holds one MCP connection to `PB_MCP_URL`, and runs what it is told. It talks to the
- * test in JSON lines: commands on stdin, events on stdout (`protocol.ts`); logs go to stderr. The
- * test kills it; it also stops when its stdin closes.
+ * workflow, holds one MCP connection to `PB_MCP_URL`, and runs what it is told. A call whose
+ * step names this runner at a kill point stops there and says `halted` (toolChain.ts). It talks
+ * to the test in JSON lines: commands on stdin, events on stdout (`protocol.ts`); logs go to
+ * stderr. The test kills it; it also stops when its stdin closes.
  *
  * Environment: `PB_RUNNER_NAME`, `PB_STORE` (a `Store` as JSON), `PB_MCP_URL`.
  */
@@ -18,7 +19,7 @@ import { createInterface } from "node:readline"
 import { clusterLayer, SHARDS_PER_GROUP, Store } from "./clusterLayer.js"
 import { freePort } from "./freePort.js"
 import { Command, type RunnerEvent } from "./protocol.js"
-import { Mcp, type Step, StepObserver, ToolChain, ToolChainLive } from "./toolChain.js"
+import { KillPoints, Mcp, type Step, StepObserver, ToolChain, ToolChainLive } from "./toolChain.js"
 
 const emit = (event: RunnerEvent): void => {
   process.stdout.write(`${JSON.stringify(event)}\n`)
@@ -125,9 +126,14 @@ const runner = Effect.gen(function*() {
   const port = yield* Effect.promise(freePort)
   const mcp = Layer.scoped(Mcp, McpClient.connect({ url: mcpUrl })).pipe(Layer.provide(NodeHttpClient.layerUndici))
   const observer = Layer.succeed(StepObserver, (step) => emit({ event: "step", name, ...step }))
+  // At a kill point the call stops for good: the test kills this process once it has read "halted".
+  const killPoints = Layer.succeed(KillPoints, {
+    runner: name,
+    halt: (point) => Effect.zipRight(Effect.sync(() => emit({ event: "halted", name, ...point })), Effect.never)
+  })
   const layer = ToolChainLive.pipe(
     Layer.provideMerge(clusterLayer(store, port)),
-    Layer.provide([mcp, observer])
+    Layer.provide([mcp, observer, killPoints])
   )
   return yield* Effect.scoped(serve(commands)).pipe(Effect.provide(layer))
 })

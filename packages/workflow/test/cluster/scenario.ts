@@ -10,6 +10,17 @@
  * 3. append second  in flight at the second crash: not idempotent, so the runner that resumes
  *                   does not send it; the workflow fails with `ToolCallOutcomeUnknown`
  *
+ * The second crash is also the crash of two one-call workflows (`append`, not idempotent) on the
+ * same runner, each stopped at a kill point of its own (toolChain.ts), the three points of a call
+ * together (docs/DESIGN.md, "Durable tool calls"):
+ *
+ * - before-marker  (`halt-before-marker`): no marker, nothing sent; the runner that resumes finds
+ *                  no marker and sends it: exactly once at the server
+ * - before-send    (`halt-before-send`): the marker recorded, nothing sent; the runner that resumes
+ *                  finds the marker and does not send: `ToolCallOutcomeUnknown` (`source:
+ *                  "resumed"`), 0 at the server
+ * - after the send (`3:append` above): applied by the server; not sent again: 1 at the server
+ *
  * Before it, a workflow of its own (`timeout-1`, on the same runners) makes one call that times
  * out: `append` with a budget of 1 s, answered after 6 s. Not idempotent, so it is not sent
  * again: the workflow fails with `ToolCallOutcomeUnknown` (`source: "call"`), and executing it
@@ -25,7 +36,7 @@ import { expect } from "vitest"
 import { SHARDS_PER_GROUP, type Store } from "./clusterLayer.js"
 import { ownedShards, type Runner, startRunner, STARTUP_MS, until } from "./harness.js"
 import type { EncodedExit, RunnerEvent } from "./protocol.js"
-import { type Step, ToolChain } from "./toolChain.js"
+import { type KillPointAt, type Step, ToolChain } from "./toolChain.js"
 
 export const STEPS: ReadonlyArray<Step> = [
   { tool: "upsert", args: { key: "a", value: "1" } },
@@ -36,9 +47,8 @@ export const STEPS: ReadonlyArray<Step> = [
 ]
 
 /**
- * When the server answers the timed-out call: long after its 1 s budget, and after the retry
- * schedule's span, so that neither a retry nor the late answer goes unwatched; short enough for
- * the story that follows to cover most of the quiet window.
+ * When the server answers the timed-out call: long after its 1 s budget (a retry under the
+ * default schedule would run out of budget too, each sending one more at the server).
  */
 const TIMED_OUT_DELAY_MS = 6_000
 
@@ -48,14 +58,16 @@ const TIMED_OUT: ReadonlyArray<Step> = [
 ]
 const TIMED_OUT_KEY = "timeout-1"
 
-/**
- * The span of `ToolCall.defaultRetry` (200 + 400 + 800 ms): had the call been retried, every
- * sending would have come within this of the timeout.
- */
-const RETRY_SPAN_MS = 1_400
+/** The workflows stopped at a kill point at the second crash, by key: one `append` each, its entry the key. */
+const KILL_POINTS: ReadonlyArray<{ readonly key: string; readonly at: KillPointAt }> = [
+  { key: "halt-before-marker", at: "before-marker" },
+  { key: "halt-before-send", at: "before-send" }
+]
 
-/** Slack on a busy 2-core machine for a sending that would come late. */
-const QUIET_SLACK_MS = 1_600
+/** The one call of a kill point's workflow: `runner` stops in it `at` the point. */
+const killPointSteps = (key: string, at: KillPointAt, runner: string): ReadonlyArray<Step> => [
+  { tool: "append", args: { entry: key }, killPoint: { runner, at } }
+]
 
 /** Generous: a takeover waits for the dead runner's heartbeat to expire (2 s), on a busy machine. */
 const RESUME_MS = 60_000
@@ -69,15 +81,23 @@ export interface Measured {
   readonly resumeMs: ReadonlyArray<number>
   /** `timeout-1`: from its "run" to its result (the 1 s budget, and the failure stored). */
   readonly timedOutMs: number
-  /** How long the end waited for the quiet window after the timed-out call (0: the story outlasted it). */
-  readonly quietWaitMs: number
+  /** From killing every runner at the end to the server's last socket of theirs closed: the counts are final. */
+  readonly drainMs: number
   readonly totalMs: number
   /** Which runner ran each call that was in flight at a crash, and which one resumed it. */
   readonly runners: ReadonlyArray<string>
+  /** How each kill point's workflow ended, resumed by the last runner. */
+  readonly killPoints: ReadonlyArray<{ readonly key: string; readonly at: KillPointAt; readonly exit: EncodedExit["_tag"] }>
 }
 
 const isEvent = <K extends RunnerEvent["event"]>(kind: K) => (event: RunnerEvent): event is Extract<RunnerEvent, { event: K }> =>
   event.event === kind
+
+const startedOf = (key: string) => (event: RunnerEvent): event is Extract<RunnerEvent, { event: "started" }> =>
+  event.event === "started" && event.key === key
+
+const haltedOf = (key: string) => (event: RunnerEvent): event is Extract<RunnerEvent, { event: "halted" }> =>
+  event.event === "halted" && event.key === key
 
 const resultOf = (key: string) => (event: RunnerEvent): event is Extract<RunnerEvent, { event: "result" }> =>
   event.event === "result" && event.key === key
@@ -171,7 +191,6 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
     const runAsked = Date.now()
     first.send({ cmd: "run", key: TIMED_OUT_KEY, steps: TIMED_OUT })
     await until("the timed-out call at the server", () => appendsOf(server, "timed-out").length >= 1, RESUME_MS, describe)
-    const timedOutSent = Date.now()
     const timedOut = await first.waitFor(`${TIMED_OUT_KEY}'s result`, resultOf(TIMED_OUT_KEY), RESUME_MS)
     const timedOutMs = Date.now() - runAsked
 
@@ -181,7 +200,7 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
     server.script({ on: "tools/call", kind: "delay", ms: 60_000 })
 
     first.send({ cmd: "start", key: "order-1", steps: STEPS })
-    const { executionId } = await first.waitFor("started", isEvent("started"), RESUME_MS)
+    const { executionId } = await first.waitFor("started", startedOf("order-1"), RESUME_MS)
 
     // First crash: call 2 has reached the server (its effect applied), its answer has not come back.
     await calls("upsert", 2)
@@ -194,25 +213,45 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
     const resumed1 = Date.now() - killed1
     const resent = await executorWhen(runners, "2:upsert")
 
-    // Second crash: call 3 has reached the server, its answer is a minute away (the first append
-    // at the server is the timed-out one, call 1 the second).
-    await calls("append", 3)
+    // The kill points' workflows, on the one live runner (holding every shard: none of them moves
+    // before the crash), each stopped at its point.
+    await until("the live runner to hold every shard", () => ownedShards(resumer1) === SHARDS_PER_GROUP, RESUME_MS, describe)
+    const stopped = await Promise.all(KILL_POINTS.map(async ({ at, key }) => {
+      resumer1.send({ cmd: "start", key, steps: killPointSteps(key, at, resumer1.name) })
+      const { executionId } = await resumer1.waitFor(`${key} started`, startedOf(key), RESUME_MS)
+      const halted = await resumer1.waitFor(`${key} at its kill point`, haltedOf(key), RESUME_MS)
+      return { key, at, executionId, halted }
+    }))
+
+    // Second crash: call 3 has reached the server, its answer is a minute away; the kill points'
+    // calls have not (each runner reports its point before the call can leave, and stays there).
+    await until("order-1's call 3 at the server", () => appendsOf(server, "second").length >= 1, RESUME_MS, describe)
     const crashed2 = await executorWhen(runners, "3:append")
+    expect(crashed2.name).toBe(resumer1.name)
+    for (const { key } of KILL_POINTS) expect(appendsOf(server, key)).toEqual([])
     const killed2 = Date.now()
     await crashed2.kill()
     const resumer2 = await join(last)
     resumer2.send({ cmd: "await", key: "order-1", executionId })
-    const result = await resumer2.waitFor("the workflow's result", isEvent("result"), RESUME_MS)
+    const result = await resumer2.waitFor("the workflow's result", resultOf("order-1"), RESUME_MS)
     const resumed2 = Date.now() - killed2
+    const killPointResults = await Promise.all(stopped.map(async (point) => {
+      resumer2.send({ cmd: "await", key: point.key, executionId: point.executionId })
+      const { exit } = await resumer2.waitFor(`${point.key}'s result`, resultOf(point.key), RESUME_MS)
+      return { ...point, exit }
+    }))
 
     // timeout-1 again, from a process that never ran it, after both crashes: the stored failure.
     resumer2.send({ cmd: "run", key: TIMED_OUT_KEY, steps: TIMED_OUT })
     const rerun = await resumer2.waitFor(`${TIMED_OUT_KEY}'s result, again`, resultOf(TIMED_OUT_KEY), RESUME_MS)
-    // The one sleep that is an assertion: nothing more may arrive for the timed-out call. A retry
-    // (the default schedule: 1.4 s after the timeout, at most) or a resend after its late answer
-    // (6 s after the call) would have come by now; what the story took counts towards it.
-    const quietWaitMs = Math.max(0, timedOutSent + TIMED_OUT_DELAY_MS + RETRY_SPAN_MS + QUIET_SLACK_MS - Date.now())
-    await new Promise((resolve) => setTimeout(resolve, quietWaitMs))
+    // The counts are final once no runner is left and the server has seen each of their sockets
+    // close: a process that is gone sends nothing more, and the server records a request when its
+    // body has arrived, which TCP orders before the socket's end. Nothing is waited for by time.
+    const killedAll = Date.now()
+    await Promise.all(runners.map((runner) => runner.kill()))
+    await until("the runners' sockets closed at the server", () => server.openConnections() === 0, RESUME_MS, () =>
+      `${server.openConnections()} open\n${describe()}`)
+    const drainMs = Date.now() - killedAll
 
     const exit: EncodedExit = result.exit
     const upserts = server.effectIdentities("upsert")
@@ -222,11 +261,16 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
     // process sent it. Calls 0 and 1 went once; call 2 twice, with one identity; call 3 once.
     const [id0, id1, id2, id3] = await identitiesOf(executionId, ["0:upsert", "1:append", "2:upsert", "3:append"])
     const [idT] = await identitiesOf(timedOut.executionId, ["0:append"])
+    const [beforeMarker, beforeSend] = killPointResults
+    if (beforeMarker?.at !== "before-marker" || beforeSend?.at !== "before-send") throw new Error("KILL_POINTS out of order")
+    const [idM] = await identitiesOf(beforeMarker.executionId, ["0:append"])
+    const [idS] = await identitiesOf(beforeSend.executionId, ["0:append"])
     expect(server.toolCalls("upsert")).toBe(3)
-    expect(server.toolCalls("append")).toBe(3)
+    // timeout-1's, order-1's two, and the one of the workflow killed before its marker.
+    expect(server.toolCalls("append")).toBe(4)
     expect(upserts).toEqual([id0, id2, id2])
-    expect(appends).toEqual([idT, id1, id3])
-    expect(new Set([id0, id1, id2, id3, idT]).size).toBe(5)
+    expect(appends).toEqual([idT, id1, id3, idM])
+    expect(new Set([id0, id1, id2, id3, idT, idM, idS]).size).toBe(7)
     expect(resent.name).not.toBe(crashed1.name)
     expect(exit).toEqual({
       _tag: "Failure",
@@ -239,6 +283,35 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
         retry: 0
       }
     })
+
+    // Each kill point's call stopped at its point in the runner killed second, and r4 resumed it.
+    for (const point of killPointResults) {
+      expect(point.halted).toEqual({ event: "halted", name: crashed2.name, key: point.key, activity: "0:append", at: point.at })
+    }
+    // Killed before its marker: nothing was sent and nothing recorded, so the runner that resumed
+    // sent it, once (the only `append` of its entry at the server), and the workflow succeeded.
+    expect(appendsOf(server, beforeMarker.key)).toEqual([idM])
+    expect(beforeMarker.exit).toEqual({
+      _tag: "Success",
+      value: [{ activity: "0:append", tool: "append", identity: idM, text: expect.any(String) }]
+    })
+    expect(resumer2.events.some((event) => event.event === "step" && event.key === beforeMarker.key)).toBe(true)
+    // Killed between its marker and the sending: the runner that resumed found the marker and, the
+    // tool not idempotent, did not send: the documented outcome of "marker written, sending
+    // unknown" (docs/DESIGN.md, "Durable tool calls"). 0 at the server, counted once every
+    // process is gone (above): not sent silently, by anyone.
+    expect(beforeSend.exit).toEqual({
+      _tag: "Failure",
+      error: {
+        _tag: "ToolCallOutcomeUnknown",
+        tool: "append",
+        activity: "0:append",
+        effectIdentity: idS,
+        source: "resumed",
+        retry: 0
+      }
+    })
+    expect(appendsOf(server, beforeSend.key)).toEqual([])
 
     // The timed-out call was sent once, with its own identity, and failed with an unknown
     // outcome; the same execution, run again elsewhere, answers that failure and sends nothing.
@@ -265,9 +338,10 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
       joinMs,
       resumeMs: [resumed1, resumed2],
       timedOutMs,
-      quietWaitMs,
+      drainMs,
       totalMs: Date.now() - started,
-      runners: [crashed1.name, resumer1.name, crashed2.name, resumer2.name]
+      runners: [crashed1.name, resumer1.name, crashed2.name, resumer2.name],
+      killPoints: killPointResults.map(({ at, exit, key }) => ({ key, at, exit: exit._tag }))
     }
   } finally {
     await Promise.all(runners.map((runner) => runner.kill()))

@@ -2,6 +2,13 @@
  * The workflow the cluster tests run: the tool calls its payload lists, in order, each one a
  * `ToolCall.call` activity named after its position and tool, with the step's timeout if it has
  * one. A test chooses the calls; the runner only executes them.
+ *
+ * A step may name a kill point: where, in the call, the runner it names stops (and says so) for
+ * the test to kill it there. The points sit in the connection the activity is given, because
+ * `ToolCall.call` reaches it at fixed places (docs/DESIGN.md, "Durable tool calls"): it
+ * evaluates the `connection` effect after reading the sent marker and before recording one
+ * ("before-marker"), and calls its `callTool` once the marker is recorded and confirmed
+ * ("before-send"). Any other runner, a resuming one included, goes through.
  */
 import * as Workflow from "@effect/workflow/Workflow"
 import type { Connection } from "@phasebound/client/McpClient"
@@ -12,9 +19,13 @@ export const Step = Schema.Struct({
   tool: Schema.String,
   args: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   /** The call's timeout (`callOptions.timeout`), when not the client's default: the only budget. */
-  timeoutMs: Schema.optional(Schema.Number)
+  timeoutMs: Schema.optional(Schema.Number),
+  /** Where the runner named `runner` stops in this call, for the test to kill it there. */
+  killPoint: Schema.optional(Schema.Struct({ runner: Schema.String, at: Schema.Literal("before-marker", "before-send") }))
 })
 export type Step = typeof Step.Type
+
+export type KillPointAt = NonNullable<Step["killPoint"]>["at"]
 
 export const StepResult = Schema.Struct({
   activity: Schema.String,
@@ -41,6 +52,30 @@ export class StepObserver extends Context.Tag("phasebound/test/cluster/StepObser
   (event: { readonly key: string; readonly activity: string; readonly tool: string }) => void
 >() {}
 
+/**
+ * This process's side of the kill points: its runner name, and `halt`, which reports that the
+ * workflow reached a point and never returns (the test kills the process there).
+ */
+export class KillPoints extends Context.Tag("phasebound/test/cluster/KillPoints")<KillPoints, {
+  readonly runner: string
+  readonly halt: (event: { readonly key: string; readonly activity: string; readonly at: KillPointAt }) => Effect.Effect<never>
+}>() {}
+
+/** The step's connection: this process's, with the step's kill point if it names this runner. */
+const connectionFor = (key: string, activity: string, step: Step) =>
+  Effect.gen(function*() {
+    const mcp = yield* Mcp
+    const killPoints = yield* KillPoints
+    const at = step.killPoint?.runner === killPoints.runner ? step.killPoint.at : undefined
+    if (at === "before-marker") return yield* killPoints.halt({ key, activity, at })
+    if (at === "before-send") {
+      const callTool: Connection["callTool"] = (...args) =>
+        Effect.zipRight(killPoints.halt({ key, activity, at }), mcp.callTool(...args))
+      return { ...mcp, callTool }
+    }
+    return mcp
+  })
+
 const textOf = (content: ReadonlyArray<unknown>): string =>
   content.map((part) =>
     typeof part === "object" && part !== null && "text" in part && typeof part.text === "string" ? part.text : ""
@@ -54,7 +89,7 @@ export const ToolChainLive = ToolChain.toLayer(Effect.fn(function*({ key, steps 
     observe({ key, activity, tool: step.tool })
     const result = yield* ToolCall.call({
       name: activity,
-      connection: Mcp,
+      connection: connectionFor(key, activity, step),
       tool: step.tool,
       arguments: step.args,
       ...(step.timeoutMs === undefined ? {} : { callOptions: { timeout: Duration.millis(step.timeoutMs) } })
