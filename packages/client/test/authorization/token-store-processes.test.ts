@@ -40,7 +40,11 @@ const child = (args: ReadonlyArray<string>): Child => {
   let stdout = ""
   let stderr = ""
   let signalReady: () => void = () => {}
-  const ready = new Promise<void>((resolve) => (signalReady = resolve))
+  let failReady: (error: Error) => void = () => {}
+  const ready = new Promise<void>((resolve, reject) => {
+    signalReady = resolve
+    failReady = reject
+  })
   process_.stdout.setEncoding("utf8").on("data", (chunk: string) => {
     stdout += chunk
     if (stdout.startsWith("ready\n")) signalReady()
@@ -50,6 +54,8 @@ const child = (args: ReadonlyArray<string>): Child => {
   const exit = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
     process_.on("exit", (code) => {
       clearTimeout(killer)
+      // A child that died before it was ready fails the wait with its stderr, not the test's timeout.
+      failReady(new Error(`the child exited (${code}) before printing ready:\n${stderr.slice(-3_000)}`))
       resolve({ code, stdout: stdout.replace(/^ready\n/, ""), stderr })
     })
   )

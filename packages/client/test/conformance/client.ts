@@ -7,10 +7,14 @@
  * as the last argument and the scenario's name in MCP_CONFORMANCE_SCENARIO (plus
  * MCP_CONFORMANCE_PROTOCOL_VERSION, the revision the scenario runs at, and, for some scenarios,
  * MCP_CONFORMANCE_CONTEXT, a JSON object of scenario data). It does what the scenario expects
- * of a client and exits 0, or prints the error and exits 1. The CLI's own checks decide the
- * verdict (see README.md beside this file for each scenario).
+ * of a client and exits 0, or logs the error and exits 1. The CLI's own checks decide the
+ * verdict (see README.md beside this file for each scenario). Either way its stdout ends with
+ * the child report (@phasebound/testkit's formatReport): one result named after the scenario,
+ * ok when it ran to its end, with how it ended; conformance.test.ts reads it from the CLI's
+ * results directory, so a client that died before its end (a signal reads as exit 0 to the
+ * CLI) or ran another scenario than the one asked is seen.
  *
- * Only the public Promise API of the library is used.
+ * Only the public Promise API of the library is used (and the testkit's report line).
  *
  * Revisions: by default the program speaks the revision the CLI asks for
  * (MCP_CONFORMANCE_PROTOCOL_VERSION): `["2026-07-28"]` for a 2026 run, the handshake revisions
@@ -19,6 +23,7 @@
  * revision it supports, stateless first); a comma-separated list passes that list.
  */
 import { type AuthOptions, connect, type HttpConnectOptions } from "@phasebound/client/promise"
+import { formatReport } from "@phasebound/testkit/childReport"
 
 type Connection = Awaited<ReturnType<typeof connect>>
 type JsonObject = Record<string, unknown>
@@ -235,8 +240,12 @@ const authorizedSession: Scenario = async (connection) => {
 
 // --- main -------------------------------------------------------------------------------------
 
+const scenarioName = process.env.MCP_CONFORMANCE_SCENARIO
+
+/** What the scenario ended with, for the report: the connection, or the error. */
+let connected = "not connected"
+
 const main = async (): Promise<void> => {
-  const scenarioName = process.env.MCP_CONFORMANCE_SCENARIO
   const serverUrl = process.argv.at(-1)
   if (scenarioName === undefined || serverUrl === undefined || !/^https?:\/\//.test(serverUrl)) {
     throw new Error("usage: MCP_CONFORMANCE_SCENARIO=<scenario> client.ts <server-url>")
@@ -281,7 +290,8 @@ const main = async (): Promise<void> => {
   } satisfies HttpConnectOptions
   const connection = await connect(options)
   try {
-    log(`connected: ${connection.protocolVersion} over ${connection.transport}; tools: ${connection.tools.map((t) => t.name).join(", ")}`)
+    connected = `connected: ${connection.protocolVersion} over ${connection.transport}; tools: ${connection.tools.map((t) => t.name).join(", ")}`
+    log(connected)
     await scenario(connection, context)
   } finally {
     await connection.close()
@@ -289,10 +299,17 @@ const main = async (): Promise<void> => {
   }
 }
 
+/** The report line, then the exit once it is written (stdout may be a pipe the CLI reads). */
+const finish = (ok: boolean, detail: string) =>
+  process.stdout.write(
+    formatReport({ results: [{ name: scenarioName ?? "(no MCP_CONFORMANCE_SCENARIO)", ok, detail, ms: Math.round(performance.now()) }] }),
+    () => process.exit(ok ? 0 : 1)
+  )
+
 main().then(
-  () => process.exit(0),
+  () => finish(true, connected),
   (error: unknown) => {
     console.error("[conformance-client] failed:", error)
-    process.exit(1)
+    finish(false, `${connected}; failed: ${String(error).slice(0, 500)}`)
   }
 )

@@ -13,14 +13,24 @@
  * The client program is bundled once (esbuild, already the cli package's dependency) so that
  * each run does not pay for compiling the library again; PHASEBOUND_CONFORMANCE_TSX=1 runs it
  * through tsx instead.
+ *
+ * The verdict is the CLI's: its exit code and its checks (the JSON array it prints on stdout
+ * with `--verbose`). The client program, ours, ends its stdout with the child report
+ * (@phasebound/testkit), which the CLI saves in the run's results directory (`-o`): each run
+ * must have one naming the scenario asked, so a client that died before its end (the CLI reads
+ * a client killed by a signal as exit 0) or ran another scenario fails here. Whether the client
+ * ended ok is not asserted (in the refusal scenarios it must exit 1 with the typed error, which
+ * the CLI allows); it is in the failure message.
  */
 import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { readReport, type ReportReading } from "@phasebound/testkit"
+import { type ChildOutput, reportOf } from "../support/childReport.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
@@ -119,6 +129,11 @@ interface Run {
   readonly durationMs: number
 }
 
+interface ScenarioRun extends Run {
+  /** What the client program printed, as the CLI saved it (none when it did not run it). */
+  readonly client: ChildOutput | undefined
+}
+
 const run = (command: string, args: ReadonlyArray<string>, timeoutMs: number): Promise<Run> =>
   new Promise((resolve, reject) => {
     const started = performance.now()
@@ -166,7 +181,9 @@ const limiter = (limit: number) => {
   }
 }
 
-let workDir: string | undefined
+let workDirectory: string | undefined
+/** A temporary directory for the bundle and the CLI's results, removed after the file. */
+const workDir = (): string => (workDirectory ??= mkdtempSync(path.join(tmpdir(), "phasebound-conformance-")))
 let clientCommand: Promise<string> | undefined
 
 /** The command the CLI runs for the client (it splits it on spaces and appends the URL). */
@@ -176,8 +193,7 @@ const buildClientCommand = async (): Promise<string> => {
     const tsx = path.join(path.dirname(require.resolve("tsx/package.json")), "dist/cli.mjs")
     return [process.execPath, tsx, "--conditions=@phasebound/source", program].join(" ")
   }
-  workDir = mkdtempSync(path.join(tmpdir(), "phasebound-conformance-"))
-  const bundle = path.join(workDir, "client.mjs")
+  const bundle = path.join(workDir(), "client.mjs")
   const esbuild = await import("esbuild")
   await esbuild.build({
     entryPoints: [program],
@@ -195,15 +211,29 @@ const buildClientCommand = async (): Promise<string> => {
 }
 
 const limit = limiter(concurrency)
-const runs = new Map<string, Promise<Run>>()
+const runs = new Map<string, Promise<ScenarioRun>>()
 
-const runScenario = (scenario: string, revision: Revision): Promise<Run> => {
+/**
+ * The client's stdout and stderr as the CLI saved them under `resultsDir` (in a directory it
+ * names after the scenario and the time, `auth/...` one level down); none when it did not run
+ * the client (a skipped scenario).
+ */
+const clientOutputIn = (resultsDir: string): ChildOutput | undefined => {
+  const saved = readdirSync(resultsDir, { recursive: true, encoding: "utf8" }).filter((file) => path.basename(file) === "stdout.txt")
+  if (saved.length !== 1) return undefined
+  const dir = path.join(resultsDir, path.dirname(saved[0]!))
+  return { stdout: readFileSync(path.join(dir, "stdout.txt"), "utf8"), stderr: readFileSync(path.join(dir, "stderr.txt"), "utf8") }
+}
+
+const runScenario = (scenario: string, revision: Revision): Promise<ScenarioRun> => {
   const key = `${scenario}@${revision}`
   let pending = runs.get(key)
   if (pending === undefined) {
+    const resultsDir = path.join(workDir(), "results", String(runs.size))
     pending = limit(async () => {
       const command = await (clientCommand ??= buildClientCommand())
-      return run(node22, [
+      mkdirSync(resultsDir, { recursive: true })
+      const result = await run(node22, [
         conformanceCli,
         "client",
         "--command",
@@ -213,8 +243,11 @@ const runScenario = (scenario: string, revision: Revision): Promise<Run> => {
         ...(revision === "extension" ? [] : ["--spec-version", revision]),
         "--timeout",
         String(clientTimeoutMs),
-        "--verbose"
+        "--verbose",
+        "--output-dir",
+        resultsDir
       ], clientTimeoutMs + 30_000)
+      return { ...result, client: clientOutputIn(resultsDir) }
     }, timed.has(scenario) ? concurrency : 1)
     runs.set(key, pending)
   }
@@ -232,13 +265,23 @@ const checksOf = (stdout: string): ReadonlyArray<Check> => {
   }
 }
 
-const describeFailure = (scenario: string, revision: Revision, result: Run, checks: ReadonlyArray<Check>) => {
+const describeFailure = (scenario: string, revision: Revision, result: ScenarioRun, checks: ReadonlyArray<Check>) => {
   const bad = checks
     .filter((c) => c.status === "FAILURE" || c.status === "WARNING")
     .map((c) => `  ${c.status} ${c.id} (${c.name}): ${c.errorMessage ?? c.description ?? ""}`)
+  const clientReport: ReportReading = result.client === undefined
+    ? { _tag: "NoReport", why: "the CLI saved no client output" }
+    : readReport(result.client.stdout)
   return [
     `${scenario} at ${revision}: exit ${result.exitCode} after ${result.durationMs} ms`,
     ...bad,
+    // A scenario outside the revision asked is skipped with exit 0; the CLI says so on stdout.
+    ...(checks.length === 0 ? [`no checks in the CLI's stdout: ${result.stdout.slice(0, 500) || "(empty)"}`] : []),
+    `the client's report: ${
+      clientReport._tag === "Report"
+        ? clientReport.report.results.map((r) => `${r.name} ${r.ok ? "ok" : "not ok"}: ${r.detail}`).join("; ")
+        : clientReport.why
+    }`,
     "--- CLI stderr (includes the client's output when it failed) ---",
     result.stderr.slice(-6_000)
   ].join("\n")
@@ -251,7 +294,7 @@ beforeAll(() => {
 })
 
 afterAll(() => {
-  if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true })
+  if (workDirectory !== undefined) rmSync(workDirectory, { recursive: true, force: true })
 })
 
 describe("MCP conformance suite 0.2.0-alpha.12, client scenarios", () => {
@@ -279,5 +322,9 @@ describe("MCP conformance suite 0.2.0-alpha.12, client scenarios", () => {
     const failing = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING").map((c) => `${c.status} ${c.id}`)
     expect(failing, message).toEqual([])
     expect(result.exitCode, message).toBe(0)
+    // The client ran the scenario asked, to its end (ok or with an error: the CLI judged that).
+    expect(result.client, `${message}\n(the CLI saved no client output)`).toBeDefined()
+    const report = reportOf(result.client!)
+    expect(report.results.map((r) => r.name), message).toEqual([scenario])
   }, 5 * 60_000)
 })

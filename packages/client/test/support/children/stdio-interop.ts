@@ -1,10 +1,13 @@
 /**
  * stdio interop as a plain program, so that it runs under Node (through tsx) and under Bun
  * (which cannot run @effect/vitest files). It spawns real peers with the runtime running it,
- * connects through the Promise API and the Effect API, and exits non-zero on any failure.
+ * connects through the Promise API and the Effect API, ends its stdout with the child report
+ * (@phasebound/testkit's formatReport: one result per runtime, API and peer) and exits non-zero
+ * on any failure.
  */
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { type CheckResult, formatReport } from "@phasebound/testkit/childReport"
 import { Effect, Layer } from "effect"
 import { createRequire } from "node:module"
 import * as path from "node:path"
@@ -23,12 +26,15 @@ const peers = {
   ]
 }
 
-const results: Array<{ readonly check: string; readonly ok: boolean; readonly detail: string }> = []
+const results: Array<CheckResult> = []
 const check = async (name: string, run: () => Promise<string>) => {
+  const started = performance.now()
+  const ms = () => Math.round(performance.now() - started)
   try {
-    results.push({ check: name, ok: true, detail: await run() })
+    const detail = await run()
+    results.push({ name, ok: true, detail, ms: ms() })
   } catch (error) {
-    results.push({ check: name, ok: false, detail: String(error) })
+    results.push({ name, ok: false, detail: String(error), ms: ms() })
   }
 }
 
@@ -59,5 +65,5 @@ for (const [peer, args] of Object.entries(peers)) {
     ))
 }
 
-process.stdout.write(`${JSON.stringify(results)}\n`)
+process.stdout.write(formatReport({ results }))
 process.exitCode = results.every((result) => result.ok) ? 0 : 1
