@@ -4,15 +4,18 @@
  * through a scripted "browser" and the loopback listener, tokens reused from the token file,
  * `logout`, a login that times out, config-file `auth` entries, and the refusals before any I/O.
  * Secrets (the client secret, the private key) never reach stdout or stderr.
+ *
+ * The TTY test needs util-linux `script` (support/pty.ts): on Linux a missing helper fails it
+ * with the reason; elsewhere it is skipped, and its name says why.
  */
 import * as Testkit from "@phasebound/testkit"
-import { spawn } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
 import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { baseEnv, cliDir, expectFailure, expectJson, recordOf, run, type RunResult, shellQuote } from "./support/cli.js"
+import { itOnTerminal, runOnTerminal } from "./support/pty.js"
 
 const SECRET = "CANARY-client-secret-9f3a"
 const BASIC = Buffer.from(`svc:${SECRET}`).toString("base64")
@@ -396,20 +399,13 @@ describe("refused before any I/O (2)", () => {
 })
 
 describe("human mode", () => {
-  // A terminal for both streams: util-linux `script` gives the CLI a pty (Linux only).
-  const hasScript = process.platform === "linux" && existsSync("/usr/bin/script")
-  it.skipIf(!hasScript)("on a TTY a refused command adds the login hint after the record; machine mode never does", async () => {
+  // A terminal for both streams (support/pty.ts: required on Linux, a visible skip elsewhere).
+  itOnTerminal("on a TTY a refused command adds the login hint after the record; machine mode never does", async () => {
     const tokenFile = freshTokenFile()
     const bundle = path.join(cliDir, "dist/bin.js")
     const line = shellQuote([process.execPath, bundle, "tools", server.url, "--token-file", tokenFile])
-    const result = await new Promise<string>((resolve, reject) => {
-      const child = spawn("/usr/bin/script", ["-qec", line, "/dev/null"], { env: baseEnv(), stdio: ["ignore", "pipe", "pipe"] })
-      let out = ""
-      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk))
-      child.on("error", reject)
-      child.on("close", () => resolve(out))
-    })
-    const lines = result.split(/\r?\n/).filter((l) => l.trim() !== "")
+    const { raw } = await runOnTerminal(line, baseEnv())
+    const lines = raw.split(/\r?\n/).filter((l) => l.trim() !== "")
     expect(JSON.parse(lines[0]!)).toMatchObject({ error: { tag: "Unauthorized" } })
     expect(lines[1]).toBe(`run: phasebound login ${server.url}`)
     // The same command in machine mode: the record alone (expectFailure checks the one line).

@@ -114,8 +114,14 @@ describe("resolveAuth", () => {
     const target = { ...http({ clientId: "svc", privateKeyFile: "key.pem" }), configDir: dir }
     const settings = Effect.runSync(resolveAuth(none, target, {}))
     expect(settings.options.privateKey).toBe(pem)
-    expect(settings.secrets).toContain("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC")
-    expect(settings.secrets).not.toContain("PRIVATE")
+    // The whole key, its base64 body joined, and each body line; longest first. Never a line
+    // of its own with the BEGIN/END words, so "PRIVATE KEY" elsewhere in a message stays.
+    expect(settings.secrets).toEqual([
+      pem.trim(),
+      "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
+      "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+      "BKcwggSjAgEAAoIBAQC7"
+    ])
     const pkcs1 = { ...none, authPrivateKeyFile: Option.some(path.join(dir, "rsa.pem")) }
     expect(failureOf(resolveAuth(pkcs1, target, {}))).toMatchObject({ option: "--auth-private-key-file" })
   })

@@ -3,13 +3,15 @@
  * `--server-log-level` and progress bar, as the Node bundle runs them against the testkit's features:
  * over HTTP in both eras (a dual server: `--revision` picks the era), over stdio, and on a
  * terminal (a pty) for the human output. Every failure is one record with its exit code.
+ *
+ * The terminal tests need util-linux `script` (support/pty.ts): on Linux a missing helper fails
+ * them with the reason; elsewhere they are skipped, and their names say why.
  */
 import * as Testkit from "@phasebound/testkit"
-import { spawn } from "node:child_process"
-import { existsSync } from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { baseEnv, cliDir, expectFailure, expectJson, run, shellQuote, waitFor } from "./support/cli.js"
+import { itOnTerminal, runOnTerminal } from "./support/pty.js"
 
 let server: Testkit.TestServer
 beforeAll(async () => {
@@ -240,23 +242,11 @@ describe("over stdio (--features)", () => {
 })
 
 describe("on a terminal (human output)", () => {
-  // util-linux `script` gives the CLI a pty for stdout and stderr both (Linux only).
-  const hasScript = process.platform === "linux" && existsSync("/usr/bin/script")
+  // A pty for stdout and stderr both (support/pty.ts: required on Linux, a visible skip elsewhere).
   const bundle = path.join(cliDir, "dist/bin.js")
 
   /** What the pty received, raw (stdout and stderr interleaved as a terminal shows them). */
-  const onTerminal = (args: ReadonlyArray<string>) =>
-    new Promise<{ readonly code: number | null; readonly raw: string }>((resolve, reject) => {
-      const line = shellQuote([process.execPath, bundle, ...args])
-      const child = spawn("/usr/bin/script", ["-qec", line, "/dev/null"], {
-        env: baseEnv(),
-        stdio: ["ignore", "pipe", "pipe"]
-      })
-      let raw = ""
-      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (raw += chunk))
-      child.on("error", reject)
-      child.on("close", (code) => resolve({ code, raw }))
-    })
+  const onTerminal = (args: ReadonlyArray<string>) => runOnTerminal(shellQuote([process.execPath, bundle, ...args]), baseEnv())
 
   /** The screen's lines: each line as the last redraw after a `\r` left it, erasures removed. */
   const screen = (raw: string): string =>
@@ -268,7 +258,7 @@ describe("on a terminal (human output)", () => {
     return screen(result.raw)
   }
 
-  it.skipIf(!hasScript)("resources, templates and prompts: one line each, under a header", async () => {
+  itOnTerminal("resources, templates and prompts: one line each, under a header", async () => {
     expect(await human(["resources", server.url])).toBe(
       [
         "URI            NAME    MIME TYPE",
@@ -285,18 +275,18 @@ describe("on a terminal (human output)", () => {
     )
   })
 
-  it.skipIf(!hasScript)("read: the text as is, a blob as one summary line", async () => {
+  itOnTerminal("read: the text as is, a blob as one summary line", async () => {
     expect(await human(["read", server.url, "test://docs/1"])).toBe("Document 1\n")
     expect(await human(["read", server.url, "test://blob/1", "--revision", "2026-07-28"])).toBe(
       "<256 bytes, application/octet-stream>\n"
     )
   })
 
-  it.skipIf(!hasScript)("prompt: role and text of each message", async () => {
+  itOnTerminal("prompt: role and text of each message", async () => {
     expect(await human(["prompt", server.url, "greet", "--args", "{\"name\":\"Ada\"}"])).toBe("user: Hello, Ada\n")
   })
 
-  it.skipIf(!hasScript)("call --server-log-level: the result, then the server's log, one printable line per message", async () => {
+  itOnTerminal("call --server-log-level: the result, then the server's log, one printable line per message", async () => {
     const args = ["call", server.url, "log", "--server-log-level", "info", "--args", "{\"level\":\"error\",\"message\":\"bad\\u001b[2J\\nthing\",\"count\":2}"]
     const result = await onTerminal(args)
     expect(result.code).toBe(0)
@@ -307,7 +297,7 @@ describe("on a terminal (human output)", () => {
       .toBe("logged 0\nserver log: (none)\n")
   })
 
-  it.skipIf(!hasScript)("call: a progress bar on stderr, redrawn in place, cleared before the result", async () => {
+  itOnTerminal("call: a progress bar on stderr, redrawn in place, cleared before the result", async () => {
     const result = await onTerminal(["call", server.url, "slow_progress", "--args", "{\"steps\":4,\"intervalMs\":100}"])
     expect(result.code).toBe(0)
     for (const step of ["[#####---------------] 1/4 step 1 of 4", "[##########----------] 2/4 step 2 of 4", "[####################] 4/4 step 4 of 4"]) {
@@ -319,7 +309,7 @@ describe("on a terminal (human output)", () => {
     expect(lastCall().meta).toHaveProperty("progressToken")
   })
 
-  it.skipIf(!hasScript)("--json on a terminal: no bar, no progress asked for", async () => {
+  itOnTerminal("--json on a terminal: no bar, no progress asked for", async () => {
     const result = await onTerminal(["call", "--json", server.url, "slow_progress", "--args", "{\"steps\":2,\"intervalMs\":50}"])
     expect(result.code).toBe(0)
     expect(result.raw).not.toContain("[#")

@@ -5,15 +5,18 @@
  * server that fails to start (its stderr on a terminal, never in the record, `--server-stderr`),
  * the run's bound against a hanging server (`--timeout` + `--release-timeout`), and the record
  * of an auto negotiation that fell back (`attempts`).
+ *
+ * The terminal tests need util-linux `script` (support/pty.ts): on Linux a missing helper fails
+ * them with the reason; elsewhere they are skipped, and their names say why.
  */
-import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs"
+import { mkdtempSync, writeFileSync } from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { baseEnv, cliDir, expectFailure, expectJson, run, shellQuote, stdioFixtures } from "./support/cli.js"
+import { itOnTerminal, runOnTerminal } from "./support/pty.js"
 
 const node = (args: ReadonlyArray<string>, options?: Parameters<typeof run>[2]) => run("node", args, options)
 
@@ -29,23 +32,14 @@ const childEnv = (stdout: string): Record<string, string> => {
 
 const fixture = stdioFixtures()
 
-// util-linux `script` gives the CLI a pty for stdout and stderr both (Linux only).
-const hasScript = process.platform === "linux" && existsSync("/usr/bin/script")
-
-/** The CLI on a terminal: what the pty received, CRs removed and the spinner's redraws erased. */
-const onTerminal = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  new Promise<{ readonly code: number | null; readonly lines: ReadonlyArray<string> }>((resolve, reject) => {
-    const line = shellQuote([process.execPath, path.join(cliDir, "dist/bin.js"), ...args])
-    const child = spawn("/usr/bin/script", ["-qec", line, "/dev/null"], { env: { ...baseEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] })
-    let raw = ""
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (raw += chunk))
-    child.on("error", reject)
-    child.on("close", (code) =>
-      resolve({
-        code,
-        lines: raw.replace(/\r\n/g, "\n").split("\n").map((l) => l.slice(l.lastIndexOf("\r") + 1).replace(/\x1b\[K/g, "")).filter((l) => l !== "")
-      }))
-  })
+/** The CLI on a terminal (support/pty.ts): what the pty received, CRs removed and the spinner's redraws erased. */
+const onTerminal = async (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+  const { code, raw } = await runOnTerminal(shellQuote([process.execPath, path.join(cliDir, "dist/bin.js"), ...args]), { ...baseEnv(), ...env })
+  return {
+    code,
+    lines: raw.replace(/\r\n/g, "\n").split("\n").map((l) => l.slice(l.lastIndexOf("\r") + 1).replace(/\x1b\[K/g, "")).filter((l) => l !== "")
+  }
+}
 
 describe("the environment of a --stdio server", () => {
   it("only the safe set by default: none of our other variables", async () => {
@@ -143,7 +137,7 @@ describe("a stdio server that fails to start", () => {
     expect(JSON.stringify(record)).not.toContain("fatal")
   })
 
-  it.skipIf(!hasScript)("on a terminal: the server's last stderr lines, labelled, redacted and printable, then the record", async () => {
+  itOnTerminal("on a terminal: the server's last stderr lines, labelled, redacted and printable, then the record", async () => {
     const result = await onTerminal(["tools", "--stdio", failingStdio, "--env", `API_KEY=${secret}`])
     expect(result.code).toBe(7)
     const lines = result.lines.filter((l) => !l.endsWith("discovering..."))
@@ -158,7 +152,7 @@ describe("a stdio server that fails to start", () => {
     expect(result.lines.join("\n")).not.toContain("\x1b[2J")
   })
 
-  it.skipIf(!hasScript)("on a terminal with --server-stderr drop: the record alone", async () => {
+  itOnTerminal("on a terminal with --server-stderr drop: the record alone", async () => {
     const result = await onTerminal(["tools", "--stdio", failingStdio, "--server-stderr", "drop"])
     expect(result.code).toBe(7)
     const lines = result.lines.filter((l) => !l.endsWith("discovering..."))

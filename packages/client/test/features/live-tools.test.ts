@@ -7,9 +7,13 @@
  * HTTP+SSE, stdio in both eras; every HTTP row through `FetchHttpClient` and undici). The relist
  * is debounced, floods and oversized unsolicited frames do not break the connection, a failing
  * relist leaves the tools as they were, and nothing is listed once the connection is closed.
+ *
+ * Absence ("no more listing", "no new subscription") is never waited out: those tests run under
+ * `TestClock`, move it past every delay that could be due, and look at what a woken listing or
+ * subscription would have left (a pending request, a request the server counted, an observation).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Scope, Stream } from "effect"
+import { Effect, Exit, Fiber, Scope, Stream, TestClock } from "effect"
 import type { McpClient, McpSchema } from "../../src/index.js"
 import { featureRows, type Live, type Row } from "../support/featureRows.js"
 import { eventually, failureOf } from "../support/harness.js"
@@ -67,6 +71,45 @@ const atRest = (row: Row) => ({ pending: 0, standing: row.era === "stateless" ? 
 const scoped = (row: Row, name: string, body: () => Effect.Effect<void, unknown, any>, timeout = 30_000) =>
   it.scopedLive(name, () => body().pipe(Effect.provide(row.layer)) as Effect.Effect<void, unknown, never>, timeout)
 
+/**
+ * Under `TestClock`: what the connection waits for on its clock (the relist delay, a new
+ * subscription's delay) happens only when the test moves it, so that "not yet" and "never" are
+ * points the test chooses, not sleeps. The servers and the waits of `until` are in real time.
+ */
+const onTestClock = (row: Row, name: string, body: () => Effect.Effect<void, unknown, any>, timeout = 30_000) =>
+  it.scoped(name, () => body().pipe(Effect.provide(row.layer)) as Effect.Effect<void, unknown, never>, timeout)
+
+/**
+ * Returns once the client has handled every notification the server sent it so far: something
+ * the same stream carries after them has arrived. On stdout and the legacy GET stream, a call's
+ * answer; on a Streamable HTTP GET stream or subscription, a log message of the server's (sent
+ * again at each poll until one is seen: a reader sees only what comes after it subscribed).
+ */
+const heardSoFar = (row: Row, live: Live, connection: McpClient.Connection) =>
+  row.transport !== "streamable-http"
+    ? Effect.asVoid(connection.callTool("echo", { text: "marker" }))
+    : Effect.gen(function*() {
+      let heard = false
+      const reader = yield* Effect.fork(Stream.runForEach(connection.logMessages, () => Effect.sync(() => void (heard = true))))
+      yield* until(() => {
+        if (!heard) live.server!.floodNotifications(1, 8)
+        return heard
+      })
+      yield* Fiber.interrupt(reader)
+    })
+
+/**
+ * After the clock was moved past everything due: no listing beyond `listed` was started. One
+ * woken by the move is in flight (`pending`) or has reached the server by now; one that ran to
+ * its end was observed.
+ */
+const noListingBeyond = (live: Live, connection: McpClient.Connection, listed: number, observed: number) =>
+  Effect.gen(function*() {
+    expect((yield* connection.diagnostics).pending).toBe(0)
+    expect(live.rpcCalls("tools/list")).toBe(listed)
+    expect(listings(connection)).toHaveLength(observed)
+  })
+
 // ---------------------------------------------------------------------------------------------
 // Every row
 // ---------------------------------------------------------------------------------------------
@@ -102,7 +145,7 @@ describe.concurrent.each(rows.map((row) => [row.name, row] as const))("live tool
       expect(listings(connection).length).toBeGreaterThanOrEqual(live.server === undefined ? 1 : 2)
     }))
 
-  scoped(row, "debounced: 5 changes announced within a few ms cost at most 2 tools/list requests", () =>
+  onTestClock(row, "debounced: 5 changes heard within the relist delay cost exactly 1 tools/list request, and nothing after it", () =>
     Effect.gen(function*() {
       const live = yield* row.start()
       const connection = yield* live.connect({ relistDelay: 100 })
@@ -117,15 +160,17 @@ describe.concurrent.each(rows.map((row) => [row.name, row] as const))("live tool
           concurrency: "unbounded"
         })
       }
-      yield* until(() => names(connection.tools).includes("added_5"))
-      // Absence of a third listing: a bounded settle of 4 × relistDelay, long past any listing
-      // still due (one more at most is allowed, for changes seen while the first ran).
-      yield* Effect.sleep(400)
-      const relists = live.rpcCalls("tools/list") - discoveryListings
-      expect(relists).toBeGreaterThanOrEqual(1)
-      expect(relists).toBeLessThanOrEqual(2)
-      expect(listings(connection)).toHaveLength(relists)
+      yield* heardSoFar(row, live, connection)
+      // All five heard, the clock still: the relist waits out its delay.
       expect(live.listChangedSent()).toBe(5)
+      expect(live.rpcCalls("tools/list")).toBe(discoveryListings)
+      yield* TestClock.adjust("100 millis")
+      yield* until(() => names(connection.tools).includes("added_5"))
+      expect(live.rpcCalls("tools/list")).toBe(discoveryListings + 1)
+      // Past any further relist delay: nothing more was due (no change came during the listing).
+      yield* TestClock.adjust("1 second")
+      yield* noListingBeyond(live, connection, discoveryListings + 1, 1)
+      expect(listings(connection).map((o) => o.outcome)).toEqual(["ok"])
     }))
 
   scoped(row, "a flood of 1,000 unsolicited notifications does not break the connection", () =>
@@ -260,26 +305,24 @@ describe.concurrent.each(httpRows.filter((row) => row.transport === "sse").map((
 )
 
 describe.concurrent.each(stdioRows.map((r) => [r.name, r] as const))("an unsolicited frame past unsolicited.maxBytes, %s (a shared stream)", (_, row) => {
-  scoped(row, "after the call that announced it: stdout is given up (the next call fails at once), or the frame is dropped", () =>
+  scoped(row, "read with nothing pending, a frame past the bound gives up stdout: the child is released, the next call fails at once", () =>
     Effect.gen(function*() {
       const live = yield* row.start()
       // Short release steps: a child blocked writing the rest of a frame nobody reads any more
       // goes through every step of the shutdown (stdin closed, SIGTERM, SIGKILL).
       const connection = yield* live.connect({ ...oversized, relistDelay: 50, releaseTimeout: 500 })
       yield* live.listening
-      expect(textOf(yield* connection.callTool("flood_notifications", { count: 1, bytes: 2_000_000 }))).toBe("flooding 1")
-      // The frame follows the answer on the same stdout. Read before the call's own request is
-      // forgotten, it is under that request's larger bound: complete, unsolicited, dropped and
-      // counted. Read after, nothing is pending: past its bound, the stream is given up and the
-      // child released. Which of the two depends on how the bytes arrive; both keep the rule.
-      yield* until(() => !live.alive!() || Effect.runSync(connection.diagnostics).droppedFrames === 1)
-      if (live.alive!()) {
-        expect(textOf(yield* connection.callTool("echo", { text: "after" }))).toBe("after")
-        return
-      }
+      // Two frames follow the answer on the same stdout. The first may still be read before the
+      // call's own request is forgotten, under that request's larger bound (then it is complete,
+      // unsolicited, dropped and counted: the case below). The second starts 2 MB after the
+      // answer, when nothing is pending: past its bound, the stream is given up.
+      expect(textOf(yield* connection.callTool("flood_notifications", { count: 2, bytes: 2_000_000 }))).toBe("flooding 2")
+      yield* until(() => !live.alive!())
       const { error } = yield* failureOf(connection.callTool("echo", { text: "after" }))
       expect(error).toMatchObject({ _tag: "TransportFailure", stage: "call", outcome: "not-sent" })
       expect(yield* connection.diagnostics).toMatchObject({ pending: 0, standing: 0 })
+      expect((yield* connection.diagnostics).droppedFrames).toBeLessThanOrEqual(1)
+      expect(live.rpcCalls("tools/call")).toBe(1)
     }))
 
   scoped(row, "while a call with a larger ceiling is pending: the complete frame is dropped and counted; the call succeeds", () =>
@@ -320,15 +363,18 @@ describe.concurrent.each(httpRows.filter((row) => row.era === "stateless").map((
 describe.concurrent.each(
   httpRows.filter((row) => row.era === "stateless" && row.name.includes(" sse,")).map((r) => [r.name, r] as const)
 )("the subscription, %s", (_, row) => {
-  scoped(row, "ended by the server gracefully: the client does not subscribe again; calls go on", () =>
+  onTestClock(row, "ended by the server gracefully: the client does not subscribe again; calls go on", () =>
     Effect.gen(function*() {
       const live = yield* row.start()
       const connection = yield* live.connect()
       yield* live.listening
       expect(live.server!.endSubscriptions!()).toBe(1)
       yield* until(() => live.server!.listChangedListeners() === 0)
-      // Absence of a new subscription: well past the first delay before subscribing again (1 s).
-      yield* Effect.sleep(1_800)
+      // The client has taken the end in: its standing request is over.
+      yield* until(() => Effect.runSync(connection.diagnostics).standing === 0)
+      // Past every delay before subscribing again (1 s, 2 s, ... at most 30 s), then a later exchange.
+      yield* TestClock.adjust("1 minute")
+      expect(textOf(yield* connection.callTool("echo", { text: "later" }))).toBe("later")
       expect(live.rpcCalls("subscriptions/listen")).toBe(1)
       expect(live.server!.listChangedListeners()).toBe(0)
       // The server ended it: the client closed nothing.
@@ -389,7 +435,7 @@ const closeRows = [
 ].map((r) => [r.name, r] as const)
 
 describe.concurrent.each(closeRows)("after close, %s", (_, row) => {
-  scoped(row, "a change announced before the close is never listed (Effect API)", () =>
+  onTestClock(row, "a change announced before the close is never listed (Effect API)", () =>
     Effect.gen(function*() {
       const live = yield* row.start()
       const scope = yield* Scope.make()
@@ -397,13 +443,13 @@ describe.concurrent.each(closeRows)("after close, %s", (_, row) => {
       yield* live.listening
       const listed = live.rpcCalls("tools/list")
       yield* announce(live, connection)
-      yield* until(() => live.listChangedSent() === 1)
-      // The announcement is on its way (a loopback hop) while the relist waits for its delay.
-      yield* Effect.sleep(100)
+      // Heard, and its relist waits for the delay on a clock that stands still.
+      yield* heardSoFar(row, live, connection)
+      expect(live.listChangedSent()).toBe(1)
       yield* Scope.close(scope, Exit.void)
-      // Well past the relist delay: a listing still due would have been sent by now.
-      yield* Effect.sleep(700)
-      expect(live.rpcCalls("tools/list")).toBe(listed)
+      // Past the relist delay: a listing still due would be woken, and in flight or sent now.
+      yield* TestClock.adjust("1 second")
+      yield* noListingBeyond(live, connection, listed, 0)
       const { error } = yield* failureOf(connection.listTools)
       expect(error).toMatchObject({ _tag: "TransportFailure", reason: "session-closed", outcome: "not-sent" })
       expect(live.rpcCalls("tools/list")).toBe(listed)
@@ -414,17 +460,23 @@ describe.concurrent.each(closeRows)("after close, %s", (_, row) => {
       const live = yield* row.start()
       const seen: Array<ReadonlyArray<string>> = []
       const connection = yield* Effect.promise(() =>
-        live.promise({ policy: { relistDelay: 400 }, onToolsChanged: (tools) => void seen.push(names(tools)) })
+        // A long delay: never waited out, it keeps the relist waiting until well after the close.
+        live.promise({ policy: { relistDelay: 5_000 }, onToolsChanged: (tools) => void seen.push(names(tools)) })
       )
       yield* live.listening
       const listed = live.rpcCalls("tools/list")
       if (live.server !== undefined) live.server.changeTools(1)
       else yield* Effect.promise(() => connection.callTool("change_tools", { count: 1 }))
-      yield* until(() => live.listChangedSent() === 1)
-      yield* Effect.sleep(100)
+      // Heard: its relist waits for the delay (on the Promise API's own, live clock).
+      yield* heardSoFar(row, live, connection.effect)
+      expect(live.listChangedSent()).toBe(1)
       yield* Effect.promise(() => connection.close())
-      // Well past the relist delay: a listing still due would have been sent by now.
-      yield* Effect.sleep(700)
+      expect(live.rpcCalls("tools/list")).toBe(listed)
+      // A relist is a listing, and every listing after close is refused before any I/O: the one
+      // still due can neither reach the server nor give onToolsChanged a list.
+      const refused = yield* Effect.promise(() => connection.listTools().then(() => undefined, (e: unknown) => e))
+      expect(refused).toMatchObject({ _tag: "TransportFailure", reason: "session-closed", outcome: "not-sent" })
+      expect(yield* connection.effect.diagnostics).toMatchObject({ pending: 0 })
       expect(live.rpcCalls("tools/list")).toBe(listed)
       expect(seen).toEqual([])
     }))

@@ -15,14 +15,39 @@ import { McpClient, type McpSchema } from "../../src/index.js"
 import { connect } from "../../src/promise.js"
 import { expectReleased, failureOf, httpClients } from "../support/harness.js"
 
-/** One way to reach a server with the `features` tools, and its count of `slow_progress` runs. */
+/** One way to reach a server with the `features` tools, its count of `slow_progress` runs and of reports sent. */
 interface Row {
   readonly name: string
-  /** Reports travel on another stream than the answer (JSON answers): the last may come after it. */
+  /**
+   * Reports travel on another stream than the answer (JSON answers: the session's GET stream).
+   * Nothing orders a report sent with the answer before it: such a row's calls leave a silence
+   * between the last report and the answer (`reportsThenAnswer`).
+   */
   readonly unordered?: boolean
   readonly open: (
     policy?: McpClient.ConnectOptions["policy"]
-  ) => Effect.Effect<{ readonly connection: McpClient.Connection; readonly runs: () => number }, unknown, any>
+  ) => Effect.Effect<
+    { readonly connection: McpClient.Connection; readonly runs: () => number; readonly reportsSent: () => number },
+    unknown,
+    any
+  >
+}
+
+/** Silent steps between the last report and the answer on an unordered row: 20 × intervalMs. */
+const SILENT_STEPS = 20
+
+/**
+ * `slow_progress` arguments for `reports` reports `intervalMs` apart, then the answer, and the
+ * reports expected. On an unordered row the answer comes `SILENT_STEPS` steps after the last
+ * report (the tool's `silentAfter`), so each report is sent well before it; the total then
+ * counts the silent steps too.
+ */
+const reportsThenAnswer = (row: Row, reports: number, intervalMs: number) => {
+  const steps = row.unordered === true ? reports + SILENT_STEPS : reports
+  return {
+    args: { steps, intervalMs, silentAfter: reports },
+    expected: Array.from({ length: reports }, (_, i) => ({ progress: i + 1, total: steps, message: `step ${i + 1} of ${steps}` }))
+  }
 }
 
 const stdioPlatform = Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)
@@ -36,7 +61,9 @@ const httpRow = (name: string, options: Testkit.TestServerOptions, layer: Layer.
       // Built in the test's scope: the client outlives the connect.
       const client = yield* Layer.build(layer)
       const connection = yield* McpClient.connect({ url: srv.url, policy }).pipe(Effect.provide(client))
-      return { connection, runs: () => srv.toolCalls("slow_progress") }
+      // JSON answers: a report sent before the GET stream is open goes nowhere; wait for it.
+      if (options.mode === "json") yield* Effect.promise(() => srv.waitFor(() => srv.listChangedListeners() === 1))
+      return { connection, runs: () => srv.toolCalls("slow_progress"), reportsSent: srv.progressSent }
     })
 })
 
@@ -58,7 +85,7 @@ const rows: ReadonlyArray<Row> = [
         const connection = yield* McpClient.connect({ url: srv.url, transport: "sse", policy }).pipe(
           Effect.provide(FetchHttpClient.layer)
         )
-        return { connection, runs: () => srv.toolCalls("slow_progress") }
+        return { connection, runs: () => srv.toolCalls("slow_progress"), reportsSent: srv.progressSent }
       })
   },
   ...(["handshake", "stateless"] as const).map((era): Row => ({
@@ -72,7 +99,7 @@ const rows: ReadonlyArray<Row> = [
         const connection = yield* McpClient.connectStdio({ command: f.command, args: f.args, env: f.env, policy }).pipe(
           Effect.provide(stdioPlatform)
         )
-        return { connection, runs: () => f.toolCalls("slow_progress") }
+        return { connection, runs: () => f.toolCalls("slow_progress"), reportsSent: f.progressSent }
       })
   }))
 ]
@@ -80,25 +107,24 @@ const rows: ReadonlyArray<Row> = [
 describe.concurrent.each(rows)("progress, $name", (row) => {
   it.scopedLive("onProgress gets each report in order, then the call returns its result; the tool ran once", () =>
     Effect.gen(function*() {
-      const { connection, runs } = yield* row.open()
+      const { connection, reportsSent, runs } = yield* row.open()
       const reports: Array<McpSchema.Progress> = []
-      const result = yield* connection.callTool("slow_progress", { steps: 3, intervalMs: 20 }, { onProgress: (p) => reports.push(p) })
+      const { args, expected } = reportsThenAnswer(row, 3, 20)
+      const result = yield* connection.callTool("slow_progress", args, { onProgress: (p) => reports.push(p) })
       expect(result.content).toEqual([{ type: "text", text: "done" }])
-      const expected = [1, 2, 3].map((i) => ({ progress: i, total: 3, message: `step ${i} of 3` }))
-      // On another stream than the answer, a report may lose the race with it (and is dropped).
-      if (row.unordered === true) expect(reports).toEqual(expected.slice(0, reports.length))
-      else expect(reports).toEqual(expected)
+      // Every report, once each, in order, before the result.
+      expect(reports).toEqual(expected)
+      expect(reportsSent()).toBe(3)
       expect(runs()).toBe(1)
     }), 20_000)
 
   it.scopedLive("callToolStream: the reports, then the result, then the end", () =>
     Effect.gen(function*() {
       const { connection } = yield* row.open()
-      const events = Chunk.toReadonlyArray(
-        yield* Stream.runCollect(connection.callToolStream("slow_progress", { steps: 2, intervalMs: 20 }))
-      )
-      if (row.unordered === true) expect(events.slice(0, -1).every((e) => e._tag === "Progress")).toBe(true)
-      else expect(events.map((e) => e._tag)).toEqual(["Progress", "Progress", "Result"])
+      const { args, expected } = reportsThenAnswer(row, 2, 20)
+      const events = Chunk.toReadonlyArray(yield* Stream.runCollect(connection.callToolStream("slow_progress", args)))
+      expect(events.map((e) => e._tag)).toEqual(["Progress", "Progress", "Result"])
+      expect(events.slice(0, -1).map((e) => (e as { progress?: unknown }).progress)).toEqual(expected)
       expect(events.at(-1)).toMatchObject({ _tag: "Result", result: { content: [{ type: "text", text: "done" }] } })
     }), 20_000)
 
@@ -106,11 +132,13 @@ describe.concurrent.each(rows)("progress, $name", (row) => {
     Effect.gen(function*() {
       const { connection, runs } = yield* row.open()
       const reports: Array<number> = []
-      // One report (at 150 ms), then silence: the idle timeout (300 ms) fires, not the deadline (20 s).
+      // One report (at 150 ms), then silence until the answer (at 3 s): the idle timeout (1 s)
+      // fires, not the deadline (20 s). The idle timeout is over six times the wait for the
+      // report, so that a loaded machine's pauses do not end the call before it.
       const { elapsedMs, error } = yield* failureOf(
-        connection.callTool("slow_progress", { steps: 8, intervalMs: 150, silentAfter: 1 }, {
+        connection.callTool("slow_progress", { steps: 20, intervalMs: 150, silentAfter: 1 }, {
           timeout: 20_000,
-          idleTimeout: 300,
+          idleTimeout: 1_000,
           onProgress: (p) => reports.push(p.progress)
         })
       )
@@ -120,13 +148,13 @@ describe.concurrent.each(rows)("progress, $name", (row) => {
         stage: "call",
         phase: "call",
         outcome: "unknown",
-        limits: { timeoutMs: 20_000, idleTimeoutMs: 300 }
+        limits: { timeoutMs: 20_000, idleTimeoutMs: 1_000 }
       })
-      expect(String(error)).toContain("idle 300 ms")
+      expect(String(error)).toContain("idle 1000 ms")
       expect(reports).toEqual([1])
-      // 150 ms to the first report, then 300 ms without one.
-      expect(elapsedMs).toBeGreaterThanOrEqual(420)
-      expect(elapsedMs).toBeLessThan(5_000)
+      // 150 ms to the first report, then 1 s without one; long before the answer (3 s).
+      expect(elapsedMs).toBeGreaterThanOrEqual(1_140)
+      expect(elapsedMs).toBeLessThan(3_000)
       expect(runs()).toBe(1)
       yield* expectReleased(connection)
       // The connection goes on.
@@ -136,19 +164,21 @@ describe.concurrent.each(rows)("progress, $name", (row) => {
   it.scopedLive("reports keep an idle timeout from firing: each one starts the wait anew", () =>
     Effect.gen(function*() {
       const { connection } = yield* row.open()
-      // 10 reports 100 ms apart (1 s in all) against a 600 ms idle timeout: six times the gap, so
-      // that a loaded machine's pauses do not end it.
-      const result = yield* connection.callTool("slow_progress", { steps: 10, intervalMs: 100 }, { idleTimeout: 600 })
+      // 10 reports 100 ms apart (1 s in all) against a 1.5 s idle timeout: fifteen times the gap,
+      // so that a loaded machine's pauses do not end it; longer than the whole call is not needed.
+      const result = yield* connection.callTool("slow_progress", { steps: 10, intervalMs: 100 }, { idleTimeout: 1_500 })
       expect(result.isError).toBeUndefined()
     }), 20_000)
 
   it.scopedLive("the deadline stays the hard cap: reports flow, the deadline fires anyway (no idle reason)", () =>
     Effect.gen(function*() {
       const { connection } = yield* row.open()
+      // Reports every 100 ms for 4 s; the deadline (2 s) comes long before; the idle timeout (1 s)
+      // only for a pause ten times the gap.
       const { error } = yield* failureOf(
-        connection.callTool("slow_progress", { steps: 20, intervalMs: 100 }, { timeout: 900, idleTimeout: 600 })
+        connection.callTool("slow_progress", { steps: 40, intervalMs: 100 }, { timeout: 2_000, idleTimeout: 1_000 })
       )
-      expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "call", limits: { timeoutMs: 900, idleTimeoutMs: 600 } })
+      expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "call", limits: { timeoutMs: 2_000, idleTimeoutMs: 1_000 } })
       expect((error as { reason?: string }).reason).toBeUndefined()
       yield* expectReleased(connection)
     }), 20_000)

@@ -11,13 +11,17 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import * as Testkit from "@phasebound/testkit"
 import { Config, ConfigError, ConfigProvider, Context, Effect, Exit, Fiber, Layer, Redacted, Scope } from "effect"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { McpConnection, McpServers } from "../../src/index.js"
 import { eventually, failureOf, server } from "../support/harness.js"
 
 const TOKEN = "svc-token-CANARY-41d7"
+
+/** A stdio child that records one environment value it was given, then is the testkit server. */
+const envProbe = fileURLToPath(new URL("../support/children/env-probe.mjs", import.meta.url))
 
 const platform = Layer.mergeAll(
   FetchHttpClient.layer,
@@ -91,9 +95,11 @@ describe.concurrent("McpConnection", () => {
   it.scopedLive("layerStdioConfig: a child process with a Redacted environment value; the child ends with the layer", () =>
     Effect.gen(function*() {
       const f = yield* stdioFixture
+      // The child writes the SERVICE_TOKEN it was given, then runs the testkit server (same pid).
+      const seenFile = join(f.dir, "service-token.json")
       const config = {
         command: Config.succeed(f.command),
-        args: Config.succeed(f.args),
+        args: Config.succeed([envProbe, seenFile, "SERVICE_TOKEN", ...f.args]),
         env: Config.all({ ...Object.fromEntries(Object.entries(f.env ?? {}).map(([k, v]) => [k, Config.succeed(v)])), SERVICE_TOKEN: Config.redacted("SERVICE_TOKEN") })
       }
       const built = yield* buildIn(McpConnection.layerStdioConfig(config).pipe(Layer.provide(platform))).pipe(
@@ -102,6 +108,8 @@ describe.concurrent("McpConnection", () => {
       const connection = Context.get(built.context, McpConnection.McpConnection)
       expect(connection.transport).toBe("stdio")
       yield* connection.callTool("add", { a: 2, b: 2 })
+      // The Redacted value reached the child as the plain value.
+      expect(JSON.parse(readFileSync(seenFile, "utf8"))).toEqual({ SERVICE_TOKEN: TOKEN })
       expect(f.isAlive()).toBe(true)
       yield* built.release
       expect(f.isAlive()).toBe(false)

@@ -6,7 +6,7 @@
  */
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schedule } from "effect"
+import { Effect, Schedule, TestClock } from "effect"
 import type * as http from "node:http"
 import { McpClient } from "../../src/index.js"
 import { eventually } from "../support/harness.js"
@@ -43,11 +43,17 @@ describe("the standalone GET stream", () => {
       for (const res of open) res.end()
     }).pipe(Effect.provide(FetchHttpClient.layer)), 20_000)
 
-  it.scopedLive("a server that offers none (405) is asked once", () =>
+  // Under TestClock, no sleep: a reopening waits on the client's clock ("Live tool lists": after
+  // 1 s, 2 s, ... at most 30 s). Moving it past every reopen delay wakes whatever waits, and a
+  // later exchange, sent after, finds the one GET.
+  it.scoped("a server that offers none (405) is asked once", () =>
     Effect.gen(function*() {
       const srv = yield* rawMcpServer({ sessionId: "s-1" })
-      yield* McpClient.connect({ url: srv.url, transport: "streamable-http" })
-      yield* Effect.sleep("1500 millis")
+      const connection = yield* McpClient.connect({ url: srv.url, transport: "streamable-http" })
+      expect(srv.received.filter((r) => r.method === "GET")).toHaveLength(1)
+      yield* TestClock.adjust("1 minute")
+      // The raw server refuses ping (-32601): an answer all the same.
+      expect((yield* Effect.flip(connection.ping))._tag).toBe("RemoteRefusal")
       expect(srv.received.filter((r) => r.method === "GET")).toHaveLength(1)
     }).pipe(Effect.provide(FetchHttpClient.layer)), 20_000)
 
