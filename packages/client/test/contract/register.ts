@@ -1,6 +1,6 @@
 /**
- * Turns contract families into Vitest tests over the workspace's client: one `describe` per
- * family and row, one concurrent test per case (each case has its own server, so cases of a
+ * Turns contract families into Vitest tests over the workspace's client, the whole matrix (every
+ * case on every row over the family's axes): one `describe` per family and row, one concurrent test per case (each case has its own server, so cases of a
  * row may overlap; their bounds are generous sync points, not timing claims).
  */
 import { contractSuite, type Family } from "@phasebound/testkit/contract"
@@ -10,7 +10,7 @@ import { clientUnderTest } from "./clientUnderTest.js"
 const distinct = (values: ReadonlyArray<string>) => [...new Set(values)]
 
 export const registerFamilies = (families: ReadonlyArray<Family>): void => {
-  const cases = contractSuite(clientUnderTest, families)
+  const cases = contractSuite(clientUnderTest, { families, coverage: "matrix" })
   for (const family of distinct(cases.map((c) => c.family))) {
     describe(family, () => {
       const familyCases = cases.filter((c) => c.family === family)

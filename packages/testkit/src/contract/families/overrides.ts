@@ -4,10 +4,9 @@
  * budgets in opposite directions and makes the exchange land between them, so that only the
  * budget the rules give can explain the outcome:
  *
- * - a short discovery timeout and a long call timeout: a call answered later than the discovery
- *   timeout succeeds, a stalled discovery fails at the discovery timeout; the opposite policy:
- *   a discovery answered later than the call timeout succeeds, a stalled call fails at the call
- *   timeout;
+ * - a short discovery timeout and a long call timeout: a stalled call still runs past the
+ *   discovery timeout and fails exactly at its own, a stalled discovery fails exactly at the
+ *   discovery timeout; the opposite policy the other way round;
  * - the same with byte ceilings: an answer between the two ceilings is accepted in the phase
  *   with the larger ceiling and refused in the other;
  * - a per-call `{ timeout, maxBytes }` (Effect API, and the Promise API's call options)
@@ -23,18 +22,31 @@
  * request only (`observedBytes` its whole size) and the stream goes on. A response of its own is
  * always refused while it is read (`observedBytes` past the ceiling, at most the answer's size,
  * as the 7-byte writes arrive).
+ *
+ * Timeouts run under the TestClock (see ../virtualTime.ts): once the stalled request has arrived
+ * (a sync point at the server) the clock is moved to 1 ms short of the budget in force, the
+ * operation must still run after a later exchange with the server, and the last millisecond ends
+ * it. "Exactly at its own budget" is then what "outlives the other budget" was, without waiting
+ * for either. The one case still waiting on a real deadline is the Promise API's call with its
+ * own 1 s timeout: the Promise API runs the client on its own runtime, out of the TestClock's reach.
+ *
+ * Axes: none beyond the server row. Which budget is in force is the client's own policy
+ * arithmetic, settled before any byte is read or timer armed; the timeouts here run under
+ * `TestClock` (no runtime timer decides them), and the byte outcomes are checked as ranges every
+ * chunking meets. How each HTTP client and runtime reads bodies and aborts is what the ceilings,
+ * no-replay and cancellation families prove on every HTTP client.
  */
-import { Effect } from "effect"
+import { Effect, Fiber, TestClock } from "effect"
 import { check, checkFields, checkNextCallAfterStreamGivenUp, failureOf, rejectionOf } from "../assert.js"
 import type { Connection, Policy, PromiseConnection } from "../client.js"
 import { expectedFailure, expectedFields } from "../expectations.js"
 import type { ContractFault, Site } from "../faults.js"
 import { type Peer, peer, type Row } from "../rows.js"
 import type { CaseSpec, Family } from "../suite.js"
+import { failsExactlyAt, laterExchange, stillRunningAfter, underTestClock } from "../virtualTime.js"
 
-/** A discovery that must succeed under it, spawning a child included, on a loaded machine. */
+/** The short budgets (virtual, under the TestClock, but for the Promise API's live call). */
 const SHORT_DISCOVERY = 2_000
-/** A call that must fail under it (a call spawns nothing). */
 const SHORT_CALL = 1_000
 /** A budget no exchange of these cases comes near. */
 const LONG = 20_000
@@ -49,8 +61,6 @@ const BETWEEN = 6_000
 const BASE_BYTES = 1_000_000
 
 const stall: ContractFault = { kind: "stall" }
-/** Later than the short budget it must outlive; the margin only adds to the proof. */
-const lateBy = (ms: number): ContractFault => ({ kind: "late-answer", ms })
 const between: ContractFault = { kind: "exact-size", bytes: BETWEEN }
 
 const now = () => performance.now()
@@ -110,51 +120,56 @@ const callFailure = (connection: Connection, overrides?: { readonly timeout?: nu
 
 // --- One phase against the other ------------------------------------------------------------
 
+/**
+ * A stalled discovery under `policy`, under the TestClock: still running 1 ms short of
+ * `timeoutMs` (counted from the connect's start), failing at it with those limits.
+ */
+const discoveryAt = <R>(row: Row<R>, policy: Policy, timeoutMs: number) =>
+  underTestClock(Effect.scoped(Effect.gen(function*() {
+    const server = yield* peer(row, { faults: [{ site: "discovery", fault: stall }] })
+    const what = `the stalled discovery (${timeoutMs} ms)`
+    const error = yield* failsExactlyAt(server, "discovery", server.connect(policy), timeoutMs, laterExchange(server, { policy }), what)
+    checkFailure(row, error, "discovery", stall, { limits: { timeoutMs, maxBytes: BASE_BYTES } }, what)
+    check(server.counter() === 0, `a failed discovery ran the tool ${server.counter()} times`)
+  })))
+
+/**
+ * A stalled call under `policy` (and `overrides`), under the TestClock: still running 1 ms short
+ * of `timeoutMs` (counted from the call's start), failing at it with those limits; the tool ran once.
+ */
+const callAt = <R>(row: Row<R>, policy: Policy, timeoutMs: number, overrides?: { readonly timeout: number }) =>
+  underTestClock(Effect.scoped(Effect.gen(function*() {
+    const server = yield* peer(row, { faults: [{ site: "call", fault: stall }] })
+    const connection = yield* server.connect(policy)
+    const what = `the stalled call (${timeoutMs} ms)`
+    const error = yield* failsExactlyAt(server, "call", connection.callTool("increment", {}, overrides), timeoutMs, laterExchange(server, { connection }), what)
+    checkFailure(row, error, "call", stall, { limits: { timeoutMs, maxBytes: BASE_BYTES } }, what)
+    check(server.counter() === 1, `${what}: the tool ran ${server.counter()} times, expected once`)
+  })))
+
 const shortDiscoveryLongCall = <R>(row: Row<R>): CaseSpec => {
   const policy: Policy = { maxBytes: BASE_BYTES, discovery: { timeout: SHORT_DISCOVERY }, call: { timeout: LONG } }
-  const delay = SHORT_DISCOVERY + 200
   return {
-    name: `discovery ${SHORT_DISCOVERY} ms, call ${LONG} ms: a call answered ${delay} ms late succeeds, a stalled discovery fails at ${SHORT_DISCOVERY} ms`,
+    name: `discovery ${SHORT_DISCOVERY} ms, call ${LONG} ms: a stalled call runs until its ${LONG} ms, a stalled discovery fails at ${SHORT_DISCOVERY} ms`,
     run: () =>
       row.run(Effect.all([
         // The call outlives the discovery's timeout: the discovery's budget is not the call's.
-        Effect.gen(function*() {
-          const server = yield* peer(row, { faults: [{ site: "call", fault: lateBy(delay) }] })
-          const connection = yield* server.connect(policy)
-          const [result, elapsed] = yield* timed(connection.callTool("increment"))
-          checkResult(result, "the late call")
-          check(elapsed > SHORT_DISCOVERY, `the late call took ${elapsed.toFixed(0)} ms, not more than the discovery's ${SHORT_DISCOVERY} ms`)
-          checkCounter(server, 1, "the late call")
-        }),
+        callAt(row, policy, LONG),
         // The discovery ends at its own timeout, long before the call's.
-        Effect.gen(function*() {
-          const server = yield* peer(row, { faults: [{ site: "discovery", fault: stall }] })
-          const [error, elapsed] = yield* timed(failureOf(server.connect(policy)))
-          checkFailure(row, error, "discovery", stall, { limits: { timeoutMs: SHORT_DISCOVERY, maxBytes: BASE_BYTES } }, "the stalled discovery")
-          check(elapsed < LONG, `the stalled discovery took ${elapsed.toFixed(0)} ms: the call's ${LONG} ms were applied`)
-          check(server.counter() === 0, `a failed discovery ran the tool ${server.counter()} times`)
-        })
+        discoveryAt(row, policy, SHORT_DISCOVERY)
       ], { concurrency: 2, discard: true }))
   }
 }
 
 const longDiscoveryShortCall = <R>(row: Row<R>): CaseSpec => {
   const policy: Policy = { maxBytes: BASE_BYTES, discovery: { timeout: LONG }, call: { timeout: SHORT_CALL } }
-  const delay = SHORT_CALL + 200
   return {
-    name: `discovery ${LONG} ms, call ${SHORT_CALL} ms: a discovery answered ${delay} ms late succeeds, a stalled call fails at ${SHORT_CALL} ms`,
+    name: `discovery ${LONG} ms, call ${SHORT_CALL} ms: a stalled discovery runs until its ${LONG} ms, a stalled call fails at ${SHORT_CALL} ms`,
     run: () =>
-      row.run(Effect.gen(function*() {
-        const server = yield* peer(row, {
-          faults: [{ site: "discovery", fault: lateBy(delay) }, { site: "call", fault: stall }]
-        })
-        const [connection, connectMs] = yield* timed(server.connect(policy))
-        check(connectMs > SHORT_CALL, `the late discovery took ${connectMs.toFixed(0)} ms, not more than the call's ${SHORT_CALL} ms`)
-        const [error, elapsed] = yield* timed(callFailure(connection))
-        checkFailure(row, error, "call", stall, { limits: { timeoutMs: SHORT_CALL, maxBytes: BASE_BYTES } }, "the stalled call")
-        check(elapsed < LONG, `the stalled call took ${elapsed.toFixed(0)} ms: the discovery's ${LONG} ms were applied`)
-        checkCounter(server, 1, "the stalled call")
-      }))
+      row.run(Effect.all([
+        discoveryAt(row, policy, LONG),
+        callAt(row, policy, SHORT_CALL)
+      ], { concurrency: 2, discard: true }))
   }
 }
 
@@ -212,46 +227,54 @@ const largeDiscoverySmallCall = <R>(row: Row<R>): CaseSpec => {
 
 // --- A call's own budget ----------------------------------------------------------------------
 
+/**
+ * Two stalled calls on one connection, one with its own timeout of `LONG`, one under the policy's
+ * `SHORT_CALL`: the second fails at `SHORT_CALL` while the first still runs, and the first fails
+ * only at `LONG` (each exactly, under the TestClock).
+ */
 const perCallLongerTimeout = <R>(row: Row<R>): CaseSpec => {
   const policy: Policy = { timeout: LONG, maxBytes: BASE_BYTES, call: { timeout: SHORT_CALL } }
-  const delay = SHORT_CALL + 200
   return {
     name: `a call's own timeout of ${LONG} ms outlives the policy's ${SHORT_CALL} ms; a concurrent call without one fails at ${SHORT_CALL} ms`,
     run: () =>
-      row.run(Effect.gen(function*() {
-        const server = yield* peer(row, { faults: [{ site: "call", fault: lateBy(delay), times: 2 }] })
+      row.run(underTestClock(Effect.gen(function*() {
+        const server = yield* peer(row, { faults: [{ site: "call", fault: stall, times: 2 }] })
         const connection = yield* server.connect(policy)
-        yield* Effect.all([
-          Effect.gen(function*() {
-            const [result, elapsed] = yield* timed(connection.callTool("increment", {}, { timeout: LONG }))
-            checkResult(result, "the call with its own timeout")
-            check(elapsed > SHORT_CALL, `the call with its own timeout took ${elapsed.toFixed(0)} ms, not more than the policy's ${SHORT_CALL} ms`)
-          }),
-          Effect.gen(function*() {
-            const error = yield* callFailure(connection)
-            checkFailure(row, error, "call", lateBy(delay), { limits: { timeoutMs: SHORT_CALL, maxBytes: BASE_BYTES } }, "the call under the policy")
-          })
-        ], { concurrency: 2, discard: true })
-        checkCounter(server, 2, "two calls")
-      }))
+        const own = yield* Effect.fork(connection.callTool("increment", {}, { timeout: LONG }))
+        const later = laterExchange(server, { connection })
+        const underPolicy = yield* failsExactlyAt(server, "call", connection.callTool("increment"), SHORT_CALL, later, "the call under the policy", 2)
+        checkFailure(row, underPolicy, "call", stall, { limits: { timeoutMs: SHORT_CALL, maxBytes: BASE_BYTES } }, "the call under the policy")
+        // Both calls started before the clock moved: the one with its own timeout has LONG - SHORT_CALL to go.
+        yield* TestClock.adjust(LONG - SHORT_CALL - 1)
+        yield* stillRunningAfter(own, later, "the call with its own timeout")
+        yield* TestClock.adjust(1)
+        const ownFailure = yield* failureOf(Fiber.join(own))
+        checkFailure(row, ownFailure, "call", stall, { limits: { timeoutMs: LONG, maxBytes: BASE_BYTES } }, "the call with its own timeout")
+        check(server.counter() === 2, `two calls: the tool ran ${server.counter()} times, expected twice`)
+      })))
   }
 }
 
+/**
+ * A call's own timeout shorter than the policy's. Effect API: under the TestClock, exactly at
+ * `SHORT_CALL`. Promise API: the client runs on its own runtime, out of the TestClock's reach, so
+ * the live deadline is waited for (1 s); the bound above it is generous.
+ */
 const perCallShorterTimeout = <R>(row: Row<R>, api: "effect" | "promise"): CaseSpec => {
   const policy: Policy = { timeout: LONG, maxBytes: BASE_BYTES }
   return {
     name: `${api === "promise" ? "Promise API: " : ""}a call's own timeout of ${SHORT_CALL} ms ends a stalled call the policy would wait ${LONG} ms for`,
     run: () =>
-      row.run(Effect.gen(function*() {
-        const server = yield* peer(row, { faults: [{ site: "call", fault: stall }] })
-        const [error, elapsed] = api === "effect"
-          ? yield* timed(callFailure(yield* server.connect(policy), { timeout: SHORT_CALL }))
-          : yield* Effect.flatMap(promiseConnection(server, policy), (connection) =>
+      api === "effect"
+        ? row.run(callAt(row, policy, SHORT_CALL, { timeout: SHORT_CALL }))
+        : row.run(Effect.gen(function*() {
+          const server = yield* peer(row, { faults: [{ site: "call", fault: stall }] })
+          const [error, elapsed] = yield* Effect.flatMap(promiseConnection(server, policy), (connection) =>
             timed(Effect.promise(() => rejectionOf(connection.callTool("increment", {}, { timeout: SHORT_CALL })))))
-        checkFailure(row, error, "call", stall, { limits: { timeoutMs: SHORT_CALL, maxBytes: BASE_BYTES } }, "the call with its own timeout")
-        check(elapsed < LONG, `the call took ${elapsed.toFixed(0)} ms: the policy's ${LONG} ms were applied`)
-        checkCounter(server, 1, "the stalled call")
-      }))
+          checkFailure(row, error, "call", stall, { limits: { timeoutMs: SHORT_CALL, maxBytes: BASE_BYTES } }, "the call with its own timeout")
+          check(elapsed < LONG, `the call took ${elapsed.toFixed(0)} ms: the policy's ${LONG} ms were applied`)
+          checkCounter(server, 1, "the stalled call")
+        }))
   }
 }
 
@@ -309,6 +332,7 @@ const perCallSmallerCeiling = <R>(row: Row<R>, api: "effect" | "promise"): CaseS
 
 export const overrides: Family = {
   name: "phase overrides",
+  dependsOn: [],
   promise:
     "each phase runs under its own budget and a call's own budget replaces the call policy, in both directions; limits show the budget in force",
   cases: (row) => [

@@ -6,16 +6,26 @@
  * body; the original cause is never enumerable; a server's refusal text is sanitized; and the
  * connection's records (docs/DESIGN.md, "Observation") are as clean. Through the Effect API and
  * the Promise API alike.
+ *
+ * Axes: none beyond the server row. Every public view is built from the error's typed fields
+ * alone (docs/DESIGN.md, "Errors"), never from an HTTP client's or runtime's own message, so
+ * neither can change what a view shows; the secrets' delivery is the client's request building.
+ *
+ * Live deadlines still waited for: a stalled call (1 s, after a discovery with nothing to wait
+ * for) and a stalled Promise-API connect (1 s over HTTP, 5 s on stdio, where the child's start-up
+ * counts): the Promise API runs the client on its own runtime, out of the TestClock's reach. The
+ * Effect API's stalled discovery is reached under the TestClock.
  */
 import { inspect } from "node:util"
 import { Effect } from "effect"
 import { check, ContractFailure, failureOf, rejectionOf, summary } from "../assert.js"
-import { CANARIES, echoingRefusal, FORBIDDEN } from "../canaries.js"
+import { CANARIES, CANARY_ENV, echoingRefusal, FORBIDDEN } from "../canaries.js"
 import { type Connection, forCallSite } from "../client.js"
 import { expectedFailure } from "../expectations.js"
 import type { ContractFault, Site } from "../faults.js"
 import { type Peer, peer, type Row } from "../rows.js"
 import type { CaseSpec, Family } from "../suite.js"
+import { pastVirtualDeadline, underTestClock } from "../virtualTime.js"
 
 const CEILING = 4_000
 
@@ -45,9 +55,14 @@ const faults = <R>(row: Row<R>): ReadonlyArray<readonly [string, ContractFault]>
 
 /**
  * A 1 s deadline where the deadline is what ends the request; elsewhere one no loaded machine
- * reaches, so only the fault ends it.
+ * reaches, so only the fault ends it. Where the deadline ends a discovery, the Effect API reaches
+ * it under the TestClock once tools/list arrived; the Promise API runs the client on its own
+ * runtime (live clock), so a stdio child's start-up counts there: the budget is generous (no
+ * case here asserts the stage, and the child must have started to show its environment).
  */
-const policyFor = (tag: string) => ({ timeout: tag === "DeadlineExceeded" ? 1_000 : 20_000, maxBytes: CEILING })
+const DEADLINE_MS = 1_000
+const LIVE_DISCOVERY_DEADLINE_MS = { stdio: 5_000, http: 1_000 } as const
+const policyFor = (tag: string, timeout = DEADLINE_MS) => ({ timeout: tag === "DeadlineExceeded" ? timeout : 20_000, maxBytes: CEILING })
 
 /** How a failure message names a forbidden string: canaries by their role, never their value. */
 export const label = (forbidden: string): string => {
@@ -167,11 +182,16 @@ const checkRecords = (discovery: ReadonlyArray<unknown>, observations: ReadonlyA
 /**
  * The secrets did reach the server, where they belong: the header values on the requests, the
  * query token in the URL. The userinfo never travels as such (a given `Authorization` wins over
- * it, README "Decisions"). A stdio child's environment is not observable from the server side.
+ * it, README "Decisions"). A stdio child was started with the environment secret (the row reads
+ * the child's environment as the system shows it).
  */
 const checkDelivered = <R>(server: Peer<R>, what: string): void => {
-  if (server.row.transport === "stdio") return
   const received = server.receivedSecrets()
+  if (server.row.transport === "stdio") {
+    const entry = `${Object.keys(CANARY_ENV)[0]}=${CANARIES.env}`
+    check(received.includes(entry), `${what}: the child was not started with the environment secret (its environment shows ${received.length} canary entries)`)
+    return
+  }
   check(received.includes(`Bearer ${CANARIES.header}`), `${what}: the server never received the Authorization header`)
   check(received.includes(CANARIES.header), `${what}: the server never received the X-Api-Key header`)
   check(received.some((value) => value.includes(`token=${CANARIES.query}`)), `${what}: no request URL carried the query token`)
@@ -201,7 +221,9 @@ const effectCase = <R>(row: Row<R>, site: Site, name: string, fault: ContractFau
       let error: unknown
       let connection: Connection | undefined
       if (site === "discovery") {
-        error = yield* failureOf(server.connect(policy))
+        error = policy.timeout === DEADLINE_MS
+          ? yield* failureOf(underTestClock(Effect.flatten(pastVirtualDeadline(server, "discovery", server.connect(policy), DEADLINE_MS))))
+          : yield* failureOf(server.connect(policy))
       } else {
         connection = yield* server.connect(forCallSite(policy))
         error = yield* failureOf(connection.callTool("increment"))
@@ -219,10 +241,12 @@ const promiseCase = <R>(row: Row<R>, site: Site, name: string, fault: ContractFa
   run: () =>
     row.run(Effect.gen(function*() {
       const server = yield* peer(row, { faults: [{ site, fault }], canaries: true })
-      const policy = policyFor(expectedFailure(row, site, fault)._tag)
+      const tag = expectedFailure(row, site, fault)._tag
+      const policy = policyFor(tag)
       const what = `${site === "discovery" ? "connect" : "callTool"} rejection`
       if (site === "discovery") {
-        const error = yield* Effect.promise(() => rejectionOf(server.connectPromise({ policy })))
+        const discoveryPolicy = policyFor(tag, LIVE_DISCOVERY_DEADLINE_MS[row.transport === "stdio" ? "stdio" : "http"])
+        const error = yield* Effect.promise(() => rejectionOf(server.connectPromise({ policy: discoveryPolicy })))
         checkKind(row, site, fault, error, what)
         checkClean(row, error, what)
       } else {
@@ -241,6 +265,7 @@ const promiseCase = <R>(row: Row<R>, site: Site, name: string, fault: ContractFa
 
 export const redaction: Family = {
   name: "redaction",
+  dependsOn: [],
   promise:
     "every shared fault, in both phases, through both APIs: no secret, URL, header or body in any public view of the failure or the connection's records, a refusal's text sanitized, and the secrets delivered where they belong",
   cases: (row) =>

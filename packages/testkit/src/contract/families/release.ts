@@ -17,6 +17,11 @@
  * Timings: a lower bound proves that the bound is what ended the step (the client waited for
  * the server before giving up); the upper bounds are generous (5 s), as this machine may be
  * loaded: they prove the step ended without the server, not how fast.
+ *
+ * Axes: the HTTP client and the runtime: a DELETE or a notice given up is the HTTP client's
+ * abort; a child's shutdown is the runtime's process handling. The stubborn cases wait on the
+ * live `releaseTimeout` (500 ms, a few times for a child): that a real bound ends a step the
+ * server never completes is the promise itself.
  */
 import { Effect, Exit, Fiber, Scope } from "effect"
 import { check, checkFields, ContractFailure, expectReleased, failureOf, rejectionOf, summary } from "../assert.js"
@@ -236,6 +241,7 @@ const stubbornCases = <R>(row: Row<R>): ReadonlyArray<CaseSpec> => {
 
 export const release: Family = {
   name: "release bounds",
+  dependsOn: ["http-client", "runtime"],
   promise:
     "closing a connection releases what it holds and later calls are not sent; every release step (a DELETE, a cancellation notice, a child's shutdown) is bounded by releaseTimeout even when the server never completes it",
   cases: (row) => [closedEffect(row), closedPromise(row), closedInFlight(row), ...stubbornCases(row)]

@@ -5,6 +5,11 @@
  * transport, protocol revision, observed bytes and outcome, and never a URL, a header, a body
  * or a secret, even when the server echoes the secrets back. The HTTP client's own spans (which
  * record the URL) are not made.
+ *
+ * Axes: none beyond the server row. The spans are the client's own, built from typed fields;
+ * the HTTP client's own spans are switched off, which the case checks (no other span recorded).
+ * One case waits on a live deadline: a call's 1 s (its discovery's 20 s is never reached), for
+ * the span of a call ended by its deadline.
  */
 import { Cause, Effect, Exit, Logger, LogLevel, Option, type Scope } from "effect"
 import { check, failureOf } from "../assert.js"
@@ -271,6 +276,7 @@ const silentAtEveryLevel = <R>(row: Row<R>): CaseSpec => ({
 
 export const spans: Family = {
   name: "spans",
+  dependsOn: [],
   promise:
     "under an installed tracer: mcp.connect, mcp.tools.list and mcp.tools.call spans, ended, with phase, stage, transport, revision, observed bytes and outcome, never a URL, header, body or secret; no HTTP client span",
   cases: (row) => [everyOperation(row), deadline(row), failedDiscovery(row), connectOutcome(row), silentAtEveryLevel(row)]
