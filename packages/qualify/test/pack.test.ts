@@ -188,7 +188,8 @@ describe.each(publicPackages)("npm pack $manifest.name", ({ manifest }) => {
   })
 })
 
-it("the testkit's stdio server program ships beside the dist that spawns it", () => {
+it("the testkit's stdio child programs ship bundled beside the dist that spawns them", () => {
   const testkit = packed.get("@phasebound/testkit")
-  expect(testkit?.files).toContain("src/stdio/stdio-server.mjs")
+  expect(testkit?.files).toContain("dist/stdio/stdio-server.mjs")
+  expect(testkit?.files).toContain("dist/stdio/hostile-stdio-server.mjs")
 })

@@ -1,16 +1,17 @@
 /**
  * The scripted hostile stdio server, test side: writes a script of answers to a file and gives
- * the command that spawns `stdio/hostile-stdio-server.mjs` on it, and reads back what arrived.
- * The child's script format is described in the .mjs file; HostileServer.ts is the HTTP
- * counterpart.
+ * the command that spawns the child (stdio/hostileStdioServer.ts, bundled: stdioBundle.ts) on
+ * it, and reads back what arrived. The child's script format is described in its module comment;
+ * HostileServer.ts is the HTTP counterpart.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import type { HostileEra, ToolCallArrival } from "./HostileServer.js"
+import { childProgramPath, HOSTILE_STDIO_PROGRAM } from "./stdioBundle.js"
 
-export const HOSTILE_STDIO_SCRIPT: string = fileURLToPath(new URL("../src/stdio/hostile-stdio-server.mjs", import.meta.url))
+/** Absolute path of the hostile child program (bundled on first use from the sources; see stdioBundle.ts). */
+export const hostileStdioScript = (): string => childProgramPath(HOSTILE_STDIO_PROGRAM)
 
 /** One scripted answer of the stdio child. */
 export interface HostileStdioAnswer {
@@ -66,7 +67,7 @@ export const hostileStdioCase = (options: {
       : []
   return {
     command: process.execPath,
-    args: [HOSTILE_STDIO_SCRIPT],
+    args: [hostileStdioScript()],
     env: { ...options.env, PHASEBOUND_HOSTILE_SCRIPT: scriptPath },
     received: () => lines().map(({ method, id }) => ({ method, id })),
     toolCallArrivals: () =>

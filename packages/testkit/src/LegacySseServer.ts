@@ -37,7 +37,7 @@ import { listenLoopback, parseJson, receive, type RecordedRequest, waitFor } fro
 import { makeMcpBehaviour } from "./mcp.js"
 import { exactSseFrame, paddedResultTemplate, sseFrame } from "./payload.js"
 import { playTimeline, type Timeline } from "./timeline.js"
-import { isGone, resetConnection, sendText, sseHeaders, writeChunks, writeForever } from "./wire.js"
+import { isGone, sendText, sseHeaders, writeChunks, writeChunksThenReset, writeForever } from "./wire.js"
 
 export const LEGACY_PROTOCOL_VERSION = "2024-11-05"
 export const LEGACY_SSE_PATH = "/sse"
@@ -359,6 +359,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
           enqueue(session, () => writeChunks(session.res, exact, fault.chunkSize ?? DEFAULT_LEGACY_CHUNK_SIZE))
         }
         return
+      case "never-ending":
       case "never-ending-frame":
         if (message.kind === "request") {
           const prefix = neverEndingFramePrefix(message.id)
@@ -370,6 +371,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
           })
         }
         return
+      case "never-answer":
       case "no-response":
         return
       case "endless-accepted":
@@ -386,12 +388,15 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
       case "cut-mid-answer":
         if (normal !== undefined) {
           const frame = encoder.encode(sseFrame(JSON.stringify(normal)))
+          const half = frame.subarray(0, Math.floor(frame.length / 2))
           enqueue(session, async () => {
-            if (!(await writeChunks(session.res, frame.subarray(0, Math.floor(frame.length / 2)), DEFAULT_LEGACY_CHUNK_SIZE))) return
-            if (fault.how === "end") return endStream(session)
+            if (fault.how === "end") {
+              if (await writeChunks(session.res, half, DEFAULT_LEGACY_CHUNK_SIZE)) endStream(session)
+              return
+            }
             session.endedByServer = true
             forget(session)
-            resetConnection(session.res)
+            await writeChunksThenReset(session.res, half, DEFAULT_LEGACY_CHUNK_SIZE)
           })
         }
         return

@@ -2,88 +2,30 @@
  * The scriptable stdio MCP server, test side: how to spawn it (`stdioServerCommand`) and a
  * fixture that observes it from outside (`makeStdioFixture`: counter, arrivals, pid, liveness).
  *
- * The child program is the plain JavaScript file `stdio/stdio-server.mjs` (only `node:` imports),
- * so it runs under Node and Bun without a TypeScript loader. It lives under `src/` so that the
- * packed package ships it; it is found relative to this module, from `src/` and from `dist/`.
+ * The child program is stdio/stdioServer.ts, the stdio framing of the MCP behaviour the HTTP
+ * servers serve too, bundled by esbuild into one plain JavaScript file (only `node:` imports) so
+ * that it runs under Node and Bun without a TypeScript loader: dist/stdio/stdio-server.mjs in the
+ * built package, a bundle made on demand when running from the sources (stdioBundle.ts).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { checkFaultFraming, FAULT_FRAMINGS, validateFault, type Fault } from "./faults.js"
 import type { FeatureCounters } from "./features.js"
 import { isRunning, parseIdentity, type ProcessIdentity } from "./processIdentity.js"
-
-interface StdioMethodFaultBase {
-  /** The JSON-RPC method this fault applies to, e.g. "initialize", "tools/list", "tools/call". */
-  readonly on: string
-  /** How many matching messages it applies to before it is consumed (default 1; Infinity = always). */
-  readonly times?: number
-}
+import { childProgramPath, STDIO_SERVER_PROGRAM } from "./stdioBundle.js"
 
 /**
- * Per-method faults. Each replaces only the answer: the request's side effects (the `increment`
- * counter) have already happened. On a notification (e.g. "notifications/cancelled") only `exit`
- * applies. They apply in every era, to any method, "server/discover" included (also where the
- * era does not know it).
+ * Per-method faults: the shared vocabulary of faults.ts, those kinds `FAULT_FRAMINGS` gives
+ * "stdio" (the others, and `cut-mid-answer` with `how: "reset"`, are refused when the command is
+ * built). Each replaces only the answer: the request's side effects (the `increment` counter)
+ * have already happened. On a notification (e.g. "notifications/cancelled") only `exit` applies.
+ * They apply in every era, to any method, "server/discover" included (also where the era does
+ * not know it). On stdio `exact-size` sizes the response line, "\n" included; `never-answer`
+ * and `never-ending` (also spelled `never-ending-line`) are a line never started or never
+ * finished; `cut-mid-answer` with `how: "end"` is `exit-mid-answer`.
  */
-export type StdioMethodFault =
-  | (StdioMethodFaultBase & {
-    /** The response line, its "\n" included, is exactly `bytes` bytes, padded with multi-byte characters. */
-    readonly kind: "exact-size"
-    readonly bytes: number
-    /** Bytes per stdout write (default 7), so multi-byte characters are split across writes. */
-    readonly chunkSize?: number
-    /** Pause between writes (default 0: one event-loop turn). */
-    readonly chunkDelayMs?: number
-  })
-  /** Starts the response line and writes 64 KiB chunks forever, honouring backpressure, until stdout fails or the process ends. */
-  | (StdioMethodFaultBase & { readonly kind: "never-ending-line" })
-  /** Exits with `code` (default 3) without answering, once earlier answers are written. */
-  | (StdioMethodFaultBase & { readonly kind: "exit"; readonly code?: number })
-  /** Writes the first half of the response line (no line break), then exits with `code` (default 3). */
-  | (StdioMethodFaultBase & { readonly kind: "exit-mid-answer"; readonly code?: number })
-  /** Receives, never answers. */
-  | (StdioMethodFaultBase & { readonly kind: "never-answer" })
-  /** The response line carries the bytes 0xC3 0x28. */
-  | (StdioMethodFaultBase & { readonly kind: "invalid-utf8" })
-  /** A line that starts as the response and is not valid JSON: `{"jsonrpc":"2.0","id":…,` */
-  | (StdioMethodFaultBase & { readonly kind: "invalid-json" })
-  /** A valid JSON line that is no JSON-RPC message (`{"hello":1}`), then the real response. */
-  | (StdioMethodFaultBase & { readonly kind: "not-jsonrpc" })
-  /** The normal response with id 999999. */
-  | (StdioMethodFaultBase & { readonly kind: "wrong-id" })
-  | (StdioMethodFaultBase & { readonly kind: "delay"; readonly ms: number })
-  | (StdioMethodFaultBase & {
-    readonly kind: "jsonrpc-error"
-    readonly code: number
-    readonly message: string
-    readonly data?: unknown
-  })
-  /**
-   * The stateless era's UnsupportedProtocolVersionError: `{ code: -32022, message: "Unsupported
-   * protocol version", data: { supported, requested } }`, `requested` being the request's
-   * `_meta` version (or initialize's `protocolVersion`; "" if none). `times: Infinity` makes a
-   * -32022 loop.
-   */
-  | (StdioMethodFaultBase & {
-    readonly kind: "unsupported-version"
-    /** data.supported (default: the server's `supportedVersions`). */
-    readonly supported?: ReadonlyArray<string>
-  })
-  /**
-   * An MRTR `{ resultType: "input_required", inputRequests, requestState }` instead of the result
-   * (`times: Infinity`: input is required forever). A client's retry with inputResponses and the
-   * requestState is an ordinary request again: tools that need no input ignore both.
-   */
-  | (StdioMethodFaultBase & {
-    readonly kind: "input-required"
-    /** Default: the `ask_name` elicitation (`{ name: { method: "elicitation/create", … } }`); null omits the field. */
-    readonly inputRequests?: Readonly<Record<string, unknown>> | null
-    /** Default: a fresh requestState that `ask_name` accepts; null omits the field. */
-    readonly requestState?: string | null
-  })
-  /** The normal result with `resultType` set to `value` (default "bogus"; null removes the field); an error answer is sent as is. */
-  | (StdioMethodFaultBase & { readonly kind: "result-type"; readonly value?: string | null })
+export type StdioMethodFault = Fault
 
 /** Behaviours of the whole process. */
 export type StdioGlobalFault =
@@ -190,28 +132,16 @@ export interface StdioServerCommand {
   readonly env: Record<string, string>
 }
 
-/** Absolute path of the child program (plain ESM JavaScript, `node:` imports only). */
-export const STDIO_SERVER_SCRIPT: string = fileURLToPath(new URL("../src/stdio/stdio-server.mjs", import.meta.url))
-
-const METHOD_FAULT_KINDS: ReadonlySet<string> = new Set([
-  "exact-size",
-  "never-ending-line",
-  "exit",
-  "never-answer",
-  "invalid-utf8",
-  "invalid-json",
-  "not-jsonrpc",
-  "wrong-id",
-  "delay",
-  "jsonrpc-error",
-  "unsupported-version",
-  "input-required",
-  "result-type"
-])
+/**
+ * Absolute path of the child program (the bundle of stdio/stdioServer.ts: plain ESM JavaScript,
+ * `node:` imports only). A function, not a constant: from the sources the first call bundles it,
+ * and a program that imports the testkit but spawns no child (the CLI's demo) never pays for that.
+ */
+export const stdioServerScript = (): string => childProgramPath(STDIO_SERVER_PROGRAM)
 
 const ERAS: ReadonlySet<string> = new Set<StdioEra>(["handshake", "stateless", "dual"])
 
-const isMethodFault = (fault: StdioFault): fault is StdioMethodFault => METHOD_FAULT_KINDS.has(fault.kind)
+const isMethodFault = (fault: StdioFault): fault is StdioMethodFault => fault.kind in FAULT_FRAMINGS
 
 const nonNegativeInteger = (value: number): boolean => Number.isSafeInteger(value) && value >= 0
 const finiteNonNegative = (value: number): boolean => Number.isFinite(value) && value >= 0
@@ -235,27 +165,21 @@ const validate = (options: StdioServerOptions): void => {
   }
   for (const fault of options.faults ?? []) {
     if (isMethodFault(fault)) {
-      const times = fault.times ?? 1
-      if (!(times === Infinity || (Number.isSafeInteger(times) && times >= 1))) {
-        throw new RangeError(`stdio fault ${fault.kind}: times must be an integer >= 1 or Infinity`)
-      }
+      checkFaultFraming(fault, "stdio")
+      validateFault(fault)
     }
     switch (fault.kind) {
       case "exact-size":
-        if (!Number.isSafeInteger(fault.bytes) || fault.bytes < 1) throw new RangeError("exact-size: bytes must be an integer >= 1")
-        if (fault.chunkSize !== undefined && !(Number.isSafeInteger(fault.chunkSize) && fault.chunkSize >= 1)) {
-          throw new RangeError("exact-size: chunkSize must be an integer >= 1")
-        }
         if (fault.chunkDelayMs !== undefined && !finiteNonNegative(fault.chunkDelayMs)) {
           throw new RangeError("exact-size: chunkDelayMs must be a finite number >= 0")
         }
         break
       case "exit":
+      case "exit-mid-answer":
         if (fault.code !== undefined && !(Number.isSafeInteger(fault.code) && fault.code >= 0 && fault.code <= 255)) {
           throw new RangeError("exit: code must be an integer 0..255")
         }
         break
-      case "delay":
       case "linger-after-stdin-close":
         if (!finiteNonNegative(fault.ms)) throw new RangeError(`${fault.kind}: ms must be a finite number >= 0`)
         break
@@ -264,11 +188,6 @@ const validate = (options: StdioServerOptions): void => {
         break
       case "banner":
         if (fault.text !== undefined && /[\r\n]/.test(fault.text)) throw new RangeError("banner: text must be one line")
-        break
-      case "input-required":
-        if (fault.inputRequests === null && fault.requestState === null) {
-          throw new RangeError("input-required: at least one of inputRequests and requestState must be present")
-        }
         break
       default:
         break
@@ -281,11 +200,12 @@ const validate = (options: StdioServerOptions): void => {
  * plus arguments encoding them (`--era E`, `--supported-version V` repeated, `--ttl-ms N`,
  * `--silent-on-unknown`, `--features`, `--resources N`, `--events-file PATH`; `--fault <json>`,
  * repeated; `times: Infinity` travels as null).
- * Throws a RangeError for options that could never apply.
+ * Throws a RangeError for options that could never apply, a TypeError for a fault kind stdio does
+ * not have (faults.ts `FAULT_FRAMINGS`).
  */
 export const stdioServerCommand = (options: StdioServerOptions = {}): StdioServerCommand => {
   validate(options)
-  const args: Array<string> = [STDIO_SERVER_SCRIPT]
+  const args: Array<string> = [stdioServerScript()]
   const flag = (name: string, value: string | number | undefined) => {
     if (value !== undefined) args.push(name, String(value))
   }

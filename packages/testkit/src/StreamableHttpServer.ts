@@ -252,7 +252,7 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
       neverEndingStopped += 1
     }
   })
-  const faults = new FaultQueue()
+  const faults = new FaultQueue("streamable-http")
   const resumables = new ResumableStreams()
   const sessions = new Set<string>()
   const requests: Array<RecordedHttpRequest> = []
@@ -429,7 +429,8 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
         resumables.open(res, response, undefined, { events, retryMs, headers: {} })
       },
       requestedVersion: requestedVersionOf(req, params),
-      issueRequestState: mcp.issueRequestState
+      issueRequestState: mcp.issueRequestState,
+      supportedVersions
     })
   }
 
@@ -505,7 +506,8 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
         resumables.open(res, response, sessionsEnabled ? requestSession : undefined, { events, retryMs, headers })
       },
       requestedVersion: requestedVersionOf(req, message.params),
-      issueRequestState: mcp.issueRequestState
+      issueRequestState: mcp.issueRequestState,
+      supportedVersions
     })
   }
 

@@ -10,12 +10,12 @@ import {
   headersFor,
   isGone,
   jsonHeaders,
-  resetConnection,
   sendJsonBody,
   sendMessage,
   sendText,
   sseHeaders,
   writeChunks,
+  writeChunksThenReset,
   writeForever,
   writeInChunks,
   type ExtraHeaders,
@@ -29,60 +29,104 @@ interface FaultBase {
   readonly times?: number
 }
 
+/** The three ways the testkit frames the same MCP behaviour. */
+export type Framing = "streamable-http" | "legacy-sse" | "stdio"
+
+/**
+ * A scripted misbehaviour sited on a JSON-RPC method: one vocabulary for every framing. Each
+ * server's `script` (or, on stdio, `faults`) accepts a `Fault` and refuses, with a TypeError
+ * naming the framings it has, a kind its framing does not have (`FAULT_FRAMINGS`): a TCP reset
+ * on a pipe, a `Content-Length` on the legacy GET stream. A fault replaces only the answer: the
+ * request's side effects have already happened. What each kind does on each framing is told
+ * here; the legacy server answers on its GET stream (after a 202 to the POST), the stdio server
+ * on stdout.
+ */
 export type Fault =
+  // --- every framing ---------------------------------------------------------------------
+  /**
+   * The answer (JSON body, SSE event block, or stdio line with its "\n") is exactly `bytes`
+   * bytes, padded with multi-byte characters and written `chunkSize` bytes (default 7) at a time.
+   */
   | (FaultBase & {
     readonly kind: "exact-size"
     readonly bytes: number
     readonly chunkSize?: number
+    /** Streamable HTTP only: the body's form, default the server's mode. */
     readonly as?: ResponseMode
+    /** stdio only: a pause between writes (default 0: one event-loop turn). */
+    readonly chunkDelayMs?: number
   })
-  | (FaultBase & { readonly kind: "never-ending-body"; readonly as?: ResponseMode })
-  | (FaultBase & {
-    readonly kind: "unterminated-frame"
-    /** End the `data:` line with "\n" (still no blank line); default true. */
-    readonly trailingNewline?: boolean
-  })
-  | (FaultBase & { readonly kind: "headers-never-sent" })
-  | (FaultBase & { readonly kind: "response-never-sent"; readonly as?: ResponseMode })
-  | (FaultBase & { readonly kind: "close-before-response" })
+  /** The request arrives; no answer ever starts (Streamable HTTP: not even the headers; legacy: a 202, then nothing on the stream). */
+  | (FaultBase & { readonly kind: "never-answer" })
+  /** The answer starts and never ends: 64 KiB chunks, with backpressure, until the client leaves. */
+  | (FaultBase & { readonly kind: "never-ending"; readonly as?: ResponseMode })
+  /**
+   * The first half of the normal answer's bytes, then its stream ends cleanly ("end"; stdio: the
+   * child exits, as `exit-mid-answer`) or its TCP connection is reset ("reset", not on stdio:
+   * once the headers and that half were flushed, an RST, so the client sees ECONNRESET in the
+   * middle of the body; wire.ts `writeChunksThenReset`).
+   */
+  | (FaultBase & { readonly kind: "cut-mid-answer"; readonly how: "end" | "reset" })
+  /** The normal answer with the id 999999. */
   | (FaultBase & { readonly kind: "wrong-id" })
-  | (FaultBase & { readonly kind: "invalid-utf8"; readonly as?: ResponseMode })
-  | (FaultBase & { readonly kind: "invalid-json"; readonly as?: ResponseMode })
-  | (FaultBase & { readonly kind: "wrong-content-type" })
-  | (FaultBase & {
-    readonly kind: "status"
-    readonly status: 400 | 401 | 403 | 404 | 405 | 500 | 502 | 503
-    readonly body?: string
-  })
+  /** The normal answer, `ms` milliseconds late (if the client leaves first, nothing is sent). */
+  | (FaultBase & { readonly kind: "delay"; readonly ms: number })
+  /** A JSON-RPC error answer. */
   | (FaultBase & {
     readonly kind: "jsonrpc-error"
     readonly code: number
     readonly message: string
     readonly data?: unknown
   })
-  | (FaultBase & { readonly kind: "delay"; readonly ms: number })
+  // --- Streamable HTTP and stdio ---------------------------------------------------------
+  /** The answer carries the bytes 0xC3 0x28. */
+  | (FaultBase & { readonly kind: "invalid-utf8"; readonly as?: ResponseMode })
+  /** An answer that starts as JSON and is not: `{"jsonrpc":"2.0",…` */
+  | (FaultBase & { readonly kind: "invalid-json"; readonly as?: ResponseMode })
+  /**
+   * The JSON-RPC error -32022 "Unsupported protocol version" (HTTP 400), data `{ supported,
+   * requested }` (`requested`: the request's `_meta` version, else its MCP-Protocol-Version
+   * header, else initialize's protocolVersion, else ""). With `times: Infinity` every retry is
+   * refused again: a hostile -32022 loop.
+   */
+  | (FaultBase & {
+    readonly kind: "unsupported-version"
+    /** data.supported (default: the server's `supportedVersions`). */
+    readonly supported?: ReadonlyArray<string>
+  })
+  /**
+   * A result `{resultType: "input_required", inputRequests, requestState}` instead of the normal
+   * answer. With `times: Infinity` the input is asked for forever. A retry with inputResponses
+   * and the requestState is an ordinary request again.
+   */
+  | (FaultBase & {
+    readonly kind: "input-required"
+    /** Default: the `ask_name` elicitation; null omits the field. */
+    readonly inputRequests?: Readonly<Record<string, unknown>> | null
+    /** Default: a fresh one that `ask_name` accepts; null omits the field. */
+    readonly requestState?: string | null
+  })
+  /** The normal result with `resultType` set to `value` (default "bogus"; null removes the field); an error answer is sent as is. */
+  | (FaultBase & { readonly kind: "result-type"; readonly value?: string | null })
+  // --- Streamable HTTP only --------------------------------------------------------------
+  /** Streamable HTTP's name for `never-ending`. */
+  | (FaultBase & { readonly kind: "never-ending-body"; readonly as?: ResponseMode })
+  | (FaultBase & {
+    readonly kind: "unterminated-frame"
+    /** End the `data:` line with "\n" (still no blank line); default true. */
+    readonly trailingNewline?: boolean
+  })
+  /** Streamable HTTP's name for `never-answer`. */
+  | (FaultBase & { readonly kind: "headers-never-sent" })
+  | (FaultBase & { readonly kind: "response-never-sent"; readonly as?: ResponseMode })
+  | (FaultBase & { readonly kind: "close-before-response" })
+  | (FaultBase & { readonly kind: "wrong-content-type" })
+  | (FaultBase & {
+    readonly kind: "status"
+    readonly status: 400 | 401 | 403 | 404 | 405 | 500 | 502 | 503
+    readonly body?: string
+  })
   | (FaultBase & { readonly kind: "resumable"; readonly eventsBeforeClose?: number; readonly retryMs?: number })
-  /**
-   * HTTP 400 with the JSON-RPC error -32022 "Unsupported protocol version", data
-   * `{ supported, requested }` (`requested`: the request's `_meta` version, else its
-   * MCP-Protocol-Version header, else initialize's protocolVersion, else ""). With
-   * `times: Infinity` every retry is refused again: a hostile -32022 loop.
-   */
-  | (FaultBase & { readonly kind: "unsupported-version"; readonly supported: ReadonlyArray<string> })
-  /**
-   * A result `{resultType: "input_required", inputRequests: {name: elicitation/create …},
-   * requestState}` instead of the normal answer; `requestState` as given, else a fresh one that
-   * `ask_name` accepts. With `times: Infinity` the input is asked for forever.
-   */
-  | (FaultBase & { readonly kind: "input-required"; readonly requestState?: string })
-  /** The normal result with `resultType` set to `value` (e.g. "bogus"); an error answer is sent as is. */
-  | (FaultBase & { readonly kind: "result-type"; readonly value: string })
-  /**
-   * The first half of the normal answer's bytes (JSON body or SSE frame), then the response ends
-   * cleanly ("end": the last chunk of a chunked body) or the TCP connection is reset ("reset":
-   * an RST where the runtime can send one, else a plain destroy).
-   */
-  | (FaultBase & { readonly kind: "cut-mid-answer"; readonly how: "end" | "reset" })
   /**
    * A JSON answer of exactly `bytes` bytes (7-byte chunks) under a `Content-Length: declared`
    * header that does not match it. After the bytes the connection is held open ("hold") or
@@ -94,8 +138,100 @@ export type Fault =
     readonly bytes: number
     readonly then: "hold" | "close"
   })
+  // --- legacy HTTP+SSE only (see legacyFaults.ts) -----------------------------------------
+  /** The legacy server's name for `never-ending`: the response's `data:` line never ends. */
+  | (FaultBase & { readonly kind: "never-ending-frame" })
+  /** 202 to the POST with a body that never ends; the response travels on the GET stream normally. */
+  | (FaultBase & { readonly kind: "endless-accepted" })
+  /** 202 to the POST; instead of the response, an `event: message` whose data is not JSON. */
+  | (FaultBase & { readonly kind: "corrupt-frame" })
+  /** The legacy server's name for `never-answer`: 202 to the POST, the response is never sent. */
+  | (FaultBase & { readonly kind: "no-response" })
+  /**
+   * The POST is received (side effects happen, the message is counted) and never answered: no
+   * status, nothing on the GET stream. A POST the client closes is counted by `unansweredPostsClosed()`.
+   */
+  | (FaultBase & { readonly kind: "post-never-answered" })
+  /** 202 to the POST, then the server ends the GET stream instead of responding. */
+  | (FaultBase & { readonly kind: "close-stream" })
+  /** The POST itself is answered with this status (text body); nothing is sent on the stream. */
+  | (FaultBase & { readonly kind: "post-status"; readonly status: 400 | 401 | 403 | 404 | 405 | 500 })
+  /**
+   * Before the response, a `notifications/message` event block of exactly `bytes` bytes on the
+   * GET stream (in chunks of `chunkSize`, default 7); then the response, normally.
+   */
+  | (FaultBase & { readonly kind: "unsolicited-frame"; readonly bytes: number; readonly chunkSize?: number })
+  // --- stdio only (see StdioServer.ts) ---------------------------------------------------
+  /** stdio's name for `never-ending`: the response line never ends. */
+  | (FaultBase & { readonly kind: "never-ending-line" })
+  /** Exits with `code` (default 3) without answering, once earlier answers are written; also on a notification. */
+  | (FaultBase & { readonly kind: "exit"; readonly code?: number })
+  /** Writes the first half of the response line (no line break), then exits with `code` (default 3). */
+  | (FaultBase & { readonly kind: "exit-mid-answer"; readonly code?: number })
+  /** A valid JSON line that is no JSON-RPC message (`{"hello":1}`), then the real response. */
+  | (FaultBase & { readonly kind: "not-jsonrpc" })
 
 export type FaultKind = Fault["kind"]
+
+const ALL: ReadonlyArray<Framing> = ["streamable-http", "legacy-sse", "stdio"]
+const HTTP_AND_STDIO: ReadonlyArray<Framing> = ["streamable-http", "stdio"]
+const HTTP: ReadonlyArray<Framing> = ["streamable-http"]
+const LEGACY: ReadonlyArray<Framing> = ["legacy-sse"]
+const STDIO: ReadonlyArray<Framing> = ["stdio"]
+
+/** The framings that have each fault kind. */
+export const FAULT_FRAMINGS: { readonly [K in FaultKind]: ReadonlyArray<Framing> } = {
+  "exact-size": ALL,
+  "never-answer": ALL,
+  "never-ending": ALL,
+  "cut-mid-answer": ALL,
+  "wrong-id": ALL,
+  delay: ALL,
+  "jsonrpc-error": ALL,
+  "invalid-utf8": HTTP_AND_STDIO,
+  "invalid-json": HTTP_AND_STDIO,
+  "unsupported-version": HTTP_AND_STDIO,
+  "input-required": HTTP_AND_STDIO,
+  "result-type": HTTP_AND_STDIO,
+  "never-ending-body": HTTP,
+  "unterminated-frame": HTTP,
+  "headers-never-sent": HTTP,
+  "response-never-sent": HTTP,
+  "close-before-response": HTTP,
+  "wrong-content-type": HTTP,
+  status: HTTP,
+  resumable: HTTP,
+  "lying-content-length": HTTP,
+  "never-ending-frame": LEGACY,
+  "endless-accepted": LEGACY,
+  "corrupt-frame": LEGACY,
+  "no-response": LEGACY,
+  "post-never-answered": LEGACY,
+  "close-stream": LEGACY,
+  "post-status": LEGACY,
+  "unsolicited-frame": LEGACY,
+  "never-ending-line": STDIO,
+  exit: STDIO,
+  "exit-mid-answer": STDIO,
+  "not-jsonrpc": STDIO
+}
+
+/** Why `fault` cannot apply to `framing`, or undefined when it can. */
+export const faultRefusal = (fault: Fault, framing: Framing): string | undefined => {
+  const framings: ReadonlyArray<Framing> | undefined = FAULT_FRAMINGS[fault.kind]
+  if (framings === undefined) return `unknown fault kind ${String(fault.kind)}`
+  if (!framings.includes(framing)) return `fault ${fault.kind} does not apply to ${framing} (only to ${framings.join(", ")})`
+  if (fault.kind === "cut-mid-answer" && fault.how === "reset" && framing === "stdio") {
+    return "fault cut-mid-answer with how: \"reset\" does not apply to stdio (a pipe has no reset; how: \"end\" exits mid-answer)"
+  }
+  return undefined
+}
+
+/** Refuses, with a TypeError, a fault its framing does not have. */
+export const checkFaultFraming = (fault: Fault, framing: Framing): void => {
+  const refusal = faultRefusal(fault, framing)
+  if (refusal !== undefined) throw new TypeError(refusal)
+}
 
 const DEFAULT_CHUNK_SIZE = 7
 const NEVER_ENDING_CHUNK = new Uint8Array(64 * 1024).fill(0x61) // "a"
@@ -119,20 +255,25 @@ export const validateFault = (fault: Fault): void => {
     const events = fault.eventsBeforeClose ?? 1
     if (!Number.isSafeInteger(events) || events < 1) throw new RangeError("resumable: eventsBeforeClose must be >= 1")
   }
-  if (fault.kind === "unsupported-version") {
+  if (fault.kind === "unsupported-version" && fault.supported !== undefined) {
     if (!Array.isArray(fault.supported) || !fault.supported.every((v) => typeof v === "string")) {
       throw new TypeError("unsupported-version: supported must be an array of strings")
     }
   }
-  if (fault.kind === "input-required" && fault.requestState !== undefined && typeof fault.requestState !== "string") {
-    throw new TypeError("input-required: requestState must be a string")
+  if (fault.kind === "input-required") {
+    if (fault.requestState !== undefined && fault.requestState !== null && typeof fault.requestState !== "string") {
+      throw new TypeError("input-required: requestState must be a string or null")
+    }
+    if (fault.inputRequests === null && fault.requestState === null) {
+      throw new RangeError("input-required: at least one of inputRequests and requestState must be present")
+    }
   }
   if (fault.kind === "lying-content-length") {
     if (!Number.isSafeInteger(fault.bytes) || fault.bytes < 1) throw new RangeError("lying-content-length: bytes must be an integer >= 1")
     if (!Number.isSafeInteger(fault.declared) || fault.declared < 0) throw new RangeError("lying-content-length: declared must be an integer >= 0")
   }
-  if (fault.kind === "result-type" && typeof fault.value !== "string") {
-    throw new TypeError("result-type: value must be a string")
+  if (fault.kind === "result-type" && fault.value !== undefined && fault.value !== null && typeof fault.value !== "string") {
+    throw new TypeError("result-type: value must be a string or null")
   }
 }
 
@@ -140,7 +281,10 @@ export const validateFault = (fault: Fault): void => {
 export class FaultQueue {
   private entries: Array<{ readonly fault: Fault; remaining: number }> = []
 
+  constructor(private readonly framing: Framing) {}
+
   push(fault: Fault): void {
+    checkFaultFraming(fault, this.framing)
     validateFault(fault)
     this.entries.push({ fault, remaining: fault.times ?? 1 })
   }
@@ -180,6 +324,8 @@ export interface FaultContext {
   readonly requestedVersion?: string | undefined
   /** Issues a request state the server will accept back, for `input-required` (default: an unknown one). */
   readonly issueRequestState?: (() => string) | undefined
+  /** The server's versions, the default of `unsupported-version`'s `supported`. */
+  readonly supportedVersions?: ReadonlyArray<string> | undefined
 }
 
 const encoder = new TextEncoder()
@@ -207,6 +353,7 @@ export const respondWithFault = async (fault: Fault, ctx: FaultContext): Promise
       res.writeHead(200, headersFor(as, ctx.headers))
       return writeInChunks(res, bytes, fault.chunkSize ?? DEFAULT_CHUNK_SIZE)
     }
+    case "never-ending":
     case "never-ending-body": {
       const as = fault.as ?? ctx.mode
       const json = `{"jsonrpc":"2.0","id":${JSON.stringify(ctx.id)},"result":{"content":[{"type":"text","text":"`
@@ -219,6 +366,7 @@ export const respondWithFault = async (fault: Fault, ctx: FaultContext): Promise
       const newline = fault.trailingNewline ?? true ? "\n" : ""
       return sendRaw(res, sseHeaders(ctx.headers), `event: message\ndata: ${JSON.stringify(messageFor(ctx))}${newline}`)
     }
+    case "never-answer":
     case "headers-never-sent":
       return // the socket stays open until the client (or server.close) ends it
     case "response-never-sent": {
@@ -283,18 +431,27 @@ export const respondWithFault = async (fault: Fault, ctx: FaultContext): Promise
     case "resumable":
       return ctx.openResumable(messageFor(ctx), fault.eventsBeforeClose ?? 1, fault.retryMs ?? 50)
     case "unsupported-version":
-      return sendJsonBody(res, 400, errorMessage(ctx.id, unsupportedVersionError(fault.supported, ctx.requestedVersion ?? "")), ctx.headers)
+      return sendJsonBody(
+        res,
+        400,
+        errorMessage(ctx.id, unsupportedVersionError(fault.supported ?? ctx.supportedVersions ?? [], ctx.requestedVersion ?? "")),
+        ctx.headers
+      )
     case "input-required": {
-      const requestState = fault.requestState ?? ctx.issueRequestState?.() ?? newRequestState("input-required")
-      return sendMessage(res, resultMessage(ctx.id, inputRequiredResult(ASK_NAME_INPUT_REQUESTS, requestState)), ctx.mode, ctx.headers)
+      const inputRequests = fault.inputRequests === null ? undefined : fault.inputRequests ?? ASK_NAME_INPUT_REQUESTS
+      const requestState = fault.requestState === null
+        ? undefined
+        : fault.requestState ?? ctx.issueRequestState?.() ?? newRequestState("input-required")
+      return sendMessage(res, resultMessage(ctx.id, inputRequiredResult(inputRequests, requestState)), ctx.mode, ctx.headers)
     }
     case "cut-mid-answer": {
       const json = JSON.stringify(messageFor(ctx))
       const whole = encoder.encode(ctx.mode === "sse" ? sseFrame(json) : json)
+      const half = whole.subarray(0, Math.floor(whole.length / 2))
       res.writeHead(200, headersFor(ctx.mode, ctx.headers))
-      if (!(await writeChunks(res, whole.subarray(0, Math.floor(whole.length / 2)), DEFAULT_CHUNK_SIZE))) return
-      if (fault.how === "end") return void res.end()
-      return resetConnection(res)
+      if (fault.how === "reset") return void (await writeChunksThenReset(res, half, DEFAULT_CHUNK_SIZE))
+      if (!(await writeChunks(res, half, DEFAULT_CHUNK_SIZE))) return
+      return void res.end()
     }
     case "lying-content-length": {
       const template = paddedResultTemplate(ctx.method, normalResultOf(ctx))
@@ -306,8 +463,9 @@ export const respondWithFault = async (fault: Fault, ctx: FaultContext): Promise
     case "result-type": {
       const message = messageFor(ctx)
       if (!("result" in message)) return sendMessage(res, message, ctx.mode, ctx.headers)
-      const result = isRecord(message.result) ? message.result : {}
-      return sendMessage(res, resultMessage(ctx.id, { ...result, resultType: fault.value }), ctx.mode, ctx.headers)
+      const { resultType: _, ...rest } = isRecord(message.result) ? message.result : {}
+      const result = fault.value === null ? rest : { ...rest, resultType: fault.value ?? "bogus" }
+      return sendMessage(res, resultMessage(ctx.id, result), ctx.mode, ctx.headers)
     }
   }
 }

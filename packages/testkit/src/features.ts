@@ -60,6 +60,16 @@ export const FEATURE_CAPABILITIES: Readonly<Record<string, unknown>> = {
   logging: {}
 }
 
+/** The methods `features` adds to the stateless era. */
+export const STATELESS_FEATURE_METHODS: ReadonlySet<string> = new Set([
+  "resources/list",
+  "resources/read",
+  "resources/templates/list",
+  "prompts/list",
+  "prompts/get",
+  "subscriptions/listen"
+])
+
 export const DEFAULT_RESOURCES = 3
 /** The largest `test://big/N` served (a bigger N is not found). */
 export const MAX_BIG_RESOURCE_BYTES = 256 * 1024 * 1024

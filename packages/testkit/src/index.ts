@@ -4,7 +4,7 @@
  */
 export { scoped } from "./scoped.js"
 export { startServer, type RecordedRequest, type TestServer, type TestServerOptions } from "./StreamableHttpServer.js"
-export { type Fault, type FaultKind } from "./faults.js"
+export { checkFaultFraming, type Fault, FAULT_FRAMINGS, type FaultKind, faultRefusal, type Framing } from "./faults.js"
 export {
   exactJsonResponse,
   exactSseFrame,
@@ -66,7 +66,7 @@ export {
 } from "./legacyFaults.js"
 export {
   makeStdioFixture,
-  STDIO_SERVER_SCRIPT,
+  stdioServerScript,
   stdioServerCommand,
   type StdioFault,
   type StdioFaultKind,
@@ -125,7 +125,7 @@ export {
   type ToolCallArrival
 } from "./HostileServer.js"
 export {
-  HOSTILE_STDIO_SCRIPT,
+  hostileStdioScript,
   type HostileStdioAnswer,
   type HostileStdioAnswers,
   type HostileStdioCase,

@@ -4,6 +4,7 @@
  * JSON-RPC method is answered. As with the Streamable HTTP server, a response fault replaces only
  * the answer: the request's side effects have already happened when it applies.
  */
+import { checkFaultFraming, validateFault, type Fault } from "./faults.js"
 import type { JsonRpcId } from "./jsonrpc.js"
 import { padString, SSE_EVENT_PREFIX, SSE_EVENT_SUFFIX, utf8Length } from "./payload.js"
 
@@ -37,57 +38,15 @@ export type LegacyStreamFault = Repeatable & (
   | { readonly kind: "drop-stream-after-endpoint" }
 )
 
-interface MethodFaultBase extends Repeatable {
-  /** The JSON-RPC method this fault applies to, e.g. "initialize", "tools/list", "tools/call". */
-  readonly on: string
-}
-
-/** Faults of the answer to one JSON-RPC method (the POST, or the response event on the GET stream). */
-export type LegacyResponseFault = MethodFaultBase & (
-  /**
-   * The SSE event block carrying the response (`event: message\ndata: <json>\n\n`, all of it) is
-   * exactly `bytes` bytes, written in chunks of `chunkSize` (default 7) so multi-byte characters split.
-   */
-  | { readonly kind: "exact-size"; readonly bytes: number; readonly chunkSize?: number }
-  /** Starts the response's `data:` line and writes 64 KiB chunks forever (with backpressure) until the client leaves. */
-  | { readonly kind: "never-ending-frame" }
-  /**
-   * 202 to the POST with a body that never ends (64 KiB chunks, with backpressure, until the
-   * client leaves); the response travels on the GET stream normally.
-   */
-  | { readonly kind: "endless-accepted" }
-  /** 202 to the POST; instead of the response, an `event: message` whose data is not JSON. */
-  | { readonly kind: "corrupt-frame" }
-  /** 202 to the POST; the response is never sent. */
-  | { readonly kind: "no-response" }
-  /**
-   * The POST is received (the request's side effects happen, the message is counted) and never
-   * answered: no status, and nothing on the GET stream for it. Only the client can end it; a
-   * POST the client closes is counted by `unansweredPostsClosed()`. On a notification (e.g.
-   * `notifications/cancelled`) this is a server that never acknowledges the notice.
-   */
-  | { readonly kind: "post-never-answered" }
-  /** 202 to the POST, then the server ends the GET stream instead of responding. */
-  | { readonly kind: "close-stream" }
-  /**
-   * 202 to the POST; the first half of the response's event block on the GET stream, then the
-   * server ends the stream ("end") or resets its TCP connection ("reset", where the runtime can).
-   */
-  | { readonly kind: "cut-mid-answer"; readonly how: "end" | "reset" }
-  /** 202 to the POST; the response is sent with the id 999999 instead of the request's. */
-  | { readonly kind: "wrong-id" }
-  /** 202 to the POST; the response follows `ms` milliseconds later. */
-  | { readonly kind: "delay"; readonly ms: number }
-  /** The response is a JSON-RPC error object. */
-  | { readonly kind: "jsonrpc-error"; readonly code: number; readonly message: string; readonly data?: unknown }
-  /** The POST itself is answered with this status (text body); nothing is sent on the stream. */
-  | { readonly kind: "post-status"; readonly status: 400 | 401 | 403 | 404 | 405 | 500 }
-  /**
-   * Before the response, a `notifications/message` event block of exactly `bytes` bytes is sent
-   * on the GET stream (in chunks of `chunkSize`, default 7); then the response, normally.
-   */
-  | { readonly kind: "unsolicited-frame"; readonly bytes: number; readonly chunkSize?: number }
-)
+/**
+ * Faults of the answer to one JSON-RPC method (the POST, or the response event on the GET
+ * stream): the shared vocabulary of faults.ts, those kinds `FAULT_FRAMINGS` gives "legacy-sse"
+ * (the others are refused by `script`). On this server `exact-size` sizes the SSE event block
+ * carrying the response, `never-answer` is a 202 and no response, `never-ending` a response
+ * `data:` line that never ends, `cut-mid-answer` half of the response's event block on the GET
+ * stream, then the stream ends or its connection is reset.
+ */
+export type LegacyResponseFault = Fault
 
 export type LegacyFault = LegacyStreamFault | LegacyResponseFault
 export type LegacyFaultKind = LegacyFault["kind"]
@@ -107,6 +66,10 @@ const checkMs = (kind: string, ms: number): void => {
 
 /** Refuses faults that could never apply, at `script()` time rather than mid-response. */
 export const validateLegacyFault = (fault: LegacyFault): void => {
+  if (isResponseFault(fault)) {
+    checkFaultFraming(fault, "legacy-sse")
+    validateFault(fault)
+  }
   const times = fault.times ?? 1
   if (!(times === Infinity || (Number.isSafeInteger(times) && times >= 1))) {
     throw new RangeError(`fault ${fault.kind}: times must be an integer >= 1 or Infinity`)

@@ -1,5 +1,7 @@
 /**
- * The MCP behaviour of the test server, independent of HTTP: `initialize`, `tools/list`
+ * The MCP behaviour of the test servers, independent of any transport, framed three ways:
+ * Streamable HTTP (StreamableHttpServer.ts), legacy HTTP+SSE (LegacySseServer.ts) and stdio
+ * (stdio/stdioServer.ts, newline-delimited JSON-RPC). It serves `initialize`, `tools/list`
  * (with pagination), `tools/call` for `add`, `echo`, `increment` and generated tools, `ping`.
  *
  * The stateless era (2026-07-28, `handleModern`) serves `server/discover`, `tools/list` and
@@ -24,7 +26,8 @@ import {
   META_CLIENT_CAPABILITIES,
   META_SERVER_INFO,
   metaOf,
-  RequestStates
+  RequestStates,
+  SignedRequestStates
 } from "./modern.js"
 import { page } from "./pagination.js"
 import { padString } from "./payload.js"
@@ -84,6 +87,17 @@ export interface McpBehaviourOptions {
   readonly resources?: number | undefined
   /** The tools with a lasting effect of effects.ts, in both eras (default false). */
   readonly effectTools?: boolean | undefined
+  /** The versions initialize agrees to when the client asks for one (default SUPPORTED_PROTOCOL_VERSIONS). */
+  readonly handshakeVersions?: ReadonlyArray<string> | undefined
+  /**
+   * Lists and serves `region_query` in the stateless era (default true). A framing without
+   * headers (stdio) leaves it out: its `x-mcp-header` parameter has nothing to travel in.
+   */
+  readonly headerTools?: boolean | undefined
+  /** Request states that verify in any process of this kind (modern.ts `SignedRequestStates`); default: only this server's. */
+  readonly signedRequestStates?: boolean | undefined
+  /** Called for every tools/call run, before it runs, with its tool name and the effect identity it carried. */
+  readonly onToolCall?: ((name: string, effectIdentity: string | undefined) => void) | undefined
 }
 
 export interface McpBehaviour {
@@ -238,7 +252,7 @@ const makeModernTools = (
   extra: ReadonlyArray<ToolDefinition>
 ): ReadonlyArray<ToolDefinition> => [
   ...core,
-  REGION_QUERY_TOOL,
+  ...(options.headerTools === false ? [] : [REGION_QUERY_TOOL]),
   ASK_NAME_TOOL,
   ...(options.typedHeaderTool === true ? [TYPED_HEADERS_TOOL] : []),
   ...(options.invalidHeaderTools === true ? INVALID_HEADER_TOOLS : []),
@@ -268,7 +282,7 @@ export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => 
     features === undefined ? baseTools : [...baseTools, ...features.tools()]
   const currentModernTools = (): ReadonlyArray<ToolDefinition> =>
     features === undefined ? baseModernTools : [...baseModernTools, ...features.tools()]
-  const requestStates = new RequestStates()
+  const requestStates = options.signedRequestStates === true ? new SignedRequestStates() : new RequestStates()
   const cacheable = { ttlMs: options.ttlMs ?? DEFAULT_TTL_MS, cacheScope: "public" }
   const toolCallCounts = new Map<string, number>()
   const toolCallIdentities = new Map<string, Array<string>>()
@@ -277,7 +291,7 @@ export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => 
   const initialize = (params: unknown): Outcome => {
     const requested = isRecord(params) ? params["protocolVersion"] : undefined
     const protocolVersion = options.protocolVersion ??
-      (typeof requested === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(requested)
+      (typeof requested === "string" && (options.handshakeVersions ?? SUPPORTED_PROTOCOL_VERSIONS).includes(requested)
         ? requested
         : DEFAULT_PROTOCOL_VERSION)
     const capabilities = features === undefined ? { tools: { listChanged: false } } : FEATURE_CAPABILITIES
@@ -294,6 +308,7 @@ export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => 
     if (typeof name !== "string") return
     toolCallCounts.set(name, (toolCallCounts.get(name) ?? 0) + 1)
     const identity = effectIdentityOf(params)
+    options.onToolCall?.(name, identity)
     if (identity !== undefined) toolCallIdentities.set(name, [...(toolCallIdentities.get(name) ?? []), identity])
   }
 
@@ -392,6 +407,7 @@ export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => 
       case ASK_NAME_TOOL.name:
         return askName(params)
       case REGION_QUERY_TOOL.name: {
+        if (options.headerTools === false) break
         const region = args["region"]
         const query = args["query"]
         if (typeof query !== "string") return text("region_query expects a string query", true)

@@ -4,7 +4,7 @@
  * `Mcp-Param-*` from `x-mcp-header`) and their Base64 sentinel encoding, the errors of the era,
  * and the multi round-trip (MRTR) pieces: input requests and request states.
  */
-import { randomUUID } from "node:crypto"
+import { createHmac, randomUUID } from "node:crypto"
 import { ErrorCode, isRecord, type JsonRpcErrorObject } from "./jsonrpc.js"
 
 /** Which protocol eras a server speaks: 2025 `initialize` + sessions, 2026 per-request `_meta`, or both. */
@@ -219,7 +219,8 @@ export interface RequestMeta {
 export const validateStatelessRequest = (input: {
   readonly method: string
   readonly params: unknown
-  readonly header: HeaderLookup
+  /** The request's headers; undefined on a framing that has none (stdio): their checks are skipped. */
+  readonly header: HeaderLookup | undefined
   /** Versions served statelessly. */
   readonly accepted: ReadonlyArray<string>
   /** Versions named in a -32022 (the accepted ones and any others the server speaks). */
@@ -233,10 +234,12 @@ export const validateStatelessRequest = (input: {
   const protocolVersion = meta[META_PROTOCOL_VERSION]
   if (typeof protocolVersion !== "string") return refuse(invalidParams(`_meta needs a string "${META_PROTOCOL_VERSION}"`))
 
-  const versionHeader = header(HEADER_PROTOCOL_VERSION)
-  if (versionHeader === undefined) return refuse(headerMismatch("missing MCP-Protocol-Version header"))
-  if (versionHeader !== protocolVersion) {
-    return refuse(headerMismatch(`MCP-Protocol-Version header value '${versionHeader}' does not match body value '${protocolVersion}'`))
+  if (header !== undefined) {
+    const versionHeader = header(HEADER_PROTOCOL_VERSION)
+    if (versionHeader === undefined) return refuse(headerMismatch("missing MCP-Protocol-Version header"))
+    if (versionHeader !== protocolVersion) {
+      return refuse(headerMismatch(`MCP-Protocol-Version header value '${versionHeader}' does not match body value '${protocolVersion}'`))
+    }
   }
   if (!input.accepted.includes(protocolVersion)) {
     return refuse({ status: 400, error: unsupportedVersionError(input.supported, protocolVersion) })
@@ -249,22 +252,8 @@ export const validateStatelessRequest = (input: {
     return refuse(invalidParams(`"${META_CLIENT_INFO}" needs a string name and version`))
   }
 
-  const methodHeader = header(HEADER_METHOD)
-  if (methodHeader === undefined) return refuse(headerMismatch("missing Mcp-Method header"))
-  if (methodHeader !== method) {
-    return refuse(headerMismatch(`Mcp-Method header value '${methodHeader}' does not match body value '${method}'`))
-  }
-  const source = NAME_SOURCE[method]
-  if (source !== undefined) {
-    const raw = header(HEADER_NAME)
-    if (raw === undefined) return refuse(headerMismatch("missing Mcp-Name header"))
-    const decoded = decodeHeaderValue(raw)
-    if (decoded === undefined) return refuse(headerMismatch("Mcp-Name header value is malformed"))
-    const body = isRecord(params) ? params[source] : undefined
-    if (decoded !== body) {
-      return refuse(headerMismatch(`Mcp-Name header value '${decoded}' does not match body value '${String(body)}'`))
-    }
-  }
+  const refusal = header === undefined ? undefined : checkMethodHeaders(method, params, header)
+  if (refusal !== undefined) return refuse(refusal)
   return {
     ok: true,
     meta: {
@@ -273,6 +262,24 @@ export const validateStatelessRequest = (input: {
       clientInfo: isRecord(info) ? { name: String(info["name"]), version: String(info["version"]) } : undefined
     }
   }
+}
+
+/** `Mcp-Method` equal to the method, `Mcp-Name` to `params.name` / `params.uri` where the method has one (-32020). */
+const checkMethodHeaders = (method: string, params: unknown, header: HeaderLookup): Refusal | undefined => {
+  const methodHeader = header(HEADER_METHOD)
+  if (methodHeader === undefined) return headerMismatch("missing Mcp-Method header")
+  if (methodHeader !== method) {
+    return headerMismatch(`Mcp-Method header value '${methodHeader}' does not match body value '${method}'`)
+  }
+  const source = NAME_SOURCE[method]
+  if (source === undefined) return undefined
+  const raw = header(HEADER_NAME)
+  if (raw === undefined) return headerMismatch("missing Mcp-Name header")
+  const decoded = decodeHeaderValue(raw)
+  if (decoded === undefined) return headerMismatch("Mcp-Name header value is malformed")
+  const body = isRecord(params) ? params[source] : undefined
+  if (decoded !== body) return headerMismatch(`Mcp-Name header value '${decoded}' does not match body value '${String(body)}'`)
+  return undefined
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -304,8 +311,14 @@ export const inputRequiredResult = (
 export const newRequestState = (tool: string): string =>
   Buffer.from(JSON.stringify({ tool, nonce: randomUUID() })).toString("base64url")
 
+/** Issues request states and verifies those it is given back (for the tool they were issued for). */
+export interface RequestStateIssuer {
+  issue(tool: string): string
+  verify(state: unknown, tool: string): boolean
+}
+
 /** The request states a server issued; only those verify (for the tool they were issued for). */
-export class RequestStates {
+export class RequestStates implements RequestStateIssuer {
   private readonly issued = new Map<string, string>()
 
   issue(tool: string): string {
@@ -320,5 +333,38 @@ export class RequestStates {
 
   get size(): number {
     return this.issued.size
+  }
+}
+
+/**
+ * Request states that keep no state: `<payload>.<mac>`, the payload base64url JSON of the tool
+ * (and a serial number and the pid, to make each unique), the mac an HMAC-SHA256 under a fixed
+ * key. Any state a server of this kind issued verifies in any process; anything else, an edited
+ * state included, does not. The stdio server's, whose client may restart it between rounds.
+ */
+export class SignedRequestStates implements RequestStateIssuer {
+  private static readonly KEY = "phasebound-testkit stdio requestState"
+  private issued = 0
+
+  private static mac(payload: string): string {
+    return createHmac("sha256", SignedRequestStates.KEY).update(payload).digest("base64url")
+  }
+
+  issue(tool: string): string {
+    this.issued += 1
+    const payload = Buffer.from(JSON.stringify({ tool, n: this.issued, pid: process.pid })).toString("base64url")
+    return `${payload}.${SignedRequestStates.mac(payload)}`
+  }
+
+  verify(state: unknown, tool: string): boolean {
+    if (typeof state !== "string") return false
+    const [payload, tag, ...rest] = state.split(".")
+    if (payload === undefined || tag === undefined || rest.length > 0 || SignedRequestStates.mac(payload) !== tag) return false
+    try {
+      const decoded: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"))
+      return isRecord(decoded) && decoded["tool"] === tool
+    } catch {
+      return false
+    }
   }
 }

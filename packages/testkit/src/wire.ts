@@ -115,12 +115,44 @@ export const writeForever = async (
 
 /**
  * Resets the response's TCP connection (an RST, so the client sees ECONNRESET) where the runtime
- * offers `resetAndDestroy` (Node >= 18.3); elsewhere (Bun) a plain destroy, which the client
- * sees as a close.
+ * offers `resetAndDestroy` (Node >= 18.3, Bun); elsewhere a destroy with an error. Call it once
+ * what must arrive first was flushed (`writeChunksThenReset`): a reset discards what is still
+ * queued, the headers included.
  */
 export const resetConnection = (res: ServerResponse): void => {
   const socket = res.socket as (NonNullable<ServerResponse["socket"]> & { resetAndDestroy?: () => void }) | null
   if (socket === null) return
   if (typeof socket.resetAndDestroy === "function") socket.resetAndDestroy()
-  else socket.destroy()
+  else socket.destroy(new Error("testkit: connection reset"))
+}
+
+/**
+ * Writes one piece and resolves an event-loop turn after its write callback (or once the client
+ * left). The turn matters: a reset from within the callback itself is a plain close under Node
+ * (the client sees a FIN), and under Bun the callback comes before the bytes are out.
+ */
+const writeFlushed = (res: ServerResponse, piece: Uint8Array): Promise<void> =>
+  new Promise((resolve) => {
+    if (isGone(res)) return resolve()
+    const done = () => {
+      res.off("close", done)
+      resolve()
+    }
+    res.once("close", done)
+    res.write(piece, () => setImmediate(done))
+  })
+
+/**
+ * The headers (already given to `writeHead`) and `bytes` in chunks of `chunkSize`, then a TCP
+ * reset once the last chunk was flushed: the client has the headers and part of the body in
+ * hand when the RST comes, the middle-of-a-body case. Resolves false if the client left first.
+ */
+export const writeChunksThenReset = async (res: ServerResponse, bytes: Uint8Array, chunkSize: number): Promise<boolean> => {
+  const lastChunkAt = bytes.length === 0 ? 0 : Math.floor((bytes.length - 1) / chunkSize) * chunkSize
+  res.flushHeaders()
+  if (!(await writeChunks(res, bytes.subarray(0, lastChunkAt), chunkSize))) return false
+  await writeFlushed(res, bytes.subarray(lastChunkAt))
+  if (isGone(res)) return false
+  resetConnection(res)
+  return true
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest"
-import { makeStdioFixture, stdioServerCommand, STDIO_SERVER_SCRIPT, type StdioFixture, type StdioFixtureOptions } from "../src/StdioServer.js"
+import { makeStdioFixture, stdioServerCommand, stdioServerScript, type StdioFixture, type StdioFixtureOptions } from "../src/StdioServer.js"
 import { modernMeta, modernParams, parseLine, sleep, spawnStdio, type StdioDriver } from "./stdio-helpers.js"
 
 const fixtures: Array<StdioFixture> = []
@@ -41,7 +41,7 @@ const result = (message: Record<string, unknown> | undefined) => message?.["resu
 describe("stdio server: features, handshake era", () => {
   it("adds capabilities and tools only with --features", async () => {
     expect(stdioServerCommand({ features: true, resources: 2, eventsFile: "/tmp/e" }).args).toEqual([
-      STDIO_SERVER_SCRIPT, "--features", "--resources", "2", "--events-file", "/tmp/e"
+      stdioServerScript(), "--features", "--resources", "2", "--events-file", "/tmp/e"
     ])
     expect(() => stdioServerCommand({ resources: -1 })).toThrow(RangeError)
     const plain = start()

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest"
-import { makeStdioFixture, STDIO_SERVER_SCRIPT, stdioServerCommand, type StdioFixture, type StdioFixtureOptions } from "../src/StdioServer.js"
+import { makeStdioFixture, stdioServerScript, stdioServerCommand, type StdioFixture, type StdioFixtureOptions } from "../src/StdioServer.js"
 import {
   MODERN_VERSION,
   modernMeta,
@@ -59,7 +59,7 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
 
 describe("stdio server eras: options", () => {
   it("passes era, supportedVersions, ttlMs and silentOnUnknown as arguments, nothing by default", () => {
-    expect(stdioServerCommand().args).toEqual([STDIO_SERVER_SCRIPT])
+    expect(stdioServerCommand().args).toEqual([stdioServerScript()])
     const command = stdioServerCommand({
       era: "dual",
       supportedVersions: ["2026-07-28", "2027-01-01"],

@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import {
   makeStdioFixture,
-  STDIO_SERVER_SCRIPT,
+  stdioServerScript,
   stdioServerCommand,
   type StdioFixture,
   type StdioFixtureOptions
@@ -109,12 +109,12 @@ describe("stdio server: normal behaviour", () => {
   it("builds a command any spawner can use, and refuses options that could never apply", () => {
     const command = stdioServerCommand({ faults: [{ kind: "delay", on: "tools/call", ms: 5, times: Infinity }] })
     expect(command.command).toBe(process.execPath)
-    expect(command.args[0]).toBe(STDIO_SERVER_SCRIPT)
-    expect(existsSync(STDIO_SERVER_SCRIPT)).toBe(true)
+    expect(command.args[0]).toBe(stdioServerScript())
+    expect(existsSync(stdioServerScript())).toBe(true)
     expect(command.args.slice(1)).toEqual(["--fault", `{"kind":"delay","on":"tools/call","ms":5,"times":null}`])
     expect(command.env).toEqual({})
     // Only node: imports, so it runs without a TypeScript loader (and under Bun).
-    const imports = readFileSync(STDIO_SERVER_SCRIPT, "utf8").match(/^import .* from "(.*)"$/gm) ?? []
+    const imports = readFileSync(stdioServerScript(), "utf8").match(/^import .* from "(.*)";?$/gm) ?? []
     expect(imports.length).toBeGreaterThan(0)
     for (const line of imports) expect(line).toMatch(/from "node:/)
 

@@ -1,11 +1,10 @@
 /**
- * The shared vocabulary of faults: one name per misbehaviour, whatever the transport. Each row
- * translates a fault into its own server's script, or says it has no such fault (a TCP reset
- * has no meaning on a pipe, a `Content-Length` none on an SSE stream).
+ * The contract's faults: one name per misbehaviour, whatever the transport. A contract fault is
+ * sited on a method and becomes one `Fault` of ../faults.ts, the vocabulary all three servers
+ * accept; a framing that has no such fault (a TCP reset has no meaning on a pipe, a
+ * `Content-Length` none on an SSE stream) says so through `faultRefusal`.
  */
-import type { Fault } from "../faults.js"
-import type { LegacyResponseFault } from "../legacyFaults.js"
-import type { StdioMethodFault } from "../StdioServer.js"
+import { type Fault, faultRefusal, type Framing } from "../faults.js"
 
 export type ContractFault =
   /** The request arrives; no answer ever starts. */
@@ -41,14 +40,15 @@ export interface SitedFault {
 
 export const methodOf = (site: Site): string => site === "discovery" ? "tools/list" : "tools/call"
 
-export const streamableFault = (sited: SitedFault): Fault | undefined => {
+/** The one `Fault` a sited contract fault is, on every framing. */
+export const sitedFault = (sited: SitedFault): Fault => {
   const base = { on: methodOf(sited.site), times: sited.times ?? 1 }
   const fault = sited.fault
   switch (fault.kind) {
     case "stall":
-      return { ...base, kind: "headers-never-sent" }
+      return { ...base, kind: "never-answer" }
     case "never-ending":
-      return { ...base, kind: "never-ending-body" }
+      return { ...base, kind: "never-ending" }
     case "exact-size":
       return { ...base, kind: "exact-size", bytes: fault.bytes, chunkSize: 7 }
     case "close-mid-answer":
@@ -66,51 +66,12 @@ export const streamableFault = (sited: SitedFault): Fault | undefined => {
   }
 }
 
-export const legacyFault = (sited: SitedFault): LegacyResponseFault | undefined => {
-  const base = { on: methodOf(sited.site), times: sited.times ?? 1 }
-  const fault = sited.fault
-  switch (fault.kind) {
-    case "stall":
-      return { ...base, kind: "no-response" }
-    case "never-ending":
-      return { ...base, kind: "never-ending-frame" }
-    case "exact-size":
-      return { ...base, kind: "exact-size", bytes: fault.bytes, chunkSize: 7 }
-    case "close-mid-answer":
-      return { ...base, kind: "cut-mid-answer", how: "end" }
-    case "reset-mid-answer":
-      return { ...base, kind: "cut-mid-answer", how: "reset" }
-    case "refusal":
-      return { ...base, kind: "jsonrpc-error", code: fault.code, message: fault.message, data: fault.data }
-    case "wrong-id":
-      return { ...base, kind: "wrong-id" }
-    case "late-answer":
-      return { ...base, kind: "delay", ms: fault.ms }
-    case "lying-content-length":
-      return undefined // the answers travel on the GET stream, which has no length
-  }
+/** The sited fault on `framing`, or undefined where that framing has no such fault. */
+export const faultOn = (framing: Framing, sited: SitedFault): Fault | undefined => {
+  const fault = sitedFault(sited)
+  return faultRefusal(fault, framing) === undefined ? fault : undefined
 }
 
-export const stdioFault = (sited: SitedFault): StdioMethodFault | undefined => {
-  const base = { on: methodOf(sited.site), times: sited.times ?? 1 }
-  const fault = sited.fault
-  switch (fault.kind) {
-    case "stall":
-      return { ...base, kind: "never-answer" }
-    case "never-ending":
-      return { ...base, kind: "never-ending-line" }
-    case "exact-size":
-      return { ...base, kind: "exact-size", bytes: fault.bytes, chunkSize: 7 }
-    case "close-mid-answer":
-      return { ...base, kind: "exit-mid-answer" }
-    case "refusal":
-      return { ...base, kind: "jsonrpc-error", code: fault.code, message: fault.message, data: fault.data }
-    case "wrong-id":
-      return { ...base, kind: "wrong-id" }
-    case "late-answer":
-      return { ...base, kind: "delay", ms: fault.ms }
-    case "reset-mid-answer":
-    case "lying-content-length":
-      return undefined // a pipe has neither
-  }
-}
+export const streamableFault = (sited: SitedFault): Fault | undefined => faultOn("streamable-http", sited)
+export const legacyFault = (sited: SitedFault): Fault | undefined => faultOn("legacy-sse", sited)
+export const stdioFault = (sited: SitedFault): Fault | undefined => faultOn("stdio", sited)
