@@ -79,6 +79,12 @@ export interface StdioServerOptions {
   readonly extraTools?: number
   /** tools/list page size, with nextCursor pagination (default: all in one page). */
   readonly pageSize?: number
+  /**
+   * At start-up, before it reads stdin, the child writes to `file` a JSON object of the values of
+   * the environment variables `names` as it was given them (null when unset): how a test shows an
+   * environment secret reached the child (read it with `readEnvReport`).
+   */
+  readonly envReport?: { readonly file: string; readonly names: ReadonlyArray<string> }
   /** Pads the `add` tool's inputSchema description to this many bytes. */
   readonly schemaPadBytes?: number
   /** The protocol era (default "handshake": only the initialize handshake, as before eras existed). */
@@ -223,6 +229,10 @@ export const stdioServerCommand = (options: StdioServerOptions = {}): StdioServe
   flag("--resources", options.resources)
   if (options.effectTools === true) args.push("--effect-tools")
   flag("--events-file", options.eventsFile)
+  if (options.envReport !== undefined) {
+    args.push("--env-report", options.envReport.file)
+    for (const name of options.envReport.names) args.push("--env-report-name", name)
+  }
   for (const fault of options.faults ?? []) args.push("--fault", JSON.stringify(fault))
   return { command: process.execPath, args, env: {} }
 }
@@ -260,6 +270,25 @@ export interface StdioFixture extends StdioServerCommand, FeatureCounters {
 const readText = (path: string): string | undefined => {
   try {
     return readFileSync(path, "utf8")
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * What a child started with `envReport` says it was given: each asked name with its value (null
+ * when unset); undefined until the child has written the report (or when it is not one).
+ */
+export const readEnvReport = (file: string): Readonly<Record<string, string | null>> | undefined => {
+  const text = readText(file)
+  if (text === undefined) return undefined
+  try {
+    const parsed: unknown = JSON.parse(text)
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return undefined
+    const entries = Object.entries(parsed)
+    return entries.every(([, value]) => value === null || typeof value === "string")
+      ? Object.fromEntries(entries) as Record<string, string | null>
+      : undefined
   } catch {
     return undefined
   }

@@ -66,6 +66,7 @@ export {
 } from "./legacyFaults.js"
 export {
   makeStdioFixture,
+  readEnvReport,
   stdioServerScript,
   stdioServerCommand,
   type StdioFault,

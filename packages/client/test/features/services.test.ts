@@ -11,17 +11,15 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import * as Testkit from "@phasebound/testkit"
 import { Config, ConfigError, ConfigProvider, Context, Effect, Exit, Fiber, Layer, Redacted, Scope } from "effect"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { McpConnection, McpServers } from "../../src/index.js"
 import { eventually, failureOf, server } from "../support/harness.js"
 
 const TOKEN = "svc-token-CANARY-41d7"
 
 /** A stdio child that records one environment value it was given, then is the testkit server. */
-const envProbe = fileURLToPath(new URL("../support/children/env-probe.mjs", import.meta.url))
 
 const platform = Layer.mergeAll(
   FetchHttpClient.layer,
@@ -94,12 +92,17 @@ describe.concurrent("McpConnection", () => {
 
   it.scopedLive("layerStdioConfig: a child process with a Redacted environment value; the child ends with the layer", () =>
     Effect.gen(function*() {
-      const f = yield* stdioFixture
-      // The child writes the SERVICE_TOKEN it was given, then runs the testkit server (same pid).
-      const seenFile = join(f.dir, "service-token.json")
+      // The child writes the SERVICE_TOKEN it was given before it reads stdin (`envReport`).
+      const seenDir = mkdtempSync(join(tmpdir(), "phasebound-services-env-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(seenDir, { recursive: true, force: true })))
+      const seenFile = join(seenDir, "service-token.json")
+      const f = yield* Effect.acquireRelease(
+        Effect.sync(() => Testkit.makeStdioFixture({ envReport: { file: seenFile, names: ["SERVICE_TOKEN"] } })),
+        (f) => Effect.sync(() => f.cleanup())
+      )
       const config = {
         command: Config.succeed(f.command),
-        args: Config.succeed([envProbe, seenFile, "SERVICE_TOKEN", ...f.args]),
+        args: Config.succeed([...f.args]),
         env: Config.all({ ...Object.fromEntries(Object.entries(f.env ?? {}).map(([k, v]) => [k, Config.succeed(v)])), SERVICE_TOKEN: Config.redacted("SERVICE_TOKEN") })
       }
       const built = yield* buildIn(McpConnection.layerStdioConfig(config).pipe(Layer.provide(platform))).pipe(
@@ -109,7 +112,7 @@ describe.concurrent("McpConnection", () => {
       expect(connection.transport).toBe("stdio")
       yield* connection.callTool("add", { a: 2, b: 2 })
       // The Redacted value reached the child as the plain value.
-      expect(JSON.parse(readFileSync(seenFile, "utf8"))).toEqual({ SERVICE_TOKEN: TOKEN })
+      expect(Testkit.readEnvReport(seenFile)).toEqual({ SERVICE_TOKEN: TOKEN })
       expect(f.isAlive()).toBe(true)
       yield* built.release
       expect(f.isAlive()).toBe(false)

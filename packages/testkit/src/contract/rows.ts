@@ -3,10 +3,12 @@
  * A row starts its own loopback server with the faults a case scripts, connects the client
  * under test to it (Effect or Promise API), and says how its server observes release.
  */
-import { readFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Effect, type Layer, type Scope } from "effect"
 import { startLegacyServer } from "../LegacySseServer.js"
-import { makeStdioFixture, type StdioFault } from "../StdioServer.js"
+import { makeStdioFixture, readEnvReport, type StdioFault } from "../StdioServer.js"
 import { startServer } from "../StreamableHttpServer.js"
 import { CANARY_ENV, CANARY_HEADERS, withCanaries } from "./canaries.js"
 import type { ClientUnderTest, Connection, Policy, PromiseConnection } from "./client.js"
@@ -82,7 +84,7 @@ export interface Peer<R> {
   /**
    * The secrets the server received, in the places they were sent (empty without canaries): over
    * HTTP the credential headers and request URLs; a stdio child's environment entries named in
-   * `CANARY_ENV` (`NAME=value`, as the system shows the child's environment).
+   * `CANARY_ENV` (`NAME=value`), as the child reported them at its start.
    */
   readonly receivedSecrets: () => ReadonlyArray<string>
   readonly waitFor: (predicate: () => boolean, what: string, timeoutMs?: number) => Promise<void>
@@ -230,33 +232,12 @@ const legacyRow = <R>(client: ClientUnderTest<R>, http: string): Row<R> => {
   return row
 }
 
-/** How long a child given the canaries outlives its stdin: ample for `watchEnvironment` to read it. */
-const ENVIRONMENT_LINGER_MS = 300
-
 /**
- * Reads a child's environment as the system shows it (Linux: `/proc/<pid>/environ`, the
- * environment the child was started with), once the child has written its pid file (before it
- * reads its stdin, so before anything can end it). `canaryEntries` are its `NAME=value` entries
- * named in `CANARY_ENV`: empty until read, and where the system has no `/proc`.
+ * The canary environment entries a child reported it was given (`envReport`, written before it
+ * reads stdin), as `NAME=value`: empty until it has written the report.
  */
-const watchEnvironment = (pidOf: () => number | undefined) => {
-  let entries: ReadonlyArray<string> | undefined
-  const timer = setInterval(() => {
-    const pid = pidOf()
-    if (pid === undefined) return
-    clearInterval(timer)
-    try {
-      entries = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")
-    } catch {
-      entries = []
-    }
-  }, 1)
-  const names = Object.keys(CANARY_ENV)
-  return {
-    canaryEntries: (): ReadonlyArray<string> => (entries ?? []).filter((entry) => names.includes(entry.slice(0, entry.indexOf("=")))),
-    stop: () => clearInterval(timer)
-  }
-}
+const reportedCanaries = (file: string): ReadonlyArray<string> =>
+  Object.entries(readEnvReport(file) ?? {}).flatMap(([name, value]) => value === null ? [] : [`${name}=${value}`])
 
 const stdioRow = <R>(client: ClientUnderTest<R>, era: EraName, http: string): Row<R> => {
   const server = `stdio/${era === "handshake" ? "2025" : "2026"}`
@@ -273,11 +254,14 @@ const stdioRow = <R>(client: ClientUnderTest<R>, era: EraName, http: string): Ro
     start: async (setup = {}) => {
       const faults: Array<StdioFault> = (setup.faults ?? []).map((sited) => stdioFault(sited) ?? refuse(sited.fault.kind))
       if (setup.stubbornRelease === true) faults.push({ kind: "ignore-sigterm" })
-      // The child stays a while after its stdin closes, so that its environment is read while it lives.
-      if (setup.canaries === true) faults.push({ kind: "linger-after-stdin-close", ms: ENVIRONMENT_LINGER_MS })
-      const fixture = makeStdioFixture({ era, faults })
+      const envDir = setup.canaries === true ? mkdtempSync(join(tmpdir(), "phasebound-contract-env-")) : undefined
+      const envFile = envDir === undefined ? undefined : join(envDir, "env.json")
+      const fixture = makeStdioFixture({
+        era,
+        faults,
+        ...(envFile === undefined ? {} : { envReport: { file: envFile, names: Object.keys(CANARY_ENV) } })
+      })
       const env = setup.canaries === true ? { ...fixture.env, ...CANARY_ENV } : fixture.env
-      const environment = setup.canaries === true ? watchEnvironment(fixture.pid) : undefined
       const waitFor = waitUntil
       const command = { command: fixture.command, args: fixture.args, env }
       return {
@@ -292,11 +276,11 @@ const stdioRow = <R>(client: ClientUnderTest<R>, era: EraName, http: string): Ro
         unansweredClosed: () => 0,
         releaseSign: "the child gone",
         released: (timeoutMs) => waitFor(() => fixture.pid() !== undefined && !fixture.isAlive(), "the child gone", timeoutMs),
-        receivedSecrets: () => environment?.canaryEntries() ?? [],
+        receivedSecrets: () => envFile === undefined ? [] : reportedCanaries(envFile),
         waitFor,
         close: async () => {
-          environment?.stop()
           fixture.cleanup()
+          if (envDir !== undefined) rmSync(envDir, { recursive: true, force: true })
         }
       }
     }

@@ -41,6 +41,10 @@
  *   --features               the features of ../features.ts
  *   --resources N            with --features: how many test://docs/i resources are listed (default 3)
  *   --effect-tools           the effect tools of ../effects.ts
+ *   --env-report PATH        at start-up, before stdin is read: a JSON object of the values of the
+ *                            variables named by --env-report-name (repeatable) in this process's
+ *                            environment, null for an unset one (written to a temporary name, then
+ *                            renamed: a reader never sees half of it)
  *   --events-file PATH       one line per event, appended synchronously: "tool NAME" when a
  *                            tools/call is run (then "identity NAME JSON" when it carried an
  *                            effect identity), "sent METHOD" when a notification is handed to
@@ -51,7 +55,7 @@
  * already happened. On a notification only `exit` applies. A fault replaces what the request
  * would play out too (`delay` only postpones it), but a list change still goes out at once.
  */
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs"
+import { appendFileSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { parseArgs } from "node:util"
 import { FAULT_FRAMINGS } from "../faults.js"
 import { STATELESS_FEATURE_METHODS } from "../features.js"
@@ -146,7 +150,9 @@ const readConfig = () => {
         features: { type: "boolean" },
         resources: { type: "string" },
         "effect-tools": { type: "boolean" },
-        "events-file": { type: "string" }
+        "events-file": { type: "string" },
+        "env-report": { type: "string" },
+        "env-report-name": { type: "string", multiple: true }
       },
       strict: true,
       allowPositionals: false
@@ -172,6 +178,8 @@ const readConfig = () => {
     effectTools: values["effect-tools"] === true,
     resources: intArg(values.resources, "--resources") ?? 3,
     eventsFile: values["events-file"],
+    envReport: values["env-report"],
+    envReportNames: values["env-report-name"] ?? [],
     counterFile: values["counter-file"],
     logFile: values["log-file"],
     protocolVersion: values["protocol-version"],
@@ -672,7 +680,17 @@ const ownIdentity = (): string => {
   }
 }
 
+/** The environment values the parent asked about (`--env-report-name`), as this process was given them. */
+const writeEnvReport = (): void => {
+  if (config.envReport === undefined) return
+  const seen = Object.fromEntries(config.envReportNames.map((name) => [name, process.env[name] ?? null]))
+  const partial = `${config.envReport}.${process.pid}.partial`
+  writeFileSync(partial, JSON.stringify(seen))
+  renameSync(partial, config.envReport)
+}
+
 const main = async (): Promise<void> => {
+  writeEnvReport()
   for (const fault of config.faults) if (fault.kind === "write-pid") writeFileSync(String(fault.path), ownIdentity())
   writeCounter()
   if (ignoreSigterm) {
