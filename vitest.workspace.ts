@@ -1,3 +1,57 @@
-// The list of test projects. The root vitest.config.ts feeds it to `test.projects`
-// (Vitest 3.2 deprecates reading this file by itself).
-export default ["packages/client", "packages/testkit", "packages/cli", "packages/qualify", "packages/workflow"]
+/**
+ * The list of test projects; the root vitest.config.ts feeds it to `test.projects`. Two tiers
+ * per package (docs/TESTING.md, "Tiers"):
+ * - `<package>:fast`: pure units and in-process loopback servers; the inner loop (`npm run test:fast`);
+ * - `<package>:slow`: child processes, the contract matrix, real peers, the conformance suite,
+ *   compiled executables, PostgreSQL.
+ * `npm test` runs both. A test file belongs to exactly one tier: the slow globs of a package, the
+ * fast tier everything else of it.
+ */
+import { configDefaults, defineProject, type TestProjectInlineConfiguration } from "vitest/config"
+
+// "@phasebound/source" resolves the workspace packages to their TypeScript sources (see package.json exports).
+const conditions = ["@phasebound/source", "node", "import", "module", "default"]
+
+interface Tiering {
+  readonly slow: ReadonlyArray<string>
+  /** Runs once before the slow tier's files (e.g. building the CLI bundle). */
+  readonly slowSetup?: ReadonlyArray<string>
+}
+
+const tier = (pkg: string, name: "fast" | "slow", tiering: Tiering): TestProjectInlineConfiguration =>
+  defineProject({
+    root: `packages/${pkg}`,
+    resolve: { conditions },
+    ssr: { resolve: { conditions, externalConditions: ["@phasebound/source"] } },
+    test: {
+      name: `${pkg}:${name}`,
+      include: name === "slow" ? [...tiering.slow] : ["test/**/*.test.ts"],
+      exclude: name === "slow" ? [...configDefaults.exclude] : [...configDefaults.exclude, ...tiering.slow],
+      globalSetup: name === "slow" ? [...(tiering.slowSetup ?? [])] : [],
+      testTimeout: 30_000,
+      hookTimeout: name === "slow" ? 120_000 : 30_000
+    }
+  })
+
+const tiered = (pkg: string, tiering: Tiering) => [tier(pkg, "fast", tiering), tier(pkg, "slow", tiering)]
+
+export const projects: ReadonlyArray<TestProjectInlineConfiguration> = [
+  ...tiered("client", {
+    slow: [
+      "test/contract/**/*.test.ts",
+      "test/conformance/**/*.test.ts",
+      "test/interop/**/*.test.ts",
+      "test/hostile/**/*.test.ts",
+      "test/transport/stdio*.test.ts",
+      "test/authorization/token-store-processes.test.ts",
+      "test/unit/promise.test.ts"
+    ]
+  }),
+  ...tiered("testkit", { slow: ["test/stdio*.test.ts", "test/features-stdio.test.ts", "test/processIdentity.test.ts"] }),
+  ...tiered("cli", {
+    slow: ["test/**/*.e2e.test.ts", "test/runtimes.test.ts"],
+    slowSetup: ["test/globalSetup.ts"]
+  }),
+  ...tiered("workflow", { slow: ["test/cluster/**/*.test.ts"] }),
+  ...tiered("qualify", { slow: ["test/**/*.test.ts"] })
+]

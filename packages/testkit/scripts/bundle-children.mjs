@@ -7,5 +7,5 @@ import { bundleChildProgram, CHILD_PROGRAMS } from "../dist/stdioBundle.js"
 for (const program of CHILD_PROGRAMS) {
   const outfile = fileURLToPath(new URL(`../dist/${program.bundle}`, import.meta.url))
   bundleChildProgram(program, outfile)
-  console.log(`bundled src/${program.entry} -> dist/${program.bundle}`)
+  console.error(`bundled src/${program.entry} -> dist/${program.bundle}`)
 }

@@ -38,12 +38,13 @@ const POLICY = { timeout: TIMEOUT, maxBytes: CEILING }
 const LIMITS = { timeoutMs: TIMEOUT, maxBytes: CEILING }
 /**
  * The most a reader may have taken past the ceiling when it refuses a never-ending answer:
- * `observedBytes` runs through the end of the chunk that crossed the ceiling, and a chunk is at
- * most one write of the servers' never-ending answers (64 KiB: `NEVER_ENDING_CHUNK` of the
- * Streamable, legacy and stdio servers; Node's socket and pipe reads are 64 KiB at most too). The
- * bound proves the refusal came at the first chunk past the ceiling, not at some later one.
+ * `observedBytes` runs through the end of the chunk that crossed the ceiling. Under Node a chunk
+ * is at most 64 KiB (its socket and pipe reads; also one write of the servers' never-ending
+ * answers, `NEVER_ENDING_CHUNK`). Bun's readers hand over whatever the socket or pipe holds in
+ * one read, several writes coalesced (110-300 KB seen): there the bound is 1 MiB. Either bound
+ * proves the refusal came at the first chunk past the ceiling, not after reading on.
  */
-const NEVER_ENDING_SLACK = 64 * 1024
+const NEVER_ENDING_SLACK = "Bun" in globalThis ? 1024 * 1024 : 64 * 1024
 
 const SIZES = [CEILING - 1, CEILING, CEILING + 1] as const
 

@@ -81,8 +81,13 @@ const checkDeadline = <R>(row: Row<R>, site: Site, error: unknown, timeoutMs: nu
 const withinRealTime = <A, E, R>(effect: Effect.Effect<A, E, R>, ms: number, what: string) =>
   Effect.raceFirst(
     effect,
+    // A real timer (the TestClock would never fire it), cleared when the race is decided: a
+    // program that ran the case exits by itself, with no timer left behind.
     Effect.flatMap(
-      Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms))),
+      Effect.async<void>((resume) => {
+        const timer = setTimeout(() => resume(Effect.void), ms)
+        return Effect.sync(() => clearTimeout(timer))
+      }),
       () => Effect.die(new ContractFailure(`not within ${ms} ms of real time: ${what}`))
     )
   )

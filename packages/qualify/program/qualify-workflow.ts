@@ -1,9 +1,9 @@
 /**
- * The qualification program of @phasebound/workflow: one plain ESM file, run as is by
- * `node qualify-workflow.mjs` and `bun qualify-workflow.mjs` in the project where the packed
- * packages were installed. It imports public entry points only: @phasebound/workflow (and one
+ * The qualification program of @phasebound/workflow, run by `node qualify-workflow.mjs` and
+ * `bun qualify-workflow.mjs` in the project where the packed packages were installed (src/run.ts
+ * bundles it with esbuild, every package import left external). It imports public entry points only: @phasebound/workflow (and one
  * module behind its `./*` export), @phasebound/client, @phasebound/testkit, @effect/workflow,
- * effect and @effect/platform.
+ * effect, @effect/platform and @effect/platform-node.
  *
  * A short workflow on `WorkflowEngine.layerMemory` calls the testkit server's side-effecting
  * `increment` tool through `ToolCall.call`, against a connection from `McpConnection.layer`:
@@ -11,10 +11,12 @@
  * another execution gets another identity, and a connection that cannot be made is a typed
  * `ToolCallFailed` that sent nothing.
  *
- * Like program/qualify.mjs it prints a table and one `QUALIFY-SUMMARY {json}` line, never calls
- * process.exit, and sets process.exitCode on failure.
+ * Like program/qualify.ts it prints a table and the testkit's report line (`formatReport`),
+ * never calls process.exit, and sets process.exitCode on failure.
  */
 import { FetchHttpClient } from "@effect/platform"
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Workflow, WorkflowEngine } from "@effect/workflow"
 import { McpClient, McpConnection } from "@phasebound/client"
 import * as Testkit from "@phasebound/testkit"
@@ -22,15 +24,16 @@ import { EffectIdentity, SentMarker, ToolCall, ToolCallError } from "@phasebound
 import * as ToolCallModule from "@phasebound/workflow/ToolCall"
 import { Effect, Exit, Layer, Schema } from "effect"
 
-const runtime = typeof globalThis.Bun === "undefined" ? "node" : "bun"
-const results = []
+const bunVersion = (globalThis as { readonly Bun?: { readonly version: string } }).Bun?.version
+const runtime = bunVersion === undefined ? "node" : "bun"
+const results: Array<Testkit.CheckResult> = []
 
-const check = (condition, message) => {
+const check: (condition: boolean, message: string) => asserts condition = (condition, message) => {
   if (!condition) throw new Error(message)
 }
-const scenario = async (name, body, timeoutMs = 20_000) => {
+const scenario = async (name: string, body: () => unknown, timeoutMs = 20_000) => {
   const started = Date.now()
-  let timer
+  let timer: ReturnType<typeof setTimeout> | undefined
   try {
     const detail = await Promise.race([
       Promise.resolve().then(body),
@@ -41,16 +44,17 @@ const scenario = async (name, body, timeoutMs = 20_000) => {
     results.push({ name, ok: true, detail: typeof detail === "string" ? detail : "", ms: Date.now() - started })
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
-    results.push({ name, ok: false, detail: message.split("\n")[0].slice(0, 300), ms: Date.now() - started })
+    results.push({ name, ok: false, detail: (message.split("\n")[0] ?? "").slice(0, 300), ms: Date.now() - started })
   } finally {
     clearTimeout(timer)
   }
 }
 
-const textOf = (result) => result.content.map((c) => c.text ?? "").join("")
+const textOf = (result: { readonly content: ReadonlyArray<unknown> }): string =>
+  result.content.map((c) => (c as { text?: string }).text ?? "").join("")
 
 /** A workflow of one order, one `increment` call: its result is the tool's text. */
-const orderWorkflow = (name) =>
+const orderWorkflow = (name: string) =>
   Workflow.make({
     name,
     payload: { order: Schema.String },
@@ -63,7 +67,8 @@ const Order = orderWorkflow("QualifyOrder")
 /** The same workflow over a connection that cannot be made (a port nothing listens on). */
 const Unreachable = orderWorkflow("QualifyUnreachable")
 
-const toolCalls = (server) => server.requests.filter((request) => request.json?.method === "tools/call")
+const toolCalls = (server: Testkit.TestServer) =>
+  server.requests.filter((request) => (request.json as { method?: string } | undefined)?.method === "tools/call")
 
 await scenario("the public exports: EffectIdentity, SentMarker, ToolCall, ToolCallError; ./ToolCall by path", () => {
   check(typeof EffectIdentity.derive === "function", "EffectIdentity.derive")
@@ -80,7 +85,10 @@ await scenario("a workflow on WorkflowEngine.layerMemory calls the tool once; a 
     const layer = Order.toLayer(() =>
       ToolCall.call({ name: "increment", connection: McpConnection.McpConnection, tool: "increment" }).pipe(Effect.map(textOf))
     ).pipe(
-      Layer.provide(McpConnection.layer({ url: server.url, policy: { timeout: "5 seconds" } })),
+      // A URL connection never spawns: the command executor is only what the layer's type asks for.
+      Layer.provide(McpConnection.layer({ url: server.url, policy: { timeout: "5 seconds" } }).pipe(
+        Layer.provide(Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer))
+      )),
       Layer.provideMerge(WorkflowEngine.layerMemory),
       Layer.provide(FetchHttpClient.layer)
     )
@@ -117,8 +125,8 @@ await scenario("a connection that cannot be made is a ToolCallFailed that sent n
   ).pipe(Layer.provideMerge(WorkflowEngine.layerMemory), Layer.provide(FetchHttpClient.layer))
   const exit = await Effect.runPromiseExit(Unreachable.execute({ order: "C-3" }).pipe(Effect.provide(layer)))
   check(Exit.isFailure(exit), "the workflow succeeded")
-  const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
-  check(error instanceof ToolCallError.ToolCallFailed, `failed with ${exit.cause._tag} ${error?._tag ?? ""}`)
+  const error: unknown = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+  check(error instanceof ToolCallError.ToolCallFailed, `failed with ${exit.cause._tag} ${(error as { _tag?: string } | undefined)?._tag ?? ""}`)
   check(error.outcome === "not-sent", `outcome ${error.outcome}`)
   check(!JSON.stringify(error).includes(url), "the URL is in the error")
   return `${error.tag}, outcome ${error.outcome}`
@@ -126,9 +134,8 @@ await scenario("a connection that cannot be made is a ToolCallFailed that sent n
 
 const failed = results.filter((r) => !r.ok)
 const width = Math.max(...results.map((r) => r.name.length))
-console.log(`phasebound workflow qualification under ${runtime} ${runtime === "bun" ? globalThis.Bun.version : process.version}`)
+console.log(`phasebound workflow qualification under ${runtime} ${bunVersion ?? process.version}`)
 for (const r of results) console.log(`${r.ok ? "PASS" : "FAIL"}  ${r.name.padEnd(width)}  ${String(r.ms).padStart(5)} ms  ${r.detail}`)
 console.log(`${results.length - failed.length} passed, ${failed.length} failed`)
-const summary = { runtime, results: results.map((r) => ({ name: r.name, ok: r.ok, detail: r.detail })), children: [] }
-console.log(`QUALIFY-SUMMARY ${JSON.stringify(summary)}`)
+process.stdout.write(Testkit.formatReport({ results: results.map(({ name, ok, detail }) => ({ name, ok, detail })), children: [] }))
 if (failed.length > 0) process.exitCode = 1

@@ -6,20 +6,35 @@
  * 2. installs the tarballs into a fresh project under os.tmpdir() (no workspace links, no path
  *    mapping: the project's own node_modules is all it resolves from), offline, from the npm cache
  *    that the workspace's `npm ci` filled (the project's lockfile is seeded from the workspace's);
- * 3. runs ONE plain ESM program (program/qualify.mjs) through the public exports only, under
- *    `node` and under `bun`, and checks that it exits by itself with no handle left open; the same
- *    for the workflow package (program/qualify-workflow.mjs);
- * 4. compiles the INSTALLED CLI with `bun build --compile` and drives it (program/qualify-cli.mjs),
+ * 3. runs ONE program (program/qualify.ts) through the public exports only, under `node` and
+ *    under `bun`, and checks that it exits by itself with no handle left open; the same for the
+ *    workflow package (program/qualify-workflow.ts);
+ * 4. compiles the INSTALLED CLI with `bun build --compile` and drives it (program/qualify-cli.ts),
  *    side by side with the programs of step 3;
  * 5. prints a table per runtime, then `N passed, N failed`; exits non-zero on any failure.
  *
- * Environment: QUALIFY_KEEP=1 keeps the temporary project; QUALIFY_VERBOSE=1 echoes the programs' output.
+ * The programs are TypeScript, type-checked with the workspace (root tsconfig.json, where
+ * @phasebound/* resolve to the sources through the "@phasebound/source" condition). The project
+ * has no TypeScript loader and runs under node 20, so each program is bundled into it with
+ * esbuild as plain ESM, every package import left external (`packages: "external"`): what the
+ * program imports at run time is the installed tarballs. This orchestrator itself runs under
+ * `tsx --conditions=@phasebound/source` (the root `qualify` script): it reads the programs'
+ * reports with the testkit's `readReport` and checks their children with `isRunning`, from the
+ * workspace's sources, so that its judgement does not depend on the tarballs it judges.
+ *
+ * Every program ends its stdout with one report line (@phasebound/testkit's `formatReport`);
+ * a program without a decodable one is a failed row.
+ *
+ * Environment: QUALIFY_KEEP=1 keeps the temporary project (rerun a program there with
+ * `node qualify.mjs`); QUALIFY_VERBOSE=1 echoes the programs' output.
  */
-import { spawn, spawnSync } from "node:child_process"
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { isRunning, type ProcessIdentity, readReport, REPORT_PREFIX, type ReportReading } from "@phasebound/testkit"
+import { build } from "esbuild"
+import { spawn, type SpawnSyncReturns, spawnSync } from "node:child_process"
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { fileURLToPath } from "node:url"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = resolve(here, "../../..")
@@ -32,11 +47,10 @@ const verbose = process.env.QUALIFY_VERBOSE === "1"
 const PROGRAM_TIMEOUT_MS = 240_000
 /** After its last line, a program must have exited by itself within this time: no handle left open. */
 const EXIT_GRACE_MS = 3_000
-const SUMMARY_PREFIX = "QUALIFY-SUMMARY "
 /** Canary secrets the programs use; none may appear in anything they print. */
 const CANARY_PATTERN = /CANARY|canaryuser/
 
-const pinned = { effect: "3.22.4", "@effect/platform": "0.97.2", "@effect/platform-node": "0.108.2" }
+const pinned: Record<string, string> = { effect: "3.22.4", "@effect/platform": "0.97.2", "@effect/platform-node": "0.108.2" }
 const publicPackages = [
   { name: "@phasebound/client", dir: "packages/client" },
   { name: "@phasebound/testkit", dir: "packages/testkit" },
@@ -45,21 +59,77 @@ const publicPackages = [
 ].filter((pkg) => existsSync(join(root, pkg.dir, "package.json")))
 const WORKFLOW = "@phasebound/workflow"
 /** The install-script approvals the workspace made (package.json `allowScripts`), carried to the project. */
-const allowScripts = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).allowScripts
+const allowScripts: unknown = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { allowScripts?: unknown }).allowScripts
 
-/** Rows by table: package (build, pack, install), node, bun, workflow (node), workflow (bun), cli. */
-const tables = new Map()
-const record = (table, name, ok, detail = "") => {
-  if (!tables.has(table)) tables.set(table, [])
-  tables.get(table).push({ name, ok: Boolean(ok), detail: String(detail) })
+interface Manifest {
+  readonly scripts?: Record<string, string>
+  readonly dependencies?: Record<string, string>
+  readonly exports?: unknown
+  readonly bin?: string | Record<string, string>
+  readonly main?: string
+  readonly types?: string
 }
 
-const tail = (text, lines = 15) => text.trim().split("\n").slice(-lines).join("\n")
+/**
+ * Bundles `program/<name>.ts` into the project as `<name>.mjs`: plain ESM for node 20 and bun,
+ * every package import (@phasebound/*, effect, @effect/*) left a bare import that the project's
+ * node_modules resolves, so the installed tarballs are what runs.
+ */
+const bundleProgram = async (name: string): Promise<{ ok: true; file: string } | { ok: false; why: string }> => {
+  const file = `${name}.mjs`
+  try {
+    const result = await build({
+      entryPoints: [join(programDir, `${name}.ts`)],
+      outfile: join(project, file),
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      packages: "external",
+      metafile: true,
+      logLevel: "silent"
+    })
+    if (result.errors.length > 0) return { ok: false, why: result.errors.map((e) => e.text).join("; ") }
+    // The program alone is bundled: a relative import would carry workspace code into the
+    // project, and the qualification would judge that instead of the tarballs.
+    const inlined = Object.keys(result.metafile.inputs).filter((input) => !input.endsWith(`program/${name}.ts`))
+    return inlined.length === 0 ? { ok: true, file } : { ok: false, why: `bundles workspace files, not only package imports: ${inlined.join(", ")}` }
+  } catch (error) {
+    return { ok: false, why: error instanceof Error ? error.message.split("\n").slice(0, 4).join(" ") : String(error) }
+  }
+}
 
+interface Row {
+  readonly name: string
+  readonly ok: boolean
+  readonly detail: string
+}
+/** Rows by table: package (build, pack, install), node, bun, workflow (node), workflow (bun), cli. */
+const tables = new Map<string, Array<Row>>()
+const record = (table: string, name: string, ok: boolean, detail: string = "") => {
+  const rows = tables.get(table) ?? []
+  tables.set(table, rows)
+  rows.push({ name, ok, detail })
+}
+
+const tail = (text: string, lines = 15) => text.trim().split("\n").slice(-lines).join("\n")
+
+interface Ran {
+  readonly ok: boolean
+  readonly status: number | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly error: (Error & { code?: string }) | undefined
+  readonly ms: number
+}
 /** Runs a command to completion (stdout and stderr captured). */
-const run = (command, args, options = {}) => {
+const run = (
+  command: string,
+  args: ReadonlyArray<string>,
+  options: { readonly cwd?: string; readonly timeout?: number; readonly env?: NodeJS.ProcessEnv } = {}
+): Ran => {
   const started = Date.now()
-  const result = spawnSync(command, args, {
+  const result: SpawnSyncReturns<string> = spawnSync(command, args, {
     cwd: options.cwd ?? root,
     encoding: "utf8",
     timeout: options.timeout ?? 300_000,
@@ -71,27 +141,38 @@ const run = (command, args, options = {}) => {
   return { ok, status: result.status, stdout: result.stdout ?? "", stderr: result.stderr ?? "", error: result.error, ms }
 }
 
-const why = (r) => `exit ${r.status}${r.error ? ` (${r.error.code ?? r.error.message})` : ""}: ${tail(r.stderr || r.stdout, 6)}`
+const why = (r: Ran) => `exit ${r.status}${r.error ? ` (${r.error.code ?? r.error.message})` : ""}: ${tail(r.stderr || r.stdout, 6)}`
+
+interface ProgramOutcome {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly killed: boolean
+  readonly stdout: string
+  readonly stderr: string
+  readonly report: ReportReading
+  readonly totalMs: number
+  readonly exitAfterReportMs: number | undefined
+}
 
 /**
- * Runs a qualification program, streaming its output: the summary line is timed, so that "it
+ * Runs a qualification program, streaming its output: the report line is timed, so that "it
  * exits by itself shortly after its last scenario" is measured, not assumed.
  */
-const runProgram = (command, args, cwd) =>
-  new Promise((resolvePromise) => {
+const runProgram = (command: string, args: ReadonlyArray<string>, cwd: string) =>
+  new Promise<ProgramOutcome>((resolvePromise) => {
     const started = Date.now()
     const child = spawn(command, args, { cwd, env: programEnv, stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
-    let summaryAt
+    let reportAt: number | undefined
     let killed = false
     child.stdout.setEncoding("utf8")
     child.stderr.setEncoding("utf8")
     child.stdout.on("data", (chunk) => {
       stdout += chunk
       if (verbose) process.stdout.write(chunk)
-      if (summaryAt === undefined && stdout.includes(SUMMARY_PREFIX) && stdout.slice(stdout.indexOf(SUMMARY_PREFIX)).includes("\n")) {
-        summaryAt = Date.now()
+      if (reportAt === undefined && stdout.includes(REPORT_PREFIX) && stdout.slice(stdout.indexOf(REPORT_PREFIX)).includes("\n")) {
+        reportAt = Date.now()
       }
     })
     child.stderr.on("data", (chunk) => {
@@ -108,71 +189,57 @@ const runProgram = (command, args, cwd) =>
     child.on("close", (code, signal) => {
       clearTimeout(timer)
       const exitedAt = Date.now()
-      const line = stdout.split("\n").find((l) => l.startsWith(SUMMARY_PREFIX))
-      let summary
-      try {
-        summary = line === undefined ? undefined : JSON.parse(line.slice(SUMMARY_PREFIX.length))
-      } catch {
-        summary = undefined
-      }
       resolvePromise({
         code,
         signal,
         killed,
         stdout,
         stderr,
-        summary,
+        report: readReport(stdout),
         totalMs: exitedAt - started,
-        exitAfterSummaryMs: summaryAt === undefined ? undefined : exitedAt - summaryAt
+        exitAfterReportMs: reportAt === undefined ? undefined : exitedAt - reportAt
       })
     })
   })
 
 /**
- * Whether a child a program reported (`{ pid, start }`) still runs: the installed testkit's own
- * check, which compares the start time too, so that a pid given to another process since (the
- * pid space wraps within minutes on a busy machine) is not taken for the child. Loaded once the
- * packages are installed; the programs only run then.
+ * The rows every program run gets from the outside, beside the program's own scenarios. Whether
+ * a child it reported (`{ pid, start }`) still runs is the testkit's `isRunning`, which compares
+ * the start time too, so that a pid given to another process since (the pid space wraps within
+ * minutes on a busy machine) is not taken for the child.
  */
-let isRunning = () => false
-const loadProcessCheck = async () => {
-  const module = join(project, "node_modules/@phasebound/testkit/dist/processIdentity.js")
-  isRunning = (await import(pathToFileURL(module).href)).isRunning
-}
-
-/** The rows every program run gets from the outside, beside the program's own scenarios. */
-const judgeProgram = (table, label, outcome) => {
-  const { summary } = outcome
-  if (summary === undefined) {
-    record(table, `${label}: ran to its end and printed its summary`, false, `exit ${outcome.code ?? outcome.signal}: ${tail(outcome.stderr || outcome.stdout, 10)}`)
+const judgeProgram = (table: string, label: string, outcome: ProgramOutcome) => {
+  const { report } = outcome
+  if (report._tag === "NoReport") {
+    record(table, `${label}: ran to its end and printed its report`, false, `${report.why}; exit ${outcome.code ?? outcome.signal}: ${tail(outcome.stderr || outcome.stdout, 10)}`)
   } else {
-    for (const row of summary.results) record(table, row.name, row.ok, row.detail)
+    for (const row of report.report.results) record(table, row.name, row.ok, row.detail)
   }
   record(
     table,
     `${label}: exits by itself, no handle left open (within ${EXIT_GRACE_MS} ms of its last line; killed at ${PROGRAM_TIMEOUT_MS / 1000} s)`,
-    !outcome.killed && outcome.exitAfterSummaryMs !== undefined && outcome.exitAfterSummaryMs <= EXIT_GRACE_MS,
+    !outcome.killed && outcome.exitAfterReportMs !== undefined && outcome.exitAfterReportMs <= EXIT_GRACE_MS,
     outcome.killed
       ? `killed after ${PROGRAM_TIMEOUT_MS} ms`
-      : `exited ${outcome.exitAfterSummaryMs ?? "?"} ms after its summary, ${outcome.totalMs} ms in all`
+      : `exited ${outcome.exitAfterReportMs ?? "?"} ms after its report, ${outcome.totalMs} ms in all`
   )
-  const failed = summary === undefined ? 1 : summary.results.filter((r) => !r.ok).length
+  const failed = report._tag === "NoReport" ? 1 : report.failed.length
   record(
     table,
     `${label}: exit code says whether it passed (0 iff every scenario passed)`,
-    summary !== undefined && (outcome.code === 0) === (failed === 0),
+    report._tag === "Report" && (outcome.code === 0) === (failed === 0),
     `exit ${outcome.code ?? outcome.signal}, ${failed} failed`
   )
   const unexpectedStderr = outcome.stderr.trim()
   record(table, `${label}: nothing on stderr`, unexpectedStderr === "", unexpectedStderr === "" ? "" : tail(unexpectedStderr, 5))
   const leaked = (outcome.stdout + outcome.stderr).match(CANARY_PATTERN)
   record(table, `${label}: no canary secret anywhere in its output`, leaked === null, leaked === null ? "" : `found ${leaked[0]}`)
-  const children = summary?.children ?? []
-  const alive = children.filter(isRunning).map((child) => child.pid)
+  const children: ReadonlyArray<ProcessIdentity> = report._tag === "Report" ? report.report.children ?? [] : []
+  const alive = children.filter((child) => isRunning(child)).map((child) => child.pid)
   record(
     table,
     `${label}: no stdio child outlives the program (${children.length} children spawned)`,
-    summary !== undefined && alive.length === 0,
+    report._tag === "Report" && alive.length === 0,
     alive.length === 0 ? "" : `alive: ${alive.join(", ")}`
   )
   for (const pid of alive) {
@@ -192,7 +259,7 @@ const project = join(temp, "project")
 mkdirSync(packs)
 mkdirSync(project)
 /** The programs get a clean environment: nothing that could map paths or leak a secret. */
-const programEnv = {
+const programEnv: NodeJS.ProcessEnv = {
   PATH: process.env.PATH ?? "",
   HOME: process.env.HOME ?? temp,
   TMPDIR: process.env.TMPDIR ?? tmpdir(),
@@ -204,29 +271,34 @@ const overallStarted = Date.now()
 try {
   // 1. Pack each public package: a plain `npm pack` builds it first (its `prepack` runs the
   // build), as it will for a publish; the tarball checks below see what that produced.
-  const tarballs = new Map()
+  const tarballs = new Map<string, { file: string; files: ReadonlyArray<string>; manifest: Manifest }>()
   for (const pkg of publicPackages) {
-    const manifest = JSON.parse(readFileSync(join(root, pkg.dir, "package.json"), "utf8"))
+    const manifest = JSON.parse(readFileSync(join(root, pkg.dir, "package.json"), "utf8")) as Manifest
     // "npm run build", or first the build of a workspace package it compiles against.
     const buildsOnPack = manifest.scripts?.build !== undefined && /(^|&& )npm run build$/.test(manifest.scripts?.prepack ?? "")
-    record("package", `npm pack builds ${pkg.name} (prepack runs its build)`, buildsOnPack, buildsOnPack ? `prepack: ${manifest.scripts.prepack}` : `no prepack building it`)
+    record("package", `npm pack builds ${pkg.name} (prepack runs its build)`, buildsOnPack, buildsOnPack ? `prepack: ${manifest.scripts?.prepack}` : `no prepack building it`)
     if (!buildsOnPack) continue
     const packed = run("npm", ["pack", "-w", pkg.name, "--pack-destination", packs, "--json"])
-    let info
+    let info: { filename: string; entryCount: number; size: number; files: ReadonlyArray<{ path: string }> } | undefined
     try {
-      info = JSON.parse(packed.stdout)[0]
+      // The JSON npm prints (a build step that writes to stdout precedes it: pack.test.ts is
+      // where "only JSON on stdout" is checked; here the tarball is what matters).
+      info = (JSON.parse(packed.stdout.slice(Math.max(0, packed.stdout.search(/^\[/m)))) as Array<typeof info>)[0]
     } catch {
       info = undefined
     }
-    const ok = packed.ok && info !== undefined && existsSync(join(packs, info.filename))
-    record("package", `npm pack ${pkg.name}`, ok, ok ? `${info.filename}, ${info.entryCount} files, ${info.size} bytes` : why(packed))
-    if (ok) tarballs.set(pkg.name, { file: join(packs, info.filename), files: info.files.map((f) => f.path), manifest })
+    if (packed.ok && info !== undefined && existsSync(join(packs, info.filename))) {
+      record("package", `npm pack ${pkg.name}`, true, `${info.filename}, ${info.entryCount} files, ${info.size} bytes`)
+      tarballs.set(pkg.name, { file: join(packs, info.filename), files: info.files.map((f) => f.path), manifest })
+    } else {
+      record("package", `npm pack ${pkg.name}`, false, why(packed))
+    }
   }
 
   // Each entry point a manifest declares (exports, bin, main, types) must be in its tarball.
   for (const [name, { files, manifest }] of tarballs) {
-    const declared = []
-    const walk = (value) => {
+    const declared: Array<string> = []
+    const walk = (value: unknown): void => {
       if (typeof value === "string") {
         if (!value.includes("*") && !value.startsWith("./src/")) declared.push(value.replace(/^\.\//, ""))
       } else if (value !== null && typeof value === "object") {
@@ -249,10 +321,11 @@ try {
   // prunes the rest, so every registry package comes at the workspace's locked version, which
   // `npm ci` cached. --offline forbids the network; a proxy at 127.0.0.1:9 (nothing listens
   // there) makes any request that would still go out fail, and the http log is checked for one.
-  const workspaceLock = JSON.parse(readFileSync(join(root, "package-lock.json"), "utf8"))
-  const seededLock = (dependencies) => {
-    const packages = { "": { name: "phasebound-qualification", dependencies } }
-    const skipped = []
+  type LockEntry = { readonly link?: boolean; readonly resolved?: string }
+  const workspaceLock = JSON.parse(readFileSync(join(root, "package-lock.json"), "utf8")) as { packages?: Record<string, LockEntry> }
+  const seededLock = (dependencies: Record<string, string>) => {
+    const packages: Record<string, unknown> = { "": { name: "phasebound-qualification", dependencies } }
+    const skipped: Array<string> = []
     for (const [path, entry] of Object.entries(workspaceLock.packages ?? {})) {
       if (!path.startsWith("node_modules/")) continue
       if (skipped.some((prefix) => path.startsWith(`${prefix}/node_modules/`))) continue
@@ -265,13 +338,14 @@ try {
     return { name: "phasebound-qualification", lockfileVersion: 3, requires: true, packages }
   }
   const unreachable = "http://127.0.0.1:9/"
-  const installEnv = { ...process.env, npm_config_workspaces: "", npm_config_proxy: unreachable, npm_config_https_proxy: unreachable, npm_config_noproxy: "" }
+  const installEnv: NodeJS.ProcessEnv = { ...process.env, npm_config_workspaces: "", npm_config_proxy: unreachable, npm_config_https_proxy: unreachable, npm_config_noproxy: "" }
   for (const name of ["NO_PROXY", "no_proxy"]) delete installEnv[name]
-  const install = (names) => {
+  const install = (names: ReadonlyArray<string>) => {
     const dependencies = { ...pinned }
-    for (const name of names) dependencies[name] = `file:${tarballs.get(name).file}`
+    for (const name of names) dependencies[name] = `file:${tarballs.get(name)?.file}`
     // The workflow program defines its workflow with @effect/workflow: the version the package pins.
-    if (names.includes(WORKFLOW)) dependencies["@effect/workflow"] = tarballs.get(WORKFLOW).manifest.dependencies["@effect/workflow"]
+    const workflowPin = tarballs.get(WORKFLOW)?.manifest.dependencies?.["@effect/workflow"]
+    if (names.includes(WORKFLOW) && workflowPin !== undefined) dependencies["@effect/workflow"] = workflowPin
     writeFileSync(
       join(project, "package.json"),
       JSON.stringify({ name: "phasebound-qualification", private: true, type: "module", dependencies, allowScripts }, null, 2) + "\n"
@@ -290,11 +364,11 @@ try {
     const errors = result.stderr.split("\n").filter((line) => line.startsWith("npm error")).slice(0, 4).join(" ")
     return { ...result, fromCache: fromCache.length, network, added: /added (\d+) packages?/.exec(result.stdout)?.[1], errors }
   }
-  const whyInstall = (r) =>
+  const whyInstall = (r: ReturnType<typeof install>) =>
     `exit ${r.status}${r.error ? ` (${r.error.code ?? r.error.message})` : ""}: ${r.errors || tail(r.stderr || r.stdout, 6)}` +
     (r.errors.includes("ENOTCACHED") ? " (not in the npm cache: run `npm ci` at the workspace root first)" : "")
   const libraries = ["@phasebound/client", "@phasebound/testkit"].filter((name) => tarballs.has(name))
-  let installed = []
+  let installed: ReadonlyArray<string> = []
   if (libraries.length === 2) {
     const all = [...libraries, ...["@phasebound/cli", WORKFLOW].filter((name) => tarballs.has(name))]
     let result = install(all)
@@ -323,7 +397,7 @@ try {
   for (const name of installed) {
     const path = join(project, "node_modules", name)
     const stat = lstatSync(path)
-    const manifest = JSON.parse(readFileSync(join(path, "package.json"), "utf8"))
+    const manifest = JSON.parse(readFileSync(join(path, "package.json"), "utf8")) as { version: string }
     record("package", `${name} is installed from its tarball (a real directory, not a workspace link)`, !stat.isSymbolicLink() && stat.isDirectory(), `version ${manifest.version}`)
   }
   if (installed.length > 0) {
@@ -336,12 +410,13 @@ try {
   // its public exports under both; 4. the CLI, compiled from the installed package, then driven
   // like the library. They run side by side (each program has its own loopback servers on port
   // 0 and waits on them far more than it computes); the programs are judged in a fixed order.
-  if (installed.includes("@phasebound/testkit")) await loadProcessCheck()
-  const programs = []
+  const programs: Array<{ table: string; label: string; running: Promise<ProgramOutcome> }> = []
+  const runtimes = [["node", process.execPath], ["bun", bun]] as const
   if (installed.includes("@phasebound/client") && installed.includes("@phasebound/testkit")) {
-    copyFileSync(join(programDir, "qualify.mjs"), join(project, "qualify.mjs"))
-    for (const [runtime, command] of [["node", process.execPath], ["bun", bun]]) {
-      programs.push({ table: runtime, label: `${runtime} qualify.mjs`, running: runProgram(command, ["qualify.mjs"], project) })
+    const bundled = await bundleProgram("qualify")
+    for (const [runtime, command] of runtimes) {
+      if (bundled.ok) programs.push({ table: runtime, label: `${runtime} qualify.mjs`, running: runProgram(command, [bundled.file], project) })
+      else record(runtime, "esbuild bundles program/qualify.ts", false, bundled.why)
     }
   } else {
     record("node", "the qualification program ran", false, "the packages did not install")
@@ -349,13 +424,13 @@ try {
   }
   if (publicPackages.some((pkg) => pkg.name === WORKFLOW)) {
     if (installed.includes(WORKFLOW)) {
-      copyFileSync(join(programDir, "qualify-workflow.mjs"), join(project, "qualify-workflow.mjs"))
-      for (const [runtime, command] of [["node", process.execPath], ["bun", bun]]) {
-        programs.push({
-          table: `workflow (${runtime})`,
-          label: `${runtime} qualify-workflow.mjs`,
-          running: runProgram(command, ["qualify-workflow.mjs"], project)
-        })
+      const bundled = await bundleProgram("qualify-workflow")
+      for (const [runtime, command] of runtimes) {
+        if (bundled.ok) {
+          programs.push({ table: `workflow (${runtime})`, label: `${runtime} qualify-workflow.mjs`, running: runProgram(command, [bundled.file], project) })
+        } else {
+          record(`workflow (${runtime})`, "esbuild bundles program/qualify-workflow.ts", false, bundled.why)
+        }
       }
     } else {
       record("workflow", `${WORKFLOW} built, packed and installed`, false, "see the package table: the workflow program could not run")
@@ -366,7 +441,7 @@ try {
       record("cli", "the @phasebound/cli package built, packed and installed", false, "see the package table: the CLI part could not run")
     } else {
       const cliDir = join(project, "node_modules/@phasebound/cli")
-      const manifest = JSON.parse(readFileSync(join(cliDir, "package.json"), "utf8"))
+      const manifest = JSON.parse(readFileSync(join(cliDir, "package.json"), "utf8")) as Manifest
       const binPath = typeof manifest.bin === "string" ? manifest.bin : manifest.bin?.phasebound
       const binFile = binPath === undefined ? undefined : join(cliDir, binPath)
       const binOk = binFile !== undefined && existsSync(binFile)
@@ -379,9 +454,13 @@ try {
         record("cli", "bun build --compile of the installed bin", result.ok && existsSync(compiled), result.ok ? `${result.ms} ms` : why(result))
       }
       if (binOk && existsSync(compiled)) {
-        copyFileSync(join(programDir, "qualify-cli.mjs"), join(project, "qualify-cli.mjs"))
-        const outcome = await runProgram(process.execPath, ["qualify-cli.mjs", "--compiled", compiled, "--bin", binFile, "--bun", bun], project)
-        judgeProgram("cli", "qualify-cli.mjs", outcome)
+        const bundled = await bundleProgram("qualify-cli")
+        if (bundled.ok) {
+          const outcome = await runProgram(process.execPath, [bundled.file, "--compiled", compiled, "--bin", binFile, "--bun", bun], project)
+          judgeProgram("cli", "qualify-cli.mjs", outcome)
+        } else {
+          record("cli", "esbuild bundles program/qualify-cli.ts", false, bundled.why)
+        }
       }
     }
   })()
