@@ -10,6 +10,7 @@ if (process.argv.includes("--fail-start")) {
   process.exit(1)
 }
 
+/** @param {Record<string, unknown>} message */
 const send = (message) => process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`)
 createInterface({ input: process.stdin }).on("line", (line) => {
   const message = JSON.parse(line)
