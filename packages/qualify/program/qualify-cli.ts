@@ -39,6 +39,7 @@ import { join } from "node:path"
 import * as Testkit from "@phasebound/testkit"
 import * as Contract from "@phasebound/testkit/contract"
 import { Layer } from "effect"
+import { check, fail, runScenario } from "./harness.js"
 
 const { CANARIES, CANARY_ENV, CANARY_HEADERS, FORBIDDEN, withCanaries, withoutPublicVocabulary } = Contract
 
@@ -87,13 +88,6 @@ const children = new Map<number, Testkit.ProcessIdentity>()
 const noteChild = (identity: Testkit.ProcessIdentity | undefined) => {
   if (identity !== undefined) children.set(identity.pid, identity)
 }
-class CheckFailed extends Error {}
-const fail = (message: string): never => {
-  throw new CheckFailed(message)
-}
-const check: (condition: boolean, message: string) => asserts condition = (condition, message) => {
-  if (!condition) fail(message)
-}
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 /** Polls until `predicate` holds (a sync point: an event that must come). */
 const until = async (predicate: () => boolean, what: string, timeoutMs = 5_000) => {
@@ -105,27 +99,8 @@ const until = async (predicate: () => boolean, what: string, timeoutMs = 5_000) 
 }
 const inRange = (ms: number, min: number, max: number, what: string) => check(ms >= min && ms <= max, `${what} after ${ms} ms, outside [${min}, ${max}] ms`)
 
-/** Runs one scenario; resolves with its result row (never rejects). */
-const runScenario = async (name: string, body: () => unknown, timeoutMs = 30_000): Promise<Testkit.CheckResult> => {
-  const started = Date.now()
-  let timer: ReturnType<typeof setTimeout> | undefined
-  try {
-    const detail = await Promise.race([
-      Promise.resolve().then(body),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new CheckFailed(`scenario did not finish within ${timeoutMs} ms`)), timeoutMs)
-      })
-    ])
-    return { name, ok: true, detail: typeof detail === "string" ? detail : "", ms: Date.now() - started }
-  } catch (error) {
-    const detail = error instanceof CheckFailed ? error.message : `unexpected: ${String(error instanceof Error ? error.message : error).split("\n")[0]}`
-    return { name, ok: false, detail, ms: Date.now() - started }
-  } finally {
-    clearTimeout(timer)
-  }
-}
 const scenario = async (name: string, body: () => unknown, timeoutMs?: number) => {
-  results.push(await runScenario(name, body, timeoutMs))
+  results.push(await runScenario(name, body, timeoutMs ?? 30_000))
 }
 /** Runs independent scenarios `concurrency` at a time; their rows keep the given order. */
 interface CliCase {

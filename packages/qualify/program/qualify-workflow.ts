@@ -23,31 +23,14 @@ import * as Testkit from "@phasebound/testkit"
 import { EffectIdentity, SentMarker, ToolCall, ToolCallError } from "@phasebound/workflow"
 import * as ToolCallModule from "@phasebound/workflow/ToolCall"
 import { Effect, Exit, Layer, Schema } from "effect"
+import { check, runScenario } from "./harness.js"
 
 const bunVersion = (globalThis as { readonly Bun?: { readonly version: string } }).Bun?.version
 const runtime = bunVersion === undefined ? "node" : "bun"
 const results: Array<Testkit.CheckResult> = []
 
-const check: (condition: boolean, message: string) => asserts condition = (condition, message) => {
-  if (!condition) throw new Error(message)
-}
 const scenario = async (name: string, body: () => unknown, timeoutMs = 20_000) => {
-  const started = Date.now()
-  let timer: ReturnType<typeof setTimeout> | undefined
-  try {
-    const detail = await Promise.race([
-      Promise.resolve().then(body),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`scenario did not finish within ${timeoutMs} ms`)), timeoutMs)
-      })
-    ])
-    results.push({ name, ok: true, detail: typeof detail === "string" ? detail : "", ms: Date.now() - started })
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
-    results.push({ name, ok: false, detail: (message.split("\n")[0] ?? "").slice(0, 300), ms: Date.now() - started })
-  } finally {
-    clearTimeout(timer)
-  }
+  results.push(await runScenario(name, body, timeoutMs))
 }
 
 const textOf = (result: { readonly content: ReadonlyArray<unknown> }): string =>

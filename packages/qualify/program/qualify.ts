@@ -46,6 +46,7 @@ import * as Contract from "@phasebound/testkit/contract"
 import { Cause, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { CheckFailed, check, fail, runScenario } from "./harness.js"
 
 const bunVersion = (globalThis as { readonly Bun?: { readonly version: string } }).Bun?.version
 const runtime: "node" | "bun" = bunVersion === undefined ? "node" : "bun"
@@ -73,16 +74,8 @@ const noteChild = (f: Testkit.StdioFixture) => {
   if (identity !== undefined) children.set(identity.pid, identity)
 }
 
-class CheckFailed extends Error {}
-const fail = (message: string): never => {
-  throw new CheckFailed(message)
-}
-const check = (condition: boolean, message: string): void => {
-  if (!condition) fail(message)
-}
 
 /** A typed error of the client, as its public fields are read here. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Failed = { readonly _tag: string; readonly [field: string]: any }
 
 /** A one-line, secret-free description of anything thrown (public fields only for our errors). */
@@ -106,21 +99,7 @@ const summarize = (e: Failed): string =>
   ].filter(Boolean).join(" ")
 
 const scenario = async (name: string, body: () => unknown, timeoutMs = 20_000): Promise<void> => {
-  const started = Date.now()
-  let timer: ReturnType<typeof setTimeout> | undefined
-  try {
-    const detail = await Promise.race([
-      Promise.resolve().then(body),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new CheckFailed(`scenario did not finish within ${timeoutMs} ms`)), timeoutMs)
-      })
-    ])
-    results.push({ name, ok: true, detail: typeof detail === "string" ? detail : "", ms: Date.now() - started })
-  } catch (error) {
-    results.push({ name, ok: false, detail: describe(error), ms: Date.now() - started })
-  } finally {
-    clearTimeout(timer)
-  }
+  results.push(await runScenario(name, body, timeoutMs, describe))
 }
 
 /** A subset match: every field of `expected` (deeply) equals the one in `actual`. */

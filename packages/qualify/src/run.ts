@@ -90,9 +90,12 @@ const bundleProgram = async (name: string): Promise<{ ok: true; file: string } |
       logLevel: "silent"
     })
     if (result.errors.length > 0) return { ok: false, why: result.errors.map((e) => e.text).join("; ") }
-    // The program alone is bundled: a relative import would carry workspace code into the
-    // project, and the qualification would judge that instead of the tarballs.
-    const inlined = Object.keys(result.metafile.inputs).filter((input) => !input.endsWith(`program/${name}.ts`))
+    // The program and the programs' harness alone are bundled: any other relative import would
+    // carry workspace code into the project, and the qualification would judge that instead of
+    // the tarballs.
+    const inlined = Object.keys(result.metafile.inputs).filter((input) =>
+      !input.endsWith(`program/${name}.ts`) && !input.endsWith("program/harness.ts")
+    )
     return inlined.length === 0 ? { ok: true, file } : { ok: false, why: `bundles workspace files, not only package imports: ${inlined.join(", ")}` }
   } catch (error) {
     return { ok: false, why: error instanceof Error ? error.message.split("\n").slice(0, 4).join(" ") : String(error) }
