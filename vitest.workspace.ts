@@ -55,7 +55,9 @@ export const projects: ReadonlyArray<TestProjectInlineConfiguration> = [
   }),
   ...tiered("testkit", { slow: ["test/stdio*.test.ts", "test/features-stdio.test.ts", "test/processIdentity.test.ts"] }),
   ...tiered("cli", {
-    slow: ["test/**/*.e2e.test.ts", "test/runtimes.test.ts"],
+    // browser.test.ts mocks node:child_process (a pass-through spy): a mock needs a module graph of
+    // its own, which only the slow tier gives.
+    slow: ["test/**/*.e2e.test.ts", "test/runtimes.test.ts", "test/browser.test.ts"],
     slowSetup: ["test/globalSetup.ts"]
   }),
   ...tiered("workflow", { slow: ["test/cluster/**/*.test.ts"] }),

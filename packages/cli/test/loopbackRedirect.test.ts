@@ -4,7 +4,7 @@
  * reflected), the timeout, first-wins, forged callbacks that change nothing, interruption, and
  * the port closed with the scope.
  */
-import { Cause, Effect, Exit, Fiber } from "effect"
+import { Cause, Effect, Exit, Fiber, Schedule } from "effect"
 import { readFileSync } from "node:fs"
 import * as http from "node:http"
 import * as net from "node:net"
@@ -438,6 +438,13 @@ describe("only the expected state completes next", () => {
   })
 })
 
+/** Polls the fiber's status until it waits for the callback (Suspended); fails after a generous bound. */
+const untilWaiting = (fiber: Fiber.RuntimeFiber<unknown, unknown>) =>
+  Fiber.status(fiber).pipe(
+    Effect.repeat({ until: (status) => status._tag === "Suspended", schedule: Schedule.spaced("1 millis") }),
+    Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("next never started waiting") })
+  )
+
 describe("time and lifetime", () => {
   it("next times out with reason timeout and no URL in the error", () =>
     expecting("s", (listener) =>
@@ -458,7 +465,7 @@ describe("time and lifetime", () => {
     expecting("s", (listener) =>
       Effect.gen(function*() {
         const waiting = yield* Effect.fork(listener.next(60_000))
-        yield* Effect.sleep(20)
+        yield* untilWaiting(waiting)
         const exit = yield* Fiber.interrupt(waiting)
         expect(Exit.isInterrupted(exit)).toBe(true)
         yield* send(portOf(listener), "/callback?code=later&state=s")
@@ -499,8 +506,7 @@ describe("time and lifetime", () => {
         Effect.gen(function*() {
           const listener = yield* openLoopbackRedirect()
           yield* listener.expect(authorizationUrl("s"))
-          yield* Effect.fork(listener.next(60_000))
-          yield* Effect.sleep(20)
+          yield* untilWaiting(yield* Effect.fork(listener.next(60_000)))
         })
       )
     )

@@ -407,6 +407,7 @@ describe("token lifetime, expiry, refresh", () => {
     expect(body["expires_in"]).toBe(1)
     const token = body["access_token"] as string
     expect((await initialize(server, { token })).status).toBe(200)
+    // Real time is the point: 1 s is the shortest lifetime and the server reads Date.now() (no clock to inject).
     await new Promise((resolve) => setTimeout(resolve, 1_050))
     expect(challengeOf(await initialize(server, { token }))).toMatchObject({ error_description: "token expired" })
     await expect(startOAuthServer({ accessTokenTtlSeconds: 0 })).rejects.toThrow(TypeError)

@@ -9,7 +9,7 @@ import {
   type StdioFixture,
   type StdioFixtureOptions
 } from "../src/StdioServer.js"
-import { parseLine, sleep, spawnStdio, waitUntil, type StdioDriver } from "./stdio-helpers.js"
+import { parseLine, spawnStdio, waitUntil, type StdioDriver } from "./stdio-helpers.js"
 
 const fixtures: Array<StdioFixture> = []
 const drivers: Array<StdioDriver> = []
@@ -42,6 +42,15 @@ const handshake = async (driver: StdioDriver, protocolVersion?: string) => {
   const response = await driver.request(1, "initialize", initializeParams(protocolVersion))
   driver.send({ jsonrpc: "2.0", method: "notifications/initialized" })
   return response
+}
+
+/** Collects the child's stderr as text (the server's log lines), alongside the driver's byte count. */
+const collectStderr = (driver: StdioDriver) => {
+  let text = ""
+  driver.child.stderr.on("data", (chunk: Buffer) => {
+    text += chunk.toString("utf8")
+  })
+  return (fragment: string, what = fragment) => waitUntil(() => text.includes(fragment), 3000, `stderr: ${what}`)
 }
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
@@ -185,12 +194,19 @@ describe("stdio server: hostile behaviours", () => {
   it("floods stderr with 1 MiB and answers only once the client has drained it", async () => {
     const flood = 1024 * 1024
     const { driver } = start({ faults: [{ kind: "stderr-flood", bytes: flood }] }, { drainStderr: false })
+    // How much stderr the client had taken when the first stdout byte arrived.
+    let stderrTakenAtFirstAnswer: number | undefined
+    driver.child.stdout.once("data", () => {
+      stderrTakenAtFirstAnswer = driver.stderrBytes()
+    })
     driver.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams() })
-    await sleep(300)
-    expect(driver.lines).toHaveLength(0) // a client that does not drain stderr waits forever
     driver.drainStderr()
     await driver.waitForLine((line) => parseLine(line)["id"] === 1)
-    expect(driver.stderrBytes()).toBeGreaterThanOrEqual(flood)
+    // The server's stderr writes block while the pipe (64 KiB on Linux) is full, and it reads stdin
+    // only once the flood was taken: so the answer comes after all but at most a pipe's worth was
+    // read. A client that does not drain stderr would never see it.
+    expect(stderrTakenAtFirstAnswer).toBeGreaterThanOrEqual(flood - 64 * 1024)
+    await waitUntil(() => driver.stderrBytes() >= flood, 3000, "the whole flood")
   })
 
   it("exits mid-call with the scripted code, without answering (the side effect happened)", async () => {
@@ -213,12 +229,16 @@ describe("stdio server: hostile behaviours", () => {
 
   it("ignores SIGTERM and stdin closing; only SIGKILL ends it", async () => {
     const { fixture, driver } = start({ faults: [{ kind: "ignore-sigterm" }] })
+    const stderrLine = collectStderr(driver)
     await handshake(driver)
     await fixture.waitFor(() => fixture.pid() !== undefined)
     expect(fixture.pid()).toBe(driver.child.pid)
     driver.child.stdin.end()
+    await stderrLine("stdin closed; staying alive")
     driver.child.kill("SIGTERM")
-    await sleep(300)
+    // The server logs the SIGTERM from its event loop: it handled the signal and lived on. A
+    // server that did not ignore it would die on delivery and never write this line.
+    await stderrLine("SIGTERM received and ignored")
     expect(driver.exit()).toBeUndefined()
     expect(fixture.isAlive()).toBe(true)
     driver.child.kill("SIGKILL")
@@ -231,9 +251,8 @@ describe("stdio server: hostile behaviours", () => {
     await handshake(driver)
     const closedAt = Date.now()
     driver.child.stdin.end()
-    await sleep(200)
-    expect(driver.exit()).toBeUndefined()
     expect(await driver.exited).toEqual({ code: 0, signal: null })
+    // Real time is the point: the fault is a 400 ms wait before exiting (a prompt exit takes far less).
     expect(Date.now() - closedAt).toBeGreaterThanOrEqual(390)
   })
 
@@ -261,12 +280,16 @@ describe("stdio server: hostile behaviours", () => {
 
   it("stops the never-ending line when stdout breaks (EPIPE), then exits when stdin closes", async () => {
     const { fixture, driver } = start({ faults: [{ kind: "never-ending-line", on: "tools/call" }] })
+    const stderrLine = collectStderr(driver)
     await handshake(driver)
     driver.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } })
     await waitUntil(() => driver.stdoutBytes() > 512 * 1024, 5000, "the never-ending line")
     driver.child.stdout.destroy()
-    await sleep(200)
-    expect(driver.exit()).toBeUndefined() // stdout is gone, stdin is not: it waits
+    await stderrLine("stdout failed (EPIPE)")
+    // stdout is gone, stdin is not: it waits, and still reads stdin (the arrival log shows the ping).
+    driver.send({ jsonrpc: "2.0", id: 3, method: "ping" })
+    await fixture.waitFor(() => fixture.arrivals().includes("ping"))
+    expect(driver.exit()).toBeUndefined()
     driver.child.stdin.end()
     expect(await driver.exited).toEqual({ code: 0, signal: null })
     expect(fixture.isAlive()).toBe(false)

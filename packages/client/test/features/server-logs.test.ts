@@ -12,7 +12,7 @@
  * `stdout` and `stderr` watched, and fails if anything was written there.
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Stream } from "effect"
+import { Deferred, Effect, Fiber, Schedule, Stream } from "effect"
 import { type MockInstance, vi } from "vitest"
 import type { McpClient, McpSchema } from "../../src/index.js"
 import { featureRows, type Row } from "../support/featureRows.js"
@@ -37,18 +37,25 @@ const until = (predicate: () => boolean) => eventually(predicate, 10_000)
 
 /**
  * Reads `logMessages` in a fiber of the test's scope, into the array returned. A subscriber sees
- * what arrives after it subscribed: the short pause lets the forked reader start (a local step,
- * no I/O).
+ * what arrives after it subscribed, so this returns once the reader is suspended: its first wait
+ * is the take from its subscription, which it holds from then on.
  */
 const collectLogs = (connection: McpClient.Connection, each: (message: McpSchema.LogMessage) => Effect.Effect<void> = () => Effect.void) =>
   Effect.gen(function*() {
     const seen: Array<McpSchema.LogMessage> = []
-    yield* Effect.forkScoped(
+    const reader = yield* Effect.forkScoped(
       Stream.runForEach(connection.logMessages, (message) => Effect.zipRight(Effect.sync(() => void seen.push(message)), each(message)))
     )
-    yield* Effect.sleep(50)
+    yield* untilSuspended(reader)
     return seen
   })
+
+/** Polls the fiber's status until it waits (Suspended); fails after a generous bound. */
+const untilSuspended = (fiber: Fiber.RuntimeFiber<unknown, unknown>) =>
+  Fiber.status(fiber).pipe(
+    Effect.repeat({ until: (status) => status._tag === "Suspended", schedule: Schedule.spaced("1 millis") }),
+    Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the log reader never subscribed") })
+  )
 
 const log = (connection: McpClient.Connection, level: McpSchema.LogLevel, message: string, count = 1) =>
   connection.callTool("log", { level, message, count })
@@ -163,15 +170,24 @@ describe.each(rows.map((row) => [row.name, row] as const))("server log messages,
       const seen: Array<McpSchema.LogMessage> = []
       const connection = yield* Effect.promise(() => live.promise({ onLogMessage: (message) => void seen.push(message) }))
       yield* Effect.addFinalizer(() => Effect.promise(() => connection.close()))
-      yield* Effect.sleep(50) // the callback's reader subscribes in the background
+      // The callback's reader subscribes in the background: a first message that reached the
+      // callback shows it in place (one it missed would fail this wait).
       yield* Effect.promise(async () => {
         await connection.setLogLevel("warning")
+        await connection.callTool("log", { level: "critical", message: "reader in place" })
+      })
+      yield* until(() => seen.length >= 1)
+      yield* Effect.promise(async () => {
         await connection.callTool("log", { level: "info", message: "quiet" })
         await connection.callTool("log", { level: "critical", message: "loud" })
         await expect(connection.setLogLevel("loud" as never)).rejects.toMatchObject({ _tag: "InvalidOption", option: "level" })
       })
-      yield* until(() => seen.length >= 1)
-      expect(seen).toEqual([{ level: "critical", logger: "testkit", data: "loud" }])
+      yield* until(() => seen.length >= 2)
+      // The info message was never sent; had it been, it would have come before "loud".
+      expect(seen).toEqual([
+        { level: "critical", logger: "testkit", data: "reader in place" },
+        { level: "critical", logger: "testkit", data: "loud" }
+      ])
       expect(live.rpcCalls("logging/setLevel")).toBe(row.era === "handshake" ? 1 : 0)
     }))
 })

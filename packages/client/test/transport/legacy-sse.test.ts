@@ -10,7 +10,7 @@
  */
 import * as Testkit from "@phasebound/testkit"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Fiber, Scope } from "effect"
+import { Cause, Effect, Exit, Fiber, Scope, TestClock } from "effect"
 import type * as http from "node:http"
 import { McpClient, McpConnectionError, McpSchema } from "../../src/index.js"
 import { eventually, expectReleased, expectTag, failureOf, httpClients, server } from "../support/harness.js"
@@ -215,15 +215,25 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
       }))
   })
 
-  scoped("the GET stream belongs to the connection, not to discovery: calls go on long after the discovery deadline", () =>
+  // Under TestClock (the connection's deadlines run on it): moving the clock past the discovery
+  // deadline fires that deadline if anything of discovery still held the GET stream, and each call
+  // answered afterwards on that one stream is the later event that shows it was not cut.
+  it.scoped("the GET stream belongs to the connection, not to discovery: calls go on long after the discovery deadline", () =>
     Effect.gen(function*() {
+      // This clock drives the discovery deadline: a stalled discovery ends when it passes 300 ms.
+      const stalled = yield* rawHttpServer(() => {})
+      const stalling = yield* Effect.fork(failureOf(McpClient.connect({ url: `${stalled.origin}/mcp`, transport: "sse", policy: { discovery: { timeout: 300 } } })))
+      yield* eventually(() => stalled.received.length === 1)
+      yield* TestClock.adjust("300 millis")
+      expect((yield* Fiber.join(stalling)).error).toMatchObject({ _tag: "DeadlineExceeded", phase: "discovery" })
+
       const srv = yield* legacy()
       const scope = yield* Scope.make()
       const connection = yield* McpClient.connect({ url: srv.url, transport: "sse", policy: { discovery: { timeout: 300 } } })
         .pipe(Scope.extend(scope))
-      // Calls spread over eight discovery deadlines (each wait is the point, not a check).
+      // Calls spread over eight discovery deadlines of the connection's clock.
       for (let i = 1; i <= 8; i++) {
-        yield* Effect.sleep("300 millis")
+        yield* TestClock.adjust("300 millis")
         expect(yield* connection.callTool("increment")).toMatchObject({ content: [{ text: String(i) }] })
       }
       // The same GET stream all along: opened once, never cut by the client nor reopened.
@@ -233,7 +243,7 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
       expect((yield* connection.observations).map((o) => o.outcome)).toEqual(Array(8).fill("ok"))
       yield* Scope.close(scope, Exit.void)
       yield* eventually(() => srv.closedStreams() === 1)
-    }), 20_000)
+    }).pipe(Effect.provide(httpClient)), 20_000)
 
   describe("endpoint fence", () => {
     scoped("a foreign endpoint fails discovery and nothing, credentials above all, reaches the foreign origin", () =>
