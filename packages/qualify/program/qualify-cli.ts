@@ -153,7 +153,6 @@ interface CliRun {
   readonly arrivalToExitMs: number | undefined
 }
 /** A failure record the CLI printed, as its public fields are read here. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type CliRecord = { readonly [field: string]: any }
 
 const runCli = (target: Target, args: ReadonlyArray<string>, options: RunOptions = {}) =>
