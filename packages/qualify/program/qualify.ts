@@ -829,6 +829,9 @@ const statelessStdioScenarios = async () => {
         const changed = yield* Effect.fork(
           c.toolList.changes.pipe(Stream.filter((tools) => tools.some((t) => t.name === "added_1")), Stream.take(1), Stream.runDrain)
         )
+        // In 2026 the change goes to the subscriptions the child has when the tool runs: the
+        // client's must have arrived (a sync point); in 2025 stdout itself is the listener.
+        if (era === "stateless") yield* Effect.promise(() => f.waitFor(() => f.rpcCalls("subscriptions/listen") >= 1, 10_000))
         yield* c.callTool("change_tools", {})
         yield* Fiber.join(changed).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new CheckFailed("no new tool list") }))
         const { error } = yield* failureOf(c.callTool("weather", { city: "x", mode: "missing" }))
@@ -997,6 +1000,11 @@ const longLivedScenarios = async (label: string, layer: Layer.Layer<HttpClient.H
         const c = yield* McpClient.connect({ url: srv.url, policy: { relistDelay: 50 } })
         const changed = yield* Effect.fork(
           c.toolList.changes.pipe(Stream.filter((tools) => tools.some((t) => t.name === "added_1")), Stream.take(1), Stream.runDrain)
+        )
+        // The change goes to the listeners the server has when the tool runs: the client's must be
+        // in place (the 2026 subscription, the 2025 standalone GET stream), a sync point.
+        yield* Effect.promise(() =>
+          srv.waitFor(() => era === "stateless" ? srv.rpcCalls("subscriptions/listen") >= 1 : srv.requests.some((r) => r.method === "GET"), 10_000)
         )
         yield* c.callTool("change_tools", {})
         yield* Fiber.join(changed).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new CheckFailed("no new tool list") }))
