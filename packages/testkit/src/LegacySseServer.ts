@@ -145,6 +145,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
   const requests: Array<RecordedRequest> = []
   const rpcCounts = new Map<string, number>()
   const sentCounts = new Map<string, number>()
+  let timelinesStopped = 0
   let closedByClient = 0
   let neverEndingBytes = 0
   let neverEndingStopped = 0
@@ -177,7 +178,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     sessions.delete(session.id)
     for (const timer of session.timers) clearTimeout(timer)
     session.timers.clear()
-    for (const stop of session.playing.values()) stop()
+    for (const stop of session.playing.values()) if (stop()) timelinesStopped += 1
     session.playing.clear()
   }
 
@@ -311,7 +312,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     } else if (message.method === "notifications/cancelled" && isRecord(message.params)) {
       const requestId = message.params["requestId"]
       if (typeof requestId === "string" || typeof requestId === "number") {
-        session.playing.get(requestId)?.()
+        if (session.playing.get(requestId)?.() === true) timelinesStopped += 1
         session.playing.delete(requestId)
       }
     }
@@ -489,6 +490,7 @@ export const startLegacyServer = async (options: LegacyServerOptions = {}): Prom
     logMessagesSent: () => sentCounts.get("notifications/message") ?? 0,
     listChangedSent: () => sentCounts.get("notifications/tools/list_changed") ?? 0,
     subscriptionsClosed: () => 0,
+    timelinesStopped: () => timelinesStopped,
     listChangedListeners: () => [...sessions.values()].filter((session) => session.open && !isGone(session.res)).length,
     changeTools: (count = 1) => {
       if (!Number.isSafeInteger(count) || count < 0) throw new RangeError("changeTools: count must be an integer >= 0")

@@ -160,6 +160,12 @@ export interface OAuthServerOptions {
    * client's refresh-before-expiry be tested. A positive integer.
    */
   readonly accessTokenTtlSeconds?: number
+  /**
+   * Milliseconds since the epoch, read wherever the server tells time (token expiry, client
+   * assertion `exp`/`nbf`, `client_id_issued_at`); default `Date.now`. A test moves it to show a
+   * lifetime ending without waiting for it.
+   */
+  readonly now?: () => number
   /** Issue refresh tokens on authorization_code (default true; never on client_credentials). */
   readonly refreshTokens?: boolean
   /** Rotate refresh tokens: each refresh invalidates the old one and issues a new one (default true). */
@@ -458,6 +464,8 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
   const ttlSeconds = options.accessTokenTtlSeconds ?? 3600
   if (!(Number.isSafeInteger(ttlSeconds) && ttlSeconds > 0)) throw new TypeError("accessTokenTtlSeconds must be a positive integer")
   const refreshOn = options.refreshTokens ?? true
+  if (options.now !== undefined && typeof options.now !== "function") throw new TypeError("now must be a function")
+  const now = options.now ?? Date.now
   const rotation = options.refreshTokenRotation ?? true
 
   const faults = new OAuthFaultQueue()
@@ -583,7 +591,7 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
     const accessToken = secret("at")
     const refreshToken = refresh === "new" ? secret("rt") : refresh === "none" ? undefined : refresh
     if (refresh === "new" && refreshToken !== undefined) refreshes.set(refreshToken, { clientId, scope, resource, valid: true })
-    const expiresAt = Date.now() + ttlSeconds * 1000
+    const expiresAt = now() + ttlSeconds * 1000
     const token: IssuedToken = {
       accessToken,
       ...(refreshToken === undefined ? {} : { refreshToken }),
@@ -620,7 +628,7 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
     const access = accesses.get(token)
     if (access === undefined) return invalid("unknown token")
     if (access.revoked) return invalid("token revoked")
-    if (access.expiresAt <= Date.now()) return invalid("token expired")
+    if (access.expiresAt <= now()) return invalid("token expired")
     if (access.rejected) return invalid("token rejected")
     if (check.resource !== undefined && access.token.resource !== check.resource) return invalid("token is for another resource")
     const have = new Set(scopeList(access.token.scope))
@@ -825,9 +833,9 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
     if (sub !== client.clientId) throw fail("sub is not the client id")
     const audiences = typeof aud === "string" ? [aud] : Array.isArray(aud) ? aud : []
     if (!audiences.some((a) => a === issuer || a === `${origin}${tokenPath}`)) throw fail("aud is neither the issuer nor the token endpoint")
-    const now = Date.now() / 1000
-    if (typeof exp !== "number" || !(exp > now)) throw fail("expired or no exp")
-    if (nbf !== undefined && (typeof nbf !== "number" || nbf > now + 5)) throw fail("not yet valid (nbf)")
+    const nowSeconds = now() / 1000
+    if (typeof exp !== "number" || !(exp > nowSeconds)) throw fail("expired or no exp")
+    if (nbf !== undefined && (typeof nbf !== "number" || nbf > nowSeconds + 5)) throw fail("not yet valid (nbf)")
     if (typeof jti !== "string" || jti === "") throw fail("no jti")
     const seen = usedJtis.get(client.clientId) ?? new Set<string>()
     if (seen.has(jti)) throw fail("jti already used")
@@ -994,7 +1002,7 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
     sendJsonBody(res, 201, {
       ...meta,
       client_id: clientId,
-      client_id_issued_at: Math.floor(Date.now() / 1000),
+      client_id_issued_at: Math.floor(now() / 1000),
       ...(clientSecret === undefined ? {} : { client_secret: clientSecret, client_secret_expires_at: 0 }),
       redirect_uris: uris,
       token_endpoint_auth_method: method,
@@ -1086,7 +1094,7 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
       for (const code of codes.values()) code.used = true
     },
     expireAll: () => {
-      const past = Date.now() - 1
+      const past = now() - 1
       for (const access of accesses.values()) access.expiresAt = Math.min(access.expiresAt, past)
     },
     authorizeDirect: async (target) => {

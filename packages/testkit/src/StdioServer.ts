@@ -313,7 +313,9 @@ export const makeStdioFixture = (options: StdioFixtureOptions = {}): StdioFixtur
   })
 
   const arrivals = (): ReadonlyArray<string> => (readText(logFile) ?? "").split("\n").filter((line) => line !== "")
-  const events = (line: string): number => (readText(eventsFile) ?? "").split("\n").filter((entry) => entry === line).length
+  const eventLines = (): ReadonlyArray<string> => (readText(eventsFile) ?? "").split("\n")
+  const events = (line: string): number => eventLines().filter((entry) => entry === line).length
+  const eventsStartingWith = (prefix: string): number => eventLines().filter((entry) => entry.startsWith(prefix)).length
   const sent = (method: string): number => events(`sent ${method}`)
   const identity = (): ProcessIdentity | undefined => parseIdentity(readText(pidFile))
   const pid = (): number | undefined => identity()?.pid
@@ -337,7 +339,7 @@ export const makeStdioFixture = (options: StdioFixtureOptions = {}): StdioFixtur
     arrivals,
     toolCalls: (name) => events(`tool ${name}`),
     effectIdentities: (name) =>
-      (readText(eventsFile) ?? "").split("\n").flatMap((line) => {
+      eventLines().flatMap((line) => {
         const prefix = `identity ${name} `
         if (!line.startsWith(prefix)) return []
         const identity: unknown = JSON.parse(line.slice(prefix.length))
@@ -347,7 +349,8 @@ export const makeStdioFixture = (options: StdioFixtureOptions = {}): StdioFixtur
     progressSent: () => sent("notifications/progress"),
     logMessagesSent: () => sent("notifications/message"),
     listChangedSent: () => sent("notifications/tools/list_changed"),
-    subscriptionsClosed: () => (readText(eventsFile) ?? "").split("\n").filter((line) => line.startsWith("subscription-closed ")).length,
+    subscriptionsClosed: () => eventsStartingWith("subscription-closed "),
+    timelinesStopped: () => eventsStartingWith("timeline-stopped "),
     pid,
     identity,
     isAlive,

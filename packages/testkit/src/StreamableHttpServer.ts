@@ -198,6 +198,13 @@ export interface TestServer extends FeatureCounters {
    * listener a `notifications/tools/list_changed`; returns how many were sent.
    */
   changeTools(count?: number): number
+  /**
+   * With `features`: until the returned function is called, an answer that follows a request's
+   * notifications waits (they are sent on time). Where the notifications travel on another
+   * stream than the answer (JSON answers), a test orders them first by releasing the answer once
+   * the client has them.
+   */
+  holdAnswers(): () => void
   /** With `features`: sends every listener `count` debug log messages of `bytes` bytes of data (default 100); returns how many were sent. */
   floodNotifications(count: number, bytes?: number): number
   /** Ends every subscription gracefully (its listen request's result, then the end of the stream); returns how many. */
@@ -258,6 +265,13 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
   const requests: Array<RecordedHttpRequest> = []
   const rpcCounts = new Map<string, number>()
   const sentCounts = new Map<string, number>()
+  let timelinesStopped = 0
+  /** Answers waiting for `holdAnswers`' release; `undefined` while answers are not held. */
+  let heldAnswers: Array<() => void> | undefined
+  const answerWhenReleased = (send: () => void): void => {
+    if (heldAnswers === undefined) send()
+    else heldAnswers.push(send)
+  }
   let deleteCount = 0
   let inputRoundCount = 0
   let abortedCount = 0
@@ -290,15 +304,18 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     const channel = mode === "sse" ? SseChannel.open(res, countSent, headers) : undefined
     const cancel = playTimeline(timeline, {
       notify: (notification) => (channel ?? elsewhere())?.send(notification),
-      answer: () => {
-        if (channel !== undefined) {
-          channel.send(message)
-          channel.end()
-        } else if (!isGone(res)) sendMessage(res, message, mode, headers)
-        listeners.broadcast(timeline.broadcast)
-      }
+      answer: () =>
+        answerWhenReleased(() => {
+          if (channel !== undefined) {
+            channel.send(message)
+            channel.end()
+          } else if (!isGone(res)) sendMessage(res, message, mode, headers)
+          listeners.broadcast(timeline.broadcast)
+        })
     })
-    res.on("close", cancel)
+    res.on("close", () => {
+      if (cancel()) timelinesStopped += 1
+    })
   }
 
   /** Under a fault that replaces the answer, the list change of a request still goes out, at once. */
@@ -646,10 +663,19 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     logMessagesSent: () => sentCounts.get("notifications/message") ?? 0,
     listChangedSent: () => sentCounts.get("notifications/tools/list_changed") ?? 0,
     subscriptionsClosed: () => listeners.closedSubscriptions(),
+    timelinesStopped: () => timelinesStopped,
     listChangedListeners: () => listeners.count(),
     changeTools: (count = 1) => {
       if (!Number.isSafeInteger(count) || count < 0) throw new RangeError("changeTools: count must be an integer >= 0")
       return listeners.broadcast([featuresOf("changeTools").changeTools(count)])
+    },
+    holdAnswers: () => {
+      heldAnswers ??= []
+      return () => {
+        const waiting = heldAnswers ?? []
+        heldAnswers = undefined
+        for (const send of waiting) send()
+      }
     },
     floodNotifications: (count, bytes = 100) => {
       if (!Number.isSafeInteger(count) || count < 0 || !Number.isSafeInteger(bytes) || bytes < 0) {

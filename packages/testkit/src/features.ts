@@ -50,6 +50,12 @@ export interface FeatureCounters {
   listChangedSent(): number
   /** Subscriptions the client ended (closing the stream over HTTP, `notifications/cancelled` on stdio); always 0 without subscriptions. */
   subscriptionsClosed(): number
+  /**
+   * Requests whose timeline was stopped before its answer (a `notifications/cancelled`, a closed
+   * stream or session). Once a stop is counted that timeline sends nothing more, so a test awaits
+   * this count instead of waiting to see an emitter fall silent.
+   */
+  timelinesStopped(): number
 }
 
 /** What `features` adds to initialize's and server/discover's capabilities. */

@@ -127,6 +127,25 @@ describe("features: slow_progress", () => {
     expect(server.progressSent()).toBe(2)
   })
 
+  it("holdAnswers: a JSON answer waits for the release while its reports go on time", async () => {
+    const server = await start({ mode: "json", features: true })
+    const { sessionId } = await handshake2025(server)
+    const get = await openGet(server, sessionId)
+    await server.waitFor(() => server.listChangedListeners() === 1)
+    const release = server.holdAnswers()
+    let answered = false
+    const pending = call2025(server, sessionId, "slow_progress", { steps: 2, intervalMs: 1 }, { progressToken: "h" }).then((posted) => {
+      answered = true
+      return posted
+    })
+    expect([bodyOf(await get.next()), bodyOf(await get.next())].map((message) => message.params.progress)).toEqual([1, 2])
+    // A later exchange goes through while the answer waits.
+    expect((await post2025(server, "ping", {}, { sessionId, id: 8 })).response.status).toBe(200)
+    expect(answered).toBe(false)
+    release()
+    expect(textOf(await answerOf(await pending))).toBe("done")
+  })
+
   it("stateless era: on the POST's stream in sse mode; nowhere in json mode", async () => {
     const sse = await start({ era: "stateless", mode: "sse", features: true })
     const messages = await messagesOf(await call2026(sse, "slow_progress", { steps: 2, intervalMs: 1 }, { progressToken: "s" }))
@@ -147,11 +166,12 @@ describe("features: slow_progress", () => {
     const stream = sseOf(posted.response, posted.controller)
     expect(bodyOf(await stream.next()).method).toBe("notifications/progress")
     stream.close()
-    await new Promise((resolve) => setTimeout(resolve, 60))
+    await server.waitFor(() => server.timelinesStopped() === 1)
     const sent = server.progressSent()
-    await new Promise((resolve) => setTimeout(resolve, 40))
+    expect(sent).toBeLessThan(50)
+    // A stopped timeline sends nothing more: a later exchange finds the count where it was.
+    expect(textOf(await answerOf(await call2026(server, "weather", { city: "Oslo" })))).toBeDefined()
     expect(server.progressSent()).toBe(sent)
-    expect(sent).toBeLessThan(10)
   })
 })
 

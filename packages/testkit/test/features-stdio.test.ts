@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest"
 import { makeStdioFixture, stdioServerCommand, stdioServerScript, type StdioFixture, type StdioFixtureOptions } from "../src/StdioServer.js"
-import { modernMeta, modernParams, parseLine, sleep, spawnStdio, type StdioDriver } from "./stdio-helpers.js"
+import { modernMeta, modernParams, parseLine, spawnStdio, type StdioDriver } from "./stdio-helpers.js"
 
 const fixtures: Array<StdioFixture> = []
 const drivers: Array<StdioDriver> = []
@@ -75,12 +75,11 @@ describe("stdio server: features, handshake era", () => {
     driver.send({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "slow_progress", arguments: { steps: 100, intervalMs: 10 }, _meta: { progressToken: 4 } } })
     await driver.waitForLine((line) => parseLine(line)["method"] === "notifications/progress", 3000, cancelled)
     driver.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 4 } })
-    await fixture.waitFor(() => fixture.rpcCalls("notifications/cancelled") === 1)
-    await sleep(50)
-    const after = driver.lines.length
+    await fixture.waitFor(() => fixture.timelinesStopped() === 1)
+    const sent = fixture.progressSent()
     expect(await driver.request(5, "ping")).toMatchObject({ id: 5 })
     expect(driver.lines.slice(cancelled).map(parseLine).filter((message) => message["id"] === 4)).toEqual([])
-    expect(driver.lines.length - after).toBeLessThanOrEqual(2)
+    expect(fixture.progressSent()).toBe(sent)
     expect(fixture.toolCalls("slow_progress")).toBe(3)
   })
 
@@ -177,7 +176,9 @@ describe("stdio server: features, stateless era", () => {
     expect(fixture.arrivals()).toContain("notifications/cancelled")
     const after = driver.lines.length
     await driver.request(3, "tools/call", modernParams({ name: "change_tools", arguments: {} }))
-    await sleep(30)
+    // A list change goes in the same turn as its call's answer, so one would be on the wire
+    // before the answer to a later ping.
+    await driver.request(4, "ping")
     expect(driver.lines.slice(after).map(parseLine).filter((message) => message["method"] !== undefined)).toEqual([])
     expect(fixture.listChangedSent()).toBe(1)
     expect(fixture.toolCalls("change_tools")).toBe(2)

@@ -399,16 +399,18 @@ describe("token lifetime, expiry, refresh", () => {
     expect(server.bearerTokens()).toEqual([first.access, first.access, second.access])
   })
 
-  it("accessTokenTtlSeconds: short-lived tokens expire by themselves", async () => {
-    const oauth = await startAs({ clients: [SVC], accessTokenTtlSeconds: 1 })
+  it("accessTokenTtlSeconds: short-lived tokens expire by themselves, on the server's clock", async () => {
+    let clock = Date.now()
+    const oauth = await startAs({ clients: [SVC], accessTokenTtlSeconds: 1, now: () => clock })
     const server = await startRs({ oauth })
     const response = await tokenRequest(oauth, { grant_type: "client_credentials", client_id: "svc", client_secret: "s3cret", resource: server.url })
     const body = await json(response)
     expect(body["expires_in"]).toBe(1)
     const token = body["access_token"] as string
     expect((await initialize(server, { token })).status).toBe(200)
-    // Real time is the point: 1 s is the shortest lifetime and the server reads Date.now() (no clock to inject).
-    await new Promise((resolve) => setTimeout(resolve, 1_050))
+    clock += 999
+    expect((await initialize(server, { token })).status).toBe(200)
+    clock += 1
     expect(challengeOf(await initialize(server, { token }))).toMatchObject({ error_description: "token expired" })
     await expect(startOAuthServer({ accessTokenTtlSeconds: 0 })).rejects.toThrow(TypeError)
   })

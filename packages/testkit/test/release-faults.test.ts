@@ -19,8 +19,6 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((value) => value.close()))
 })
 
-/** How long "never answered" is watched before the client gives up (the absence is then proven by the abort). */
-const WATCH_MS = 200
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const waitUntil = async (predicate: () => boolean, what: string) => {
@@ -32,19 +30,28 @@ const waitUntil = async (predicate: () => boolean, what: string) => {
 }
 
 /**
- * Sends with a signal, waits until the server has it (`arrived`: a predicate, or a promise
- * that resolves then), watches WATCH_MS, then aborts: the fetch must not have been answered.
+ * Sends with a signal and waits until the server has it (`arrived`: a predicate, or a promise
+ * that resolves then). A later round trip to the same server (`url`'s origin) then shows the
+ * server has moved past the request without answering it; the abort ends the wait, and the
+ * fetch must not have been answered.
  */
-const neverAnswered = async (send: (signal: AbortSignal) => Promise<Response>, arrived: (() => boolean) | (() => Promise<void>)) => {
+const neverAnswered = async (
+  url: string,
+  send: (signal: AbortSignal) => Promise<Response>,
+  arrived: (() => boolean) | (() => Promise<void>)
+) => {
   const controller = new AbortController()
+  let outcome: { readonly answered: number } | { readonly rejected: string } | undefined
   const settled = send(controller.signal).then(
-    (response) => ({ answered: response.status }),
-    (error: unknown) => ({ rejected: error instanceof Error ? error.name : String(error) })
+    (response) => (outcome = { answered: response.status }),
+    (error: unknown) => (outcome = { rejected: error instanceof Error ? error.name : String(error) })
   )
   const seen = arrived()
   if (typeof seen === "boolean") await waitUntil(arrived as () => boolean, "the request arrived")
   else await seen
-  await pause(WATCH_MS)
+  const later = await fetch(new URL("/a-later-exchange", url))
+  await later.arrayBuffer()
+  expect(outcome).toBeUndefined()
   controller.abort()
   expect(await settled).toEqual({ rejected: "AbortError" })
 }
@@ -80,18 +87,18 @@ describe("Streamable HTTP server: stallDeletes", () => {
   it("receives and counts every DELETE, never answers it, and counts it closed when the client gives up", async () => {
     const server = await start({ stallDeletes: true })
     const sessionId = await initialize(server.url)
-    await neverAnswered((signal) => del(server.url, sessionId, signal), () => server.deletes() === 1)
+    await neverAnswered(server.url, (signal) => del(server.url, sessionId, signal), () => server.deletes() === 1)
     await waitUntil(() => server.abortedResponses() === 1, "the DELETE counted closed")
     // The session was not ended: the server never completed the DELETE.
     const ping = await fetch(server.url, { method: "POST", headers: jsonHeaders(sessionId), body: JSON.stringify(request(2, "ping")) })
     expect(ping.status).toBe(200)
     await ping.arrayBuffer()
-    await neverAnswered((signal) => del(server.url, sessionId, signal), () => server.deletes() === 2)
+    await neverAnswered(server.url, (signal) => del(server.url, sessionId, signal), () => server.deletes() === 2)
   })
 
   it("stalls DELETEs in the stateless era too, and leaves them answered by default", async () => {
     const stateless = await start({ era: "stateless", stallDeletes: true })
-    await neverAnswered((signal) => del(stateless.url, "any", signal), () => stateless.deletes() === 1)
+    await neverAnswered(stateless.url, (signal) => del(stateless.url, "any", signal), () => stateless.deletes() === 1)
     const normal = await start({})
     const sessionId = await initialize(normal.url)
     const deleted = await del(normal.url, sessionId)
@@ -113,6 +120,7 @@ describe("legacy HTTP+SSE server: post-never-answered", () => {
     const { endpoint } = await connectLegacy(server.url)
     server.script({ on: "notifications/cancelled", kind: "post-never-answered" })
     await neverAnswered(
+      endpoint,
       (signal) => fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(cancelled), signal }),
       () => server.rpcCalls("notifications/cancelled") === 1
     )
@@ -129,6 +137,7 @@ describe("legacy HTTP+SSE server: post-never-answered", () => {
     const { sse, endpoint } = await connectLegacy(server.url)
     server.script({ on: "tools/call", kind: "post-never-answered" })
     await neverAnswered(
+      endpoint,
       (signal) => fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(callIncrement(1)), signal }),
       () => server.rpcCalls("tools/call") === 1
     )
@@ -170,13 +179,13 @@ describe("contract rows: stubbornRelease", () => {
     for (const server of ["streamable-json/2025", "streamable-sse/2025"]) {
       const peer = await startPeer(server, true)
       const sessionId = await initialize(peer.target)
-      await neverAnswered((signal) => postNotice(peer.target, sessionId, signal), () => peer.calls("notifications/cancelled") === 1)
+      await neverAnswered(peer.target, (signal) => postNotice(peer.target, sessionId, signal), () => peer.calls("notifications/cancelled") === 1)
       await peer.waitFor(() => peer.abandoned() === 1, "the notice's POST closed")
       // released() waits for the DELETE on 2025 rows.
-      await neverAnswered((signal) => del(peer.target, sessionId, signal), () => peer.released(10_000))
+      await neverAnswered(peer.target, (signal) => del(peer.target, sessionId, signal), () => peer.released(10_000))
       await peer.waitFor(() => peer.abandoned() === 2, "the DELETE closed")
       // Every notice, not only the first.
-      await neverAnswered((signal) => postNotice(peer.target, sessionId, signal), () => peer.calls("notifications/cancelled") === 2)
+      await neverAnswered(peer.target, (signal) => postNotice(peer.target, sessionId, signal), () => peer.calls("notifications/cancelled") === 2)
     }
   })
 
@@ -195,6 +204,7 @@ describe("contract rows: stubbornRelease", () => {
     const { endpoint } = await connectLegacy(stubborn.target)
     for (const count of [1, 2]) {
       await neverAnswered(
+        endpoint,
         (signal) => fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(cancelled), signal }),
         () => stubborn.calls("notifications/cancelled") === count
       )

@@ -15,46 +15,51 @@ import { McpClient, type McpSchema } from "../../src/index.js"
 import { connect } from "../../src/promise.js"
 import { expectReleased, failureOf, httpClients } from "../support/harness.js"
 
-/** One way to reach a server with the `features` tools, its count of `slow_progress` runs and of reports sent. */
+/** A connection to a server with the `features` tools, its count of `slow_progress` runs and of reports sent. */
+interface Opened {
+  readonly connection: McpClient.Connection
+  readonly runs: () => number
+  readonly reportsSent: () => number
+  /**
+   * Runs a call so that its reports reach the client before its answer. Where they travel on
+   * another stream than the answer (JSON answers: the session's GET stream) nothing on the wire
+   * orders them, so the server holds the answer until `delivered` holds (the client has handed
+   * over every report); elsewhere the call runs as is.
+   */
+  readonly reportsFirst: <A, E, R>(call: Effect.Effect<A, E, R>, delivered: () => boolean) => Effect.Effect<A, E, R>
+}
+
+/** One way to reach a server with the `features` tools. */
 interface Row {
   readonly name: string
-  /**
-   * Reports travel on another stream than the answer (JSON answers: the session's GET stream).
-   * Nothing orders a report sent with the answer before it: such a row's calls leave a silence
-   * between the last report and the answer (`reportsThenAnswer`).
-   */
-  readonly unordered?: boolean
-  readonly open: (
-    policy?: McpClient.ConnectOptions["policy"]
-  ) => Effect.Effect<
-    { readonly connection: McpClient.Connection; readonly runs: () => number; readonly reportsSent: () => number },
-    unknown,
-    any
-  >
+  readonly open: (policy?: McpClient.ConnectOptions["policy"]) => Effect.Effect<Opened, unknown, any>
 }
 
-/** Silent steps between the last report and the answer on an unordered row: 20 × intervalMs. */
-const SILENT_STEPS = 20
+const asIs = <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => call
 
-/**
- * `slow_progress` arguments for `reports` reports `intervalMs` apart, then the answer, and the
- * reports expected. On an unordered row the answer comes `SILENT_STEPS` steps after the last
- * report (the tool's `silentAfter`), so each report is sent well before it; the total then
- * counts the silent steps too.
- */
-const reportsThenAnswer = (row: Row, reports: number, intervalMs: number) => {
-  const steps = row.unordered === true ? reports + SILENT_STEPS : reports
-  return {
-    args: { steps, intervalMs, silentAfter: reports },
-    expected: Array.from({ length: reports }, (_, i) => ({ progress: i + 1, total: steps, message: `step ${i + 1} of ${steps}` }))
-  }
-}
+/** `reportsFirst` over a server whose answers can be held. */
+const answerAfterDelivery = (srv: Testkit.TestServer) =>
+<A, E, R>(call: Effect.Effect<A, E, R>, delivered: () => boolean): Effect.Effect<A, E, R> =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => srv.holdAnswers()),
+    (release) =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.fork(call)
+        yield* Effect.promise(() => srv.waitFor(delivered, 15_000))
+        release()
+        return yield* Fiber.join(fiber)
+      }),
+    (release) => Effect.sync(release)
+  )
+
+/** The reports `slow_progress` sends for `steps` steps. */
+const reportsOf = (steps: number) =>
+  Array.from({ length: steps }, (_, i) => ({ progress: i + 1, total: steps, message: `step ${i + 1} of ${steps}` }))
 
 const stdioPlatform = Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)
 
 const httpRow = (name: string, options: Testkit.TestServerOptions, layer: Layer.Layer<any>): Row => ({
   name,
-  unordered: options.mode === "json",
   open: (policy) =>
     Effect.gen(function*() {
       const srv = yield* Testkit.scoped({ features: true, ...options })
@@ -63,7 +68,12 @@ const httpRow = (name: string, options: Testkit.TestServerOptions, layer: Layer.
       const connection = yield* McpClient.connect({ url: srv.url, policy }).pipe(Effect.provide(client))
       // JSON answers: a report sent before the GET stream is open goes nowhere; wait for it.
       if (options.mode === "json") yield* Effect.promise(() => srv.waitFor(() => srv.listChangedListeners() === 1))
-      return { connection, runs: () => srv.toolCalls("slow_progress"), reportsSent: srv.progressSent }
+      return {
+        connection,
+        runs: () => srv.toolCalls("slow_progress"),
+        reportsSent: srv.progressSent,
+        reportsFirst: options.mode === "json" ? answerAfterDelivery(srv) : asIs
+      }
     })
 })
 
@@ -85,7 +95,7 @@ const rows: ReadonlyArray<Row> = [
         const connection = yield* McpClient.connect({ url: srv.url, transport: "sse", policy }).pipe(
           Effect.provide(FetchHttpClient.layer)
         )
-        return { connection, runs: () => srv.toolCalls("slow_progress"), reportsSent: srv.progressSent }
+        return { connection, runs: () => srv.toolCalls("slow_progress"), reportsSent: srv.progressSent, reportsFirst: asIs }
       })
   },
   ...(["handshake", "stateless"] as const).map((era): Row => ({
@@ -99,7 +109,7 @@ const rows: ReadonlyArray<Row> = [
         const connection = yield* McpClient.connectStdio({ command: f.command, args: f.args, env: f.env, policy }).pipe(
           Effect.provide(stdioPlatform)
         )
-        return { connection, runs: () => f.toolCalls("slow_progress"), reportsSent: f.progressSent }
+        return { connection, runs: () => f.toolCalls("slow_progress"), reportsSent: f.progressSent, reportsFirst: asIs }
       })
   }))
 ]
@@ -107,24 +117,31 @@ const rows: ReadonlyArray<Row> = [
 describe.concurrent.each(rows)("progress, $name", (row) => {
   it.scopedLive("onProgress gets each report in order, then the call returns its result; the tool ran once", () =>
     Effect.gen(function*() {
-      const { connection, reportsSent, runs } = yield* row.open()
+      const { connection, reportsFirst, reportsSent, runs } = yield* row.open()
       const reports: Array<McpSchema.Progress> = []
-      const { args, expected } = reportsThenAnswer(row, 3, 20)
-      const result = yield* connection.callTool("slow_progress", args, { onProgress: (p) => reports.push(p) })
+      const result = yield* reportsFirst(
+        connection.callTool("slow_progress", { steps: 3, intervalMs: 20 }, { onProgress: (p) => reports.push(p) }),
+        () => reports.length === 3
+      )
       expect(result.content).toEqual([{ type: "text", text: "done" }])
       // Every report, once each, in order, before the result.
-      expect(reports).toEqual(expected)
+      expect(reports).toEqual(reportsOf(3))
       expect(reportsSent()).toBe(3)
       expect(runs()).toBe(1)
     }), 20_000)
 
   it.scopedLive("callToolStream: the reports, then the result, then the end", () =>
     Effect.gen(function*() {
-      const { connection } = yield* row.open()
-      const { args, expected } = reportsThenAnswer(row, 2, 20)
-      const events = Chunk.toReadonlyArray(yield* Stream.runCollect(connection.callToolStream("slow_progress", args)))
+      const { connection, reportsFirst } = yield* row.open()
+      let delivered = 0
+      const stream = connection.callToolStream("slow_progress", { steps: 2, intervalMs: 20 }).pipe(
+        Stream.tap((event) => Effect.sync(() => {
+          if (event._tag === "Progress") delivered++
+        }))
+      )
+      const events = Chunk.toReadonlyArray(yield* reportsFirst(Stream.runCollect(stream), () => delivered === 2))
       expect(events.map((e) => e._tag)).toEqual(["Progress", "Progress", "Result"])
-      expect(events.slice(0, -1).map((e) => (e as { progress?: unknown }).progress)).toEqual(expected)
+      expect(events.slice(0, -1).map((e) => (e as { progress?: unknown }).progress)).toEqual(reportsOf(2))
       expect(events.at(-1)).toMatchObject({ _tag: "Result", result: { content: [{ type: "text", text: "done" }] } })
     }), 20_000)
 

@@ -408,7 +408,7 @@ const respond = (id: string | number, outcome: ModernOutcome): void => {
 
 /** notifications/cancelled: stops a request still playing out, or ends a subscription. */
 const cancelPlaying = (requestId: string | number): void => {
-  inFlight.get(requestId)?.()
+  if (inFlight.get(requestId)?.() === true) event(`timeline-stopped ${JSON.stringify(requestId)}`)
   inFlight.delete(requestId)
   if (subscriptions.delete(requestId)) event(`subscription-closed ${JSON.stringify(requestId)}`)
 }
