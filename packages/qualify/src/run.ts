@@ -31,10 +31,11 @@
 import { isRunning, type ProcessIdentity, readReport, REPORT_PREFIX, type ReportReading } from "@phasebound/testkit"
 import { build } from "esbuild"
 import { spawn, type SpawnSyncReturns, spawnSync } from "node:child_process"
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { checkTarball, type Manifest } from "./tarball.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = resolve(here, "../../..")
@@ -60,15 +61,6 @@ const publicPackages = [
 const WORKFLOW = "@phasebound/workflow"
 /** The install-script approvals the workspace made (package.json `allowScripts`), carried to the project. */
 const allowScripts: unknown = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { allowScripts?: unknown }).allowScripts
-
-interface Manifest {
-  readonly scripts?: Record<string, string>
-  readonly dependencies?: Record<string, string>
-  readonly exports?: unknown
-  readonly bin?: string | Record<string, string>
-  readonly main?: string
-  readonly types?: string
-}
 
 /**
  * Bundles `program/<name>.ts` into the project as `<name>.mjs`: plain ESM for node 20 and bun,
@@ -284,36 +276,35 @@ try {
     const packed = run("npm", ["pack", "-w", pkg.name, "--pack-destination", packs, "--json"])
     let info: { filename: string; entryCount: number; size: number; files: ReadonlyArray<{ path: string }> } | undefined
     try {
-      // The JSON npm prints (a build step that writes to stdout precedes it: pack.test.ts is
-      // where "only JSON on stdout" is checked; here the tarball is what matters).
-      info = (JSON.parse(packed.stdout.slice(Math.max(0, packed.stdout.search(/^\[/m)))) as Array<typeof info>)[0]
+      // With --json, npm sends the build's output to stderr: stdout must be the JSON alone.
+      info = (JSON.parse(packed.stdout) as Array<typeof info>)[0]
     } catch {
       info = undefined
     }
     if (packed.ok && info !== undefined && existsSync(join(packs, info.filename))) {
-      record("package", `npm pack ${pkg.name}`, true, `${info.filename}, ${info.entryCount} files, ${info.size} bytes`)
+      record("package", `npm pack ${pkg.name}: stdout is only JSON`, true, `${info.filename}, ${info.entryCount} files, ${info.size} bytes`)
       tarballs.set(pkg.name, { file: join(packs, info.filename), files: info.files.map((f) => f.path), manifest })
     } else {
-      record("package", `npm pack ${pkg.name}`, false, why(packed))
+      record("package", `npm pack ${pkg.name}: stdout is only JSON`, false, packed.ok ? `stdout: ${tail(packed.stdout, 3)}` : why(packed))
     }
   }
 
-  // Each entry point a manifest declares (exports, bin, main, types) must be in its tarball.
+  // What each tarball holds, read from its file list; the source maps from the build the pack
+  // just made in the package's directory.
   for (const [name, { files, manifest }] of tarballs) {
-    const declared: Array<string> = []
-    const walk = (value: unknown): void => {
-      if (typeof value === "string") {
-        if (!value.includes("*") && !value.startsWith("./src/")) declared.push(value.replace(/^\.\//, ""))
-      } else if (value !== null && typeof value === "object") {
-        for (const [key, inner] of Object.entries(value)) if (key !== "@phasebound/source") walk(inner)
-      }
+    const dir = join(root, publicPackages.find((pkg) => pkg.name === name)!.dir)
+    const modules = readdirSync(join(dir, "src"))
+      .filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))
+      .map((file) => file.slice(0, -".ts".length))
+    const mapSources = (map: string) => (JSON.parse(readFileSync(join(dir, map), "utf8")) as { sources: ReadonlyArray<string> }).sources
+    for (const check of checkTarball(manifest, files, modules, mapSources)) {
+      record("package", `${name}: ${check.name}`, check.problems.length === 0, check.problems.slice(0, 5).join("; "))
     }
-    walk(manifest.exports ?? {})
-    walk(manifest.bin ?? {})
-    for (const field of [manifest.main, manifest.types]) if (typeof field === "string") declared.push(field.replace(/^\.\//, ""))
-    const missing = declared.filter((path) => !files.includes(path))
-    record("package", `${name}: every declared entry point (exports, bin, main, types) is in the tarball`, missing.length === 0, missing.length === 0 ? `${declared.length} entry points` : `missing: ${missing.join(", ")}`)
   }
+  const testkitFiles = tarballs.get("@phasebound/testkit")?.files ?? []
+  const children = ["dist/stdio/stdio-server.mjs", "dist/stdio/hostile-stdio-server.mjs"]
+  const unbundled = children.filter((file) => !testkitFiles.includes(file))
+  record("package", "@phasebound/testkit: its stdio child programs ship bundled beside the dist that spawns them", unbundled.length === 0, unbundled.length === 0 ? "" : `missing: ${unbundled.join(", ")}`)
 
   // 2. A fresh project that depends on the tarballs and the pinned Effect packages only, installed
   // with `npm install --offline` from the npm cache that the workspace's own `npm ci` filled: no

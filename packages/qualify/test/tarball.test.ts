@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest"
+import { checkTarball, entryPoints, type Manifest } from "../src/tarball.js"
+
+const library: Manifest = {
+  exports: {
+    ".": { "@phasebound/source": "./src/index.ts", types: "./dist/index.d.ts", default: "./dist/index.js" },
+    "./*": { "@phasebound/source": "./src/*.ts", types: "./dist/*.d.ts", default: "./dist/*.js" }
+  },
+  types: "./dist/index.d.ts"
+}
+const modules = ["index", "Client"]
+const complete = [
+  "package.json",
+  "dist/index.js", "dist/index.d.ts", "dist/index.js.map",
+  "dist/Client.js", "dist/Client.d.ts", "dist/Client.js.map",
+  "src/index.ts", "src/Client.ts"
+]
+const sourcesOf = (map: string) => [`../src/${map.slice("dist/".length).replace(/\.js\.map$/, ".ts")}`]
+const problems = (files: ReadonlyArray<string>, manifest = library, mapSources = sourcesOf) =>
+  Object.fromEntries(checkTarball(manifest, files, modules, mapSources).map((check) => [check.name, check.problems]))
+const none = (files: ReadonlyArray<string>, manifest = library) => Object.values(problems(files, manifest)).flat()
+
+describe("the tarball checks", () => {
+  it("expand a wildcard export over the package's modules; the source condition ships nowhere", () => {
+    expect([...entryPoints(library, modules)].sort()).toEqual(["dist/Client.d.ts", "dist/Client.js", "dist/index.d.ts", "dist/index.js"])
+  })
+
+  it("pass a complete tarball", () => {
+    expect(none(complete)).toEqual([])
+  })
+
+  it("name each missing entry point, declaration, mapped source and shipped test", () => {
+    expect(none(complete.filter((file) => file !== "dist/Client.js"))).toEqual(["missing: dist/Client.js"])
+    const withoutTypes: Manifest = { exports: { ".": "./dist/index.js" } }
+    expect(none(["dist/index.js", "dist/index.js.map", "src/index.ts"], withoutTypes)).toEqual(["missing: dist/index.d.ts"])
+    expect(none(complete.filter((file) => file !== "src/Client.ts"))).toEqual(["dist/Client.js.map -> src/Client.ts"])
+    expect(none([...complete, "dist/Client.test.js", "test/x.ts"])).toEqual(["shipped: dist/Client.test.js", "shipped: test/x.ts"])
+    expect(none(["package.json"], { exports: { ".": "./lib/index.js" } })).toEqual([
+      "no entry point in dist/", "outside dist/ and src/: lib/index.js", "missing: lib/index.js"
+    ])
+  })
+
+  it("ask no declarations of a bin-only package", () => {
+    expect(none(["dist/bin.js"], { bin: { tool: "./dist/bin.js" } })).toEqual([])
+  })
+})
