@@ -28,7 +28,6 @@ import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Subscribable from "effect/Subscribable"
@@ -65,6 +64,7 @@ import { withIdleTimeout } from "./internal/idle.js"
 import { invalidResult, type Listing, listAll, listAllTools } from "./internal/listing.js"
 import { type Discovered, makeLiveSession } from "./internal/liveSession.js"
 import * as Notifications from "./internal/notifications.js"
+import { relistOnChange } from "./internal/relisting.js"
 import {
   effectIdentityMetaKey as EffectIdentityKey,
   isValidCallerMeta,
@@ -447,19 +447,22 @@ const authorized = <A, R>(
     return Effect.catchAll(operation(resends > 0), (error) => {
       const challenge = authChallengeOf(error)
       if (challenge === undefined || resends >= maxResends) return Effect.fail(error)
-      const startedAt = Date.now()
-      return auth.recover(error, challenge, { stage: error.stage, generation: started }).pipe(
-        // The refused request reached the server, which did not process it.
-        Effect.mapError((failure) => failure.outcome === "not-sent" ? Failures.withOutcome(failure, "not-applied") : failure),
-        Effect.onExit((exit) =>
-          Effect.sync(() => {
-            const outcome = Exit.isSuccess(exit) ? "ok" : Option.getOrUndefined(Cause.failureOption(exit.cause))?._tag
-            if (outcome === undefined) return
-            observe({ operation: "authorization", stage: error.stage, durationMs: Date.now() - startedAt, bytes: 0, outcome })
-          })
-        ),
-        Effect.zipRight(Effect.suspend(() => attempt(resends + 1)))
-      )
+      return Effect.clockWith((clock) => {
+        const startedAt = clock.unsafeCurrentTimeMillis()
+        return auth.recover(error, challenge, { stage: error.stage, generation: started }).pipe(
+          // The refused request reached the server, which did not process it.
+          Effect.mapError((failure) => failure.outcome === "not-sent" ? Failures.withOutcome(failure, "not-applied") : failure),
+          Effect.onExit((exit) =>
+            Effect.sync(() => {
+              const outcome = Exit.isSuccess(exit) ? "ok" : Option.getOrUndefined(Cause.failureOption(exit.cause))?._tag
+              if (outcome === undefined) return
+              const durationMs = clock.unsafeCurrentTimeMillis() - startedAt
+              observe({ operation: "authorization", stage: error.stage, durationMs, bytes: 0, outcome })
+            })
+          ),
+          Effect.zipRight(Effect.suspend(() => attempt(resends + 1)))
+        )
+      })
     })
   }
   return Effect.zipRight(auth.prepare(stage), Effect.suspend(() => attempt(0)))
@@ -507,7 +510,7 @@ export const connect = (
     // Tokens join the secrets as the connection obtains them (the transports read this array).
     const secrets = [...target.secrets]
     const auth = options.auth === undefined ? undefined : yield* authorizationOf(options.auth, target, policy, secrets)
-    const notifications = Notifications.make(policy.logBuffer)
+    const notifications = yield* Notifications.make(policy.logBuffer)
     const transportOptions = {
       url: target.url,
       headers: target.headers,
@@ -599,7 +602,7 @@ export const connectStdio = (
     if (options.stderr !== undefined && !isStderrHandling(options.stderr)) return yield* Effect.fail(configError("stderr", "invalid-value"))
     const revisions = yield* validateRevisions(options.revisions)
     const responder = yield* validateHandlers(options.handlers, policy)
-    const notifications = Notifications.make(policy.logBuffer)
+    const notifications = yield* Notifications.make(policy.logBuffer)
     const stdioOptions: Stdio.Options = {
       command: options.command,
       args: options.args,
@@ -647,14 +650,16 @@ const discover = <R>(
     /** Where the stages of the discovery running now are recorded. */
     let log = discoveryLog
     let stage: Stage = "connect"
-    let stageStarted = Date.now()
+    // The caller's clock (a TestClock under test) times every stage.
+    const clock = yield* Effect.clock
+    let stageStarted = clock.unsafeCurrentTimeMillis()
     let attempt: Observation["attempt"]
     /** How each attempt of the negotiation running now failed, in order (none once it is over). */
     let failedAttempts: Array<Attempt> = []
     /** Whether this run of the discovery follows a refusal (its requests are sent a second time). */
     let resending = false
     const observe = (at: Stage, bytes: number, outcome: Observation["outcome"], more?: Partial<Observation>) => {
-      const now = Date.now()
+      const now = clock.unsafeCurrentTimeMillis()
       log.push({
         operation: "discovery",
         stage: at,
@@ -683,7 +688,7 @@ const discover = <R>(
     const sessionsScope = yield* Scope.fork(outerScope, ExecutionStrategy.sequential)
 
     const discovery = (annotate: Annotate, connectionScope: Scope.CloseableScope) => Effect.gen(function*() {
-      stageStarted = Date.now()
+      stageStarted = clock.unsafeCurrentTimeMillis()
       const negotiated = yield* Negotiation.negotiate(
         list,
         {
@@ -835,8 +840,6 @@ const makeConnection = (
   notifications: Notifications.Notifications,
   logLevel: { current: McpSchema.LogLevel | undefined }
 ): Effect.Effect<Connection> => Effect.gen(function*() {
-  // The caller's runtime (its clock, its tracer) runs what the server starts: a new listing.
-  const runtime = yield* Effect.runtime<never>()
   const toolList = yield* SubscriptionRef.make(discovered.listing.tools)
   const observations: Array<Observation> = []
   let closed = false
@@ -846,19 +849,21 @@ const makeConnection = (
   }
   /** The tools became these (a new listing, a new session): said to `toolList` when they differ. */
   let published = discovered.listing.tools
-  const publish = (tools: ReadonlyArray<McpSchema.Tool>) => {
-    if (sameTools(tools, published)) return
-    published = tools
-    Effect.runSync(SubscriptionRef.set(toolList, tools))
-  }
+  const publish = (tools: ReadonlyArray<McpSchema.Tool>) =>
+    Effect.suspend(() => {
+      if (sameTools(tools, published)) return Effect.void
+      published = tools
+      return SubscriptionRef.set(toolList, tools)
+    })
   const live = makeLiveSession(discovered, {
     renew,
     maxRenewals: policy.maxSessionRenewals,
     scope,
-    onRenewal: ({ durationMs, outcome }, renewed) => {
-      observe({ operation: "new-session", stage: "connect", durationMs, bytes: 0, outcome })
-      if (renewed !== undefined) publish(renewed.listing.tools)
-    },
+    onRenewal: ({ durationMs, outcome }, renewed) =>
+      Effect.suspend(() => {
+        observe({ operation: "new-session", stage: "connect", durationMs, bytes: 0, outcome })
+        return renewed === undefined ? Effect.void : publish(renewed.listing.tools)
+      }),
     closedFailure: (exchange) => closedFailure(exchange)
   })
   // Operations in flight, ended at once when the connection closes (docs/DESIGN.md, "Release").
@@ -1141,40 +1146,15 @@ const makeConnection = (
       maxDiscoveryAuthorizations,
       (resent) =>
         observed("tools/list", listExchange, (on) =>
-          Effect.tap(listAllTools(on.session, policy, () => {}), (listing) => {
-            if (live.relisted(on, listing)) publish(listing.tools)
-          }), resent),
+          Effect.tap(listAllTools(on.session, policy, () => {}), (listing) =>
+            live.relisted(on, listing) ? publish(listing.tools) : Effect.void), resent),
       observe
     ),
     (listing) => listing.tools
   )
 
-  // Live tool lists (docs/DESIGN.md, "Live tool lists"): a change the server announces is
-  // listed after `relistDelay`; the changes announced meanwhile, or during that listing, share
-  // one listing more. A listing that fails leaves the tools as they were (it is observed).
-  let relist: "idle" | "waiting" | "listing" = "idle"
-  let changedMeanwhile = false
-  const toolsChanged = () => {
-    if (closed) return
-    if (relist === "listing") changedMeanwhile = true
-    if (relist !== "idle") return
-    relist = "waiting"
-    const run = Effect.sleep(policy.relistDelayMs).pipe(
-      Effect.zipRight(Effect.sync(() => {
-        relist = "listing"
-      })),
-      Effect.zipRight(Effect.ignore(listTools)),
-      Effect.ensuring(Effect.sync(() => {
-        relist = "idle"
-        if (changedMeanwhile) {
-          changedMeanwhile = false
-          toolsChanged()
-        }
-      }))
-    )
-    Runtime.runFork(runtime)(Effect.forkIn(run, scope))
-  }
-  notifications.onToolsChanged(toolsChanged)
+  // Live tool lists: the connection's own fiber lists the tools again when they change.
+  yield* Effect.forkIn(relistOnChange(notifications.toolsChanged, policy.relistDelayMs, listTools), scope)
 
   const pingExchange: Exchange = { stage: "ping", phase: "call", budget: policy.ping }
   const ping: Connection["ping"] = Effect.clockWith((clock) => {

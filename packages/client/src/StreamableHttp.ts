@@ -107,10 +107,8 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       Http.statusFailure(exchange, response, { sentSession: false, secrets: options.secrets, onExpired: () => {} })
 
     /** Messages that are not the awaited response: answer requests, hand notifications on, ignore the rest. */
-    const handleOther = (message: McpSchema.IncomingMessage): Effect.Effect<void> => {
-      const reply = Messages.routeIncoming(options.inbound, message)
-      return reply === undefined ? Effect.void : background.answer(reply, (body) => postNotice(body, undefined))
-    }
+    const handleOther = (message: McpSchema.IncomingMessage): Effect.Effect<void> =>
+      Messages.routeIncoming(options.inbound, message, (reply) => background.answer(reply, (body) => postNotice(body, undefined)))
 
     const readJson = (
       exchange: Exchange,
@@ -334,7 +332,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
             yield* Scope.close(current.attempt, Exit.void)
             yield* Effect.sleep(Duration.millis(Math.min(maxReopenDelayMs, 1_000 * 2 ** Math.max(0, failures - 1))))
             current = yield* open
-            if (typeof current.stream !== "string") options.inbound.reopened?.()
+            if (typeof current.stream !== "string" && options.inbound.reopened !== undefined) yield* options.inbound.reopened
           }
           yield* Scope.close(current.attempt, Exit.void)
         })

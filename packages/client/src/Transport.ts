@@ -108,14 +108,15 @@ export interface Inbound {
   readonly answer: (request: typeof McpSchema.JsonRpcRequest.Type) => Effect.Effect<Record<string, unknown>>
   /**
    * Takes one notification of the server's (progress, list changes, log messages), on whatever
-   * stream it came: at once, never blocking the reader. Absent: notifications are ignored.
+   * stream it came. The stream's reader runs it before it reads on, so it must never block.
+   * Absent: notifications are ignored.
    */
-  readonly notification?: ((notification: typeof McpSchema.JsonRpcNotification.Type) => void) | undefined
+  readonly notification?: ((notification: typeof McpSchema.JsonRpcNotification.Type) => Effect.Effect<void>) | undefined
   /**
    * A stream of the server's own messages was opened again after it ended: what the server said
-   * meanwhile is lost (a tool list change, say). Absent: nothing to do.
+   * meanwhile is lost (a tool list change, say). Must never block. Absent: nothing to do.
    */
-  readonly reopened?: (() => void) | undefined
+  readonly reopened?: Effect.Effect<void> | undefined
 }
 
 /**

@@ -14,6 +14,7 @@
  * (`maxSessionRenewals`) without I/O.
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -74,7 +75,7 @@ export const makeLiveSession = <Listing>(
     readonly maxRenewals: number
     /** Where a renewal runs: it goes on when the operation that started it is interrupted. */
     readonly scope: Scope.Scope
-    readonly onRenewal: (renewal: Renewal, renewed: Discovered<Listing> | undefined) => void
+    readonly onRenewal: (renewal: Renewal, renewed: Discovered<Listing> | undefined) => Effect.Effect<void>
     /** What an operation waiting for a new session fails with when the connection closes. */
     readonly closedFailure: (exchange: Exchange) => McpConnectionError
   }
@@ -98,7 +99,7 @@ export const makeLiveSession = <Listing>(
     const deferred = yield* Deferred.make<Discovered<Listing>, McpConnectionError>()
     renewing = deferred
     renewalsInARow++
-    const started = Date.now()
+    const started = yield* Clock.currentTimeMillis
     const run = Effect.onExit(options.renew, (exit) =>
       Effect.gen(function*() {
         renewing = undefined
@@ -108,8 +109,8 @@ export const makeLiveSession = <Listing>(
           sessions++
           lost = false
         }
-        options.onRenewal({
-          durationMs: Date.now() - started,
+        yield* options.onRenewal({
+          durationMs: (yield* Clock.currentTimeMillis) - started,
           outcome: Exit.isSuccess(exit) ? "ok" : exit.cause._tag === "Fail" ? exit.cause.error._tag : "InternalError"
         }, Exit.isSuccess(exit) ? exit.value : undefined)
         if (Exit.isSuccess(exit)) yield* Scope.close(old.scope, Exit.void)

@@ -116,16 +116,17 @@ export const refusal = (
 
 /**
  * What becomes of a message from the server that answers no request: a request gets the reply
- * `inbound` builds (returned, for the transport to send); a notification is handed to
- * `inbound` at once; anything else is ignored (`undefined`).
+ * `inbound` builds, which `answer` sends; a notification is handed to `inbound`; anything else
+ * is ignored.
  */
 export const routeIncoming = (
   inbound: Inbound,
-  message: McpSchema.IncomingMessage
-): Effect.Effect<Record<string, unknown>> | undefined => {
-  if (message._tag === "Request") return inbound.answer(message.message)
-  if (message._tag === "Notification") inbound.notification?.(message.message)
-  return undefined
+  message: McpSchema.IncomingMessage,
+  answer: (reply: Effect.Effect<Record<string, unknown>>) => Effect.Effect<void>
+): Effect.Effect<void> => {
+  if (message._tag === "Request") return answer(inbound.answer(message.message))
+  if (message._tag === "Notification" && inbound.notification !== undefined) return inbound.notification(message.message)
+  return Effect.void
 }
 
 /** A JSON-RPC request (with `id`) or notification object. */

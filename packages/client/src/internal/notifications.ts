@@ -12,10 +12,15 @@
  *   when readers fall behind); the library never prints them;
  * - anything else, or anything malformed, is dropped.
  *
- * Dropped notifications are counted. Nothing here blocks the stream's reader.
+ * Nothing here blocks the stream's reader: `take` is an Effect the reader runs in its own
+ * fiber, in the order the messages came, so that a call's progress is delivered before its
+ * answer (which comes later on the same stream) is. A list change only marks the tools changed
+ * (`toolsChanged`, a queue of one): the connection's own fiber lists them again
+ * (`internal/relisting.ts`).
  */
 import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type * as McpSchema from "../McpSchema.js"
 import { LogMessage, type Progress } from "../McpSchema.js"
@@ -47,72 +52,66 @@ export interface ProgressTracking {
 }
 
 export interface Notifications {
-  /** Takes one notification of the server's (see the module comment). */
-  readonly take: (notification: typeof McpSchema.JsonRpcNotification.Type) => void
+  /** Takes one notification of the server's (see the module comment); never blocks. */
+  readonly take: (notification: typeof McpSchema.JsonRpcNotification.Type) => Effect.Effect<void>
   /** A stream of the server's was opened again: a change may have been missed, so it counts as one. */
-  readonly reopened: () => void
+  readonly reopened: Effect.Effect<void>
   /** A new progress token for one call, whose progress goes to `onProgress` until released. */
   readonly trackProgress: (onProgress: (progress: Progress) => void) => ProgressTracking
-  /** What a `tools/list_changed` does (the connection sets it once it exists). */
-  readonly onToolsChanged: (listener: () => void) => void
+  /**
+   * The tools changed (a `tools/list_changed`, a subscription acknowledged again, a stream
+   * reopened): at most one waiting, since changes not yet listed are one change.
+   */
+  readonly toolsChanged: Queue.Dequeue<void>
   /** The server's log messages; a subscriber sees those that arrive after it subscribed. */
   readonly logs: PubSub.PubSub<LogMessage>
-  /** Notifications dropped so far. */
-  readonly dropped: () => number
 }
 
-export const make = (logBuffer: number): Notifications => {
-  const logs = Effect.runSync(PubSub.sliding<LogMessage>(logBuffer))
-  const calls = new Map<string, { last: number | undefined; readonly onProgress: (progress: Progress) => void }>()
-  let toolsChanged: () => void = () => {}
-  let nextToken = 0
-  let dropped = 0
-  let subscriptions = 0
+export const make = (logBuffer: number): Effect.Effect<Notifications> =>
+  Effect.gen(function*() {
+    const logs = yield* PubSub.sliding<LogMessage>(logBuffer)
+    const changes = yield* Queue.sliding<void>(1)
+    const calls = new Map<string, { last: number | undefined; readonly onProgress: (progress: Progress) => void }>()
+    let nextToken = 0
+    let subscriptions = 0
+    const changed = Queue.offer(changes, undefined)
 
-  const progress = (params: unknown) => {
-    const report = progressOf(params)
-    const call = report === undefined ? undefined : calls.get(report.token)
-    // The spec requires progress to grow: a value that does not is a repeat or a lie.
-    if (report === undefined || call === undefined || (call.last !== undefined && report.progress.progress <= call.last)) {
-      dropped++
-      return
-    }
-    call.last = report.progress.progress
-    call.onProgress(report.progress)
-  }
-
-  return {
-    take: ({ method, params }) => {
-      switch (method) {
-        case "notifications/progress":
-          return progress(params)
-        case "notifications/tools/list_changed":
-          return toolsChanged()
-        case "notifications/subscriptions/acknowledged":
-          if (++subscriptions > 1) toolsChanged()
-          return
-        case "notifications/message": {
-          const decoded = decodeLogMessage(params)
-          // `publish`, not `unsafeOffer`: only it applies the sliding strategy (synchronously).
-          if (decoded._tag === "Some") Effect.runSync(PubSub.publish(logs, decoded.value))
-          else dropped++
-          return
-        }
-        default:
-          dropped++
+    const progress = (params: unknown) => {
+      const report = progressOf(params)
+      const call = report === undefined ? undefined : calls.get(report.token)
+      // The spec requires progress to grow: a value that does not is a repeat or a lie.
+      if (report === undefined || call === undefined || (call.last !== undefined && report.progress.progress <= call.last)) {
+        return
       }
-    },
-    reopened: () => toolsChanged(),
-    trackProgress: (onProgress) => {
-      // Unique among the connection's calls, as the spec requires of active tokens.
-      const token = `phasebound-${++nextToken}`
-      calls.set(token, { last: undefined, onProgress })
-      return { token, release: () => void calls.delete(token) }
-    },
-    onToolsChanged: (listener) => {
-      toolsChanged = listener
-    },
-    logs,
-    dropped: () => dropped
-  }
-}
+      call.last = report.progress.progress
+      call.onProgress(report.progress)
+    }
+
+    return {
+      take: ({ method, params }) => {
+        switch (method) {
+          case "notifications/progress":
+            return Effect.sync(() => progress(params))
+          case "notifications/tools/list_changed":
+            return changed
+          case "notifications/subscriptions/acknowledged":
+            return Effect.suspend(() => ++subscriptions > 1 ? changed : Effect.void)
+          case "notifications/message": {
+            const decoded = decodeLogMessage(params)
+            return decoded._tag === "Some" ? Effect.asVoid(PubSub.publish(logs, decoded.value)) : Effect.void
+          }
+          default:
+            return Effect.void
+        }
+      },
+      reopened: changed,
+      trackProgress: (onProgress) => {
+        // Unique among the connection's calls, as the spec requires of active tokens.
+        const token = `phasebound-${++nextToken}`
+        calls.set(token, { last: undefined, onProgress })
+        return { token, release: () => void calls.delete(token) }
+      },
+      toolsChanged: changes,
+      logs
+    }
+  })

@@ -171,8 +171,7 @@ export const make = (options: {
         droppedFrames++
         return
       }
-      const reply = Messages.routeIncoming(options.inbound, message)
-      if (reply !== undefined) yield* options.answer(reply)
+      yield* Messages.routeIncoming(options.inbound, message, options.answer)
     })
 
   const request: SharedStream["request"] = (request, exchange, send) =>

@@ -1,0 +1,23 @@
+/**
+ * Live tool lists (docs/DESIGN.md, "Live tool lists"): a change the server announces is listed
+ * after `delayMs`; the changes announced meanwhile, or during that listing, share one listing
+ * more. A listing that fails leaves the tools as they were (`list` observes it).
+ *
+ * One fiber per connection runs this, in the connection's scope: closing the connection ends it.
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+
+export const relistOnChange = (
+  changes: Queue.Dequeue<void>,
+  delayMs: number,
+  list: Effect.Effect<unknown, unknown>
+): Effect.Effect<never> =>
+  Queue.take(changes).pipe(
+    Effect.zipRight(Effect.sleep(Duration.millis(delayMs))),
+    // What was announced during the wait is what this listing lists.
+    Effect.zipRight(Queue.takeAll(changes)),
+    Effect.zipRight(Effect.ignore(list)),
+    Effect.forever
+  )
