@@ -17,16 +17,15 @@ import * as Path from "@effect/platform/Path"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
-import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
+import * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as RcMap from "effect/RcMap"
 import * as Redacted from "effect/Redacted"
-import * as Scope from "effect/Scope"
+import type * as Scope from "effect/Scope"
 import type * as Authorization from "./Authorization.js"
 import type * as McpClient from "./McpClient.js"
 import * as McpConnection from "./McpConnection.js"
@@ -116,43 +115,28 @@ export const make = (
       yield* PhasePolicy.make(merged.policy)
       servers.set(name, merged)
     }
-    const scope = yield* Effect.scope
-    let closed = false
-    yield* Scope.addFinalizer(scope, Effect.sync(() => {
-      closed = true
-    }))
-    const context = yield* Effect.context<HttpClient.HttpClient | CommandExecutor.CommandExecutor>()
-    /** The connection of each server that has one, or is getting one. */
-    const slots = new Map<string, Deferred.Deferred<McpClient.Connection, McpConnectionError>>()
-
-    const open = (name: string, server: McpConnection.ServerOptions, slot: Deferred.Deferred<McpClient.Connection, McpConnectionError>) =>
-      Effect.gen(function*() {
-        const own = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-        const exit = yield* Effect.exit(Scope.extend(McpConnection.connect(server), own))
-        if (Exit.isFailure(exit)) {
-          // What the discovery opened is released already; the next caller tries again.
-          slots.delete(name)
-          yield* Scope.close(own, exit)
-        }
-        yield* Deferred.done(slot, exit)
-      }).pipe(
-        Effect.provide(context),
-        // The layer released during the discovery: its waiters learn it at once.
-        Effect.onInterrupt(() => Deferred.fail(slot, releasedFailure))
-      )
+    // One connection per server, acquired by its first caller in a scope of its own (callers
+    // meanwhile share that discovery, and one caller's interruption does not end it for the
+    // others: the discovery deadline bounds it), kept until the service is released. The map
+    // runs each discovery with the services it was made with.
+    const connections: RcMap.RcMap<string, McpClient.Connection, McpConnectionError> = yield* RcMap.make({
+      lookup: (name: string) =>
+        McpConnection.connect(servers.get(name)!).pipe(
+          // What the discovery opened is released already; its waiters get the failure, and the
+          // next caller tries again. (Here, not in a caller: the entry is still this one.)
+          Effect.tapErrorCause(() => RcMap.invalidate(connections, name))
+        ),
+      idleTimeToLive: Duration.infinity
+    })
 
     const connection = (name: string): Effect.Effect<McpClient.Connection, McpConnectionError> =>
       Effect.suspend(() => {
-        const server = servers.get(name)
-        if (server === undefined) return Effect.fail(refused("server"))
-        if (closed) return Effect.fail(releasedFailure)
-        const existing = slots.get(name)
-        if (existing !== undefined) return Deferred.await(existing)
-        const slot = Deferred.unsafeMake<McpClient.Connection, McpConnectionError>(FiberId.none)
-        slots.set(name, slot)
-        // In the service's scope, not the caller's: the callers waiting for it share it, and one
-        // caller's interruption does not end it for the others (the discovery deadline bounds it).
-        return Effect.zipRight(Effect.forkIn(open(name, server, slot), scope), Deferred.await(slot))
+        if (!servers.has(name)) return Effect.fail(refused("server"))
+        return Effect.scoped(RcMap.get(connections, name)).pipe(
+          // The service released (during a discovery, or before the call): the map interrupts
+          // its waiters, who learn it at once (a caller's own interruption stays one).
+          Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.fail(releasedFailure) : Effect.failCause(cause))
+        )
       })
 
     return {
