@@ -4,7 +4,7 @@
  * where header values, environment values and OAuth secrets may be `Redacted`.
  *
  * ```ts
- * const Live = McpConnection.layerConfig({
+ * const Live = McpConnection.layerHttpConfig({
  *   url: Config.string("MCP_URL"),
  *   headers: Config.all({ authorization: Config.redacted("MCP_AUTHORIZATION") })
  * })
@@ -91,21 +91,29 @@ const reveal = (values: Readonly<Record<string, Secret>> | undefined): Record<st
 /**
  * Connects to one server in the current scope, with `McpClient.connect` or `connectStdio`: every
  * rule of a connection holds (one discovery deadline, sessions that heal, release on close).
- * Every header and environment value is treated as a secret in error texts, as it always is.
+ * Every header and environment value is treated as a secret in error texts, as it always is. It
+ * requires what the server's kind needs: an `HttpClient` for a URL, a `CommandExecutor` for a
+ * command (both when the kind is known only at run time).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const connect = (
+export function connect(
+  options: HttpServerOptions
+): Effect.Effect<McpClient.Connection, McpConnectionError, HttpClient.HttpClient | Scope.Scope>
+export function connect(
+  options: StdioServerOptions
+): Effect.Effect<McpClient.Connection, McpConnectionError, CommandExecutor.CommandExecutor | Scope.Scope>
+export function connect(
   options: ServerOptions
-): Effect.Effect<
-  McpClient.Connection,
-  McpConnectionError,
-  HttpClient.HttpClient | CommandExecutor.CommandExecutor | Scope.Scope
-> =>
-  isStdio(options)
+): Effect.Effect<McpClient.Connection, McpConnectionError, HttpClient.HttpClient | CommandExecutor.CommandExecutor | Scope.Scope>
+export function connect(
+  options: ServerOptions
+): Effect.Effect<McpClient.Connection, McpConnectionError, HttpClient.HttpClient | CommandExecutor.CommandExecutor | Scope.Scope> {
+  return isStdio(options)
     ? McpClient.connectStdio({ ...options, env: reveal(options.env) })
     : McpClient.connect({ ...options, headers: reveal(options.headers) })
+}
 
 /**
  * The connection service.
@@ -116,8 +124,31 @@ export const connect = (
 export class McpConnection extends Context.Tag("@phasebound/client/McpConnection")<McpConnection, McpClient.Connection>() {}
 
 /**
- * A layer that connects when it is built and releases the connection (its session, its child
- * process) when it is released. Building fails with the discovery's `McpConnectionError`.
+ * A layer that connects to an HTTP server when it is built and releases the connection (its
+ * session) when it is released. Building fails with the discovery's `McpConnectionError`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerHttp = (
+  options: HttpServerOptions
+): Layer.Layer<McpConnection, McpConnectionError, HttpClient.HttpClient> => Layer.scoped(McpConnection, connect(options))
+
+/**
+ * A layer that starts a server as a child process when it is built and ends it (stdin closed,
+ * then SIGTERM, then SIGKILL, each bounded) when it is released.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerStdio = (
+  options: StdioServerOptions
+): Layer.Layer<McpConnection, McpConnectionError, CommandExecutor.CommandExecutor> =>
+  Layer.scoped(McpConnection, connect(options))
+
+/**
+ * `layerHttp` or `layerStdio`, for options whose kind is known only at run time (a command, or a
+ * URL): it requires what both need.
  *
  * @since 0.1.0
  * @category layers
@@ -128,30 +159,25 @@ export const layer = (
   Layer.scoped(McpConnection, connect(options))
 
 /**
- * `layer` with the options read from Effect `Config` (`Config.redacted` for a header value, a
- * token or an environment secret). A missing or malformed value fails with its `ConfigError`.
+ * `layerHttp` with the options read from Effect `Config` (`Config.redacted` for a header value
+ * or a token). A missing or malformed value fails with its `ConfigError`.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig = (
+export const layerHttpConfig = (
   config: Config.Config.Wrap<HttpServerOptions>
-): Layer.Layer<
-  McpConnection,
-  McpConnectionError | ConfigError.ConfigError,
-  HttpClient.HttpClient | CommandExecutor.CommandExecutor
-> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
+): Layer.Layer<McpConnection, McpConnectionError | ConfigError.ConfigError, HttpClient.HttpClient> =>
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layerHttp))
 
 /**
- * `layerConfig` for a server run over stdio.
+ * `layerStdio` with the options read from Effect `Config` (`Config.redacted` for an environment
+ * secret).
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerStdioConfig = (
   config: Config.Config.Wrap<StdioServerOptions>
-): Layer.Layer<
-  McpConnection,
-  McpConnectionError | ConfigError.ConfigError,
-  HttpClient.HttpClient | CommandExecutor.CommandExecutor
-> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
+): Layer.Layer<McpConnection, McpConnectionError | ConfigError.ConfigError, CommandExecutor.CommandExecutor> =>
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layerStdio))

@@ -6,7 +6,7 @@
  * effect, @effect/platform and @effect/platform-node.
  *
  * A short workflow on `WorkflowEngine.layerMemory` calls the testkit server's side-effecting
- * `increment` tool through `ToolCall.call`, against a connection from `McpConnection.layer`:
+ * `increment` tool through `ToolCall.call`, against a connection from `McpConnection.layerHttp`:
  * the tool runs once however often the execution is run, the call carries the effect identity,
  * another execution gets another identity, and a connection that cannot be made is a typed
  * `ToolCallFailed` that sent nothing.
@@ -15,8 +15,6 @@
  * never calls process.exit, and sets process.exitCode on failure.
  */
 import { FetchHttpClient } from "@effect/platform"
-import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Workflow, WorkflowEngine } from "@effect/workflow"
 import { McpClient, McpConnection } from "@phasebound/client"
 import * as Testkit from "@phasebound/testkit"
@@ -68,10 +66,7 @@ await scenario("a workflow on WorkflowEngine.layerMemory calls the tool once; a 
     const layer = Order.toLayer(() =>
       ToolCall.call({ name: "increment", connection: McpConnection.McpConnection, tool: "increment" }).pipe(Effect.map(textOf))
     ).pipe(
-      // A URL connection never spawns: the command executor is only what the layer's type asks for.
-      Layer.provide(McpConnection.layer({ url: server.url, policy: { timeout: "5 seconds" } }).pipe(
-        Layer.provide(Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer))
-      )),
+      Layer.provide(McpConnection.layerHttp({ url: server.url, policy: { timeout: "5 seconds" } })),
       Layer.provideMerge(WorkflowEngine.layerMemory),
       Layer.provide(FetchHttpClient.layer)
     )

@@ -19,14 +19,8 @@ import { eventually, failureOf, server } from "../support/harness.js"
 
 const TOKEN = "svc-token-CANARY-41d7"
 
-/** A stdio child that records one environment value it was given, then is the testkit server. */
-
-const platform = Layer.mergeAll(
-  FetchHttpClient.layer,
-  NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer)),
-  NodeFileSystem.layer,
-  NodePath.layer
-)
+const commandExecutor = NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))
+const platform = Layer.mergeAll(FetchHttpClient.layer, commandExecutor, NodeFileSystem.layer, NodePath.layer)
 
 const stdioFixture = Effect.acquireRelease(Effect.sync(() => Testkit.makeStdioFixture()), (f) => Effect.sync(() => f.cleanup()))
 
@@ -54,10 +48,11 @@ const tempFile = (content: string) =>
   ).pipe(Effect.map(({ file }) => file))
 
 describe.concurrent("McpConnection", () => {
-  it.scopedLive("layer: connects when built, serves the Tag, releases the session with the layer", () =>
+  it.scopedLive("layerHttp: needs an HttpClient only; connects when built, serves the Tag, releases the session with the layer", () =>
     Effect.gen(function*() {
       const srv = yield* server()
-      const built = yield* buildIn(McpConnection.layer({ url: srv.url, headers: { authorization: Redacted.make(`Bearer ${TOKEN}`) } }).pipe(Layer.provide(platform)))
+      const options = { url: srv.url, headers: { authorization: Redacted.make(`Bearer ${TOKEN}`) } }
+      const built = yield* buildIn(McpConnection.layerHttp(options).pipe(Layer.provide(FetchHttpClient.layer)))
       const connection = Context.get(built.context, McpConnection.McpConnection)
       const result = yield* connection.callTool("add", { a: 2, b: 3 })
       expect(result.content[0]).toMatchObject({ type: "text", text: "5" })
@@ -66,7 +61,7 @@ describe.concurrent("McpConnection", () => {
       yield* eventually(() => srv.deletes() === 1)
     }))
 
-  it.scopedLive("layerConfig: the URL and a Redacted header from Config; a missing value fails with ConfigError before any I/O", () =>
+  it.scopedLive("layerHttpConfig: the URL and a Redacted header from Config; a missing value fails with ConfigError before any I/O", () =>
     Effect.gen(function*() {
       const srv = yield* server()
       const config = {
@@ -75,13 +70,13 @@ describe.concurrent("McpConnection", () => {
       }
       const provider = ConfigProvider.fromMap(new Map([["MCP_URL", srv.url], ["MCP_AUTHORIZATION", `Bearer ${TOKEN}`]]))
       const answer = yield* Effect.flatMap(McpConnection.McpConnection, (connection) => connection.callTool("add", { a: 1, b: 1 })).pipe(
-        Effect.provide(McpConnection.layerConfig(config).pipe(Layer.provide(platform))),
+        Effect.provide(McpConnection.layerHttpConfig(config).pipe(Layer.provide(FetchHttpClient.layer))),
         Effect.withConfigProvider(provider)
       )
       expect(answer.content[0]).toMatchObject({ text: "2" })
       expect(authorizationOf(srv, "initialize")).toBe(`Bearer ${TOKEN}`)
       const before = srv.requests.length
-      const missing = yield* Effect.flip(Effect.provide(McpConnection.McpConnection, McpConnection.layerConfig(config).pipe(Layer.provide(platform))).pipe(
+      const missing = yield* Effect.flip(Effect.provide(McpConnection.McpConnection, McpConnection.layerHttpConfig(config).pipe(Layer.provide(FetchHttpClient.layer))).pipe(
         Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["MCP_URL", srv.url]])))
       ))
       expect(ConfigError.isConfigError(missing)).toBe(true)
@@ -90,7 +85,7 @@ describe.concurrent("McpConnection", () => {
       expect(srv.requests.length).toBe(before)
     }))
 
-  it.scopedLive("layerStdioConfig: a child process with a Redacted environment value; the child ends with the layer", () =>
+  it.scopedLive("layerStdioConfig: needs a CommandExecutor only; a child process with a Redacted environment value; the child ends with the layer", () =>
     Effect.gen(function*() {
       // The child writes the SERVICE_TOKEN it was given before it reads stdin (`envReport`).
       const seenDir = mkdtempSync(join(tmpdir(), "phasebound-services-env-"))
@@ -105,7 +100,7 @@ describe.concurrent("McpConnection", () => {
         args: Config.succeed([...f.args]),
         env: Config.all({ ...Object.fromEntries(Object.entries(f.env ?? {}).map(([k, v]) => [k, Config.succeed(v)])), SERVICE_TOKEN: Config.redacted("SERVICE_TOKEN") })
       }
-      const built = yield* buildIn(McpConnection.layerStdioConfig(config).pipe(Layer.provide(platform))).pipe(
+      const built = yield* buildIn(McpConnection.layerStdioConfig(config).pipe(Layer.provide(commandExecutor))).pipe(
         Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["SERVICE_TOKEN", TOKEN]])))
       )
       const connection = Context.get(built.context, McpConnection.McpConnection)
@@ -118,7 +113,7 @@ describe.concurrent("McpConnection", () => {
       expect(f.isAlive()).toBe(false)
     }))
 
-  it.scopedLive("a discovery that fails makes the layer fail with its McpConnectionError", () =>
+  it.scopedLive("layer (either kind, both services): a discovery that fails makes the layer fail with its McpConnectionError", () =>
     Effect.gen(function*() {
       const srv = yield* server()
       srv.script({ on: "initialize", kind: "status", status: 503 })
