@@ -20,9 +20,7 @@
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Cause from "effect/Cause"
-import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
@@ -31,10 +29,10 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Subscribable from "effect/Subscribable"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Authorization from "./Authorization.js"
-import { type Abandon, withDeadline } from "./internal/deadline.js"
-import { authChallengeOf } from "./internal/http.js"
+import { authorized, maxDiscoveryAuthorizations } from "./internal/connection/authorized.js"
+import * as ConnectionRuntime from "./internal/connection/connection.js"
+import { withDeadline } from "./internal/deadline.js"
 import { type ConnectionAuthorization, makeAuthorizer } from "./internal/oauth/authorizer.js"
 import { makeMemory, TokenStore } from "./internal/oauth/tokenStore.js"
 import * as Failures from "./internal/failures.js"
@@ -44,11 +42,9 @@ import { type Annotate, clientSpan } from "./internal/tracing.js"
 import {
   type Attempt,
   attemptOf,
-  DeadlineExceeded,
   InvalidOption,
   type McpConnectionError,
   type Outcome,
-  type Reason,
   type Stage,
   withAttempts
 } from "./McpConnectionError.js"
@@ -60,18 +56,10 @@ import * as Stdio from "./Stdio.js"
 import * as StreamableHttp from "./StreamableHttp.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
 import { makeResponder, type Responder } from "./internal/inbound.js"
-import { withIdleTimeout } from "./internal/idle.js"
-import { invalidResult, type Listing, listAll, listAllTools } from "./internal/listing.js"
-import { type Discovered, makeLiveSession } from "./internal/liveSession.js"
+import { listAllTools } from "./internal/listing.js"
 import * as Notifications from "./internal/notifications.js"
-import { relistOnChange } from "./internal/relisting.js"
-import {
-  effectIdentityMetaKey as EffectIdentityKey,
-  isValidCallerMeta,
-  isValidEffectIdentity,
-  traceContext
-} from "./internal/requestMeta.js"
-import { type Diagnostics, type Exchange, type Response, type TransportKind } from "./Transport.js"
+import { effectIdentityMetaKey as EffectIdentityKey, isValidEffectIdentity } from "./internal/requestMeta.js"
+import { type Diagnostics, type Exchange, type TransportKind } from "./Transport.js"
 
 /**
  * @since 0.1.0
@@ -388,8 +376,6 @@ const validateClientInfo = (info: McpSchema.Implementation | undefined) =>
     Effect.mapError(() => configError("clientInfo", "invalid-value"))
   )
 
-const decodeCallResult = Schema.decodeUnknownEither(McpSchema.CallToolResult)
-
 /**
  * The connection's authorization: the options validated (before any I/O), the services the
  * caller provided (the interactive step, the token store; else tokens in memory).
@@ -427,46 +413,6 @@ const authorizationOf = (
       secrets
     })
   })
-
-/**
- * Runs `operation`; when a 401, or a 403 `insufficient_scope`, refused its request before it was
- * processed, obtains a new credential (outside the operation's deadline, under the
- * authorization budget) and runs it once more, at most `maxResends` times in all
- * (docs/DESIGN.md, "Authorization"). Without authorization, `operation` as it is.
- */
-const authorized = <A, R>(
-  auth: ConnectionAuthorization | undefined,
-  stage: Stage,
-  maxResends: number,
-  operation: (resent: boolean) => Effect.Effect<A, McpConnectionError, R>,
-  observe: (observation: Observation) => void
-): Effect.Effect<A, McpConnectionError, R> => {
-  if (auth === undefined) return operation(false)
-  const attempt = (resends: number): Effect.Effect<A, McpConnectionError, R> => {
-    const started = auth.generation()
-    return Effect.catchAll(operation(resends > 0), (error) => {
-      const challenge = authChallengeOf(error)
-      if (challenge === undefined || resends >= maxResends) return Effect.fail(error)
-      return Effect.clockWith((clock) => {
-        const startedAt = clock.unsafeCurrentTimeMillis()
-        return auth.recover(error, challenge, { stage: error.stage, generation: started }).pipe(
-          // The refused request reached the server, which did not process it.
-          Effect.mapError((failure) => failure.outcome === "not-sent" ? Failures.withOutcome(failure, "not-applied") : failure),
-          Effect.onExit((exit) =>
-            Effect.sync(() => {
-              const outcome = Exit.isSuccess(exit) ? "ok" : Option.getOrUndefined(Cause.failureOption(exit.cause))?._tag
-              if (outcome === undefined) return
-              const durationMs = clock.unsafeCurrentTimeMillis() - startedAt
-              observe({ operation: "authorization", stage: error.stage, durationMs, bytes: 0, outcome })
-            })
-          ),
-          Effect.zipRight(Effect.suspend(() => attempt(resends + 1)))
-        )
-      })
-    })
-  }
-  return Effect.zipRight(auth.prepare(stage), Effect.suspend(() => attempt(0)))
-}
 
 /**
  * A deadline that ends a negotiation after a failed attempt (a fallback) lists the attempts, the
@@ -770,14 +716,8 @@ const discover = <R>(
     // A new session (docs/DESIGN.md, "Sessions that heal"): the same discovery, recorded apart.
     const platform = yield* Effect.context<R>()
     const renew = Effect.provide(Effect.suspend(() => run([])), platform)
-    return yield* makeConnection(discovered, policy, discoveryLog, outerScope, auth, renew, notifications, logLevel)
+    return yield* ConnectionRuntime.make({ discovered, policy, scope: outerScope, auth, renew, notifications, logLevel }, discoveryLog)
   })
-
-/**
- * Authorizations one discovery may need: a 401 (a token), then a 403 `insufficient_scope` or
- * two (step-ups, each also bounded by `maxStepUps`). Discovery requests are idempotent.
- */
-const maxDiscoveryAuthorizations = 3
 
 /**
  * Validates the `handlers` option (each one a function, when given) into the responder that
@@ -805,454 +745,3 @@ const validateRevisions = (input: ReadonlyArray<string> | undefined) => {
   }
   return Effect.succeed(McpSchema.supportedRevisions.filter((revision) => input.includes(revision)))
 }
-
-const spanNames = {
-  "tools/call": "mcp.tools.call",
-  "tools/list": "mcp.tools.list",
-  ping: "mcp.ping",
-  "resources/list": "mcp.resources.list",
-  "resources/templates/list": "mcp.resources.templates.list",
-  "resources/read": "mcp.resources.read",
-  "prompts/list": "mcp.prompts.list",
-  "prompts/get": "mcp.prompts.get",
-  "logging/setLevel": "mcp.logging.set_level"
-} as const
-
-/** The operations of a connection after its discovery. */
-type Operation = keyof typeof spanNames
-
-/** How many progress reports `callToolStream` keeps for a reader that falls behind. */
-const progressBuffer = 16
-
-const sameTools = (a: ReadonlyArray<McpSchema.Tool>, b: ReadonlyArray<McpSchema.Tool>) =>
-  a === b || JSON.stringify(a) === JSON.stringify(b)
-
-const decodeReadResource = Schema.decodeUnknownEither(McpSchema.ReadResourceResult)
-const decodePrompt = Schema.decodeUnknownEither(McpSchema.GetPromptResult)
-
-const makeConnection = (
-  discovered: Discovered<Listing>,
-  policy: PhasePolicy.PhasePolicy,
-  discovery: ReadonlyArray<Observation>,
-  scope: Scope.Scope,
-  auth: ConnectionAuthorization | undefined,
-  renew: Effect.Effect<Discovered<Listing>, McpConnectionError>,
-  notifications: Notifications.Notifications,
-  logLevel: { current: McpSchema.LogLevel | undefined }
-): Effect.Effect<Connection> => Effect.gen(function*() {
-  const toolList = yield* SubscriptionRef.make(discovered.listing.tools)
-  const observations: Array<Observation> = []
-  let closed = false
-  const observe = (observation: Observation) => {
-    observations.push(observation)
-    if (observations.length > 100) observations.shift()
-  }
-  /** The tools became these (a new listing, a new session): said to `toolList` when they differ. */
-  let published = discovered.listing.tools
-  const publish = (tools: ReadonlyArray<McpSchema.Tool>) =>
-    Effect.suspend(() => {
-      if (sameTools(tools, published)) return Effect.void
-      published = tools
-      return SubscriptionRef.set(toolList, tools)
-    })
-  const live = makeLiveSession(discovered, {
-    renew,
-    maxRenewals: policy.maxSessionRenewals,
-    scope,
-    onRenewal: ({ durationMs, outcome }, renewed) =>
-      Effect.suspend(() => {
-        observe({ operation: "new-session", stage: "connect", durationMs, bytes: 0, outcome })
-        return renewed === undefined ? Effect.void : publish(renewed.listing.tools)
-      }),
-    closedFailure: (exchange) => closedFailure(exchange)
-  })
-  // Operations in flight, ended at once when the connection closes (docs/DESIGN.md, "Release").
-  const inFlight = new Set<() => void>()
-  // Closing the connection's scope marks it closed first, so later calls fail without I/O, and
-  // fails what is in flight (its requests released) before the sessions are released.
-  yield* Scope.addFinalizer(scope, Effect.sync(() => {
-    closed = true
-    for (const abandon of [...inFlight]) abandon()
-  }))
-
-  const closedFailure = (exchange: Exchange) =>
-    Failures.transport(exchange, "session-closed", "not-sent")
-  /** A request in flight when the connection closed may have reached the server: `unknown`. */
-  const abandonOnClose = (exchange: Exchange): Abandon<McpConnectionError> => ({
-    register: (hook) => {
-      inFlight.add(hook)
-      return () => void inFlight.delete(hook)
-    },
-    failure: () => Failures.transport(exchange, "session-closed", "unknown")
-  })
-
-  /**
-   * Runs one operation on the current session (a new one first when the last was lost) under a
-   * deadline, recording its cost and its span.
-   */
-  const observed = <A extends { readonly bytes: number }>(
-    operation: Operation,
-    exchange: Exchange,
-    effect: (on: Discovered<Listing>) => Effect.Effect<A, McpConnectionError>,
-    resent = false,
-    effectIdentity?: string
-  ) =>
-    Effect.flatMap(
-      Effect.suspend(() => closed ? Effect.fail(closedFailure(exchange)) : live.ready(exchange)),
-      (on) =>
-        clientSpan(spanNames[operation], {
-          "mcp.phase": exchange.phase,
-          "mcp.stage": exchange.stage,
-          "mcp.transport": on.kind,
-          "mcp.protocol.version": on.session.protocolVersion,
-          ...(effectIdentity === undefined ? {} : { "mcp.effect_identity": effectIdentity })
-        }, (annotate) =>
-          Effect.clockWith((clock) => {
-            if (closed) return Effect.fail(closedFailure(exchange))
-            const started = clock.unsafeCurrentTimeMillis()
-            return Effect.onExit(
-              withDeadline(effect(on), exchange.budget.timeoutMs, () => Failures.deadline(exchange, "unknown"), abandonOnClose(exchange)),
-              (exit) =>
-                Effect.sync(() => {
-                  const durationMs = clock.unsafeCurrentTimeMillis() - started
-                  const record = (outcome: Observation["outcome"], bytes: number) => {
-                    observe({
-                      operation,
-                      stage: exchange.stage,
-                      durationMs,
-                      bytes,
-                      outcome,
-                      ...(resent ? { resent } : {}),
-                      ...(effectIdentity === undefined ? {} : { effectIdentity })
-                    })
-                    annotate({ "mcp.outcome": outcome, "mcp.observed_bytes": bytes })
-                  }
-                  if (Exit.isSuccess(exit)) {
-                    live.settle(on, undefined)
-                    return record("ok", exit.value.bytes)
-                  }
-                  const failure = Cause.failureOption(exit.cause)
-                  if (failure._tag === "Some") {
-                    live.settle(on, failure.value)
-                    record(failure.value._tag, failure.value.observedBytes ?? 0)
-                  }
-                  // Interrupted or a defect: nothing to record.
-                })
-            )
-          }))
-    )
-
-  /**
-   * An operation of the call phase, under the call budget or its validated overrides. `refused`
-   * names an input found invalid: refused before any I/O (a new session included).
-   */
-  const callPhase = <A>(
-    operation: Operation,
-    stage: Stage,
-    options: PhasePolicy.BudgetOptions | undefined,
-    refused: string | undefined,
-    run: (on: Discovered<Listing>, exchange: Exchange) => Effect.Effect<{ readonly value: A; readonly bytes: number }, McpConnectionError>
-  ): Effect.Effect<A, McpConnectionError> =>
-    Effect.flatMap(PhasePolicy.callBudget(policy, options), (budget) => {
-      const exchange: Exchange = { stage, phase: "call", budget }
-      if (refused !== undefined) return refusedOption(exchange, refused)
-      return Effect.map(
-        authorized(auth, stage, 1, (resent) => observed(operation, exchange, (on) => run(on, exchange), resent), observe),
-        (done) => done.value
-      )
-    })
-
-  const refusedOption = (exchange: Exchange, option: string) =>
-    Effect.fail(new InvalidOption({ ...Failures.fields(exchange), option, reason: "invalid-value", outcome: "not-sent", retryable: false }))
-
-  /** A result the server sent that is not what it must be: its fault, and it was applied. */
-  const resultViolation = (exchange: Exchange, reason: Reason, bytes: number, cause?: unknown) =>
-    Failures.withOutcome(Failures.protocol(exchange, reason, { observedBytes: bytes }, cause), "applied")
-
-  // Combinators rather than a generator: this is the hot path of a tool call. The tools by name
-  // are those of the listing a call runs on.
-  let toolsByName = new Map(discovered.listing.tools.map((tool) => [tool.name, tool]))
-  let toolsOf = discovered.listing
-  const toolNamed = (on: Discovered<Listing>, name: string) => {
-    if (toolsOf !== on.listing) {
-      toolsOf = on.listing
-      toolsByName = new Map(on.listing.tools.map((tool) => [tool.name, tool]))
-    }
-    return toolsByName.get(name)
-  }
-
-  /**
-   * What a call's result becomes once decoded and checked against the tool's `outputSchema`
-   * (docs/DESIGN.md, "Typed results"): the result itself, or the caller's decoding of its
-   * `structuredContent`. A failure here is the call's, with its exchange and bytes.
-   */
-  type Finish<A> = (
-    result: McpSchema.CallToolResult,
-    exchange: Exchange,
-    bytes: number
-  ) => Either.Either<A, McpConnectionError>
-
-  const checkedResult = <A>(
-    on: Discovered<Listing>,
-    name: string,
-    exchange: Exchange,
-    response: Response,
-    finish: Finish<A>,
-    clock: Clock.Clock,
-    deadlineAt: number
-  ) => {
-    const decoded = decodeCallResult(response.result)
-    if (Either.isLeft(decoded)) return Effect.fail(invalidResult(exchange, response.bytes)(decoded.left))
-    const result = decoded.right
-    const check = on.listing.outputChecks.get(name)
-    // A tool error need not carry what the schema describes.
-    if (check !== undefined && result.isError !== true) {
-      if (result.structuredContent === undefined) {
-        return Effect.fail(resultViolation(exchange, "missing-structured-content", response.bytes))
-      }
-      // Bounded (docs/DESIGN.md, "Typed results"): stopped at the call's deadline, or past its
-      // ceiling of steps; either way the server ran the tool: `applied`, never sent again.
-      const outcome = check(result.structuredContent, {
-        deadlineAt,
-        now: () => clock.unsafeCurrentTimeMillis(),
-        resultBytes: response.bytes
-      })
-      if (outcome === "deadline") {
-        return Effect.fail(
-          new DeadlineExceeded({
-            ...Failures.fields(exchange),
-            observedBytes: response.bytes,
-            reason: "output-check",
-            outcome: "applied",
-            retryable: false
-          })
-        )
-      }
-      if (outcome === "too-costly") {
-        return Effect.fail(resultViolation(exchange, "output-check-too-costly", response.bytes))
-      }
-      if (outcome === "invalid") {
-        return Effect.fail(resultViolation(exchange, "structured-content-mismatch", response.bytes))
-      }
-    }
-    const finished = finish(result, exchange, response.bytes)
-    return Either.isRight(finished) ? Effect.succeed({ value: finished.right, bytes: response.bytes }) : Effect.fail(finished.left)
-  }
-
-  const asIs: Finish<McpSchema.CallToolResult> = (result) => Either.right(result)
-
-  const callToolWith = <A>(
-    name: string,
-    args: Readonly<Record<string, unknown>> | undefined,
-    options: CallOptions | undefined,
-    finish: Finish<A>
-  ): Effect.Effect<A, McpConnectionError> =>
-    Effect.flatMap(PhasePolicy.callBudget(policy, options), (budget) => {
-      const exchange: Exchange = { stage: "call", phase: "call", budget }
-      const meta = options?.meta
-      if (meta !== undefined && !isValidCallerMeta(meta)) return refusedOption(exchange, "meta")
-      const effectIdentity = options?.effectIdentity
-      if (effectIdentity !== undefined && !isValidEffectIdentity(effectIdentity)) {
-        return refusedOption(exchange, "effectIdentity")
-      }
-      const identity = effectIdentity === undefined ? undefined : { [EffectIdentityKey]: effectIdentity }
-      const onProgress = options?.onProgress
-      if (onProgress !== undefined && typeof onProgress !== "function") return refusedOption(exchange, "onProgress")
-      const idleMs = budget.idleTimeoutMs
-      const send = (on: Discovered<Listing>) => {
-        // A tool left out of the listing (invalid header declarations, an output schema that
-        // cannot be compiled) cannot be called correctly: refused before sending.
-        if (on.listing.excluded.has(name)) return refusedOption(exchange, "name")
-        // The trace context of the call's own span (inside it, see `observed`).
-        return Effect.flatMap(traceContext, (trace) => {
-          const request = (progressToken?: string) => {
-            const params = trace === undefined && meta === undefined && identity === undefined && progressToken === undefined
-              ? { name, arguments: args ?? {} }
-              : {
-                name,
-                arguments: args ?? {},
-                _meta: { ...trace, ...meta, ...identity, ...(progressToken === undefined ? {} : { progressToken }) }
-              }
-            // The call's deadline, for the check of its result: it started with this effect.
-            return Effect.clockWith((clock) => {
-              const deadlineAt = clock.unsafeCurrentTimeMillis() + budget.timeoutMs
-              return Effect.flatMap(
-                on.session.request("tools/call", params, exchange, toolNamed(on, name)),
-                (response) => checkedResult(on, name, exchange, response, finish, clock, deadlineAt)
-              )
-            })
-          }
-          if (onProgress === undefined && idleMs === undefined) return request()
-          // Progress asked for (docs/DESIGN.md, "Progress"): each report resets the idle timeout.
-          let touch = () => {}
-          const tracking = notifications.trackProgress((progress) => {
-            touch()
-            try {
-              onProgress?.(progress)
-            } catch {
-              // The caller's callback is not the call: what it throws changes nothing here.
-            }
-          })
-          const sent = idleMs === undefined
-            ? request(tracking.token)
-            : withIdleTimeout(idleMs, () => Failures.idle(exchange), (reset) => {
-              touch = reset
-              return request(tracking.token)
-            })
-          return Effect.ensuring(sent, Effect.sync(tracking.release))
-        })
-      }
-      // Sent once; sent a second time only after a 401 or 403 refused it unprocessed and a new
-      // credential is in place (`authorized`).
-      return Effect.map(
-        authorized(auth, "call", 1, (resent) => observed("tools/call", exchange, send, resent, effectIdentity), observe),
-        (finished) => finished.value
-      )
-    })
-
-  const callTool: Connection["callTool"] = (name, args, options) => callToolWith(name, args, options, asIs)
-
-  const callToolStream: Connection["callToolStream"] = (name, args, options) =>
-    Stream.asyncScoped<CallEvent, McpConnectionError>((emit) =>
-      callTool(name, args, { ...options, onProgress: (progress) => void emit.single({ _tag: "Progress", progress }) }).pipe(
-        Effect.matchEffect({
-          onFailure: (error) => Effect.promise(() => emit.fail(error)),
-          onSuccess: (result) =>
-            Effect.promise(async () => {
-              await emit.single({ _tag: "Result", result })
-              await emit.end()
-            })
-        }),
-        Effect.forkScoped
-      ), { bufferSize: progressBuffer, strategy: "sliding" })
-
-  const callToolDecoded: Connection["callToolDecoded"] = (output, name, args, options) => {
-    const decode = Schema.decodeUnknownEither(output)
-    return callToolWith(name, args, options, (result, exchange, bytes): Either.Either<DecodedResult<typeof output.Type>, McpConnectionError> => {
-      if (result.isError === true) return Either.right({ isError: true, result })
-      if (result.structuredContent === undefined) return Either.left(resultViolation(exchange, "missing-structured-content", bytes))
-      return Either.match(decode(result.structuredContent), {
-        onLeft: (error) => Either.left(resultViolation(exchange, "structured-content-mismatch", bytes, error)),
-        onRight: (value) => Either.right({ isError: false, value, result })
-      })
-    })
-  }
-
-  const listExchange: Exchange = { stage: "list-tools", phase: "discovery", budget: policy.discovery }
-  const listTools: Connection["listTools"] = Effect.map(
-    authorized(
-      auth,
-      "list-tools",
-      maxDiscoveryAuthorizations,
-      (resent) =>
-        observed("tools/list", listExchange, (on) =>
-          Effect.tap(listAllTools(on.session, policy, () => {}), (listing) =>
-            live.relisted(on, listing) ? publish(listing.tools) : Effect.void), resent),
-      observe
-    ),
-    (listing) => listing.tools
-  )
-
-  // Live tool lists: the connection's own fiber lists the tools again when they change.
-  yield* Effect.forkIn(relistOnChange(notifications.toolsChanged, policy.relistDelayMs, listTools), scope)
-
-  const pingExchange: Exchange = { stage: "ping", phase: "call", budget: policy.ping }
-  const ping: Connection["ping"] = Effect.clockWith((clock) => {
-    const started = clock.unsafeCurrentTimeMillis()
-    return authorized(
-      auth,
-      "ping",
-      1,
-      // 2026-07-28 removed `ping`: its liveness check is `server/discover`, which every such server answers.
-      (resent) => observed("ping", pingExchange, (on) => on.session.request(on.session.era === "stateless" ? "server/discover" : "ping", undefined, pingExchange), resent),
-      observe
-    ).pipe(Effect.map(() => clock.unsafeCurrentTimeMillis() - started))
-  })
-
-  const listOf = <A, I>(operation: Operation, stage: Stage, key: string, item: Schema.Schema<A, I>) =>
-  (options?: PhasePolicy.BudgetOptions) =>
-    callPhase(operation, stage, options, undefined, (on, exchange) =>
-      Effect.map(listAll(on.session, operation, key, item, exchange, policy), ({ bytes, items }) => ({ value: items, bytes })))
-
-  /** A request's result decoded strictly: the server's answer, or `invalid-result`. */
-  const decodedAs = <A>(decode: (u: unknown) => Either.Either<A, unknown>, exchange: Exchange) => (response: Response) => {
-    const decoded = decode(response.result)
-    return Either.isRight(decoded)
-      ? Effect.succeed({ value: decoded.right, bytes: response.bytes })
-      : Effect.fail(invalidResult(exchange, response.bytes)(decoded.left))
-  }
-
-  const readResource: Connection["readResource"] = (uri, options) =>
-    callPhase(
-      "resources/read",
-      "read-resource",
-      options,
-      typeof uri !== "string" || uri.length === 0 ? "uri" : undefined,
-      (on, exchange) => Effect.flatMap(on.session.request("resources/read", { uri }, exchange), decodedAs(decodeReadResource, exchange))
-    )
-
-  const getPrompt: Connection["getPrompt"] = (name, args, options) =>
-    callPhase(
-      "prompts/get",
-      "get-prompt",
-      options,
-      typeof name !== "string" || name.length === 0 ? "name" : args !== undefined && !isStringRecord(args) ? "arguments" : undefined,
-      (on, exchange) =>
-        Effect.flatMap(on.session.request("prompts/get", { name, arguments: args ?? {} }, exchange), decodedAs(decodePrompt, exchange))
-    )
-
-  const setLogLevel: Connection["setLogLevel"] = (level) =>
-    callPhase("logging/setLevel", "set-log-level", undefined, McpSchema.logLevels.includes(level) ? undefined : "level", (on, exchange) => {
-      // 2026-07-28 has no `logging/setLevel`: the level goes with each later request.
-      const set = on.session.era === "stateless"
-        ? Effect.succeed({ value: undefined, bytes: 0 })
-        : Effect.map(on.session.request("logging/setLevel", { level }, exchange), (response) => ({ value: undefined, bytes: response.bytes }))
-      return Effect.tap(set, () => {
-        logLevel.current = level
-      })
-    })
-
-  const current = live.current
-  return {
-    get transport() {
-      return current().kind
-    },
-    get protocolVersion() {
-      return current().session.protocolVersion
-    },
-    get serverInfo() {
-      return current().session.serverInfo
-    },
-    get capabilities() {
-      return current().session.capabilities
-    },
-    get instructions() {
-      return current().session.instructions
-    },
-    get tools() {
-      return current().listing.tools
-    },
-    get toolsCacheHint() {
-      return current().listing.cacheHint
-    },
-    toolList: Subscribable.make({ get: SubscriptionRef.get(toolList), changes: toolList.changes }),
-    policy,
-    discovery,
-    callTool,
-    callToolStream,
-    callToolDecoded,
-    listTools,
-    listResources: listOf("resources/list", "list-resources", "resources", McpSchema.Resource),
-    listResourceTemplates: listOf("resources/templates/list", "list-resource-templates", "resourceTemplates", McpSchema.ResourceTemplate),
-    readResource,
-    listPrompts: listOf("prompts/list", "list-prompts", "prompts", McpSchema.Prompt),
-    getPrompt,
-    setLogLevel,
-    logMessages: Stream.fromPubSub(notifications.logs),
-    ping,
-    observations: Effect.sync(() => [...observations]),
-    sessions: Effect.sync(live.sessions),
-    diagnostics: Effect.suspend(() => current().transport.diagnostics),
-    logTail: Effect.suspend(() => current().transport.logTail)
-  }
-})

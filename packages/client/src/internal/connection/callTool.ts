@@ -1,0 +1,211 @@
+/**
+ * `tools/call` (docs/DESIGN.md, "Tool calls"): sent once under the call budget (or its validated
+ * overrides), sent a second time only after a 401 or 403 refused it unprocessed; the result
+ * decoded and checked against the tool's `outputSchema` within the call's deadline ("Typed
+ * results"); progress and the idle timeout when asked for ("Progress"). Also its forms as a
+ * stream of events and with a decoded `structuredContent`.
+ */
+import type * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import type * as McpClient from "../../McpClient.js"
+import { DeadlineExceeded, type McpConnectionError } from "../../McpConnectionError.js"
+import * as McpSchema from "../../McpSchema.js"
+import * as PhasePolicy from "../../PhasePolicy.js"
+import type { Exchange, Response } from "../../Transport.js"
+import * as Failures from "../failures.js"
+import { withIdleTimeout } from "../idle.js"
+import { invalidResult, type Listing } from "../listing.js"
+import type { Discovered } from "../liveSession.js"
+import { effectIdentityMetaKey, isValidCallerMeta, isValidEffectIdentity, traceContext } from "../requestMeta.js"
+import { authorized } from "./authorized.js"
+import { type Core, refusedOption, resultViolation } from "./core.js"
+
+/** How many progress reports `callToolStream` keeps for a reader that falls behind. */
+const progressBuffer = 16
+
+const decodeCallResult = Schema.decodeUnknownEither(McpSchema.CallToolResult)
+
+/**
+ * What a call's result becomes once decoded and checked against the tool's `outputSchema`: the
+ * result itself, or the caller's decoding of its `structuredContent`. A failure here is the
+ * call's, with its exchange and bytes.
+ */
+type Finish<A> = (result: McpSchema.CallToolResult, exchange: Exchange, bytes: number) => Either.Either<A, McpConnectionError>
+
+const asIs: Finish<McpSchema.CallToolResult> = (result) => Either.right(result)
+
+export interface CallTool {
+  readonly callTool: McpClient.Connection["callTool"]
+  readonly callToolStream: McpClient.Connection["callToolStream"]
+  readonly callToolDecoded: McpClient.Connection["callToolDecoded"]
+}
+
+export const make = (core: Core): CallTool => {
+  const { auth, notifications, observe, observed, policy } = core
+
+  // Combinators rather than a generator: this is the hot path of a tool call. The tools by name
+  // are those of the listing a call runs on.
+  let toolsByName = new Map(core.discovered.listing.tools.map((tool) => [tool.name, tool]))
+  let toolsOf = core.discovered.listing
+  const toolNamed = (on: Discovered<Listing>, name: string) => {
+    if (toolsOf !== on.listing) {
+      toolsOf = on.listing
+      toolsByName = new Map(on.listing.tools.map((tool) => [tool.name, tool]))
+    }
+    return toolsByName.get(name)
+  }
+
+  const checkedResult = <A>(
+    on: Discovered<Listing>,
+    name: string,
+    exchange: Exchange,
+    response: Response,
+    finish: Finish<A>,
+    clock: Clock.Clock,
+    deadlineAt: number
+  ) => {
+    const decoded = decodeCallResult(response.result)
+    if (Either.isLeft(decoded)) return Effect.fail(invalidResult(exchange, response.bytes)(decoded.left))
+    const result = decoded.right
+    const check = on.listing.outputChecks.get(name)
+    // A tool error need not carry what the schema describes.
+    if (check !== undefined && result.isError !== true) {
+      if (result.structuredContent === undefined) {
+        return Effect.fail(resultViolation(exchange, "missing-structured-content", response.bytes))
+      }
+      // Bounded (docs/DESIGN.md, "Typed results"): stopped at the call's deadline, or past its
+      // ceiling of steps; either way the server ran the tool: `applied`, never sent again.
+      const outcome = check(result.structuredContent, {
+        deadlineAt,
+        now: () => clock.unsafeCurrentTimeMillis(),
+        resultBytes: response.bytes
+      })
+      if (outcome === "deadline") {
+        return Effect.fail(
+          new DeadlineExceeded({
+            ...Failures.fields(exchange),
+            observedBytes: response.bytes,
+            reason: "output-check",
+            outcome: "applied",
+            retryable: false
+          })
+        )
+      }
+      if (outcome === "too-costly") {
+        return Effect.fail(resultViolation(exchange, "output-check-too-costly", response.bytes))
+      }
+      if (outcome === "invalid") {
+        return Effect.fail(resultViolation(exchange, "structured-content-mismatch", response.bytes))
+      }
+    }
+    const finished = finish(result, exchange, response.bytes)
+    return Either.isRight(finished) ? Effect.succeed({ value: finished.right, bytes: response.bytes }) : Effect.fail(finished.left)
+  }
+
+  const callToolWith = <A>(
+    name: string,
+    args: Readonly<Record<string, unknown>> | undefined,
+    options: McpClient.CallOptions | undefined,
+    finish: Finish<A>
+  ): Effect.Effect<A, McpConnectionError> =>
+    Effect.flatMap(PhasePolicy.callBudget(policy, options), (budget) => {
+      const exchange: Exchange = { stage: "call", phase: "call", budget }
+      const meta = options?.meta
+      if (meta !== undefined && !isValidCallerMeta(meta)) return refusedOption(exchange, "meta")
+      const effectIdentity = options?.effectIdentity
+      if (effectIdentity !== undefined && !isValidEffectIdentity(effectIdentity)) {
+        return refusedOption(exchange, "effectIdentity")
+      }
+      const identity = effectIdentity === undefined ? undefined : { [effectIdentityMetaKey]: effectIdentity }
+      const onProgress = options?.onProgress
+      if (onProgress !== undefined && typeof onProgress !== "function") return refusedOption(exchange, "onProgress")
+      const idleMs = budget.idleTimeoutMs
+      const send = (on: Discovered<Listing>) => {
+        // A tool left out of the listing (invalid header declarations, an output schema that
+        // cannot be compiled) cannot be called correctly: refused before sending.
+        if (on.listing.excluded.has(name)) return refusedOption(exchange, "name")
+        // The trace context of the call's own span (inside it, see `observed`).
+        return Effect.flatMap(traceContext, (trace) => {
+          const request = (progressToken?: string) => {
+            const params = trace === undefined && meta === undefined && identity === undefined && progressToken === undefined
+              ? { name, arguments: args ?? {} }
+              : {
+                name,
+                arguments: args ?? {},
+                _meta: { ...trace, ...meta, ...identity, ...(progressToken === undefined ? {} : { progressToken }) }
+              }
+            // The call's deadline, for the check of its result: it started with this effect.
+            return Effect.clockWith((clock) => {
+              const deadlineAt = clock.unsafeCurrentTimeMillis() + budget.timeoutMs
+              return Effect.flatMap(
+                on.session.request("tools/call", params, exchange, toolNamed(on, name)),
+                (response) => checkedResult(on, name, exchange, response, finish, clock, deadlineAt)
+              )
+            })
+          }
+          if (onProgress === undefined && idleMs === undefined) return request()
+          // Progress asked for (docs/DESIGN.md, "Progress"): each report resets the idle timeout.
+          let touch = () => {}
+          const tracking = notifications.trackProgress((progress) => {
+            touch()
+            try {
+              onProgress?.(progress)
+            } catch {
+              // The caller's callback is not the call: what it throws changes nothing here.
+            }
+          })
+          const sent = idleMs === undefined
+            ? request(tracking.token)
+            : withIdleTimeout(idleMs, () => Failures.idle(exchange), (reset) => {
+              touch = reset
+              return request(tracking.token)
+            })
+          return Effect.ensuring(sent, Effect.sync(tracking.release))
+        })
+      }
+      // Sent once; sent a second time only after a 401 or 403 refused it unprocessed and a new
+      // credential is in place (`authorized`).
+      return Effect.map(
+        authorized(auth, "call", 1, (resent) => observed("tools/call", exchange, send, resent, effectIdentity), observe),
+        (finished) => finished.value
+      )
+    })
+
+  const callTool: CallTool["callTool"] = (name, args, options) => callToolWith(name, args, options, asIs)
+
+  const callToolStream: CallTool["callToolStream"] = (name, args, options) =>
+    Stream.asyncScoped<McpClient.CallEvent, McpConnectionError>((emit) =>
+      callTool(name, args, { ...options, onProgress: (progress) => void emit.single({ _tag: "Progress", progress }) }).pipe(
+        Effect.matchEffect({
+          onFailure: (error) => Effect.promise(() => emit.fail(error)),
+          onSuccess: (result) =>
+            Effect.promise(async () => {
+              await emit.single({ _tag: "Result", result })
+              await emit.end()
+            })
+        }),
+        Effect.forkScoped
+      ), { bufferSize: progressBuffer, strategy: "sliding" })
+
+  const callToolDecoded: CallTool["callToolDecoded"] = (output, name, args, options) => {
+    const decode = Schema.decodeUnknownEither(output)
+    return callToolWith(
+      name,
+      args,
+      options,
+      (result, exchange, bytes): Either.Either<McpClient.DecodedResult<typeof output.Type>, McpConnectionError> => {
+        if (result.isError === true) return Either.right({ isError: true, result })
+        if (result.structuredContent === undefined) return Either.left(resultViolation(exchange, "missing-structured-content", bytes))
+        return Either.match(decode(result.structuredContent), {
+          onLeft: (error) => Either.left(resultViolation(exchange, "structured-content-mismatch", bytes, error)),
+          onRight: (value) => Either.right({ isError: false, value, result })
+        })
+      }
+    )
+  }
+
+  return { callTool, callToolStream, callToolDecoded }
+}

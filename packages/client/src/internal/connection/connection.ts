@@ -1,0 +1,67 @@
+/**
+ * A connection, once its discovery is done: its operations (each in a module of its own, on the
+ * one primitive of `core.ts`), the fiber that lists the tools again when they change
+ * (`internal/relisting.ts`), and what the current session says of the server.
+ */
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import * as Subscribable from "effect/Subscribable"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as McpClient from "../../McpClient.js"
+import { relistOnChange } from "../relisting.js"
+import * as CallTool from "./callTool.js"
+import * as Core from "./core.js"
+import { setLogLevel } from "./logLevel.js"
+import { ping } from "./ping.js"
+import * as Prompts from "./prompts.js"
+import * as Resources from "./resources.js"
+import { listTools } from "./tools.js"
+
+export const make = (
+  setup: Core.Setup,
+  discovery: ReadonlyArray<McpClient.Observation>
+): Effect.Effect<McpClient.Connection> =>
+  Effect.gen(function*() {
+    const core = yield* Core.make(setup)
+    const relist = listTools(core)
+    // Live tool lists: the connection's own fiber lists the tools again when they change.
+    yield* Effect.forkIn(relistOnChange(setup.notifications.toolsChanged, setup.policy.relistDelayMs, relist), setup.scope)
+    const current = core.live.current
+    return {
+      get transport() {
+        return current().kind
+      },
+      get protocolVersion() {
+        return current().session.protocolVersion
+      },
+      get serverInfo() {
+        return current().session.serverInfo
+      },
+      get capabilities() {
+        return current().session.capabilities
+      },
+      get instructions() {
+        return current().session.instructions
+      },
+      get tools() {
+        return current().listing.tools
+      },
+      get toolsCacheHint() {
+        return current().listing.cacheHint
+      },
+      toolList: Subscribable.make({ get: SubscriptionRef.get(core.toolList), changes: core.toolList.changes }),
+      policy: setup.policy,
+      discovery,
+      ...CallTool.make(core),
+      listTools: relist,
+      ...Resources.make(core),
+      ...Prompts.make(core),
+      setLogLevel: setLogLevel(core),
+      logMessages: Stream.fromPubSub(setup.notifications.logs),
+      ping: ping(core),
+      observations: Effect.sync(core.observations),
+      sessions: Effect.sync(core.live.sessions),
+      diagnostics: Effect.suspend(() => current().transport.diagnostics),
+      logTail: Effect.suspend(() => current().transport.logTail)
+    }
+  })
