@@ -19,47 +19,32 @@
  */
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as HttpClient from "@effect/platform/HttpClient"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
-import * as Exit from "effect/Exit"
-import * as Schema from "effect/Schema"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
-import * as Subscribable from "effect/Subscribable"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type * as Subscribable from "effect/Subscribable"
 import * as Authorization from "./Authorization.js"
-import { authorized, maxDiscoveryAuthorizations } from "./internal/connection/authorized.js"
-import * as ConnectionRuntime from "./internal/connection/connection.js"
-import { withDeadline } from "./internal/deadline.js"
+import type * as ClientHandlers from "./ClientHandlers.js"
+import * as Discovery from "./internal/connection/discovery.js"
+import * as Failures from "./internal/failures.js"
+import { makeResponder } from "./internal/inbound.js"
+import * as Negotiation from "./internal/negotiation.js"
+import * as Notifications from "./internal/notifications.js"
 import { type ConnectionAuthorization, makeAuthorizer } from "./internal/oauth/authorizer.js"
 import { makeMemory, TokenStore } from "./internal/oauth/tokenStore.js"
-import * as Failures from "./internal/failures.js"
-import * as Negotiation from "./internal/negotiation.js"
+import { effectIdentityMetaKey as EffectIdentityKey, isValidEffectIdentity } from "./internal/requestMeta.js"
 import { secretsOf, secretValues } from "./internal/secrets.js"
-import { type Annotate, clientSpan } from "./internal/tracing.js"
-import {
-  type Attempt,
-  attemptOf,
-  InvalidOption,
-  type McpConnectionError,
-  type Outcome,
-  type Stage,
-  withAttempts
-} from "./McpConnectionError.js"
+import * as LegacySse from "./LegacySse.js"
+import type { InvalidOption, McpConnectionError, Stage } from "./McpConnectionError.js"
 import * as McpSchema from "./McpSchema.js"
 import * as PhasePolicy from "./PhasePolicy.js"
-import * as LegacySse from "./LegacySse.js"
-import { type EraName, handshakeEra, type OpenContext, statelessEra } from "./ProtocolEra.js"
+import { type EraName, handshakeEra, statelessEra } from "./ProtocolEra.js"
 import * as Stdio from "./Stdio.js"
 import * as StreamableHttp from "./StreamableHttp.js"
-import type * as ClientHandlers from "./ClientHandlers.js"
-import { makeResponder, type Responder } from "./internal/inbound.js"
-import { listAllTools } from "./internal/listing.js"
-import * as Notifications from "./internal/notifications.js"
-import { effectIdentityMetaKey as EffectIdentityKey, isValidEffectIdentity } from "./internal/requestMeta.js"
-import { type Diagnostics, type Exchange, type TransportKind } from "./Transport.js"
+import type { Diagnostics, TransportKind } from "./Transport.js"
 
 /**
  * @since 0.1.0
@@ -415,23 +400,6 @@ const authorizationOf = (
   })
 
 /**
- * A deadline that ends a negotiation after a failed attempt (a fallback) lists the attempts, the
- * one the deadline ended last, as a negotiation that failed does (docs/DESIGN.md, "Negotiation").
- */
-const deadlineAfterAttempts = (
-  deadline: McpConnectionError,
-  current: Observation["attempt"],
-  failed: ReadonlyArray<Attempt>
-): McpConnectionError =>
-  failed.length === 0 || current === undefined
-    ? deadline
-    : withAttempts(deadline, [...failed, attemptOf(current.era, current.transport, deadline)])
-
-/** What is known about the remote effect when a deadline passes at a stage. */
-const deadlineOutcome = (stage: Stage): Outcome =>
-  stage === "config" || stage === "connect" || stage === "endpoint" ? "not-sent" : "unknown"
-
-/**
  * Connects to an MCP server: validates every option, then runs the discovery (initialize,
  * initialized, every tools/list page) under ONE deadline. The connection lives in the current
  * scope; closing it releases the session. When discovery fails, everything it opened is
@@ -466,7 +434,7 @@ export const connect = (
       unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
       inbound: { ...responder.inbound, notification: notifications.take, reopened: notifications.reopened }
     }
-    return yield* discover(policy, clientInfo, revisions, responder, notifications, auth, (context) => {
+    return yield* Discovery.connect({ policy, clientInfo, revisions, responder, notifications, auth, candidates: (context) => {
       const streamable: Negotiation.Opener<HttpClient.HttpClient> = {
         kind: "streamable-http",
         open: (session) => StreamableHttp.make({ ...transportOptions, session })
@@ -487,7 +455,7 @@ export const connect = (
         follows: Negotiation.legacyHttpFallback
       }
       return choice === "auto" ? [...overStreamable, overLegacy] : choice === "sse" ? [overLegacy] : overStreamable
-    })
+    } })
   })
 
 /**
@@ -561,7 +529,7 @@ export const connectStdio = (
       stderr: options.stderr,
       inbound: { ...responder.inbound, notification: notifications.take, reopened: notifications.reopened }
     }
-    return yield* discover(policy, clientInfo, revisions, responder, notifications, undefined, (context) => {
+    return yield* Discovery.connect({ policy, clientInfo, revisions, responder, notifications, auth: undefined, candidates: (context) => {
       const child: Negotiation.Opener<CommandExecutor.CommandExecutor> = {
         kind: "stdio",
         // The spawn is the first step of discovery.
@@ -572,151 +540,7 @@ export const connectStdio = (
         { era: handshakeEra, opener: child, follows: Negotiation.handshakeFallback(revisions) },
         { era: statelessEra, opener: child, follows: Negotiation.statelessRetry(revisions) }
       ]
-    })
-  })
-
-/**
- * The discovery, under ONE deadline: negotiate an (era, transport) candidate (opening the
- * transport and running the era's own steps), then every tools/list page. When it fails,
- * everything it opened is released before the failure is returned.
- */
-const discover = <R>(
-  policy: PhasePolicy.PhasePolicy,
-  clientInfo: McpSchema.Implementation,
-  revisions: ReadonlyArray<McpSchema.Revision>,
-  responder: Responder,
-  notifications: Notifications.Notifications,
-  auth: ConnectionAuthorization | undefined,
-  candidates: (context: Pick<OpenContext, "exchange">) => ReadonlyArray<Negotiation.Candidate<R>>
-): Effect.Effect<Connection, McpConnectionError, R | Scope.Scope> =>
-  Effect.gen(function*() {
-    const discoveryLog: Array<Observation> = []
-    /** The log level the connection asked for (`setLogLevel`), for every session it has. */
-    const logLevel: { current: McpSchema.LogLevel | undefined } = { current: undefined }
-    /** Where the stages of the discovery running now are recorded. */
-    let log = discoveryLog
-    let stage: Stage = "connect"
-    // The caller's clock (a TestClock under test) times every stage.
-    const clock = yield* Effect.clock
-    let stageStarted = clock.unsafeCurrentTimeMillis()
-    let attempt: Observation["attempt"]
-    /** How each attempt of the negotiation running now failed, in order (none once it is over). */
-    let failedAttempts: Array<Attempt> = []
-    /** Whether this run of the discovery follows a refusal (its requests are sent a second time). */
-    let resending = false
-    const observe = (at: Stage, bytes: number, outcome: Observation["outcome"], more?: Partial<Observation>) => {
-      const now = clock.unsafeCurrentTimeMillis()
-      log.push({
-        operation: "discovery",
-        stage: at,
-        durationMs: now - stageStarted,
-        bytes,
-        outcome,
-        attempt,
-        ...(resending ? { resent: true } : {}),
-        ...more
-      })
-      stageStarted = now
-    }
-    const record = (at: Stage, bytes: number, failure?: McpConnectionError) => observe(at, bytes, failure?._tag ?? "ok")
-    const exchange = (at: Stage): Exchange => {
-      stage = at
-      return { stage: at, phase: "discovery", budget: policy.discovery }
-    }
-    const list = candidates({ exchange })
-    // Checked before any I/O: the transport and the revisions must leave something to try.
-    if (Negotiation.usableCandidates(list, revisions).length === 0) {
-      return yield* Effect.fail(configError("revisions", "invalid-value"))
-    }
-    const outerScope = yield* Effect.scope
-    // Every session's scope is a child of this one, created before the connection's own
-    // finalizer (`makeConnection`), which therefore runs first when the connection closes.
-    const sessionsScope = yield* Scope.fork(outerScope, ExecutionStrategy.sequential)
-
-    const discovery = (annotate: Annotate, connectionScope: Scope.CloseableScope) => Effect.gen(function*() {
-      stageStarted = clock.unsafeCurrentTimeMillis()
-      const negotiated = yield* Negotiation.negotiate(
-        list,
-        {
-          clientInfo,
-          exchange,
-          record,
-          maxInputRounds: policy.maxInputRounds,
-          unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
-          logLevel: () => logLevel.current,
-          capabilities: responder.capabilities,
-          fulfil: responder.fulfil
-        },
-        revisions,
-        connectionScope,
-        {
-          started: (era, transport) => {
-            attempt = { era, transport }
-          },
-          failed: (failure) => observe(failure.stage, failure.observedBytes ?? 0, failure._tag)
-        },
-        failedAttempts
-      )
-      // A later failure (tools/list) is the session's, not the negotiation's: it has no attempts.
-      failedAttempts = []
-      annotate({ "mcp.transport": negotiated.kind, "mcp.protocol.version": negotiated.session.protocolVersion })
-      stage = "list-tools"
-      const listing = yield* listAllTools(negotiated.session, policy, record)
-      if (listing.excluded.size > 0) observe("list-tools", 0, "ok", { excludedTools: listing.excluded.size })
-      // A new session of the 2025 revisions starts without the log level the connection asked
-      // for (docs/DESIGN.md, "Server log messages"): it is asked for again.
-      const level = logLevel.current
-      if (level !== undefined && negotiated.session.era === "handshake") {
-        const response = yield* negotiated.session.request("logging/setLevel", { level }, exchange("set-log-level"))
-        record("set-log-level", response.bytes)
-      }
-      return { ...negotiated, listing, scope: connectionScope }
-    })
-
-    /**
-     * One discovery under ONE deadline, in a connection scope of its own: when it fails,
-     * everything it opened is released before the failure is returned (and before an
-     * authorization runs: a discovery refused with a 401 is run again from its start).
-     */
-    const once = (annotate: Annotate, resent: boolean) =>
-      Effect.flatMap(Scope.fork(sessionsScope, ExecutionStrategy.sequential), (connectionScope) => {
-        stage = "connect"
-        resending = resent
-        attempt = undefined
-        failedAttempts = []
-        return withDeadline(
-          discovery(annotate, connectionScope),
-          policy.discovery.timeoutMs,
-          () => deadlineAfterAttempts(Failures.deadline(exchange(stage), deadlineOutcome(stage)), attempt, failedAttempts)
-        ).pipe(
-          Effect.onExit((exit) => Exit.isFailure(exit) ? Scope.close(connectionScope, exit) : Effect.void)
-        )
-      })
-
-    /** A whole discovery (with the authorizations it needs), its stages recorded in `into`. */
-    const run = (into: Array<Observation>) =>
-      clientSpan("mcp.connect", { "mcp.phase": "discovery" }, (annotate) => {
-        log = into
-        return authorized(auth, "connect", maxDiscoveryAuthorizations, (resent) => once(annotate, resent), (o) => log.push(o)).pipe(
-          Effect.onExit((exit) => {
-            // The span says where discovery ended, how it ended and what it read, as the
-            // call and list spans do (docs/DESIGN.md, "Observation").
-            const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : undefined
-            const failed = failure?._tag === "Some" ? failure.value : undefined
-            annotate({
-              "mcp.stage": failed?.stage ?? stage,
-              "mcp.outcome": failed?._tag ?? (Exit.isSuccess(exit) ? "ok" : "interrupted"),
-              "mcp.observed_bytes": log.reduce((sum, o) => sum + o.bytes, 0)
-            })
-            return Effect.void
-          })
-        )
-      })
-    const discovered = yield* run(discoveryLog)
-    // A new session (docs/DESIGN.md, "Sessions that heal"): the same discovery, recorded apart.
-    const platform = yield* Effect.context<R>()
-    const renew = Effect.provide(Effect.suspend(() => run([])), platform)
-    return yield* ConnectionRuntime.make({ discovered, policy, scope: outerScope, auth, renew, notifications, logLevel }, discoveryLog)
+    } })
   })
 
 /**

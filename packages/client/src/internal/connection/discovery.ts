@@ -1,0 +1,215 @@
+/**
+ * The discovery (docs/DESIGN.md, "Negotiation", "Sessions that heal"), under ONE deadline:
+ * negotiate an (era, transport) candidate (opening the transport and running the era's own
+ * steps), then every `tools/list` page. When it fails, everything it opened is released before
+ * the failure is returned (and before an authorization runs: a discovery refused with a 401 is
+ * run again from its start). The connection's first session and every new one are discovered
+ * the same way; each run returns the observations of its stages.
+ */
+import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import type * as McpClient from "../../McpClient.js"
+import { type Attempt, attemptOf, type McpConnectionError, type Outcome, type Stage, withAttempts } from "../../McpConnectionError.js"
+import type * as McpSchema from "../../McpSchema.js"
+import type * as PhasePolicy from "../../PhasePolicy.js"
+import type { EraName, OpenContext } from "../../ProtocolEra.js"
+import type { Exchange, TransportKind } from "../../Transport.js"
+import { withDeadline } from "../deadline.js"
+import * as Failures from "../failures.js"
+import type { Responder } from "../inbound.js"
+import { type Listing, listAllTools } from "../listing.js"
+import type { Discovered } from "../liveSession.js"
+import * as Negotiation from "../negotiation.js"
+import type * as Notifications from "../notifications.js"
+import type { ConnectionAuthorization } from "../oauth/authorizer.js"
+import { type Annotate, clientSpan } from "../tracing.js"
+import { authorized, maxDiscoveryAuthorizations } from "./authorized.js"
+import * as ConnectionRuntime from "./connection.js"
+
+/** What a discovery needs, validated (before any I/O). */
+export interface Input<R> {
+  readonly policy: PhasePolicy.PhasePolicy
+  readonly clientInfo: McpSchema.Implementation
+  readonly revisions: ReadonlyArray<McpSchema.Revision>
+  readonly responder: Responder
+  readonly notifications: Notifications.Notifications
+  readonly auth: ConnectionAuthorization | undefined
+  /** The candidates in order; `exchange` names the discovery stage an opening belongs to. */
+  readonly candidates: (context: Pick<OpenContext, "exchange">) => ReadonlyArray<Negotiation.Candidate<R>>
+}
+
+/**
+ * A deadline that ends a negotiation after a failed attempt (a fallback) lists the attempts, the
+ * one the deadline ended last, as a negotiation that failed does.
+ */
+const deadlineAfterAttempts = (
+  deadline: McpConnectionError,
+  current: McpClient.Observation["attempt"],
+  failed: ReadonlyArray<Attempt>
+): McpConnectionError =>
+  failed.length === 0 || current === undefined
+    ? deadline
+    : withAttempts(deadline, [...failed, attemptOf(current.era, current.transport, deadline)])
+
+/** What is known about the remote effect when a deadline passes at a stage. */
+const deadlineOutcome = (stage: Stage): Outcome =>
+  stage === "config" || stage === "connect" || stage === "endpoint" ? "not-sent" : "unknown"
+
+/**
+ * The record of one discovery attempt: its stages as observations (in `into`), the stage it is
+ * at (what a deadline names), the negotiation attempt running and those that failed.
+ */
+const makeRecorder = (clock: Clock.Clock, budget: PhasePolicy.Budget, into: Array<McpClient.Observation>, resent: boolean) => {
+  let stage: Stage = "connect"
+  let stageStarted = clock.unsafeCurrentTimeMillis()
+  let attempt: { readonly era: EraName; readonly transport: TransportKind } | undefined
+  /** How each attempt of the negotiation failed, in order; none once a candidate was chosen. */
+  const failedAttempts: Array<Attempt> = []
+  let negotiated = false
+  const observe = (at: Stage, bytes: number, outcome: McpClient.Observation["outcome"], more?: Partial<McpClient.Observation>) => {
+    const now = clock.unsafeCurrentTimeMillis()
+    into.push({
+      operation: "discovery",
+      stage: at,
+      durationMs: now - stageStarted,
+      bytes,
+      outcome,
+      attempt,
+      ...(resent ? { resent: true } : {}),
+      ...more
+    })
+    stageStarted = now
+  }
+  const exchange = (at: Stage): Exchange => {
+    stage = at
+    return { stage: at, phase: "discovery", budget }
+  }
+  return {
+    stage: () => stage,
+    exchange,
+    observe,
+    record: (at: Stage, bytes: number, failure?: McpConnectionError) => observe(at, bytes, failure?._tag ?? "ok"),
+    failedAttempts,
+    observer: {
+      started: (era: EraName, transport: TransportKind) => {
+        attempt = { era, transport }
+      },
+      failed: (failure: McpConnectionError) => observe(failure.stage, failure.observedBytes ?? 0, failure._tag)
+    },
+    /** A later failure (tools/list) is the session's, not the negotiation's: it has no attempts. */
+    negotiated: () => {
+      negotiated = true
+    },
+    deadline: () =>
+      deadlineAfterAttempts(Failures.deadline(exchange(stage), deadlineOutcome(stage)), attempt, negotiated ? [] : failedAttempts)
+  }
+}
+
+/**
+ * Discovers, then makes the connection on what it found, in the current scope. `renew` (a new
+ * session) runs the same discovery again.
+ */
+export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection, McpConnectionError, R | Scope.Scope> =>
+  Effect.gen(function*() {
+    const { auth, policy, responder } = input
+    // Checked before any I/O: the transport and the revisions must leave something to try.
+    const plain = (stage: Stage): Exchange => ({ stage, phase: "discovery", budget: policy.discovery })
+    if (Negotiation.usableCandidates(input.candidates({ exchange: plain }), input.revisions).length === 0) {
+      return yield* Effect.fail(Failures.invalidConfig("revisions", "invalid-value"))
+    }
+    /** The log level the connection asked for (`setLogLevel`), for every session it has. */
+    const logLevel: { current: McpSchema.LogLevel | undefined } = { current: undefined }
+    const outerScope = yield* Effect.scope
+    // Every session's scope is a child of this one, created before the connection's own
+    // finalizer (`core.ts`), which therefore runs first when the connection closes.
+    const sessionsScope = yield* Scope.fork(outerScope, ExecutionStrategy.sequential)
+
+    const discovery = (recorder: ReturnType<typeof makeRecorder>, annotate: Annotate, connectionScope: Scope.CloseableScope) =>
+      Effect.gen(function*() {
+        const negotiated = yield* Negotiation.negotiate(
+          input.candidates({ exchange: recorder.exchange }),
+          {
+            clientInfo: input.clientInfo,
+            exchange: recorder.exchange,
+            record: recorder.record,
+            maxInputRounds: policy.maxInputRounds,
+            unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
+            logLevel: () => logLevel.current,
+            capabilities: responder.capabilities,
+            fulfil: responder.fulfil
+          },
+          input.revisions,
+          connectionScope,
+          recorder.observer,
+          recorder.failedAttempts
+        )
+        recorder.negotiated()
+        annotate({ "mcp.transport": negotiated.kind, "mcp.protocol.version": negotiated.session.protocolVersion })
+        recorder.exchange("list-tools")
+        const listing = yield* listAllTools(negotiated.session, policy, recorder.record)
+        if (listing.excluded.size > 0) recorder.observe("list-tools", 0, "ok", { excludedTools: listing.excluded.size })
+        // A new session of the 2025 revisions starts without the log level the connection asked
+        // for (docs/DESIGN.md, "Server log messages"): it is asked for again.
+        const level = logLevel.current
+        if (level !== undefined && negotiated.session.era === "handshake") {
+          const response = yield* negotiated.session.request("logging/setLevel", { level }, recorder.exchange("set-log-level"))
+          recorder.record("set-log-level", response.bytes)
+        }
+        const discovered: Discovered<Listing> = { ...negotiated, listing, scope: connectionScope }
+        return discovered
+      })
+
+    /** One attempt under ONE deadline, in a connection scope of its own, closed if it fails. */
+    const once = (into: Array<McpClient.Observation>, annotate: Annotate, resent: boolean, last: { stage: Stage }) =>
+      Effect.flatMap(Effect.zip(Effect.clock, Scope.fork(sessionsScope, ExecutionStrategy.sequential)), ([clock, connectionScope]) => {
+        const recorder = makeRecorder(clock, policy.discovery, into, resent)
+        last.stage = "connect"
+        return withDeadline(discovery(recorder, annotate, connectionScope), policy.discovery.timeoutMs, recorder.deadline).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            last.stage = recorder.stage()
+          })),
+          Effect.onExit((exit) => Exit.isFailure(exit) ? Scope.close(connectionScope, exit) : Effect.void)
+        )
+      })
+
+    /** A whole discovery (with the authorizations it needs) and the observations of its stages. */
+    const run = clientSpan("mcp.connect", { "mcp.phase": "discovery" }, (annotate) => {
+      const observations: Array<McpClient.Observation> = []
+      const last = { stage: "connect" as Stage }
+      return authorized(
+        auth,
+        "connect",
+        maxDiscoveryAuthorizations,
+        (resent) => once(observations, annotate, resent, last),
+        (observation) => observations.push(observation)
+      ).pipe(
+        Effect.onExit((exit) => {
+          // The span says where discovery ended, how it ended and what it read, as the call and
+          // list spans do (docs/DESIGN.md, "Observation").
+          const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : undefined
+          const failed = failure?._tag === "Some" ? failure.value : undefined
+          annotate({
+            "mcp.stage": failed?.stage ?? last.stage,
+            "mcp.outcome": failed?._tag ?? (Exit.isSuccess(exit) ? "ok" : "interrupted"),
+            "mcp.observed_bytes": observations.reduce((sum, o) => sum + o.bytes, 0)
+          })
+          return Effect.void
+        }),
+        Effect.map((discovered) => ({ discovered, observations }))
+      )
+    })
+
+    const first = yield* run
+    // A new session: the same discovery, its observations its own (the connection records the
+    // renewal as one `new-session` observation).
+    const platform = yield* Effect.context<R>()
+    const renew = Effect.provide(Effect.map(run, ({ discovered }) => discovered), platform)
+    return yield* ConnectionRuntime.make(
+      { discovered: first.discovered, policy, scope: outerScope, auth, renew, notifications: input.notifications, logLevel },
+      first.observations
+    )
+  })
