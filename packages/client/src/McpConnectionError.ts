@@ -5,10 +5,15 @@
  * response body or a stack never reaches a public field, `message`, `toString()` or
  * `JSON.stringify`. The original cause stays in process as the non-enumerable `cause`.
  *
+ * Every error is a `Schema.TaggedError` over one struct of public fields (`PublicFields`), and
+ * `McpConnectionError` is also the Schema of their union: encoding an error gives its `_tag` and
+ * public fields, never its cause; decoding gives back an instance of its class.
+ *
  * @since 0.1.0
  */
-import * as Data from "effect/Data"
+import type * as Cause from "effect/Cause"
 import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 import { invisibleCharacterPattern, redact } from "./internal/secrets.js"
 
 export {
@@ -44,23 +49,27 @@ export {
  * @since 0.1.0
  * @category models
  */
-export type Stage =
-  | "config"
-  | "connect"
-  | "initialize"
-  | "initialized"
-  | "endpoint"
-  | "discover"
-  | "list-tools"
-  | "ping"
-  | "call"
-  | "list-resources"
-  | "list-resource-templates"
-  | "read-resource"
-  | "list-prompts"
-  | "get-prompt"
-  | "set-log-level"
-  | "close"
+export const Stage = Schema.Literal(
+  "config",
+  "connect",
+  "initialize",
+  "initialized",
+  "endpoint",
+  "discover",
+  "list-tools",
+  "ping",
+  "call",
+  "list-resources",
+  "list-resource-templates",
+  "read-resource",
+  "list-prompts",
+  "get-prompt",
+  "set-log-level",
+  "close"
+)
+
+/** @since 0.1.0 @category models */
+export type Stage = typeof Stage.Type
 
 /**
  * Which budget was in force.
@@ -68,7 +77,10 @@ export type Stage =
  * @since 0.1.0
  * @category models
  */
-export type Phase = "discovery" | "call" | "session" | "authorization"
+export const Phase = Schema.Literal("discovery", "call", "session", "authorization")
+
+/** @since 0.1.0 @category models */
+export type Phase = typeof Phase.Type
 
 /**
  * Which step of an authorization failed (phase `authorization` only): the discovery of the
@@ -78,7 +90,10 @@ export type Phase = "discovery" | "call" | "session" | "authorization"
  * @since 0.1.0
  * @category models
  */
-export type AuthorizationStep = "metadata" | "registration" | "authorization" | "token" | "refresh" | "step-up"
+export const AuthorizationStep = Schema.Literal("metadata", "registration", "authorization", "token", "refresh", "step-up")
+
+/** @since 0.1.0 @category models */
+export type AuthorizationStep = typeof AuthorizationStep.Type
 
 /**
  * The OAuth error codes phasebound repeats in `oauthError`: RFC 6749 §4.1.2.1 and §5.2, RFC 6750
@@ -112,7 +127,14 @@ export const oauthErrorCodes = [
  * @since 0.1.0
  * @category models
  */
-export type OAuthError = typeof oauthErrorCodes[number]
+export const OAuthError = Schema.Literal(...oauthErrorCodes)
+
+/**
+ * @see oauthErrorCodes
+ * @since 0.1.0
+ * @category models
+ */
+export type OAuthError = typeof OAuthError.Type
 
 /**
  * What is known about the remote effect of the request.
@@ -120,7 +142,159 @@ export type OAuthError = typeof oauthErrorCodes[number]
  * @since 0.1.0
  * @category models
  */
-export type Outcome = "not-sent" | "not-applied" | "applied" | "unknown"
+export const Outcome = Schema.Literal("not-sent", "not-applied", "applied", "unknown")
+
+/** @since 0.1.0 @category models */
+export type Outcome = typeof Outcome.Type
+
+/**
+ * The separate constraints a `LimitExceeded` names.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Limit = Schema.Literal(
+  "maxTools",
+  "maxPages",
+  "maxSchemaBytes",
+  "maxListingBytes",
+  "maxDepth",
+  "maxNodes",
+  "maxInputRounds",
+  "maxSessionRenewals"
+)
+
+/** @since 0.1.0 @category models */
+export type Limit = typeof Limit.Type
+
+/**
+ * A fixed vocabulary of reasons: never free text from a peer or an exception.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Reason = Schema.Literal(
+  "not-finite",
+  "not-positive",
+  "not-integer",
+  "not-a-duration",
+  "unsafe-integer",
+  "invalid-url",
+  "invalid-value",
+  "invalid-utf8",
+  "invalid-json",
+  "invalid-message",
+  "invalid-result",
+  "unexpected-content-type",
+  "missing-response",
+  "unsupported-protocol-version",
+  "unknown-result-type",
+  "undeclared-capability",
+  "bad-endpoint",
+  "missing-endpoint",
+  "foreign-endpoint",
+  "connection-failed",
+  "connection-closed",
+  "stream-ended",
+  "process-exited",
+  "spawn-failed",
+  "session-closed",
+  "defect",
+  /** Authorization discovery: no authorization server metadata at any of its well-known URLs. */
+  "no-authorization-server",
+  /** Protected Resource Metadata names a `resource` other than the MCP server (RFC 9728 §3.3). */
+  "resource-mismatch",
+  /**
+   * Authorization Server Metadata names another `issuer` than the one it was fetched for (RFC
+   * 8414 §3.3), or the MCP server names another authorization server than the one the
+   * client's credentials are bound to (`auth.issuer`, or their first use).
+   */
+  "issuer-mismatch",
+  /**
+   * An authorization URL that is neither `https` nor `http` on a loopback host (plain `http`
+   * only when the MCP server is on loopback too), or, with `auth`, a server URL of that kind.
+   */
+  "insecure-url",
+  /** A redirect to another origin (or a redirect loop) was refused; nothing was sent there. */
+  "redirect-refused",
+  /** An OAuth metadata document that does not decode strictly. */
+  "invalid-metadata",
+  /** The token endpoint answered `invalid_grant`: the code, refresh token or credentials are no longer good; authorize anew. */
+  "invalid-grant",
+  /** The token endpoint answered another OAuth error (RFC 6749 §5.2); the known code stays in process. */
+  "token-refused",
+  /** A token response that does not decode strictly (a missing or non-Bearer `token_type`, say). */
+  "invalid-token-response",
+  /** The registration endpoint refused the client (RFC 7591 §3.2.2), or its answer does not decode. */
+  "registration-refused",
+  "invalid-registration-response",
+  /** No way to identify the client: no client id, no usable metadata document URL, no registration endpoint. */
+  "no-client-identity",
+  /** The authorization server does not advertise PKCE with S256 (required by OAuth 2.1). */
+  "pkce-unsupported",
+  /** The grant needs an interactive step (`authorize`) and none was given. */
+  "no-interactive-step",
+  /** The interactive step failed or gave up (its cause stays in process). */
+  "interactive-step-failed",
+  /** The redirect does not come back to the `redirectUri`, or carries no code. */
+  "invalid-redirect",
+  /** The redirect's `state` is not the one sent (RFC 6749 §10.12). */
+  "state-mismatch",
+  /** The redirect's `iss` is missing where required, or names another issuer (RFC 9207). */
+  "iss-mismatch",
+  /** The authorization server refused at the interactive step (`error` on the redirect). */
+  "authorization-denied",
+  /** Step-up to a wider scope was refused: the bound of attempts, or a scope that does not grow. */
+  "step-up-limit",
+  /** Step-up past the configured `scope` of a client credentials grant was refused (it is the ceiling). */
+  "scope-ceiling",
+  /** An authority URL on a loopback, private, link-local or reserved address that the MCP server may not name. */
+  "private-authority",
+  /** A token was obtained but the server refused it again: nothing more is re-sent. */
+  "token-rejected",
+  /** A call given an idle timeout saw no progress for that long (its deadline had not passed). */
+  "idle-timeout",
+  /** A tool that declares an `outputSchema` returned no `structuredContent` (and no `isError`). */
+  "missing-structured-content",
+  /** `structuredContent` does not match the tool's `outputSchema`, or the caller's output `Schema`. */
+  "structured-content-mismatch",
+  /** The check of `structuredContent` against the `outputSchema` reached the call's deadline (`DeadlineExceeded`, outcome `applied`). */
+  "output-check",
+  /** The check of `structuredContent` would cost more than its ceiling of steps (`ProtocolViolation`, outcome `applied`). */
+  "output-check-too-costly"
+)
+
+/** @since 0.1.0 @category models */
+export type Reason = typeof Reason.Type
+
+/**
+ * The tags of the family: one error class each (below), and `McpConnectionError` their union.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Tag = Schema.Literal(
+  "InvalidOption",
+  "DeadlineExceeded",
+  "ByteCeilingExceeded",
+  "Unauthorized",
+  "Forbidden",
+  "AuthorizationFailed",
+  "UpstreamFailure",
+  "RemoteRefusal",
+  "ProtocolViolation",
+  "TransportFailure",
+  "SessionExpired",
+  "LimitExceeded",
+  "HandlerFailed",
+  "InternalError"
+)
+
+/** @since 0.1.0 @category models */
+export type Tag = typeof Tag.Type
+
+/** The client capability a server asked for without it being declared, or whose handler failed. */
+const Capability = Schema.Literal("elicitation", "sampling", "roots")
 
 /**
  * The budget in force when the error happened (finite numbers).
@@ -128,53 +302,15 @@ export type Outcome = "not-sent" | "not-applied" | "applied" | "unknown"
  * @since 0.1.0
  * @category models
  */
-export interface Limits {
-  readonly timeoutMs: number
-  readonly maxBytes: number
+export const Limits = Schema.Struct({
+  timeoutMs: Schema.Number,
+  maxBytes: Schema.Number,
   /** A call given an idle timeout: the longest wait between two signs of progress. */
-  readonly idleTimeoutMs?: number | undefined
-}
+  idleTimeoutMs: Schema.optional(Schema.Number)
+})
 
-/**
- * The public fields shared by every error of the family.
- *
- * @since 0.1.0
- * @category models
- */
-export interface PublicFields {
-  readonly stage: Stage
-  readonly phase: Phase
-  readonly limits: Limits
-  readonly outcome: Outcome
-  readonly retryable: boolean
-  /** Bytes actually read before the client stopped reading. */
-  readonly observedBytes?: number | undefined
-  /** HTTP status, when one was received. */
-  readonly status?: number | undefined
-  /** JSON-RPC error code (RemoteRefusal, or a modern refusal inside another failure). */
-  readonly code?: number | undefined
-  /** RemoteRefusal only: the server's message, sanitized (see `sanitizeRemoteMessage`). */
-  readonly remoteMessage?: string | undefined
-  /** InvalidOption only: the option's path, such as `discovery.timeout`. */
-  readonly option?: string | undefined
-  /** A short reason from a fixed vocabulary, such as `invalid-utf8` or `missing-response`. */
-  readonly reason?: Reason | undefined
-  /** LimitExceeded only: which constraint, and the limit. */
-  readonly limit?: Limit | undefined
-  /** The client capability a server asked for without it being declared (`undeclared-capability`). */
-  readonly capability?: "elicitation" | "sampling" | "roots" | undefined
-  /** TransportFailure on stdio: the child's exit code, when it exited. */
-  readonly exitCode?: number | undefined
-  /** Phase `authorization` only: which step failed. */
-  readonly authorizationStep?: AuthorizationStep | undefined
-  /** The authority's OAuth error code, when it gave one of `oauthErrorCodes`. */
-  readonly oauthError?: OAuthError | undefined
-  /**
-   * A discovery that tried more than one (era, transport) before it failed: every attempt in
-   * order, the last one being this error (docs/DESIGN.md, "Negotiation"). Absent otherwise.
-   */
-  readonly attempts?: ReadonlyArray<Attempt> | undefined
-}
+/** @since 0.1.0 @category models */
+export interface Limits extends Schema.Schema.Type<typeof Limits> {}
 
 /**
  * One attempt of a negotiation, in public fields only (no URL, header or body): the era and
@@ -183,171 +319,66 @@ export interface PublicFields {
  * @since 0.1.0
  * @category models
  */
-export interface Attempt {
-  readonly era: "stateless" | "handshake"
-  readonly transport: "streamable-http" | "sse" | "stdio"
-  readonly tag: McpConnectionError["_tag"]
-  readonly stage: Stage
+export const Attempt = Schema.Struct({
+  era: Schema.Literal("stateless", "handshake"),
+  transport: Schema.Literal("streamable-http", "sse", "stdio"),
+  tag: Tag,
+  stage: Stage,
   /** The HTTP status of the attempt's answer, when one was received. */
-  readonly status?: number | undefined
+  status: Schema.optional(Schema.Number),
   /** The JSON-RPC error code of a refusal. */
-  readonly code?: number | undefined
-  readonly reason?: Reason | undefined
+  code: Schema.optional(Schema.Number),
+  reason: Schema.optional(Reason),
   /** A stdio child that exited: its exit code. */
-  readonly exitCode?: number | undefined
-}
+  exitCode: Schema.optional(Schema.Number)
+})
+
+/** @since 0.1.0 @category models */
+export interface Attempt extends Schema.Schema.Type<typeof Attempt> {}
 
 /**
- * The separate constraints a `LimitExceeded` names.
+ * The public fields shared by every error of the family, in the order of its record.
  *
  * @since 0.1.0
  * @category models
  */
-export type Limit =
-  | "maxTools"
-  | "maxPages"
-  | "maxSchemaBytes"
-  | "maxListingBytes"
-  | "maxDepth"
-  | "maxNodes"
-  | "maxInputRounds"
-  | "maxSessionRenewals"
-
-/**
- * A fixed vocabulary of reasons: never free text from a peer or an exception.
- *
- * @since 0.1.0
- * @category models
- */
-export type Reason =
-  | "not-finite"
-  | "not-positive"
-  | "not-integer"
-  | "not-a-duration"
-  | "unsafe-integer"
-  | "invalid-url"
-  | "invalid-value"
-  | "invalid-utf8"
-  | "invalid-json"
-  | "invalid-message"
-  | "invalid-result"
-  | "unexpected-content-type"
-  | "missing-response"
-  | "unsupported-protocol-version"
-  | "unknown-result-type"
-  | "undeclared-capability"
-  | "bad-endpoint"
-  | "missing-endpoint"
-  | "foreign-endpoint"
-  | "connection-failed"
-  | "connection-closed"
-  | "stream-ended"
-  | "process-exited"
-  | "spawn-failed"
-  | "session-closed"
-  | "defect"
-  /** Authorization discovery: no authorization server metadata at any of its well-known URLs. */
-  | "no-authorization-server"
-  /** Protected Resource Metadata names a `resource` other than the MCP server (RFC 9728 §3.3). */
-  | "resource-mismatch"
+export const PublicFields = Schema.Struct({
+  stage: Stage,
+  phase: Phase,
+  limits: Limits,
+  /** Bytes actually read before the client stopped reading. */
+  observedBytes: Schema.optional(Schema.Number),
+  /** HTTP status, when one was received. */
+  status: Schema.optional(Schema.Number),
+  /** JSON-RPC error code (RemoteRefusal, or a modern refusal inside another failure). */
+  code: Schema.optional(Schema.Number),
+  /** RemoteRefusal only: the server's message, sanitized (see `sanitizeRemoteMessage`). */
+  remoteMessage: Schema.optional(Schema.String),
+  /** InvalidOption only: the option's path, such as `discovery.timeout`. */
+  option: Schema.optional(Schema.String),
+  /** A short reason from a fixed vocabulary, such as `invalid-utf8` or `missing-response`. */
+  reason: Schema.optional(Reason),
+  /** LimitExceeded only: which constraint, and the limit. */
+  limit: Schema.optional(Limit),
+  /** The client capability a server asked for without it being declared (`undeclared-capability`). */
+  capability: Schema.optional(Capability),
+  /** TransportFailure on stdio: the child's exit code, when it exited. */
+  exitCode: Schema.optional(Schema.Number),
+  /** Phase `authorization` only: which step failed. */
+  authorizationStep: Schema.optional(AuthorizationStep),
+  /** The authority's OAuth error code, when it gave one of `oauthErrorCodes`. */
+  oauthError: Schema.optional(OAuthError),
   /**
-   * Authorization Server Metadata names another `issuer` than the one it was fetched for (RFC
-   * 8414 §3.3), or the MCP server names another authorization server than the one the
-   * client's credentials are bound to (`auth.issuer`, or their first use).
+   * A discovery that tried more than one (era, transport) before it failed: every attempt in
+   * order, the last one being this error (docs/DESIGN.md, "Negotiation"). Absent otherwise.
    */
-  | "issuer-mismatch"
-  /**
-   * An authorization URL that is neither `https` nor `http` on a loopback host (plain `http`
-   * only when the MCP server is on loopback too), or, with `auth`, a server URL of that kind.
-   */
-  | "insecure-url"
-  /** A redirect to another origin (or a redirect loop) was refused; nothing was sent there. */
-  | "redirect-refused"
-  /** An OAuth metadata document that does not decode strictly. */
-  | "invalid-metadata"
-  /** The token endpoint answered `invalid_grant`: the code, refresh token or credentials are no longer good; authorize anew. */
-  | "invalid-grant"
-  /** The token endpoint answered another OAuth error (RFC 6749 §5.2); the known code stays in process. */
-  | "token-refused"
-  /** A token response that does not decode strictly (a missing or non-Bearer `token_type`, say). */
-  | "invalid-token-response"
-  /** The registration endpoint refused the client (RFC 7591 §3.2.2), or its answer does not decode. */
-  | "registration-refused"
-  | "invalid-registration-response"
-  /** No way to identify the client: no client id, no usable metadata document URL, no registration endpoint. */
-  | "no-client-identity"
-  /** The authorization server does not advertise PKCE with S256 (required by OAuth 2.1). */
-  | "pkce-unsupported"
-  /** The grant needs an interactive step (`authorize`) and none was given. */
-  | "no-interactive-step"
-  /** The interactive step failed or gave up (its cause stays in process). */
-  | "interactive-step-failed"
-  /** The redirect does not come back to the `redirectUri`, or carries no code. */
-  | "invalid-redirect"
-  /** The redirect's `state` is not the one sent (RFC 6749 §10.12). */
-  | "state-mismatch"
-  /** The redirect's `iss` is missing where required, or names another issuer (RFC 9207). */
-  | "iss-mismatch"
-  /** The authorization server refused at the interactive step (`error` on the redirect). */
-  | "authorization-denied"
-  /** Step-up to a wider scope was refused: the bound of attempts, or a scope that does not grow. */
-  | "step-up-limit"
-  /** Step-up past the configured `scope` of a client credentials grant was refused (it is the ceiling). */
-  | "scope-ceiling"
-  /** An authority URL on a loopback, private, link-local or reserved address that the MCP server may not name. */
-  | "private-authority"
-  /** A token was obtained but the server refused it again: nothing more is re-sent. */
-  | "token-rejected"
-  /** A call given an idle timeout saw no progress for that long (its deadline had not passed). */
-  | "idle-timeout"
-  /** A tool that declares an `outputSchema` returned no `structuredContent` (and no `isError`). */
-  | "missing-structured-content"
-  /** `structuredContent` does not match the tool's `outputSchema`, or the caller's output `Schema`. */
-  | "structured-content-mismatch"
-  /** The check of `structuredContent` against the `outputSchema` reached the call's deadline (`DeadlineExceeded`, outcome `applied`). */
-  | "output-check"
-  /** The check of `structuredContent` would cost more than its ceiling of steps (`ProtocolViolation`, outcome `applied`). */
-  | "output-check-too-costly"
+  attempts: Schema.optional(Schema.Array(Attempt)),
+  outcome: Outcome,
+  retryable: Schema.Boolean
+})
 
-/** Fields in the order they appear in the public record. */
-const recordKeys = [
-  "stage",
-  "phase",
-  "limits",
-  "observedBytes",
-  "status",
-  "code",
-  "remoteMessage",
-  "option",
-  "reason",
-  "limit",
-  "capability",
-  "exitCode",
-  "authorizationStep",
-  "oauthError",
-  "attempts",
-  "outcome",
-  "retryable"
-] as const
-
-const attemptKeys = ["era", "transport", "tag", "stage", "status", "code", "reason", "exitCode"] as const
-
-/** A copy of a record field: `limits` and `attempts` are copied, never shared. */
-const copyField = (key: typeof recordKeys[number], value: unknown): unknown => {
-  if (key === "limits") {
-    // Only the limits' own fields: a budget handed in as it is carries more than limits.
-    const { idleTimeoutMs, maxBytes, timeoutMs } = value as Limits
-    return idleTimeoutMs === undefined ? { timeoutMs, maxBytes } : { timeoutMs, maxBytes, idleTimeoutMs }
-  }
-  if (key === "attempts") {
-    return (value as ReadonlyArray<Attempt>).map((attempt) => {
-      const copy: Record<string, unknown> = {}
-      for (const name of attemptKeys) if (attempt[name] !== undefined) copy[name] = attempt[name]
-      return copy as unknown as Attempt
-    })
-  }
-  return value
-}
+/** @since 0.1.0 @category models */
+export interface PublicFields extends Schema.Schema.Type<typeof PublicFields> {}
 
 /**
  * The plain record of an error: what `JSON.stringify` and the CLI print.
@@ -356,11 +387,38 @@ const copyField = (key: typeof recordKeys[number], value: unknown): unknown => {
  * @category models
  */
 export interface ErrorRecord extends PublicFields {
-  readonly tag: McpConnectionError["_tag"]
+  readonly tag: Tag
 }
 
-const describe = (self: PublicFields & { readonly _tag: string }): string => {
-  const parts: Array<string> = [`${summary[self._tag as keyof typeof summary] ?? "failure"}`]
+/** The keys a struct defines, in its order. */
+const keysOf = <A>(struct: { readonly fields: { readonly [K in keyof A]: unknown } }): ReadonlyArray<keyof A> =>
+  Object.keys(struct.fields) as Array<keyof A>
+
+const recordKeys = keysOf<PublicFields>(PublicFields)
+const limitsKeys = keysOf<Limits>(Limits)
+const attemptKeys = keysOf<Attempt>(Attempt)
+
+/** The defined fields of `value` among `keys`, in their order: a new object. */
+const pick = <A extends object>(keys: ReadonlyArray<keyof A>, value: A): A => {
+  const copy: Partial<Record<keyof A, unknown>> = {}
+  for (const key of keys) if (value[key] !== undefined) copy[key] = value[key]
+  return copy as A
+}
+
+/**
+ * The public fields of `fields` in record order; `limits` and `attempts` are copied, never
+ * shared, and only their own fields are kept (a budget handed in as it is carries more than
+ * limits).
+ */
+const publicFieldsOf = (fields: PublicFields): PublicFields => {
+  const copy = pick(recordKeys, fields) as { -readonly [K in keyof PublicFields]: PublicFields[K] }
+  copy.limits = pick(limitsKeys, fields.limits)
+  if (fields.attempts !== undefined) copy.attempts = fields.attempts.map((attempt) => pick(attemptKeys, attempt))
+  return copy
+}
+
+const describe = (summary: string, self: PublicFields): string => {
+  const parts: Array<string> = [summary]
   if (self.option !== undefined) parts.push(`option ${self.option}`)
   if (self.reason !== undefined) parts.push(`reason ${self.reason}`)
   if (self.limit !== undefined) parts.push(`limit ${self.limit}`)
@@ -379,103 +437,92 @@ const describe = (self: PublicFields & { readonly _tag: string }): string => {
   return self.remoteMessage !== undefined ? `${head}: ${self.remoteMessage}` : head
 }
 
-const summary = {
-  InvalidOption: "invalid option",
-  DeadlineExceeded: "deadline exceeded",
-  ByteCeilingExceeded: "byte ceiling exceeded",
-  Unauthorized: "unauthorized",
-  Forbidden: "forbidden",
-  AuthorizationFailed: "authorization failed",
-  UpstreamFailure: "upstream failure",
-  RemoteRefusal: "the server refused the request",
-  ProtocolViolation: "protocol violation",
-  TransportFailure: "transport failure",
-  SessionExpired: "session expired",
-  LimitExceeded: "limit exceeded",
-  HandlerFailed: "a client handler failed",
-  InternalError: "internal error"
-} as const
-
 /**
- * The base of every error: public fields assigned as own enumerable properties, the cause kept
- * non-enumerable, and `message`, `toString` and `toJSON` derived from the public fields only.
+ * What every error of the family is: a yieldable error whose own enumerable properties are its
+ * `_tag` and public fields, whose `message` and `toString()` are derived from them, and whose
+ * `toJSON()` is its record. Its cause stays in process as the non-enumerable `cause`.
  *
  * @since 0.1.0
  * @category errors
  */
-export abstract class McpErrorBase extends Data.Error<{}> {
-  abstract readonly _tag: keyof typeof summary
-  declare readonly stage: Stage
-  declare readonly phase: Phase
-  declare readonly limits: Limits
-  declare readonly outcome: Outcome
-  declare readonly retryable: boolean
-  declare readonly observedBytes?: number | undefined
-  declare readonly status?: number | undefined
-  declare readonly code?: number | undefined
-  declare readonly remoteMessage?: string | undefined
-  declare readonly option?: string | undefined
-  declare readonly reason?: Reason | undefined
-  declare readonly limit?: Limit | undefined
-  declare readonly capability?: "elicitation" | "sampling" | "roots" | undefined
-  declare readonly exitCode?: number | undefined
-  declare readonly authorizationStep?: AuthorizationStep | undefined
-  declare readonly oauthError?: OAuthError | undefined
-  declare readonly attempts?: ReadonlyArray<Attempt> | undefined
+export interface McpErrorBase<T extends Tag = Tag> extends Cause.YieldableError, PublicFields {
+  readonly _tag: T
+  toJSON(): ErrorRecord
+}
 
-  constructor(fields: PublicFields, cause?: unknown) {
-    super()
-    for (const key of recordKeys) {
-      const value = fields[key]
-      if (value !== undefined) (this as Record<string, unknown>)[key] = copyField(key, value)
+/**
+ * The class of an error of the family: a Schema of it (its encoded form is its `_tag` and
+ * public fields) built with the public fields and, in process only, the cause.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export interface McpErrorClass<Self, T extends Tag>
+  extends Schema.Schema<Self, Schema.Schema.Encoded<typeof PublicFields> & { readonly _tag: T }>
+{
+  new(fields: PublicFields, cause?: unknown): McpErrorBase<T>
+  readonly _tag: T
+  readonly identifier: string
+}
+
+const recordOf = (error: McpErrorBase): ErrorRecord => ({ tag: error._tag, ...publicFieldsOf(error) })
+
+/**
+ * An error class of the family: a `Schema.TaggedError` over `PublicFields`, `summary` the start of
+ * its `message`.
+ *
+ * Construction does not validate the fields: they are typed where they are built, a check would
+ * cost on every failure path, and a check failing inside an error's constructor would be a defect
+ * where a typed failure was due. Decoding does validate (it reads what was persisted). The Schema
+ * machinery constructs with its make option as the second argument, `true`, when it decodes: that
+ * `true` is not a cause (a decoded error has none).
+ */
+const McpError = <Self>() => <T extends Tag>(tag: T, summary: string): McpErrorClass<Self, T> => {
+  const TaggedError = Schema.TaggedError<Self>(`@phasebound/client/${tag}`)(tag, PublicFields) as unknown as new(
+    fields: PublicFields,
+    disableValidation: true
+  ) => McpErrorBase<T>
+  class McpError extends TaggedError {
+    constructor(fields: PublicFields, cause?: unknown) {
+      super(publicFieldsOf(fields), true)
+      // In process only: never enumerable, so never in a spread, JSON or an encoded form.
+      Object.defineProperty(this, "cause", {
+        value: cause === true ? undefined : cause,
+        enumerable: false,
+        writable: false,
+        configurable: true
+      })
     }
-    // In process only: never enumerable, so never in a spread or JSON.
-    Object.defineProperty(this, "cause", { value: cause, enumerable: false, writable: false, configurable: true })
+
+    override toString(): string {
+      return `${this._tag}: ${this.message}`
+    }
+
+    override toJSON(): ErrorRecord {
+      return recordOf(this)
+    }
   }
-
-  override toString(): string {
-    return `${this._tag}: ${this.message}`
-  }
-
-  override toJSON(): ErrorRecord {
-    return toRecord(this as McpConnectionError)
-  }
+  // `message` is derived on read, from typed fields only (never an own property); `name` is the
+  // tag (Schema.TaggedError's).
+  Object.defineProperty(McpError.prototype, "message", {
+    get(this: McpErrorBase<T>) {
+      return describe(summary, this)
+    },
+    configurable: true
+  })
+  return McpError as unknown as McpErrorClass<Self, T>
 }
 
-// `message` and `name` are derived on read, from typed fields only (never own properties).
-Object.defineProperty(McpErrorBase.prototype, "message", {
-  get(this: McpErrorBase) {
-    return describe(this)
-  },
-  configurable: true
-})
-Object.defineProperty(McpErrorBase.prototype, "name", {
-  get(this: McpErrorBase) {
-    return this._tag
-  },
-  configurable: true
-})
-
 /** @since 0.1.0 @category errors */
-export class InvalidOption extends McpErrorBase {
-  readonly _tag = "InvalidOption" as const
-}
+export class InvalidOption extends McpError<InvalidOption>()("InvalidOption", "invalid option") {}
 /** @since 0.1.0 @category errors */
-export class DeadlineExceeded extends McpErrorBase {
-  readonly _tag = "DeadlineExceeded" as const
-}
+export class DeadlineExceeded extends McpError<DeadlineExceeded>()("DeadlineExceeded", "deadline exceeded") {}
 /** @since 0.1.0 @category errors */
-export class ByteCeilingExceeded extends McpErrorBase {
-  readonly _tag = "ByteCeilingExceeded" as const
-}
+export class ByteCeilingExceeded extends McpError<ByteCeilingExceeded>()("ByteCeilingExceeded", "byte ceiling exceeded") {}
 /** @since 0.1.0 @category errors */
-export class Unauthorized extends McpErrorBase {
-  readonly _tag = "Unauthorized" as const
-}
+export class Unauthorized extends McpError<Unauthorized>()("Unauthorized", "unauthorized") {}
 /** @since 0.1.0 @category errors */
-export class Forbidden extends McpErrorBase {
-  readonly _tag = "Forbidden" as const
-}
+export class Forbidden extends McpError<Forbidden>()("Forbidden", "forbidden") {}
 /**
  * An authorization that could not be completed (phase `authorization`): the authority refused
  * (an OAuth error, with `oauthError`), its answer broke a rule of the flow (state, issuer), or
@@ -485,33 +532,19 @@ export class Forbidden extends McpErrorBase {
  * @since 0.1.0
  * @category errors
  */
-export class AuthorizationFailed extends McpErrorBase {
-  readonly _tag = "AuthorizationFailed" as const
-}
+export class AuthorizationFailed extends McpError<AuthorizationFailed>()("AuthorizationFailed", "authorization failed") {}
 /** @since 0.1.0 @category errors */
-export class UpstreamFailure extends McpErrorBase {
-  readonly _tag = "UpstreamFailure" as const
-}
+export class UpstreamFailure extends McpError<UpstreamFailure>()("UpstreamFailure", "upstream failure") {}
 /** @since 0.1.0 @category errors */
-export class RemoteRefusal extends McpErrorBase {
-  readonly _tag = "RemoteRefusal" as const
-}
+export class RemoteRefusal extends McpError<RemoteRefusal>()("RemoteRefusal", "the server refused the request") {}
 /** @since 0.1.0 @category errors */
-export class ProtocolViolation extends McpErrorBase {
-  readonly _tag = "ProtocolViolation" as const
-}
+export class ProtocolViolation extends McpError<ProtocolViolation>()("ProtocolViolation", "protocol violation") {}
 /** @since 0.1.0 @category errors */
-export class TransportFailure extends McpErrorBase {
-  readonly _tag = "TransportFailure" as const
-}
+export class TransportFailure extends McpError<TransportFailure>()("TransportFailure", "transport failure") {}
 /** @since 0.1.0 @category errors */
-export class SessionExpired extends McpErrorBase {
-  readonly _tag = "SessionExpired" as const
-}
+export class SessionExpired extends McpError<SessionExpired>()("SessionExpired", "session expired") {}
 /** @since 0.1.0 @category errors */
-export class LimitExceeded extends McpErrorBase {
-  readonly _tag = "LimitExceeded" as const
-}
+export class LimitExceeded extends McpError<LimitExceeded>()("LimitExceeded", "limit exceeded") {}
 
 /**
  * A handler the caller gave (elicitation, sampling, roots) failed while answering the server:
@@ -520,9 +553,7 @@ export class LimitExceeded extends McpErrorBase {
  * @since 0.1.0
  * @category errors
  */
-export class HandlerFailed extends McpErrorBase {
-  readonly _tag = "HandlerFailed" as const
-}
+export class HandlerFailed extends McpError<HandlerFailed>()("HandlerFailed", "a client handler failed") {}
 
 /**
  * A defect inside the library (a bug, not a remote failure): the defect itself stays in process
@@ -531,58 +562,17 @@ export class HandlerFailed extends McpErrorBase {
  * @since 0.1.0
  * @category errors
  */
-export class InternalError extends McpErrorBase {
-  readonly _tag = "InternalError" as const
-}
+export class InternalError extends McpError<InternalError>()("InternalError", "internal error") {}
 
 /**
- * The union of every public error.
+ * The union of every public error, and its Schema: what a workflow persists. Encoding an error
+ * gives its `_tag` and public fields (never its cause); decoding gives back an instance of its
+ * class, with the same `message` and `toJSON()`.
  *
  * @since 0.1.0
  * @category errors
  */
-export type McpConnectionError =
-  | InvalidOption
-  | DeadlineExceeded
-  | ByteCeilingExceeded
-  | Unauthorized
-  | Forbidden
-  | AuthorizationFailed
-  | UpstreamFailure
-  | RemoteRefusal
-  | ProtocolViolation
-  | TransportFailure
-  | SessionExpired
-  | LimitExceeded
-  | HandlerFailed
-  | InternalError
-
-const tags: ReadonlySet<string> = new Set(Object.keys(summary))
-
-/**
- * @since 0.1.0
- * @category guards
- */
-export const isMcpConnectionError = (u: unknown): u is McpConnectionError =>
-  Predicate.hasProperty(u, "_tag") && typeof u._tag === "string" && tags.has(u._tag) &&
-  Predicate.hasProperty(u, "stage") && Predicate.hasProperty(u, "phase")
-
-/**
- * The public record of an error, with only its public fields.
- *
- * @since 0.1.0
- * @category conversions
- */
-export const toRecord = (error: McpConnectionError): ErrorRecord => {
-  const record: Record<string, unknown> = { tag: error._tag }
-  for (const key of recordKeys) {
-    const value = error[key]
-    if (value !== undefined) record[key] = copyField(key, value)
-  }
-  return record as unknown as ErrorRecord
-}
-
-const classes = {
+export const McpConnectionError = Schema.Union(
   InvalidOption,
   DeadlineExceeded,
   ByteCeilingExceeded,
@@ -597,7 +587,27 @@ const classes = {
   LimitExceeded,
   HandlerFailed,
   InternalError
-} as const
+)
+
+/** @since 0.1.0 @category errors */
+export type McpConnectionError = typeof McpConnectionError.Type
+
+const isTag = Schema.is(Tag)
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isMcpConnectionError = (u: unknown): u is McpConnectionError =>
+  Predicate.hasProperty(u, "_tag") && isTag(u._tag) && Predicate.hasProperty(u, "stage") && Predicate.hasProperty(u, "phase")
+
+/**
+ * The public record of an error, with only its public fields.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const toRecord = (error: McpConnectionError): ErrorRecord => recordOf(error)
 
 /**
  * The attempt an error ends, in public fields only.
@@ -624,11 +634,8 @@ export const attemptOf = (era: Attempt["era"], transport: Attempt["transport"], 
  * @category conversions
  */
 export const withAttempts = <E extends McpConnectionError>(error: E, attempts: ReadonlyArray<Attempt>): E => {
-  const fields: Record<string, unknown> = {}
-  for (const key of recordKeys) if (error[key] !== undefined) fields[key] = error[key]
-  fields["attempts"] = attempts
-  const Class = classes[error._tag]
-  return new Class(fields as unknown as PublicFields, error.cause) as E
+  const Class = error.constructor as new(fields: PublicFields, cause?: unknown) => E
+  return new Class({ ...publicFieldsOf(error), attempts }, error.cause)
 }
 
 const REMOTE_MESSAGE_MAX = 512

@@ -9,27 +9,6 @@
 import { McpConnectionError } from "@phasebound/client"
 import * as Schema from "effect/Schema"
 
-const ClientErrorTag = Schema.Literal(
-  "InvalidOption",
-  "DeadlineExceeded",
-  "ByteCeilingExceeded",
-  "Unauthorized",
-  "Forbidden",
-  "AuthorizationFailed",
-  "UpstreamFailure",
-  "RemoteRefusal",
-  "ProtocolViolation",
-  "TransportFailure",
-  "SessionExpired",
-  "LimitExceeded",
-  "HandlerFailed",
-  "InternalError"
-)
-
-const Outcome = Schema.Literal("not-sent", "not-applied", "applied", "unknown")
-
-const Phase = Schema.Literal("discovery", "call", "session", "authorization")
-
 /**
  * Who the failure is about: the tool, the activity that called it and the effect identity the
  * call carried (the same for every sending of that effect).
@@ -42,7 +21,9 @@ const CallFields = {
 
 /**
  * The client's error, as persisted: its tag and public fields, with what the tool's annotations
- * said when it was called (`idempotent`: `readOnlyHint` or `idempotentHint`).
+ * said when it was called (`idempotent`: `readOnlyHint` or `idempotentHint`). The fields are the
+ * client's own Schemas (`McpConnectionError.Tag`, `PublicFields`): a persisted failure decodes
+ * only with a tag, stage, phase, outcome and reason the client knows.
  *
  * @since 0.1.0
  * @category errors
@@ -52,14 +33,8 @@ export class ToolCallFailed extends Schema.TaggedError<ToolCallFailed>("@phasebo
   {
     ...CallFields,
     /** The client error's `_tag`. */
-    tag: ClientErrorTag,
-    outcome: Outcome,
-    retryable: Schema.Boolean,
-    stage: Schema.String,
-    phase: Phase,
-    reason: Schema.optional(Schema.String),
-    status: Schema.optional(Schema.Number),
-    code: Schema.optional(Schema.Number),
+    tag: McpConnectionError.Tag,
+    ...McpConnectionError.PublicFields.pick("outcome", "retryable", "stage", "phase", "reason", "status", "code").fields,
     idempotent: Schema.Boolean
   }
 ) {}
@@ -83,9 +58,9 @@ export class ToolCallOutcomeUnknown extends Schema.TaggedError<ToolCallOutcomeUn
   ...CallFields,
   source: Schema.Literal("call", "resumed"),
   retry: Schema.Number,
-  tag: Schema.optional(ClientErrorTag),
-  stage: Schema.optional(Schema.String),
-  reason: Schema.optional(Schema.String)
+  tag: Schema.optional(McpConnectionError.Tag),
+  stage: Schema.optional(McpConnectionError.Stage),
+  reason: Schema.optional(McpConnectionError.Reason)
 }) {}
 
 /**

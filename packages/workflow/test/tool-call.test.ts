@@ -6,9 +6,10 @@
  */
 import { DurableDeferred, Workflow, WorkflowEngine } from "@effect/workflow"
 import { describe, expect, it } from "@effect/vitest"
-import { McpClient, McpSchema } from "@phasebound/client"
+import { McpClient, McpConnectionError, McpSchema } from "@phasebound/client"
 import type * as Testkit from "@phasebound/testkit"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -388,6 +389,37 @@ describe("what the engine persists", () => {
     })
     const encoded = JSON.parse(JSON.stringify(Schema.encodeSync(ToolCallError.ToolCallError)(failure)))
     expect(Schema.decodeUnknownSync(ToolCallError.ToolCallError)(encoded)).toEqual(failure)
+  })
+
+  it("a client error is persisted as its tag and public fields, in the client's vocabularies only", () => {
+    const error = new McpConnectionError.TransportFailure(
+      { stage: "call", phase: "call", limits: { timeoutMs: 1000, maxBytes: 64 }, reason: "connection-closed", outcome: "unknown", retryable: false },
+      new Error("reset by https://user:hunter2@example.test")
+    )
+    const failure = ToolCallError.fromConnectionError(error, { tool: "append", activity: "append", effectIdentity: "id", idempotent: false })
+    // The persisted form, as plain JSON: the same keys and values as before the fields were the client's Schemas.
+    const persisted = {
+      _tag: "ToolCallFailed",
+      tool: "append",
+      activity: "append",
+      effectIdentity: "id",
+      tag: "TransportFailure",
+      outcome: "unknown",
+      retryable: false,
+      stage: "call",
+      phase: "call",
+      reason: "connection-closed",
+      idempotent: false
+    }
+    expect(JSON.parse(JSON.stringify(Schema.encodeSync(ToolCallError.ToolCallError)(failure)))).toEqual(persisted)
+    expect(Schema.decodeUnknownSync(ToolCallError.ToolCallError)(persisted)).toBeInstanceOf(ToolCallError.ToolCallFailed)
+    // A stage, reason or tag the client does not know is not a persisted client error.
+    for (const wrong of [{ stage: "somewhere" }, { reason: "free text from a peer" }, { tag: "NotAnError" }, { phase: "later" }]) {
+      expect(Either.isLeft(Schema.decodeUnknownEither(ToolCallError.ToolCallError)({ ...persisted, ...wrong })), JSON.stringify(wrong)).toBe(true)
+    }
+    const unknown = { _tag: "ToolCallOutcomeUnknown", tool: "append", activity: "append", effectIdentity: "id", source: "call", retry: 0, tag: "TransportFailure", stage: "call", reason: "connection-closed" }
+    expect(Schema.decodeUnknownSync(ToolCallError.ToolCallError)(unknown)).toBeInstanceOf(ToolCallError.ToolCallOutcomeUnknown)
+    expect(Either.isLeft(Schema.decodeUnknownEither(ToolCallError.ToolCallError)({ ...unknown, stage: "somewhere" }))).toBe(true)
   })
 
   it("isRetrySafe: retryable failures, unknown outcomes of idempotent tools; never applied", () => {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, FastCheck as fc } from "effect"
+import { Effect, Exit, FastCheck as fc, Schema } from "effect"
+// The testkit does not depend on the client: its list of public fields is compared here.
+import { PUBLIC_FIELDS } from "../../../testkit/src/contract/families/redaction.js"
 import { McpConnectionError } from "../../src/index.js"
 
 const fields: McpConnectionError.PublicFields = {
@@ -84,33 +86,100 @@ describe("McpConnectionError", () => {
     expect(McpConnectionError.isMcpConnectionError(new Error("x"))).toBe(false)
   })
 
-  it("has one class per documented tag", () => {
-    const tags = [
-      McpConnectionError.InvalidOption,
-      McpConnectionError.DeadlineExceeded,
-      McpConnectionError.ByteCeilingExceeded,
-      McpConnectionError.Unauthorized,
-      McpConnectionError.Forbidden,
-      McpConnectionError.UpstreamFailure,
-      McpConnectionError.RemoteRefusal,
-      McpConnectionError.ProtocolViolation,
-      McpConnectionError.TransportFailure,
-      McpConnectionError.SessionExpired,
-      McpConnectionError.LimitExceeded
-    ].map((C) => new C(fields)._tag)
-    expect(tags).toEqual([
-      "InvalidOption",
-      "DeadlineExceeded",
-      "ByteCeilingExceeded",
-      "Unauthorized",
-      "Forbidden",
-      "UpstreamFailure",
-      "RemoteRefusal",
-      "ProtocolViolation",
-      "TransportFailure",
-      "SessionExpired",
-      "LimitExceeded"
-    ])
+  it("has one class per tag, each a member of the union's Schema", () => {
+    const members = McpConnectionError.McpConnectionError.members
+    expect(members.map((Class) => Class._tag)).toEqual(McpConnectionError.Tag.literals)
+    for (const Class of members) {
+      const instance = new Class(fields)
+      expect(instance._tag).toBe(Class._tag)
+      expect(instance.name).toBe(Class._tag)
+      expect(McpConnectionError.isMcpConnectionError(instance)).toBe(true)
+    }
+  })
+
+  it("keeps only the limits' own fields, and never shares the caller's limits", () => {
+    const budget = { timeoutMs: 1000, maxBytes: 64, idleTimeoutMs: 50, attempt: 3 }
+    const deadline = new McpConnectionError.DeadlineExceeded({ ...fields, limits: budget, reason: "idle-timeout", outcome: "unknown" })
+    expect(deadline.limits).toEqual({ timeoutMs: 1000, maxBytes: 64, idleTimeoutMs: 50 })
+    expect(deadline.limits).not.toBe(budget)
+    expect(McpConnectionError.toRecord(deadline).limits).not.toBe(deadline.limits)
+    expect(deadline.message).toContain("limits 1000 ms / 64 bytes, idle 50 ms")
+  })
+
+  it("does not validate when constructed (a failure path never fails again), only when decoded", () => {
+    const odd = { ...fields, stage: "no-such-stage" } as unknown as McpConnectionError.PublicFields
+    const error = new McpConnectionError.ProtocolViolation(odd)
+    expect(error.stage).toBe("no-such-stage")
+    const encoded = { ...McpConnectionError.toRecord(new McpConnectionError.ProtocolViolation(fields)), _tag: "ProtocolViolation" }
+    expect(Schema.decodeUnknownEither(McpConnectionError.McpConnectionError)(encoded)._tag).toBe("Right")
+    expect(Schema.decodeUnknownEither(McpConnectionError.McpConnectionError)({ ...encoded, stage: "no-such-stage" })._tag).toBe("Left")
+    expect(Schema.decodeUnknownEither(McpConnectionError.McpConnectionError)({ ...encoded, _tag: "NoSuchError" })._tag).toBe("Left")
+  })
+
+  describe("the Schema of the union", () => {
+    const limits = { timeoutMs: 1000, maxBytes: 64 }
+    const base = { limits, outcome: "not-applied", retryable: false } as const
+    /** One error of every tag, each with the fields its call sites give it. */
+    const samples: ReadonlyArray<McpConnectionError.McpConnectionError> = [
+      new McpConnectionError.InvalidOption({ ...base, stage: "config", phase: "discovery", option: "discovery.timeout", reason: "not-positive", outcome: "not-sent" }),
+      new McpConnectionError.DeadlineExceeded({ ...base, stage: "call", phase: "call", limits: { ...limits, idleTimeoutMs: 10 }, reason: "idle-timeout", outcome: "unknown" }),
+      new McpConnectionError.ByteCeilingExceeded({ ...base, stage: "call", phase: "call", observedBytes: 65, status: 200, outcome: "applied" }),
+      new McpConnectionError.Unauthorized({ ...base, stage: "list-tools", phase: "discovery", status: 401 }),
+      new McpConnectionError.Forbidden({ ...base, stage: "call", phase: "call", status: 403 }),
+      new McpConnectionError.AuthorizationFailed({ ...base, stage: "connect", phase: "authorization", authorizationStep: "token", reason: "invalid-grant", oauthError: "invalid_grant", status: 400, outcome: "not-sent" }),
+      new McpConnectionError.UpstreamFailure({
+        ...base,
+        stage: "discover",
+        phase: "discovery",
+        status: 404,
+        attempts: [
+          { era: "stateless", transport: "streamable-http", tag: "UpstreamFailure", stage: "discover", status: 404 },
+          { era: "handshake", transport: "sse", tag: "UpstreamFailure", stage: "endpoint", status: 404 }
+        ]
+      }),
+      new McpConnectionError.RemoteRefusal({ ...base, stage: "call", phase: "call", code: -32602, remoteMessage: "bad arguments [redacted]", status: 200 }),
+      new McpConnectionError.ProtocolViolation({ ...base, stage: "initialize", phase: "discovery", reason: "undeclared-capability", capability: "sampling" }),
+      new McpConnectionError.TransportFailure({ ...base, stage: "connect", phase: "discovery", reason: "process-exited", exitCode: 3, outcome: "unknown", retryable: true }),
+      new McpConnectionError.SessionExpired({ ...base, stage: "call", phase: "call", status: 404, retryable: true }),
+      new McpConnectionError.LimitExceeded({ ...base, stage: "list-tools", phase: "discovery", limit: "maxTools", observedBytes: 4096, outcome: "applied" }),
+      new McpConnectionError.HandlerFailed({ ...base, stage: "call", phase: "call", capability: "elicitation" }),
+      new McpConnectionError.InternalError({ ...base, stage: "ping", phase: "session", reason: "defect", outcome: "unknown" })
+    ]
+    const encode = Schema.encodeSync(McpConnectionError.McpConnectionError)
+    const decode = Schema.decodeUnknownSync(McpConnectionError.McpConnectionError)
+
+    it("covers every tag", () => {
+      expect(samples.map((error) => error._tag)).toEqual(McpConnectionError.Tag.literals)
+    })
+
+    it.each(samples.map((error) => [error._tag, error] as const))("%s: encodes to its public fields, decodes to its class", (_, error) => {
+      const Class = error.constructor as new(fields: McpConnectionError.PublicFields, cause?: unknown) => typeof error
+      const withCause = new Class(error, secretCause)
+      expect(withCause.cause).toBe(secretCause)
+      const encoded = encode(withCause)
+      // The public fields and the tag, nothing else: no cause, message, name or stack.
+      const { tag, ...publicFields } = McpConnectionError.toRecord(withCause)
+      expect(encoded).toEqual({ _tag: tag, ...publicFields })
+      const persisted = JSON.stringify(encoded)
+      expect(persisted).not.toContain("hunter2")
+      expect(persisted).not.toContain("cause")
+
+      const decoded = decode(JSON.parse(persisted))
+      expect(decoded).toBeInstanceOf(error.constructor)
+      expect(decoded).toBeInstanceOf(Error)
+      expect(decoded._tag).toBe(error._tag)
+      expect(decoded.message).toBe(error.message)
+      expect(String(decoded)).toBe(String(error))
+      expect(decoded.toJSON()).toEqual(error.toJSON())
+      expect(Object.keys(decoded.toJSON())).toEqual(Object.keys(error.toJSON()))
+      // Decoded, it has no cause: the cause never left the process.
+      expect(decoded.cause).toBeUndefined()
+      expect(Object.keys(decoded)).not.toContain("cause")
+    })
+  })
+
+  it("the testkit's redaction family allows exactly the public fields and the tag", () => {
+    expect([...PUBLIC_FIELDS].sort()).toEqual(["_tag", ...Object.keys(McpConnectionError.PublicFields.fields)].sort())
   })
 
   it("secretsOf covers header values, userinfo (also as the Basic token built from it) and query values", () => {

@@ -70,8 +70,11 @@ export const label = (forbidden: string): string => {
   return role === undefined ? JSON.stringify(forbidden) : `the ${role[0]} canary`
 }
 
-/** Every field an error may carry (docs/DESIGN.md, "Errors": typed and finite). */
-const PUBLIC_FIELDS = new Set([
+/**
+ * Every field an error may carry (docs/DESIGN.md, "Errors": typed and finite). The testkit does
+ * not depend on the client: the client's unit tests compare this list with its Schema's.
+ */
+export const PUBLIC_FIELDS = new Set([
   "_tag",
   "stage",
   "phase",
