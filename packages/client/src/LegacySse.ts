@@ -185,17 +185,16 @@ export const make = (
 
     return {
       kind: "sse",
+      // The endpoint URL is the session (closing the GET stream, the scope, ends it), and the GET
+      // stream is already the stream of the server's messages: no session to end, nothing to
+      // listen to.
+      capabilities: { messageHeaders: false, cancelsByClosing: false, mayIgnoreUnknownRequests: false, forgetfulSessions: true },
       request: (request, exchange) => stream.request(request, exchange, (message) => send(message, exchange)),
       notify: (notification, exchange) =>
         stream.isTerminated()
           ? Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
           : send(Messages.envelope(notification), exchange),
-      // The endpoint URL is the session: closing the GET stream (the scope) ends it.
-      endSession: Effect.void,
-      // The GET stream is already the stream of the server's messages.
-      listen: Effect.void,
       ended: stream.isTerminated,
-      logTail: Effect.succeed(""),
       diagnostics: Effect.map(background.size, stream.diagnostics)
     } satisfies Transport
   })

@@ -41,7 +41,7 @@ import * as LegacySse from "./LegacySse.js"
 import type { InvalidOption, McpConnectionError, Stage } from "./McpConnectionError.js"
 import * as McpSchema from "./McpSchema.js"
 import * as PhasePolicy from "./PhasePolicy.js"
-import { type EraName, handshakeEra, statelessEra } from "./ProtocolEra.js"
+import type { EraName } from "./ProtocolEra.js"
 import * as Stdio from "./Stdio.js"
 import * as StreamableHttp from "./StreamableHttp.js"
 import type { Diagnostics, TransportKind } from "./Transport.js"
@@ -434,28 +434,20 @@ export const connect = (
       unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
       inbound: { ...responder.inbound, notification: notifications.take, reopened: notifications.reopened }
     }
-    return yield* Discovery.connect({ policy, clientInfo, revisions, responder, notifications, auth, candidates: (context) => {
-      const streamable: Negotiation.Opener<HttpClient.HttpClient> = {
-        kind: "streamable-http",
-        open: (session) => StreamableHttp.make({ ...transportOptions, session })
-      }
-      const legacy: Negotiation.Opener<HttpClient.HttpClient> = {
-        kind: "sse",
-        // Waiting for the endpoint is the readiness step of discovery.
-        readiness: "endpoint",
-        open: () => LegacySse.make(transportOptions, context.exchange("endpoint"))
-      }
-      const overStreamable: ReadonlyArray<Negotiation.Candidate<HttpClient.HttpClient>> = [
-        { era: statelessEra, opener: streamable, follows: () => false },
-        { era: handshakeEra, opener: streamable, follows: Negotiation.handshakeFallback(revisions) }
-      ]
-      const overLegacy: Negotiation.Candidate<HttpClient.HttpClient> = {
-        era: handshakeEra,
-        opener: legacy,
-        follows: Negotiation.legacyHttpFallback
-      }
-      return choice === "auto" ? [...overStreamable, overLegacy] : choice === "sse" ? [overLegacy] : overStreamable
-    } })
+    return yield* Discovery.connect({
+      policy,
+      clientInfo,
+      revisions,
+      responder,
+      notifications,
+      auth,
+      candidates: (context) =>
+        Negotiation.httpCandidates(choice, revisions, {
+          streamable: { kind: "streamable-http", open: (session) => StreamableHttp.make({ ...transportOptions, session }) },
+          // Waiting for the endpoint is the readiness step of discovery.
+          legacy: { kind: "sse", readiness: "endpoint", open: () => LegacySse.make(transportOptions, context.exchange("endpoint")) }
+        })
+    })
   })
 
 /**
@@ -529,18 +521,17 @@ export const connectStdio = (
       stderr: options.stderr,
       inbound: { ...responder.inbound, notification: notifications.take, reopened: notifications.reopened }
     }
-    return yield* Discovery.connect({ policy, clientInfo, revisions, responder, notifications, auth: undefined, candidates: (context) => {
-      const child: Negotiation.Opener<CommandExecutor.CommandExecutor> = {
-        kind: "stdio",
+    return yield* Discovery.connect({
+      policy,
+      clientInfo,
+      revisions,
+      responder,
+      notifications,
+      auth: undefined,
+      candidates: (context) =>
         // The spawn is the first step of discovery.
-        open: () => Stdio.make(stdioOptions, context.exchange("connect"))
-      }
-      return [
-        { era: statelessEra, opener: child, follows: () => false },
-        { era: handshakeEra, opener: child, follows: Negotiation.handshakeFallback(revisions) },
-        { era: statelessEra, opener: child, follows: Negotiation.statelessRetry(revisions) }
-      ]
-    } })
+        Negotiation.stdioCandidates(revisions, { kind: "stdio", open: () => Stdio.make(stdioOptions, context.exchange("connect")) })
+    })
   })
 
 /**

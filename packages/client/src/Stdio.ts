@@ -347,15 +347,14 @@ export const make = (
 
     return {
       kind: "stdio",
+      // The child is the session (the connection's scope releases it), and stdout is already the
+      // stream of the server's messages: no session to end, nothing to listen to.
+      capabilities: { messageHeaders: false, cancelsByClosing: false, mayIgnoreUnknownRequests: true, forgetfulSessions: false },
       request: (request, exchange) => stream.request(request, exchange, (message) => Effect.asVoid(send(message))),
       notify: (notification, exchange) =>
         stream.isTerminated()
           ? Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
           : Effect.asVoid(send(Messages.envelope(notification))),
-      // The child is the session: the connection's scope releases it.
-      endSession: Effect.void,
-      // stdout is already the stream of the server's messages.
-      listen: Effect.void,
       diagnostics: Effect.map(answers.size, stream.diagnostics),
       logTail
     } satisfies Transport

@@ -355,11 +355,11 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
 
     return {
       kind: "streamable-http",
+      capabilities: { messageHeaders: true, cancelsByClosing: true, mayIgnoreUnknownRequests: false, forgetfulSessions: true },
       request,
       notify,
       endSession,
       listen,
-      logTail: Effect.succeed(""),
       diagnostics: Effect.map(background.size, (size) => ({ pending: inFlight.size, standing: standing.size, background: size, droppedFrames }))
     } satisfies Transport
   })

@@ -49,7 +49,7 @@ export interface Exchange {
 export interface Outgoing {
   readonly method: string
   readonly params?: Record<string, unknown> | undefined
-  /** HTTP headers of this message (Streamable HTTP only; other transports ignore them). */
+  /** Headers of this message, for a transport with `capabilities.messageHeaders` (others ignore them). */
   readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
@@ -149,11 +149,41 @@ export interface SessionHeaders {
 }
 
 /**
+ * What a transport can do, which the eras read instead of asking which transport it is.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Capabilities {
+  /**
+   * Each message may carry headers of its own beside its body (Streamable HTTP): an era may
+   * mirror fields there (`Outgoing.headers`), and a tool's header declarations matter.
+   */
+  readonly messageHeaders: boolean
+  /**
+   * Closing a request's answer stream tells the server the request was given up (Streamable
+   * HTTP): an era of that revision sends no cancellation notice.
+   */
+  readonly cancelsByClosing: boolean
+  /**
+   * A request the server does not understand may go unanswered rather than refused (stdio: no
+   * status line answers for a silent server), so a probe must bound its own wait.
+   */
+  readonly mayIgnoreUnknownRequests: boolean
+  /**
+   * The server keeps sessions it may forget (HTTP): a `SessionExpired` says the session is lost,
+   * and the connection starts a new one.
+   */
+  readonly forgetfulSessions: boolean
+}
+
+/**
  * @since 0.1.0
  * @category models
  */
 export interface Transport {
   readonly kind: TransportKind
+  readonly capabilities: Capabilities
   /**
    * Sends one request and waits for its response. A JSON-RPC error object fails with
    * `RemoteRefusal`. The request is sent at most once.
@@ -162,20 +192,21 @@ export interface Transport {
   /** Sends one notification and waits until the server accepted it. */
   readonly notify: (notification: Outgoing, exchange: Exchange) => Effect.Effect<void, McpConnectionError>
   /**
-   * Ends the remote session where the transport has one to end (Streamable HTTP: `DELETE` with
-   * the session headers), bounded by the release timeout; never fails.
+   * Ends the remote session (Streamable HTTP: `DELETE` with the session headers), bounded by the
+   * release timeout; never fails. Absent where the session ends with the transport itself (the
+   * legacy GET stream, the child process).
    */
-  readonly endSession: Effect.Effect<void>
+  readonly endSession?: Effect.Effect<void> | undefined
   /**
-   * Opens the stream of the server's own messages where the transport has one to open
-   * (Streamable HTTP: the standalone `GET`, when the server offers it): waits for its answer's
-   * headers (at most the release timeout), then reads it in the background until the current
-   * scope closes; its requests are answered, frames are bounded by the unsolicited ceiling.
-   * Never fails; a server that offers none is fine.
+   * Opens the stream of the server's own messages (Streamable HTTP: the standalone `GET`, when the
+   * server offers it): waits for its answer's headers (at most the release timeout), then reads it
+   * in the background until the current scope closes; its requests are answered, frames are
+   * bounded by the unsolicited ceiling. Never fails; a server that offers none is fine. Absent
+   * where the transport's own stream already is that stream (the legacy GET stream, stdout).
    */
-  readonly listen: Effect.Effect<void, never, Scope.Scope>
-  /** The last 64 KiB of the server's own log (stdio stderr), in process only; "" elsewhere. */
-  readonly logTail: Effect.Effect<string>
+  readonly listen?: Effect.Effect<void, never, Scope.Scope> | undefined
+  /** The last 64 KiB of the server's own log (stdio stderr), in process only. Absent: the server has none here. */
+  readonly logTail?: Effect.Effect<string> | undefined
   /**
    * Whether the session's own stream is gone for good (legacy HTTP+SSE: its GET stream ended or
    * was given up), so that nothing more can be exchanged on it. Absent: never.

@@ -69,7 +69,7 @@ export const era: Era = {
       // Ends the session on the server when the connection closes (also when this discovery
       // fails from here on), unless it is already gone.
       yield* Effect.flatMap(Effect.scope, (scope) =>
-        Scope.addFinalizer(scope, Effect.suspend(() => (sessionId === undefined || expired ? Effect.void : transport.endSession))))
+        Scope.addFinalizer(scope, Effect.suspend(() => (sessionId === undefined || expired ? Effect.void : transport.endSession ?? Effect.void))))
       const result = yield* decodeInitialize(initialized.result).pipe(
         Effect.mapError((cause) =>
           Failures.protocol(initializeExchange, "invalid-result", { observedBytes: initialized.bytes }, cause)
@@ -87,7 +87,7 @@ export const era: Era = {
       yield* send(initializedExchange, transport.notify({ method: "notifications/initialized" }, initializedExchange))
       context.record("initialized", 0)
       // The server's own requests may come on a stream of their own (Streamable HTTP's GET).
-      yield* transport.listen
+      if (transport.listen !== undefined) yield* transport.listen
 
       return {
         era: "handshake",

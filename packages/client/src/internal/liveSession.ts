@@ -64,8 +64,8 @@ export interface LiveSession<Listing> {
  * A failure that says the server no longer has the session (a legacy stream that ended says so
  * itself: `Transport.ended`).
  */
-const isLost = (kind: TransportKind, failure: McpConnectionError): boolean =>
-  kind !== "stdio" && failure._tag === "SessionExpired"
+const isLost = (transport: Transport, failure: McpConnectionError): boolean =>
+  transport.capabilities.forgetfulSessions && failure._tag === "SessionExpired"
 
 export const makeLiveSession = <Listing>(
   first: Discovered<Listing>,
@@ -149,7 +149,7 @@ export const makeLiveSession = <Listing>(
     settle: (on, failure) => {
       if (on !== current) return
       if (failure === undefined) renewalsInARow = 0
-      else if (isLost(current.kind, failure)) lost = true
+      else if (isLost(current.transport, failure)) lost = true
     }
   }
 }

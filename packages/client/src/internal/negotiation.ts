@@ -22,7 +22,8 @@ import { type Attempt, attemptOf, type McpConnectionError, type Stage, withAttem
 import * as McpSchema from "../McpSchema.js"
 import type { Era, EraName, OpenContext, Session } from "./era.js"
 import type { SessionHeaders, Transport, TransportKind } from "../Transport.js"
-import { supportedByRefusal } from "./statelessEra.js"
+import { era as handshakeEra } from "./handshakeEra.js"
+import { era as statelessEra, supportedByRefusal } from "./statelessEra.js"
 
 /** How to open one transport; candidates that share an opener share the transport. */
 export interface Opener<R> {
@@ -109,6 +110,34 @@ export const statelessRetry = (allowed: ReadonlyArray<McpSchema.Revision>) => (e
 export const legacyHttpFallback = (error: McpConnectionError): boolean =>
   error._tag === "UpstreamFailure" && error.stage === "initialize" &&
   (error.status === 400 || error.status === 404 || error.status === 405)
+
+/**
+ * The order over HTTP: the stateless revision first (`server/discover`), then the handshake on
+ * the same Streamable HTTP client, then legacy HTTP+SSE (`"auto"`); a transport chosen by the
+ * caller keeps only its own candidates.
+ */
+export const httpCandidates = <R>(
+  choice: "auto" | "streamable-http" | "sse",
+  revisions: ReadonlyArray<McpSchema.Revision>,
+  openers: { readonly streamable: Opener<R>; readonly legacy: Opener<R> }
+): ReadonlyArray<Candidate<R>> => {
+  const overStreamable: ReadonlyArray<Candidate<R>> = [
+    { era: statelessEra, opener: openers.streamable, follows: () => false },
+    { era: handshakeEra, opener: openers.streamable, follows: handshakeFallback(revisions) }
+  ]
+  const overLegacy: Candidate<R> = { era: handshakeEra, opener: openers.legacy, follows: legacyHttpFallback }
+  return choice === "auto" ? [...overStreamable, overLegacy] : choice === "sse" ? [overLegacy] : overStreamable
+}
+
+/**
+ * The order over stdio, all on the same child: the stateless probe, the handshake, and the
+ * stateless era once more when the handshake's refusal names it (`statelessRetry`).
+ */
+export const stdioCandidates = <R>(revisions: ReadonlyArray<McpSchema.Revision>, child: Opener<R>): ReadonlyArray<Candidate<R>> => [
+  { era: statelessEra, opener: child, follows: () => false },
+  { era: handshakeEra, opener: child, follows: handshakeFallback(revisions) },
+  { era: statelessEra, opener: child, follows: statelessRetry(revisions) }
+]
 
 /**
  * Tries the candidates in order until one opens a session. `observer` hears of every attempt

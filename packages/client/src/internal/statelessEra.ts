@@ -105,7 +105,7 @@ export const era: Era = {
   revisions: McpSchema.statelessRevisions,
   open: (transport, context) =>
     Effect.gen(function*() {
-      const overHttp = transport.kind === "streamable-http"
+      const { cancelsByClosing, mayIgnoreUnknownRequests, messageHeaders } = transport.capabilities
       const capabilities = context.capabilities
 
       /** One request of the era: `_meta` in the body; over HTTP, the mirrored headers. */
@@ -129,13 +129,14 @@ export const era: Era = {
           }
         }
         const standing = method === "subscriptions/listen" ? { standing: true } : {}
-        if (!overHttp) return { method, params: body, cancelNotice: cancellable ? cancelNotice : undefined, ...standing }
+        // Where closing the answer stream is the cancellation, no notice.
+        const notice = cancellable && !cancelsByClosing ? { cancelNotice } : {}
+        if (!messageHeaders) return { method, params: body, ...notice, ...standing }
         const headers: Record<string, string> = { "mcp-protocol-version": revision, "mcp-method": method, ...extraHeaders }
         const nameField = namedBy[method]
         const name = nameField === undefined ? undefined : params?.[nameField]
         if (typeof name === "string") headers["mcp-name"] = encodeHeaderValue(name)
-        // Over HTTP, closing the answer stream is the cancellation: no notice.
-        return { method, params: body, headers, ...standing }
+        return { method, params: body, headers, ...notice, ...standing }
       }
 
       // server/discover: the probe, and a second one when -32022 names a mutual revision.
@@ -143,8 +144,8 @@ export const era: Era = {
       const probeWaitMs = Math.min(maxProbeWaitMs, discoverExchange.budget.timeoutMs / 2)
       const probe = (revision: McpSchema.Revision) => {
         const sent = transport.request(build(revision, "server/discover", undefined, undefined, false), discoverExchange)
-        // A handshake-era stdio server may never answer a method it does not know.
-        return overHttp ? sent : Effect.timeoutFail(sent, {
+        // A handshake-era server may never answer a method it does not know.
+        return !mayIgnoreUnknownRequests ? sent : Effect.timeoutFail(sent, {
           duration: probeWaitMs,
           onTimeout: () => Failures.protocol(discoverExchange, "missing-response")
         })
@@ -173,7 +174,7 @@ export const era: Era = {
       const request: Session["request"] = (method, params, exchange, tool) =>
         Effect.suspend(() => {
           let headers: Record<string, string> | undefined
-          const declared = overHttp && tool !== undefined ? declarationsOf(tool) : undefined
+          const declared = messageHeaders && tool !== undefined ? declarationsOf(tool) : undefined
           if (declared !== undefined && declared.length > 0) {
             const args = params?.["arguments"]
             const mirrored = parameterHeaders(declared, isRecord(args) ? args : {})
@@ -247,8 +248,9 @@ export const era: Era = {
         capabilities: result.right.capabilities,
         instructions: result.right.instructions,
         request,
-        // Over HTTP, a tool whose header declarations are invalid cannot be called correctly.
-        admits: (tool) => !overHttp || declarationsOf(tool) !== undefined
+        // Where its headers are sent, a tool whose header declarations are invalid cannot be
+        // called correctly.
+        admits: (tool) => !messageHeaders || declarationsOf(tool) !== undefined
       } satisfies Session
     })
 }

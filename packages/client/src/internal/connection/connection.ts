@@ -62,6 +62,6 @@ export const make = (
       observations: Effect.sync(core.observations),
       sessions: Effect.sync(core.live.sessions),
       diagnostics: Effect.suspend(() => current().transport.diagnostics),
-      logTail: Effect.suspend(() => current().transport.logTail)
+      logTail: Effect.suspend(() => current().transport.logTail ?? Effect.succeed(""))
     }
   })
