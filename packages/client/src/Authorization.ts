@@ -1,7 +1,7 @@
 /**
  * OAuth 2.1 authorization of MCP servers (the MCP specification's "Authorization", 2025-11-25
  * and 2026-07-28): what a connection needs to answer a server's `401` by itself. See
- * docs/DESIGN.md, "Authorization".
+ * docs/AUTHORIZATION.md.
  *
  * ```ts
  * import { Authorization, McpClient } from "@phasebound/client"
@@ -119,8 +119,8 @@ export interface Options {
    * secret or key is sent to that server only: when the MCP server names another one, the
    * connection fails `AuthorizationFailed` `issuer-mismatch` and nothing is sent to it. Without
    * it, a pre-registered client is bound to the first authorization server it is used with
-   * (for the connection, and through the token store for the next ones: docs/DESIGN.md,
-   * "Authorization").
+   * (for the connection, and through the token store for the next ones: docs/AUTHORIZATION.md,
+   * "Credentials bound to their authorization server").
    */
   readonly issuer?: string | undefined
   readonly clientSecret?: string | Redacted.Redacted<string> | undefined

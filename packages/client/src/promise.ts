@@ -134,7 +134,7 @@ export interface HttpConnectOptions {
 }
 
 /**
- * OAuth 2.1 for a server that asks for it (docs/DESIGN.md, "Authorization"). Tokens live in
+ * OAuth 2.1 for a server that asks for it (docs/AUTHORIZATION.md). Tokens live in
  * memory, for the connection's life.
  *
  * @since 0.1.0

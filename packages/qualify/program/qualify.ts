@@ -349,7 +349,7 @@ const httpScenarios = async (label: string, layer: Layer.Layer<HttpClient.HttpCl
       return `${c.protocolVersion}`
     }))
 
-  // Decisions with a peer of their own (README "Decisions").
+  // Decisions with a peer of their own (docs/GUIDE.md "Decisions").
   await E("credentials: URL userinfo becomes Basic authorization, never sent in the URL", () =>
     Effect.gen(function*() {
       const srv = yield* Testkit.scoped()

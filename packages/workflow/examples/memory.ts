@@ -1,6 +1,6 @@
 /**
  * A durable workflow of three tool calls on the in-memory engine, against a testkit server on
- * loopback (docs/DESIGN.md, "Durable tool calls"): a read-only `lookup`, an idempotent `upsert`
+ * loopback (docs/DURABILITY.md, "How it works"): a read-only `lookup`, an idempotent `upsert`
  * and a non-idempotent `append`, each with the effect identity of its activity.
  *
  *   npm run example:workflow

@@ -1,5 +1,5 @@
 /**
- * The effect identity of a durable tool call (docs/DESIGN.md, "Durable tool calls"): derived from
+ * The effect identity of a durable tool call (docs/DURABILITY.md, "How it works"): derived from
  * the workflow execution id and the activity's name, so every execution of the activity (a
  * replay, a retry, a re-execution on another worker after a crash, an explicit retry) sends the
  * same one, and a server that honours it can tell a second sending from a second effect.

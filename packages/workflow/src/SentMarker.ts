@@ -1,5 +1,5 @@
 /**
- * The sent marker of a durable tool call (docs/DESIGN.md, "Durable tool calls"): a record, in the
+ * The sent marker of a durable tool call (docs/DURABILITY.md, "How it works"): a record, in the
  * engine's own storage, that an execution of an activity attempt is about to send its
  * `tools/call`. An execution that finds one knows an earlier execution of the same attempt may
  * have sent it (the worker died before the engine persisted the activity's result), and that

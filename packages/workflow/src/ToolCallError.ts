@@ -1,5 +1,5 @@
 /**
- * The typed failures of a durable tool call (docs/DESIGN.md, "Durable tool calls"). Both are
+ * The typed failures of a durable tool call (docs/DURABILITY.md, "How it works"). Both are
  * Schemas because the engine persists them: a replayed workflow gets the same failure back
  * without calling the tool again. They carry the public, safe fields of the client's errors
  * only: never a URL, a header, a body or a server's message.

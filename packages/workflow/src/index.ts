@@ -1,7 +1,7 @@
 /**
  * phasebound workflow: MCP tool calls as durable `@effect/workflow` activities, with a stable
  * effect identity, a sent marker in the engine's own storage, and retries only where phasebound
- * knows they are safe (docs/DESIGN.md, "Durable tool calls").
+ * knows they are safe (docs/DURABILITY.md, "How it works").
  *
  * @since 0.1.0
  */

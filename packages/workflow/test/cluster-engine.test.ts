@@ -2,7 +2,7 @@
  * The sent marker on `ClusterWorkflowEngine` (in process: `TestRunner`, in-memory message
  * storage), against a real loopback server: the marker is confirmed while the workflow runs, an
  * execution of the activity after it finds it, and why it lives on a companion execution
- * (docs/DESIGN.md, "Durable tool calls"). Several processes and SQL storage: test/cluster/.
+ * (docs/DURABILITY.md, "How it works"). Several processes and SQL storage: test/cluster/.
  */
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
 import * as TestRunner from "@effect/cluster/TestRunner"

@@ -1,5 +1,5 @@
 /**
- * Durable tool calls (docs/DESIGN.md, "Durable tool calls") on the in-memory workflow engine,
+ * Durable tool calls (docs/DURABILITY.md, "How it works") on the in-memory workflow engine,
  * against a real loopback MCP server (the testkit's effect tools) through a real connection:
  * the identity, persistence across a replay, the retry rules, explicit retries, and the
  * re-execution of an activity whose worker died mid-call (the sent marker).

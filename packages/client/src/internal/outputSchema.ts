@@ -1,6 +1,6 @@
 /**
  * Checks of `structuredContent` against a tool's `outputSchema` (docs/DESIGN.md, "Typed
- * results"), with Ajv (the README says why this validator). Each schema is compiled once, when
+ * results"), with Ajv (docs/GUIDE.md, "Typed results", says why this validator). Each schema is compiled once, when
  * the tools are listed; Ajv and RE2 are loaded only when a listing first declares one.
  *
  * - The dialect is the schema's `$schema` when it names one Ajv knows (2020-12, 2019-09,

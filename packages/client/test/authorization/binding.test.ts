@@ -1,6 +1,6 @@
 /**
  * Credentials bound to their authorization server, transport security, the authorities a
- * connection may contact, and the scope ceiling of a service (docs/DESIGN.md, "Authorization"),
+ * connection may contact, and the scope ceiling of a service (docs/AUTHORIZATION.md, "Credentials bound to their authorization server"),
  * end to end: real loopback servers of the testkit (an MCP server protected by its own
  * authorization server, and a second authorization server, the rogue, that the hostile
  * resource names and that counts what it receives). Addresses off loopback are only ever named,

@@ -1,5 +1,5 @@
 /**
- * Connections sharing a token store (docs/DESIGN.md, "Authorization": Storage): a connection whose
+ * Connections sharing a token store (docs/AUTHORIZATION.md, "Storage"): a connection whose
  * refresh token another one has rotated adopts the stored tokens instead of sending its own
  * again, and an `invalid_grant` drops the stored entry only while it still holds the refresh
  * token that failed. Real processes sharing the token file: tokenStoreProcesses.test.ts.

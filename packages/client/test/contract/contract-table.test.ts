@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs"
 import { expect, it } from "vitest"
-import { README, withTable } from "./table.js"
+import { TABLE_DOCUMENT, withTable } from "./table.js"
 
-it("the README's table of contract cases is the one the suite generates (npm run contract-table)", () => {
-  const readme = readFileSync(README, "utf8")
-  expect(readme).toBe(withTable(readme))
+it("the table of contract cases in docs/CONTRIBUTING.md is the one the suite generates (npm run contract-table)", () => {
+  const document = readFileSync(TABLE_DOCUMENT, "utf8")
+  expect(document).toBe(withTable(document))
 })

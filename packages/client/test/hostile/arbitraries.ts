@@ -1,5 +1,5 @@
 /**
- * Generators of what a hostile MCP server can answer (docs/DESIGN.md, "Hostile parties"):
+ * Generators of what a hostile MCP server can answer (docs/SECURITY.md, "1. The MCP server"):
  * adversarial JSON built as text (never by recursion, so 100,000 levels cost nothing to make),
  * listings, call results, JSON-RPC errors that echo a configured secret, headers, and the
  * framing of each transport. Everything is text with two placeholders: `__ID__` (the request's

@@ -1,6 +1,6 @@
 /**
- * The authorization metadata of a hostile MCP server (docs/DESIGN.md, "Hostile parties" and
- * "Authorization"), as a property over generated cases, in both eras. Hostile parties: the MCP
+ * The authorization metadata of a hostile MCP server (docs/SECURITY.md, "1. The MCP server" and
+ * "2. The authorization server, and the documents the MCP server points to"), as a property over generated cases, in both eras. Hostile parties: the MCP
  * server (its 401 challenge and its Protected Resource Metadata), and the authorization servers
  * it names (its own metadata, and a lure at 127.0.0.2 that answers everything as an
  * authorization server would). The legitimate authority is the testkit's OAuthServer, with the

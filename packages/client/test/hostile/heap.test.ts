@@ -1,5 +1,5 @@
 /**
- * P5 heap (docs/DESIGN.md, "Hostile parties"). Hostile party: an MCP server that answers with
+ * P5 heap (docs/SECURITY.md, "1. The MCP server"). Hostile party: an MCP server that answers with
  * the most the default policy lets through on the wire, in the shape that costs the most memory
  * once parsed: a listing of every page (`maxPages`) at the byte ceiling, each page of tools whose
  * input schemas are just under `maxSchemaBytes` and made of `{}`; and one call answer of exactly

@@ -1,5 +1,5 @@
 /**
- * The hostile-server harness (docs/DESIGN.md, "Hostile parties"): FastCheck generates what a
+ * The hostile-server harness (docs/DESIGN.md, "The hostile-server harness"): FastCheck generates what a
  * hostile MCP server answers (listings, call results, JSON-RPC frames and errors, headers, SSE
  * and line framing), real loopback servers of the testkit serve it (HostileServer over
  * Streamable HTTP, JSON and SSE answers; the scripted stdio child), and the real client meets
@@ -198,7 +198,7 @@ for (const row of rows) {
       }).pipe(Effect.provide(platform)), 30_000)
 
     if (row.era === "stateless") {
-      // docs/DESIGN.md, "Hostile parties": where the protocol allows a wider value (2026-07-28's
+      // docs/SECURITY.md, "1. The MCP server": where the protocol allows a wider value (2026-07-28's
       // structuredContent may be any JSON value), it is accepted, not refused as hostile.
       it.live.prop(
         "structuredContent of any JSON type, without an outputSchema, is the call's result as sent",

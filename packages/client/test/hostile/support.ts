@@ -21,7 +21,7 @@ import { type Framing, rawFormOf, SECRET_SLOT, type SecretForm, sseBody, stdioTe
 
 /**
  * The slack allowed past a deadline, measured with the real clock from outside. This is the one
- * place where a wall-clock bound is the property itself (docs/DESIGN.md, "Hostile parties": a
+ * place where a wall-clock bound is the property itself (docs/SECURITY.md, "1. The MCP server": a
  * call ends by its deadline plus a small bounded slack whatever the server sends); it is generous
  * so that a loaded CI machine never fails it, and still far below what unbounded work costs.
  */

@@ -84,7 +84,7 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
         }))
     }
 
-    // README, "Revisions, transports and fallback": legacy HTTP+SSE only when initialize was
+    // docs/GUIDE.md, "Revisions, transports and fallback": legacy HTTP+SSE only when initialize was
     // answered 400, 404 or 405 with a body that is NOT a JSON-RPC error. With one, the server is
     // a Streamable HTTP server that refused: its refusal is the answer.
     for (const status of [400, 404, 405] as const) {
@@ -313,7 +313,7 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
         }))
     }
 
-    // README, "Decisions": before the legacy `endpoint`, other events are dropped (and counted).
+    // docs/GUIDE.md, "Decisions": before the legacy `endpoint`, other events are dropped (and counted).
     scoped("an event before the endpoint is dropped and counted; the session works", () =>
       Effect.gen(function*() {
         const srv = yield* legacy()
@@ -334,7 +334,7 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
         expect((yield* connection.diagnostics).droppedFrames).toBe(0)
       }))
 
-    // README, "Decisions": a second `endpoint` event later is ignored. The second one names a
+    // docs/GUIDE.md, "Decisions": a second `endpoint` event later is ignored. The second one names a
     // path of the same origin (it would pass the origin fence): nothing may be POSTed there.
     scoped("a second endpoint event later is ignored: every message still goes to the first endpoint", () =>
       Effect.gen(function*() {
@@ -489,7 +489,7 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
       }))
   })
 
-  // README, "Decisions": late answers on shared streams are dropped and counted.
+  // docs/GUIDE.md, "Decisions": late answers on shared streams are dropped and counted.
   scoped("a late answer on the GET stream is dropped and counted, and never taken for the next call's answer", () =>
     Effect.gen(function*() {
       const srv = yield* legacy()

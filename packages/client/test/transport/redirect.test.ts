@@ -1,5 +1,5 @@
 /**
- * Redirects are not followed (README, "Redirects are not followed"): a server answering 307 to
+ * Redirects are not followed (docs/GUIDE.md, "Decisions"): a server answering 307 to
  * another origin gets an `UpstreamFailure` with the 307, and the other origin receives nothing:
  * neither the request nor its credentials. Through each HTTP client, on real loopback servers.
  */

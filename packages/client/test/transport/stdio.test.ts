@@ -266,7 +266,7 @@ describe("stdio", () => {
   // An interruption and a deadline, each announced with notifications/cancelled: the contract
   // suite's (cancellation) on this row.
 
-  // README, "Decisions": late answers on shared streams are dropped and counted.
+  // docs/GUIDE.md, "Decisions": late answers on shared streams are dropped and counted.
   scoped("a late answer on stdout is dropped and counted, and never taken for the next call's answer", () =>
     Effect.gen(function*() {
       // The first answer comes 1 s after its call (700 ms after its deadline), while the second

@@ -251,7 +251,7 @@ describe.each(httpClients)("Streamable HTTP protocol through %s", (_, httpClient
         expect(srv.counter()).toBe(1)
       }))
 
-    // README, "Decisions": at most 16 resumptions, after the server's retry, inside the
+    // docs/GUIDE.md, "Decisions": at most 16 resumptions, after the server's retry, inside the
     // request's deadline.
     scoped("a stream that ends after every event is resumed exactly 16 times, then the call fails: missing-response", () =>
       Effect.gen(function*() {

@@ -1,5 +1,5 @@
 /**
- * The SQLite example the README shows (packages/workflow/examples/sqlite.ts) runs as documented,
+ * The SQLite example docs/DURABILITY.md names (packages/workflow/examples/sqlite.ts) runs as documented,
  * `npm run example:workflow`, and exits 0 having said what it proves.
  */
 import { execFile } from "node:child_process"

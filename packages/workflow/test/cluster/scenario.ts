@@ -12,7 +12,7 @@
  *
  * The second crash is also the crash of two one-call workflows (`append`, not idempotent) on the
  * same runner, each stopped at a kill point of its own (toolChain.ts), the three points of a call
- * together (docs/DESIGN.md, "Durable tool calls"):
+ * together (docs/DURABILITY.md, "How it works"):
  *
  * - before-marker  (`halt-before-marker`): no marker, nothing sent; the runner that resumes finds
  *                  no marker and sends it: exactly once at the server
@@ -298,7 +298,7 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
     expect(resumer2.events.some((event) => event.event === "step" && event.key === beforeMarker.key)).toBe(true)
     // Killed between its marker and the sending: the runner that resumed found the marker and, the
     // tool not idempotent, did not send: the documented outcome of "marker written, sending
-    // unknown" (docs/DESIGN.md, "Durable tool calls"). 0 at the server, counted once every
+    // unknown" (docs/DURABILITY.md, "How it works"). 0 at the server, counted once every
     // process is gone (above): not sent silently, by anyone.
     expect(beforeSend.exit).toEqual({
       _tag: "Failure",

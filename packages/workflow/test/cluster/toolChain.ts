@@ -5,7 +5,7 @@
  *
  * A step may name a kill point: where, in the call, the runner it names stops (and says so) for
  * the test to kill it there. The points sit in the connection the activity is given, because
- * `ToolCall.call` reaches it at fixed places (docs/DESIGN.md, "Durable tool calls"): it
+ * `ToolCall.call` reaches it at fixed places (docs/DURABILITY.md, "How it works"): it
  * evaluates the `connection` effect after reading the sent marker and before recording one
  * ("before-marker"), and calls its `callTool` once the marker is recorded and confirmed
  * ("before-send"). Any other runner, a resuming one included, goes through.

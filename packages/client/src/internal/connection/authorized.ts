@@ -1,5 +1,5 @@
 /**
- * An operation under authorization (docs/DESIGN.md, "Authorization"): when a 401, or a 403
+ * An operation under authorization (docs/AUTHORIZATION.md, "Answering a refusal"): when a 401, or a 403
  * `insufficient_scope`, refused its request before it was processed, a new credential is
  * obtained (outside the operation's deadline, under the authorization budget) and the operation
  * runs once more, at most `maxResends` times in all. Without authorization, the operation as it is.

@@ -1,5 +1,5 @@
 /**
- * `tools/call` (docs/DESIGN.md, "Tool calls"): sent once under the call budget (or its validated
+ * `tools/call` (docs/DESIGN.md, "No replay, outcomes"): sent once under the call budget (or its validated
  * overrides), sent a second time only after a 401 or 403 refused it unprocessed; the result
  * decoded and checked against the tool's `outputSchema` within the call's deadline ("Typed
  * results"); progress and the idle timeout when asked for ("Progress"). Also its forms as a

@@ -1,6 +1,6 @@
 /**
- * What kind of address the host of a URL names (docs/DESIGN.md, "Authorization", "Which
- * authorities may be contacted"): loopback, private, link-local, unspecified, reserved, or
+ * What kind of address the host of a URL names (docs/AUTHORIZATION.md,
+ * "Transport security and reach"): loopback, private, link-local, unspecified, reserved, or
  * public. Pure: it reads `URL.hostname` as the WHATWG parser normalized it (decimal, octal, hex
  * and short IPv4 spellings are already dotted decimal; IPv6 is in brackets, lowercase,
  * compressed), and never resolves a name.

@@ -1,6 +1,6 @@
 /**
- * Which authority URLs a connection's authorization may contact (docs/DESIGN.md,
- * "Authorization", "Which authorities may be contacted"): the Protected Resource Metadata, the
+ * Which authority URLs a connection's authorization may contact (docs/AUTHORIZATION.md,
+ * "Transport security and reach"): the Protected Resource Metadata, the
  * authorization server's metadata and its endpoints are named by the MCP server (or by
  * documents it points to), so a hostile server could otherwise make the client GET and POST
  * (with its client secret) to any service the client can reach.

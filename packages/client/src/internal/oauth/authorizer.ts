@@ -1,5 +1,5 @@
 /**
- * The authorization of one connection (docs/DESIGN.md, "Authorization"): it holds the bearer
+ * The authorization of one connection (docs/AUTHORIZATION.md, "Where it plugs in"): it holds the bearer
  * credential the HTTP transports send to the server's origin, and answers the server's 401 and
  * 403 `insufficient_scope` by obtaining a new one. The connection decides whether the refused
  * request is sent again (once); this module only says whether it may be.

@@ -27,7 +27,7 @@
  *    `authorizationServerMetadataUrls(issuer)` in order, with the same "no document" rule;
  *    decoded strictly, its `issuer` that identifier exactly. None found: `no-authorization-server`.
  *
- * Binding and reach (docs/DESIGN.md, "Authorization"): with an `expectedIssuer`, a resource
+ * Binding and reach (docs/AUTHORIZATION.md, "Credentials bound to their authorization server", "Transport security and reach"): with an `expectedIssuer`, a resource
  * (or the 2025-03-26 fallback) that does not name that authorization server is
  * `AuthorizationFailed` `issuer-mismatch` before anything is sent to the one it names. Every
  * URL is checked by `authorityPolicy.ts` before it is fetched (the resource metadata

@@ -1,5 +1,5 @@
 /**
- * Token storage (docs/DESIGN.md, "Authorization": Storage): a service holding, per MCP server and
+ * Token storage (docs/AUTHORIZATION.md, "Storage"): a service holding, per MCP server and
  * client, the tokens a token endpoint issued (`token.ts`'s `TokenSet`) and the client
  * registration they were issued to (`TokenClient`), so that a refresh needs no new registration.
  *

@@ -61,7 +61,7 @@ const abandonedSeen = <R>(server: Peer<R>, what: string) =>
 
 /**
  * The cancellation notice the rules give for a call given up after it was sent (docs/DESIGN.md,
- * "Protocol eras", "The stateless era"; README, "Decisions"): over stateless Streamable HTTP
+ * "Protocol eras", "The stateless era"; docs/GUIDE.md, "Decisions"): over stateless Streamable HTTP
  * none, the closed answer stream is the signal; everywhere else one `notifications/cancelled`.
  * Over HTTP a notice travels in the connection's background, so once the background is empty a
  * notice sent is a notice that arrived: the absence is checked at that sync point.

@@ -79,7 +79,7 @@ const callCase = <R>(row: Row<R>, name: string, fault: ContractFault): CaseSpec 
 })
 
 /**
- * A late answer (README, "Decisions"): on a shared stream it still arrives after the deadline and
+ * A late answer (docs/GUIDE.md, "Decisions"): on a shared stream it still arrives after the deadline and
  * is dropped and counted (the sync point: the count grows by 1); a stateless stdio server drops it
  * itself on the cancellation notice, which must have arrived. Over Streamable HTTP the answer's
  * own response was closed by the client, so nothing can arrive.
@@ -99,7 +99,7 @@ const lateAnswerDropped = <R>(row: Row<R>, server: Peer<R>, connection: Connecti
   })
 
 /**
- * Faults after which a shared stream's session is gone (docs/DESIGN.md, "Shared streams"): the
+ * Faults after which a shared stream's session is gone (docs/DESIGN.md, "Bytes"): the
  * stream ended or was reset, or a frame grew past the stream's bound while being read.
  */
 const endsSession = <R>(row: Row<R>, fault: ContractFault): boolean =>

@@ -14,7 +14,7 @@
  *
  * Every failure's `limits` must show the budget actually in force; the policies set the baseline
  * `maxBytes` explicitly, so `limits` is known exactly. The baseline is also the unsolicited bound,
- * which matters on a shared stream (docs/DESIGN.md, "Shared streams"): a frame is bounded by the
+ * which matters on a shared stream (docs/DESIGN.md, "Bytes"): a frame is bounded by the
  * largest of it and the pending requests' ceilings. Where the baseline is the small ceiling, the
  * larger ceiling in force (the call phase's, a call's own) must lift that bound, and an answer
  * over the small one is refused while it is read, giving up the stream; where the baseline is

@@ -185,7 +185,7 @@ const checkRecords = (discovery: ReadonlyArray<unknown>, observations: ReadonlyA
 /**
  * The secrets did reach the server, where they belong: the header values on the requests, the
  * query token in the URL. The userinfo never travels as such (a given `Authorization` wins over
- * it, README "Decisions"). A stdio child was started with the environment secret (the row reads
+ * it, docs/GUIDE.md "Decisions"). A stdio child was started with the environment secret (the row reads
  * the child's environment as the system shows it).
  */
 const checkDelivered = <R>(server: Peer<R>, what: string): void => {

@@ -107,7 +107,7 @@ const closedPromise = <R>(row: Row<R>): CaseSpec => ({
  * count it pending), so the close ends it at once, as a closed session
  * (`TransportFailure`, `session-closed`, outcome `unknown`: it was sent), and its request is
  * released; it is not left to run to its deadline (docs/DESIGN.md, "Release": closing a
- * connection's scope releases everything it owns, bounded in time; README, "Shared streams":
+ * connection's scope releases everything it owns, bounded in time; docs/GUIDE.md, "Shared streams":
  * when the stream ends, every pending request fails at once). The call's own deadline is long
  * (10 s) so that a call left to it fails this case clearly, and soon.
  */
@@ -220,7 +220,7 @@ const stubbornChild = <R>(row: Row<R>): CaseSpec => ({
       // Nothing but the client's SIGKILL ends this child (the peer's own clean-up comes later).
       yield* Effect.promise(() => server.released(SYNC_MS))
       // Two full waits (after stdin closed, after SIGTERM), then SIGKILL: the child was stubborn
-      // and the close escalated; about three bounds in all (README, "stdio": "Release").
+      // and the close escalated; about three bounds in all (docs/GUIDE.md, "stdio": "Release").
       check(elapsed >= 2 * BOUND_FLOOR * RELEASE_MS, `the close took ${elapsed} ms: it did not wait after stdin closed and after SIGTERM`)
       check(elapsed < ENDS_WITHIN_MS, `the close took ${elapsed} ms with releaseTimeout ${RELEASE_MS} ms (documented: about ${3 * RELEASE_MS} ms)`)
     }))
