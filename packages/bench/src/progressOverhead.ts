@@ -1,5 +1,5 @@
 /**
- * What progress and output validation cost a tool call (issue 16: "within 10% of a plain
+ * What progress and output validation cost a tool call (the goal: "within 10% of a plain
  * call"). One server child (servers/progressServer.ts) serves the same `report` tool twice:
  *
  * - plain: no `outputSchema`; the call asks for no progress;

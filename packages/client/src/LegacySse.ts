@@ -128,7 +128,7 @@ export const make = (
       scope
     )
     if (response.status !== 200) {
-      return yield* Http.statusFailure(readiness, response, { sentSession: false, secrets: options.secrets, onExpired: () => {} })
+      return yield* Http.statusFailure(readiness, response, { sentSession: false, secrets: options.secrets })
     }
     if (Http.contentTypeOf(response) !== "text/event-stream") {
       return yield* Effect.fail(Failures.protocol(readiness, "unexpected-content-type", { status: response.status }))
@@ -172,7 +172,7 @@ export const make = (
       answer.status >= 200 && answer.status < 300
         ? Effect.void
         // The endpoint URL is the session: a 404 there means it is gone.
-        : Http.statusFailure(exchange, answer, { sentSession: true, secrets: options.secrets, onExpired: () => {} })
+        : Http.statusFailure(exchange, answer, { sentSession: true, secrets: options.secrets })
     /** POSTs one message to the endpoint. */
     const send = (message: unknown, exchange: Exchange) =>
       client.execute(Http.postJson(target, message), Http.transportError(exchange, "sending"), accepted(exchange)).pipe(

@@ -400,10 +400,12 @@ const authorizationOf = (
   })
 
 /**
- * Connects to an MCP server: validates every option, then runs the discovery (initialize,
- * initialized, every tools/list page) under ONE deadline. The connection lives in the current
- * scope; closing it releases the session. When discovery fails, everything it opened is
- * released before the failure is returned.
+ * Connects to an MCP server: validates every option, then runs the discovery under ONE
+ * deadline: the negotiation (`server/discover` for 2026-07-28; else `initialize` and
+ * `notifications/initialized` over Streamable HTTP; else legacy HTTP+SSE, as `transport` and
+ * `revisions` allow), then every `tools/list` page. The connection lives in the current scope;
+ * closing it releases the session. When discovery fails, everything it opened is released
+ * before the failure is returned.
  *
  * @since 0.1.0
  * @category constructors
@@ -483,8 +485,10 @@ const isStringRecord = (u: unknown): u is Record<string, string> =>
 
 /**
  * Connects to an MCP server run as a child process over stdio, with the platform's
- * `CommandExecutor` (Node or Bun). The discovery deadline covers the spawn, initialize,
- * initialized and every tools/list page. The child belongs to the current scope: closing it
+ * `CommandExecutor` (Node or Bun). The discovery deadline covers the spawn, the negotiation on
+ * that child (the `server/discover` probe, with a bounded wait; else `initialize` and
+ * `notifications/initialized`) and every `tools/list` page. The child belongs to the current
+ * scope: closing it
  * closes stdin, waits, sends SIGTERM, waits, sends SIGKILL, each step bounded by
  * `releaseTimeout`.
  *

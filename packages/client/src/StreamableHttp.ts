@@ -104,7 +104,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       client.execute(post(body, headers), identity, Http.ignoreResponse)
 
     const statusFailure = (exchange: Exchange, response: HttpClientResponse.HttpClientResponse) =>
-      Http.statusFailure(exchange, response, { sentSession: false, secrets: options.secrets, onExpired: () => {} })
+      Http.statusFailure(exchange, response, { sentSession: false, secrets: options.secrets })
 
     /** Messages that are not the awaited response: answer requests, hand notifications on, ignore the rest. */
     const handleOther = (message: McpSchema.IncomingMessage): Effect.Effect<void> =>
@@ -222,7 +222,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       )
       return client.execute(request, Http.transportError(exchange, "reading"), (response) => {
         if (response.status !== 200) {
-          return Http.statusFailure(exchange, response, { sentSession: false, secrets: options.secrets, onExpired: () => {}, answered: true })
+          return Http.statusFailure(exchange, response, { sentSession: false, secrets: options.secrets, answered: true })
         }
         if (Http.contentTypeOf(response) !== "text/event-stream") {
           return Effect.fail(Failures.protocol(exchange, "unexpected-content-type", { status: response.status }))

@@ -187,7 +187,7 @@ export const authChallengeOf = (error: McpConnectionError): AuthChallenge | unde
 
 /**
  * A refused status. The body is read (bounded) only to find a JSON-RPC error in it; a 404 for a
- * known session is `SessionExpired` (`onExpired` marks the session gone). `answered`: the
+ * known session is `SessionExpired` (the live session reads it as the session gone). `answered`: the
  * request was already answered (a resumption): whatever this status, its outcome is unknown
  * and a 401 or 403 carries no challenge to act on.
  */
@@ -197,17 +197,13 @@ export const statusFailure = (
   options: {
     readonly sentSession: boolean
     readonly secrets: ReadonlyArray<string>
-    readonly onExpired: () => void
     readonly answered?: boolean | undefined
   }
 ): Effect.Effect<never, McpConnectionError> =>
   Effect.gen(function*() {
     const status = response.status
     if (options.answered === true) return yield* Effect.fail(Failures.httpStatus(exchange, status, undefined, undefined, "unknown"))
-    if (status === 404 && options.sentSession) {
-      options.onExpired()
-      return yield* Effect.fail(Failures.sessionExpired(exchange, "not-applied", status))
-    }
+    if (status === 404 && options.sentSession) return yield* Effect.fail(Failures.sessionExpired(exchange, "not-applied", status))
     if (status === 401 || status === 403) {
       const challenge: AuthChallenge = { _tag: "AuthChallenge", wwwAuthenticate: response.headers["www-authenticate"] }
       return yield* Effect.fail(Failures.httpStatus(exchange, status, undefined, challenge))

@@ -1,5 +1,5 @@
 /**
- * `ping` (issue 16, point 6): its own small budget (phase `call`, stage `ping`), the same byte,
+ * `ping`: its own small budget (phase `call`, stage `ping`), the same byte,
  * error and release rules as every request, in both eras and both APIs.
  */
 import { FetchHttpClient } from "@effect/platform"

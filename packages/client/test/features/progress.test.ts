@@ -1,5 +1,5 @@
 /**
- * Progress (issue 16, point 3; docs/DESIGN.md, "Progress"): a call that asks for progress gets
+ * Progress (docs/DESIGN.md, "Progress"): a call that asks for progress gets
  * the server's reports, in both APIs and as a Stream; an idle timeout reset by each report,
  * under the call's deadline, which stays the hard cap. On every transport and era that can
  * carry a report, against the testkit's `slow_progress` tool, under the live clock and under

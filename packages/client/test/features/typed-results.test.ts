@@ -1,5 +1,5 @@
 /**
- * Typed results (issue 16, point 4; docs/DESIGN.md, "Typed results"): a tool that declares an
+ * Typed results (docs/DESIGN.md, "Typed results"): a tool that declares an
  * `outputSchema` has its `structuredContent` checked against it (compiled once, at the
  * listing); a missing or mismatching one is the server's fault (`ProtocolViolation`, outcome
  * `applied`, never retryable) and the call is never sent again; a tool error is not checked.

@@ -1,6 +1,6 @@
 /**
  * Private-key JWT client authentication (RFC 7523 §2.2 and §3, OpenID Connect Core §9
- * `private_key_jwt`) for the client credentials grant of issue 15 (the MCP extension
+ * `private_key_jwt`) for the client credentials grant (the MCP extension
  * `io.modelcontextprotocol/oauth-client-credentials`, SEP-1046).
  *
  * The token request carries `client_assertion_type=urn:ietf:params:oauth:client-assertion-type:jwt-bearer`

@@ -1,6 +1,6 @@
 /**
  * Discovery of the authority of an MCP server (MCP authorization, "Authorization Server
- * Discovery"; issue 15, point 1): from the `WWW-Authenticate` of a 401 and the server's URL, the
+ * Discovery"): from the `WWW-Authenticate` of a 401 and the server's URL, the
  * Protected Resource Metadata (RFC 9728), then the Authorization Server Metadata (RFC 8414,
  * OpenID Connect Discovery 1.0), with the 2025-03-26 fallbacks.
  *

@@ -1,5 +1,5 @@
 /**
- * The token endpoint (issue 15): the authorization code grant with PKCE (RFC 6749 §4.1.3,
+ * The token endpoint: the authorization code grant with PKCE (RFC 6749 §4.1.3,
  * RFC 7636 §4.5), the refresh (RFC 6749 §6) and the client credentials grant (§4.4), as OAuth
  * 2.1 has them, each with the RFC 8707 `resource` of the MCP server.
  *
