@@ -1,12 +1,13 @@
 /**
  * What `phasebound demo` (and so `npm start`) promises, read back from its JSON output and
- * checked fact by fact, so that a broken demo fails: a testkit server on loopback; a real
- * discovery against it (the stateless probe, refused by this 2025 server, then the handshake,
- * each stage with its time and bytes); the three tools listed; three calls with their exact
- * results (the server's counter says `increment` reached it once); one oversized answer
- * (100,000 bytes) refused at the 64 KiB call ceiling while it was being read; the call phase's
- * observations, one per call, the refused one with the bytes the error reports; exit code 0 and
- * nothing on stderr.
+ * checked fact by fact, so that a broken demo fails: a testkit server of the current revision
+ * (2026-07-28) on loopback; a real discovery against it (`server/discover`, then the tools, each
+ * stage with its time and bytes); the tools listed; three calls with their exact results
+ * (the server's counter says `increment` reached it once); one oversized answer (100,000 bytes)
+ * refused at the 64 KiB call ceiling while it was being read; the call phase's observations, one
+ * per call, the refused one with the bytes the error reports. Then a server of the 2025
+ * revisions: the negotiation's refused 2026-07-28 probe, labelled as such, and the handshake
+ * that follows. Exit code 0 and nothing on stderr.
  */
 import * as Testkit from "@phasebound/testkit"
 import { expect } from "vitest"
@@ -42,8 +43,6 @@ export const expectDemo = (result: RunResult): void => {
     "server",
     "connected",
     "discovery: discover",
-    "discovery: initialize",
-    "discovery: initialized",
     "discovery: list-tools",
     "tools",
     "call add(20, 22)",
@@ -53,35 +52,54 @@ export const expectDemo = (result: RunResult): void => {
     "call phase: tools/call",
     "call phase: tools/call",
     "call phase: tools/call",
-    "call phase: tools/call"
+    "call phase: tools/call",
+    "older server",
+    "connected",
+    "negotiation: 2026-07-28 probe",
+    "discovery: initialize",
+    "discovery: initialized",
+    "discovery: list-tools"
   ])
+  // The first of each step (the current server's), or the older server's where noted.
   const detail = (step: string): string => lines.find((line) => line.step === step)!.detail
+  const older = lines.slice(lines.findIndex((line) => line.step === "older server"))
+  const olderDetail = (step: string): string => older.find((line) => line.step === step)!.detail
 
   // The server: on loopback, on the port the system gave it.
-  const server = /^testkit MCP server on loopback \(Streamable HTTP, SSE answers\), port (\d+)$/.exec(detail("server"))
+  const server = /^testkit MCP server on loopback \(revision 2026-07-28, Streamable HTTP, SSE answers\), port (\d+)$/.exec(detail("server"))
   expect(server, detail("server")).not.toBeNull()
   const port = Number(server![1])
   expect(port).toBeGreaterThanOrEqual(1)
   expect(port).toBeLessThanOrEqual(65_535)
 
-  // Discovery: the transport, the revision negotiated, the server's own name and version.
-  expect(detail("connected")).toBe(`streamable-http, revision 2025-11-25, server ${Testkit.SERVER_INFO.name} ${Testkit.SERVER_INFO.version}`)
-  const probe = observation(detail("discovery: discover"))
-  const initialize = observation(detail("discovery: initialize"))
-  const initialized = observation(detail("discovery: initialized"))
+  // Discovery: the transport, the current revision, the server's own name and version.
+  expect(detail("connected")).toBe(`streamable-http, revision 2026-07-28, server ${Testkit.SERVER_INFO.name} ${Testkit.SERVER_INFO.version}`)
+  const discover = observation(detail("discovery: discover"))
   const listTools = observation(detail("discovery: list-tools"))
-  // This 2025 server refuses the stateless probe with a JSON-RPC error (a body was read).
-  expect(probe.outcome).toBe("RemoteRefusal")
-  expect(probe.bytes).toBeGreaterThan(0)
+  expect(discover).toMatchObject({ outcome: "ok" })
+  expect(discover.bytes).toBeGreaterThan(0)
+  expect(listTools).toMatchObject({ outcome: "ok" })
+  expect(listTools.bytes).toBeGreaterThan(0)
+
+  // The negotiation with a 2025 server: the 2026-07-28 probe refused with a JSON-RPC error (a
+  // body was read), said to be a step of the negotiation, then the handshake.
+  expect(olderDetail("older server")).toMatch(/^testkit MCP server on loopback \(revisions 2024-11-05 to 2025-11-25\), port \d+$/)
+  expect(olderDetail("connected")).toBe(`streamable-http, revision 2025-11-25, server ${Testkit.SERVER_INFO.name} ${Testkit.SERVER_INFO.version}`)
+  const probe = /^refused \(RemoteRefusal\): the server speaks an earlier revision; (\d+) ms, (\d+) bytes$/.exec(olderDetail("negotiation: 2026-07-28 probe"))
+  expect(probe, olderDetail("negotiation: 2026-07-28 probe")).not.toBeNull()
+  expect(Number(probe![2])).toBeGreaterThan(0)
+  const initialize = observation(olderDetail("discovery: initialize"))
+  const initialized = observation(olderDetail("discovery: initialized"))
   expect(initialize).toMatchObject({ outcome: "ok" })
   expect(initialize.bytes).toBeGreaterThan(0)
   // A notification: its acknowledgement has no body to count.
   expect(initialized).toMatchObject({ outcome: "ok", bytes: 0 })
-  expect(listTools).toMatchObject({ outcome: "ok" })
-  expect(listTools.bytes).toBeGreaterThan(0)
+  expect(observation(olderDetail("discovery: list-tools"))).toMatchObject({ outcome: "ok" })
 
   // The tools listed, and three calls with their exact results.
-  expect(detail("tools")).toBe("add, echo, increment")
+  // The 2026-07-28 server's tools: the three of every era, and two of its own (header
+  // declarations, an input round).
+  expect(detail("tools")).toBe("add, echo, increment, region_query, ask_name")
   expect(detail("call add(20, 22)")).toBe("42")
   expect(detail("call echo")).toBe("héllo, phasebound 👋")
   expect(detail("call increment")).toBe("1 (server counter: 1)")
