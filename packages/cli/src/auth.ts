@@ -12,7 +12,6 @@
  * Problems name the option they come from: the flag (`--auth-client-id`, ...) or `--config auth`
  * for a value of the entry's `auth` object (never the value, a path or a variable name).
  */
-import * as Options from "@effect/cli/Options"
 import * as McpConnectionError from "@phasebound/client/McpConnectionError"
 import * as Authorization from "@phasebound/client/Authorization"
 import type * as McpClient from "@phasebound/client/McpClient"
@@ -21,84 +20,19 @@ import * as Option from "effect/Option"
 import { readFileSync, statSync } from "node:fs"
 import * as path from "node:path"
 import type { AuthEntry } from "./config.js"
+import { flag, flagTable, type FlagSpec, type SectionFlags, sectionKeys } from "./flags.js"
 import { invalidOption } from "./record.js"
 import { type Environment, expandVariables, type Target } from "./target.js"
 import { parseDuration } from "./units.js"
 
-const optionalText = (name: string, description: string) =>
-  Options.text(name).pipe(Options.withDescription(description), Options.optional)
-
-/** The auth flags of `tools`, `call`, `discover` and `login`. */
-export const authFlags = {
-  authGrant: optionalText(
-    "auth-grant",
-    "OAuth grant when the server asks for it (a 401): authorization_code (default; a user authorizes once with `phasebound login`) | client_credentials (a service: --auth-client-id and --auth-client-secret or --auth-private-key-file; no login needed)"
-  ),
-  authClientId: optionalText(
-    "auth-client-id",
-    "OAuth client id registered with the authorization server (default: --auth-client-metadata-url where supported, else dynamic registration)"
-  ),
-  authClientSecret: optionalText(
-    "auth-client-secret",
-    "OAuth client secret; ${VAR} reads the environment (never printed)"
-  ),
-  authClientMetadataUrl: optionalText(
-    "auth-client-metadata-url",
-    "https URL of this client's Client ID Metadata Document, used as its client id where the authorization server supports them"
-  ),
-  authPrivateKeyFile: optionalText(
-    "auth-private-key-file",
-    "PKCS#8 PEM file of a private key: private_key_jwt client authentication (with --auth-client-id), instead of a secret (never printed)"
-  ),
-  authPrivateKeyAlg: optionalText("auth-private-key-alg", "RS256 | ES256: the key's signing algorithm (default RS256)"),
-  authScope: optionalText(
-    "auth-scope",
-    "'scope1 scope2': the scopes to ask for (default: the server's challenge, else its metadata); with client_credentials, the most the server may make the CLI ask for"
-  ),
-  authIssuer: optionalText(
-    "auth-issuer",
-    "issuer of the only authorization server to use, exactly as its metadata names it (https URL): the client id's secret or key is never sent to another one (without it: the first one used, recorded in the token file)"
-  ),
-  authAllowPrivateAuthority: Options.boolean("auth-allow-private-authority").pipe(
-    Options.withDescription(
-      "let the server's documents name authorization servers on private, link-local or loopback addresses (an authorization server on a private network); plain http stays refused"
-    )
-  ),
-  authAllowScopeStepUp: Options.boolean("auth-allow-scope-step-up").pipe(
-    Options.withDescription("with client_credentials and --auth-scope: let the server's 403 insufficient_scope widen the scope past it")
-  ),
-  tokenFile: optionalText(
-    "token-file",
-    "the OAuth token file (default $PHASEBOUND_TOKEN_FILE, else phasebound/tokens.json in the user's config directory); written 0600"
-  )
-}
+/** The OAuth flags of the commands that reach an HTTP server. */
+export type AuthFlags = SectionFlags<"auth">
 
 /** The flags only `login` has. */
-export const loginFlags = {
-  authRedirectPort: optionalText(
-    "auth-redirect-port",
-    "port of the 127.0.0.1 redirect listener (default 0: any free port, fine with dynamic registration; a pre-registered client usually needs its registered port)"
-  ),
-  authTimeout: optionalText("auth-timeout", "how long to wait for the browser's redirect (default 5m)")
-}
-
-/** The flags of `logout`: what names the stored entry. */
-export const logoutFlags = {
-  authClientId: authFlags.authClientId,
-  authClientMetadataUrl: authFlags.authClientMetadataUrl,
-  tokenFile: authFlags.tokenFile
-}
-
-export type AuthFlags = {
-  readonly [K in keyof typeof authFlags]: (typeof authFlags)[K] extends Options.Options<infer A> ? A : never
-}
-
-export type LoginFlags = {
-  readonly [K in keyof typeof loginFlags]: (typeof loginFlags)[K] extends Options.Options<infer A> ? A : never
-}
+export type LoginFlags = SectionFlags<"login">
 
 /** The option a problem of an entry's `auth` value is named by. */
-export const entryOption = "--config auth"
+export const entryOption = `${flag("config")} auth`
 
 type Field =
   | "grant"
@@ -112,18 +46,13 @@ type Field =
   | "allowPrivateAuthority"
   | "allowScopeStepUp"
 
-const flagOf: Readonly<Record<Field, string>> = {
-  grant: "--auth-grant",
-  clientId: "--auth-client-id",
-  clientSecret: "--auth-client-secret",
-  clientMetadataUrl: "--auth-client-metadata-url",
-  privateKey: "--auth-private-key-file",
-  privateKeyAlgorithm: "--auth-private-key-alg",
-  scope: "--auth-scope",
-  issuer: "--auth-issuer",
-  allowPrivateAuthority: "--auth-allow-private-authority",
-  allowScopeStepUp: "--auth-allow-scope-step-up"
-}
+/** The flag of each field: the table's `auth` column. */
+const flagOf = Object.fromEntries(
+  sectionKeys("auth").flatMap((key) => {
+    const field: string | undefined = (flagTable[key] as FlagSpec).auth
+    return field === undefined ? [] : [[field, flag(key)]]
+  })
+) as Readonly<Record<Field, string>>
 
 /** The auth settings of an HTTP target, validated. */
 export interface AuthSettings {
@@ -208,12 +137,12 @@ export const resolveAuth = (
     const entry: AuthEntry = target.auth ?? {}
     const sources = new Map<string, string>()
     let explicit: string | undefined
-    const pick = <A>(field: Field, flag: A | undefined, fromEntry: A | undefined): A | undefined => {
-      const source = flag !== undefined ? flagOf[field] : fromEntry !== undefined ? entryOption : undefined
+    const pick = <A>(field: Field, fromFlag: A | undefined, fromEntry: A | undefined): A | undefined => {
+      const source = fromFlag !== undefined ? flagOf[field] : fromEntry !== undefined ? entryOption : undefined
       if (source === undefined) return undefined
       sources.set(field, source)
       explicit ??= source
-      return flag ?? fromEntry
+      return fromFlag ?? fromEntry
     }
     const optionOf = (field: string): string => sources.get(field) ?? flagOf[field as Field] ?? "auth"
 
@@ -272,25 +201,11 @@ export const resolveAuth = (
 
 /** The first auth flag given (a stdio target refuses them all), named as in records. */
 export const givenAuthFlag = (flags: Partial<AuthFlags & LoginFlags>): string | undefined => {
-  const names: ReadonlyArray<readonly [keyof (AuthFlags & LoginFlags), string]> = [
-    ["authGrant", "--auth-grant"],
-    ["authClientId", "--auth-client-id"],
-    ["authClientSecret", "--auth-client-secret"],
-    ["authClientMetadataUrl", "--auth-client-metadata-url"],
-    ["authPrivateKeyFile", "--auth-private-key-file"],
-    ["authPrivateKeyAlg", "--auth-private-key-alg"],
-    ["authScope", "--auth-scope"],
-    ["authIssuer", "--auth-issuer"],
-    ["authAllowPrivateAuthority", "--auth-allow-private-authority"],
-    ["authAllowScopeStepUp", "--auth-allow-scope-step-up"],
-    ["tokenFile", "--token-file"],
-    ["authRedirectPort", "--auth-redirect-port"],
-    ["authTimeout", "--auth-timeout"]
-  ]
-  return names.find(([key]) => {
-    const given = flags[key]
-    return given === true || (Option.isOption(given) && Option.isSome(given))
-  })?.[1]
+  const given = [...sectionKeys("auth"), ...sectionKeys("login")].find((key) => {
+    const value = flags[key as keyof (AuthFlags & LoginFlags)]
+    return value === true || (Option.isOption(value) && Option.isSome(value))
+  })
+  return given === undefined ? undefined : flag(given)
 }
 
 /**
@@ -298,12 +213,14 @@ export const givenAuthFlag = (flags: Partial<AuthFlags & LoginFlags>): string | 
  * directory (`Authorization.defaultTokenFile`); undefined when the environment names no home.
  */
 export const tokenFileOf = (
-  flag: Option.Option<string>,
+  given: Option.Option<string>,
   env: Environment,
   platform: string = process.platform
 ): Effect.Effect<string | undefined, McpConnectionError.InvalidOption> => {
-  if (Option.isSome(flag)) {
-    return flag.value.trim() === "" ? Effect.fail(invalidOption("--token-file", "invalid-value")) : Effect.succeed(path.resolve(flag.value))
+  if (Option.isSome(given)) {
+    return given.value.trim() === ""
+      ? Effect.fail(invalidOption(flag("tokenFile"), "invalid-value"))
+      : Effect.succeed(path.resolve(given.value))
   }
   const fromEnv = env["PHASEBOUND_TOKEN_FILE"]
   if (fromEnv !== undefined && fromEnv.trim() !== "") return Effect.succeed(path.resolve(fromEnv))
@@ -318,13 +235,13 @@ export const tokenStoreLayer = (file: string) =>
 export const parsePort = (text: string): Effect.Effect<number, McpConnectionError.InvalidOption> =>
   /^\d{1,5}$/.test(text.trim()) && Number(text.trim()) <= 65535
     ? Effect.succeed(Number(text.trim()))
-    : Effect.fail(invalidOption("--auth-redirect-port", "invalid-value"))
+    : Effect.fail(invalidOption(flag("authRedirectPort"), "invalid-value"))
 
 export const defaultAuthTimeoutMs = Authorization.defaultInteractiveTimeoutMs
 
 /** `--auth-timeout`, default 5 minutes. */
 export const authTimeoutOf = (text: Option.Option<string>): Effect.Effect<number, McpConnectionError.InvalidOption> =>
-  Option.isSome(text) ? parseDuration("--auth-timeout", text.value) : Effect.succeed(defaultAuthTimeoutMs)
+  Option.isSome(text) ? parseDuration(flag("authTimeout"), text.value) : Effect.succeed(defaultAuthTimeoutMs)
 
 /**
  * The library's own bound of the interactive step: a little longer than the listener's, so

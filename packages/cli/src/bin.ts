@@ -7,6 +7,8 @@
  * printing is muted (its usage errors become an InvalidOption record), logs are off, and a
  * stray exception anywhere becomes the scrubbed InternalError record.
  */
+// First: the modules below evaluate without capturing stack traces (moduleLoad.ts).
+import { endModuleLoad } from "./moduleLoad.js"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
@@ -23,7 +25,8 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import { runCli, type RunContext, type RunState } from "./cli.js"
+import { runCli } from "./cli.js"
+import { flag, flagNames } from "./flags.js"
 import {
   cliRecord,
   exitCodeOf,
@@ -33,13 +36,16 @@ import {
   startPosition,
   type RecordBody
 } from "./record.js"
+import type { RunContext, RunState } from "./runContext.js"
+
+endModuleLoad()
 
 // Warnings (ExperimentalWarning, MaxListenersExceededWarning...) would be a second stderr line.
 process.removeAllListeners("warning")
 process.on("warning", () => {})
 
 const argv = process.argv
-const debug = argv.includes("--debug") || process.env["PHASEBOUND_DEBUG"] === "1"
+const debug = argv.includes(flag("debug")) || process.env["PHASEBOUND_DEBUG"] === "1"
 
 const state: RunState = { position: startPosition, secrets: [], stdout: "", exitCode: 0, hint: undefined }
 
@@ -142,18 +148,10 @@ const platform = Layer.mergeAll(
 const program = Effect.flatMap(quietConsole, (console) =>
   runCli(ctx)(argv).pipe(Effect.withConsole(console), Effect.provide(platform)))
 
-// Names a usage error can mention that are safe to put in a record (never a value).
-const knownFlags = new Set([
-  "--stdio", "--config", "--header", "--transport", "--revision", "--timeout", "--max-bytes", "--discovery-timeout",
-  "--discovery-max-bytes", "--call-timeout", "--call-max-bytes", "--json", "--debug", "--args", "--idle-timeout", "--server-log-level",
-  "--auth-grant", "--auth-client-id", "--auth-client-secret", "--auth-client-metadata-url", "--auth-private-key-file",
-  "--auth-private-key-alg", "--auth-scope", "--auth-redirect-port", "--auth-timeout", "--token-file", "--env", "--env-pass",
-  "--server-stderr", "--release-timeout", "--effect-identity"
-])
-
 const usageRecord = (error: ValidationError.ValidationError): RecordBody => {
   const text = JSON.stringify(error.error)
-  const flag = (text.match(/--[a-z-]+/g) ?? []).find((name) => knownFlags.has(name))
+  // A flag's name is safe to put in a record (never a value).
+  const flag = (text.match(/--[a-z-]+/g) ?? []).find((name) => flagNames.has(name))
   const option = flag ?? (error._tag === "CommandMismatch" || error._tag === "MissingSubcommand" ? "command" : "arguments")
   return McpConnectionError.toRecord(invalidOption(option, "invalid-value"))
 }

@@ -8,6 +8,7 @@ import * as Either from "effect/Either"
 import { readFileSync } from "node:fs"
 import type { InvalidOption } from "@phasebound/client/McpConnectionError"
 import * as ServersFile from "@phasebound/client/ServersFile"
+import { flag } from "./flags.js"
 import { invalidOption } from "./record.js"
 
 export type { AuthEntry, HttpServer, ServerEntry, ServersFile as ConfigFile, StdioServer } from "@phasebound/client/ServersFile"
@@ -23,8 +24,8 @@ export const loadConfig = (path: string): Effect.Effect<ServersFile.ServersFile,
     try {
       text = readFileSync(path, "utf8")
     } catch {
-      return yield* Effect.fail(invalidOption("--config", "invalid-value"))
+      return yield* Effect.fail(invalidOption(flag("config"), "invalid-value"))
     }
     const parsed = ServersFile.parse(text)
-    return Either.isLeft(parsed) ? yield* Effect.fail(invalidOption("--config", parsed.left)) : parsed.right
+    return Either.isLeft(parsed) ? yield* Effect.fail(invalidOption(flag("config"), parsed.left)) : parsed.right
   })

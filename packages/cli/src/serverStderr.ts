@@ -8,6 +8,7 @@ import { type McpConnectionError, redact } from "@phasebound/client/McpConnectio
 import type { StderrMode } from "@phasebound/client/Stdio"
 import * as Effect from "effect/Effect"
 import { printable } from "./output.js"
+import { flag } from "./flags.js"
 import { invalidOption } from "./record.js"
 
 /** How many of the tail's last lines a terminal is shown. */
@@ -22,7 +23,7 @@ export const stderrModeOf = (text: string | undefined): Effect.Effect<StderrMode
     ? Effect.succeed("tail")
     : text === "inherit" || text === "tail" || text === "drop"
     ? Effect.succeed(text)
-    : Effect.fail(invalidOption("--server-stderr", "invalid-value"))
+    : Effect.fail(invalidOption(flag("serverStderr"), "invalid-value"))
 
 /**
  * The block a terminal is shown before the record: `server stderr (last N lines):` then each

@@ -11,6 +11,7 @@ import { existsSync } from "node:fs"
 import * as path from "node:path"
 import { type AuthEntry, isStdioServer, loadConfig, type HttpServer, type StdioServer } from "./config.js"
 import { McpConnectionError } from "@phasebound/client"
+import { flag, type FlagName } from "./flags.js"
 import { invalidOption } from "./record.js"
 import { splitWords } from "./words.js"
 
@@ -28,7 +29,7 @@ export type Target =
      * undefined when there is none. With one the connection does no OAuth (the library refuses
      * both).
      */
-    readonly authorization: "--header" | "--config headers" | "target" | undefined
+    readonly authorization: FlagName<"header"> | `${FlagName<"config">} headers` | "target" | undefined
     /** The config entry's `auth` object, as written (its `${VAR}` not expanded yet). */
     readonly auth: AuthEntry | undefined
     /** The directory of the config file the entry came from (relative `privateKeyFile`s are read from there). */
@@ -81,8 +82,8 @@ export const parseHeader = (line: string, env: Environment): Effect.Effect<reado
   Effect.gen(function*() {
     const colon = line.indexOf(":")
     const name = colon === -1 ? "" : line.slice(0, colon).trim()
-    if (!headerName.test(name)) return yield* Effect.fail(invalidOption("--header", "invalid-value"))
-    const value = yield* expandVariables(line.slice(colon + 1).trim(), env, () => invalidOption("--header", "invalid-value"))
+    if (!headerName.test(name)) return yield* Effect.fail(invalidOption(flag("header"), "invalid-value"))
+    const value = yield* expandVariables(line.slice(colon + 1).trim(), env, () => invalidOption(flag("header"), "invalid-value"))
     return [name, value] as const
   })
 
@@ -121,9 +122,9 @@ const httpTarget = (
       transport,
       secrets: McpConnectionError.secretsOf(parsed, headers),
       authorization: hasAuthorization(flagHeaders)
-        ? "--header"
+        ? flag("header")
         : hasAuthorization(configured)
-        ? "--config headers"
+        ? `${flag("config")} headers` as const
         : parsed.username !== "" || parsed.password !== ""
         ? "target"
         : undefined,
@@ -145,9 +146,9 @@ const fromHttpEntry = (
   Effect.gen(function*() {
     const configured: Array<readonly [string, string]> = []
     for (const [name, value] of Object.entries(entry.headers ?? {})) {
-      configured.push([name, yield* expandVariables(value, env, () => invalidOption("--config headers", "invalid-value"))])
+      configured.push([name, yield* expandVariables(value, env, () => invalidOption(`${flag("config")} headers`, "invalid-value"))])
     }
-    const url = yield* expandVariables(entry.url, env, () => invalidOption("--config url", "invalid-value"))
+    const url = yield* expandVariables(entry.url, env, () => invalidOption(`${flag("config")} url`, "invalid-value"))
     return yield* httpTarget(url, configured, flagHeaders, options.transport ?? transportOfType(entry.type), {
       auth: entry.auth,
       configDir: path.dirname(path.resolve(configPath))
@@ -169,15 +170,15 @@ export const flagEnvironment = (
   Effect.gen(function*() {
     const added: Record<string, string> = {}
     for (const name of options.envPass ?? []) {
-      if (!variableName.test(name)) return yield* Effect.fail(invalidOption("--env-pass", "invalid-value"))
+      if (!variableName.test(name)) return yield* Effect.fail(invalidOption(flag("envPass"), "invalid-value"))
       const found = env[name]
       if (found !== undefined) added[name] = found
     }
     for (const line of options.env ?? []) {
       const equals = line.indexOf("=")
       const name = equals === -1 ? "" : line.slice(0, equals)
-      if (!variableName.test(name)) return yield* Effect.fail(invalidOption("--env", "invalid-value"))
-      added[name] = yield* expandVariables(line.slice(equals + 1), env, () => invalidOption("--env", "invalid-value"))
+      if (!variableName.test(name)) return yield* Effect.fail(invalidOption(flag("env"), "invalid-value"))
+      added[name] = yield* expandVariables(line.slice(equals + 1), env, () => invalidOption(flag("env"), "invalid-value"))
     }
     return added
   })
@@ -201,7 +202,7 @@ const fromStdioEntry = (entry: StdioServer, flagEnv: Record<string, string>, env
   Effect.gen(function*() {
     const childEnv: Record<string, string> = {}
     for (const [name, value] of Object.entries(entry.env ?? {})) {
-      childEnv[name] = yield* expandVariables(value, env, () => invalidOption("--config env", "invalid-value"))
+      childEnv[name] = yield* expandVariables(value, env, () => invalidOption(`${flag("config")} env`, "invalid-value"))
     }
     return stdioTarget(entry.command, entry.args ?? [], { ...childEnv, ...flagEnv }, entry.cwd)
   })
@@ -209,9 +210,9 @@ const fromStdioEntry = (entry: StdioServer, flagEnv: Record<string, string>, env
 /** `--env` and `--env-pass` mean nothing to an HTTP server: refused rather than ignored. */
 const refuseEnvFlags = (options: TargetOptions): Effect.Effect<void, InvalidOption> =>
   (options.env ?? []).length > 0
-    ? Effect.fail(invalidOption("--env", "invalid-value"))
+    ? Effect.fail(invalidOption(flag("env"), "invalid-value"))
     : (options.envPass ?? []).length > 0
-    ? Effect.fail(invalidOption("--env-pass", "invalid-value"))
+    ? Effect.fail(invalidOption(flag("envPass"), "invalid-value"))
     : Effect.void
 
 /** Resolves the target, reading the config file only when a server name is given. */
@@ -223,10 +224,10 @@ export const resolveTarget = (options: TargetOptions, env: Environment): Effect.
     if (options.stdio !== undefined) {
       if (options.target !== undefined) return yield* Effect.fail(invalidOption("target", "invalid-value"))
       // Headers and a transport choice mean nothing to a child process: refuse rather than ignore.
-      if (flagHeaders.length > 0) return yield* Effect.fail(invalidOption("--header", "invalid-value"))
-      if (options.transport !== undefined) return yield* Effect.fail(invalidOption("--transport", "invalid-value"))
+      if (flagHeaders.length > 0) return yield* Effect.fail(invalidOption(flag("header"), "invalid-value"))
+      if (options.transport !== undefined) return yield* Effect.fail(invalidOption(flag("transport"), "invalid-value"))
       const split = splitWords(options.stdio)
-      if (split._tag === "Invalid" || split.words.length === 0) return yield* Effect.fail(invalidOption("--stdio", "invalid-value"))
+      if (split._tag === "Invalid" || split.words.length === 0) return yield* Effect.fail(invalidOption(flag("stdio"), "invalid-value"))
       const [command, ...args] = split.words
       return stdioTarget(command!, args, yield* flagEnvironment(options, env), undefined)
     }
@@ -244,8 +245,8 @@ export const resolveTarget = (options: TargetOptions, env: Environment): Effect.
     const entry = Object.hasOwn(config.mcpServers, options.target) ? config.mcpServers[options.target] : undefined
     if (entry === undefined) return yield* Effect.fail(invalidOption("target", "invalid-value"))
     if (isStdioServer(entry)) {
-      if (flagHeaders.length > 0) return yield* Effect.fail(invalidOption("--header", "invalid-value"))
-      if (options.transport !== undefined) return yield* Effect.fail(invalidOption("--transport", "invalid-value"))
+      if (flagHeaders.length > 0) return yield* Effect.fail(invalidOption(flag("header"), "invalid-value"))
+      if (options.transport !== undefined) return yield* Effect.fail(invalidOption(flag("transport"), "invalid-value"))
       return yield* fromStdioEntry(entry, yield* flagEnvironment(options, env), env)
     }
     yield* refuseEnvFlags(options)
