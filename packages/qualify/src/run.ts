@@ -1,17 +1,20 @@
 /**
  * `npm run qualify`: the qualification of the packed public packages.
  *
- * 1. `npm pack`s @phasebound/client, @phasebound/testkit, @phasebound/cli and, where the
- *    workspace has it, @phasebound/workflow (each builds itself in its `prepack`);
- * 2. installs the tarballs into a fresh project under os.tmpdir() (no workspace links, no path
+ * 1. `npm pack`s @phasebound/client, @phasebound/promise, @phasebound/testkit, @phasebound/cli
+ *    and, where the workspace has it, @phasebound/workflow (each builds itself in its `prepack`);
+ * 2. installs the tarballs (all but the Promise bundle's) beside their Effect peers, pinned at the
+ *    workspace's versions, into a fresh project under os.tmpdir() (no workspace links, no path
  *    mapping: the project's own node_modules is all it resolves from), offline, from the npm cache
- *    that the workspace's `npm ci` filled (the project's lockfile is seeded from the workspace's);
+ *    that the workspace's `npm ci` filled (src/install.ts: the lockfile seeded from the workspace's);
  * 3. runs ONE program (program/qualify.ts) through the public exports only, under `node` and
  *    under `bun`, and checks that it exits by itself with no handle left open; the same for the
  *    workflow package (program/qualify-workflow.ts);
  * 4. compiles the INSTALLED CLI with `bun build --compile` and drives it (program/qualify-cli.ts),
  *    side by side with the programs of step 3;
- * 5. prints a table per runtime, then `N passed, N failed`; exits non-zero on any failure.
+ * 5. installs them again the way new users do, beside the Effect they have: the lowest and the
+ *    newest supported Effect 3, and Effect 4 for @phasebound/promise (src/consumers.ts);
+ * 6. prints a table per runtime, then `N passed, N failed`; exits non-zero on any failure.
  *
  * The programs are TypeScript, type-checked with the workspace (root tsconfig.json, where
  * @phasebound/* resolve to the sources through the "@phasebound/source" condition). The project
@@ -31,11 +34,13 @@
 import { isRunning, type ProcessIdentity, readReport, REPORT_PREFIX, type ReportReading } from "@phasebound/testkit"
 import { build } from "esbuild"
 import { spawn, type SpawnSyncReturns, spawnSync } from "node:child_process"
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { checkTarball, type Manifest } from "./tarball.js"
+import { qualifyConsumers } from "./consumers.js"
+import { copiesOf, installOffline, type Lockfile, seededLock, whyInstall } from "./install.js"
+import { checkEffectPeers, checkTarball, type Manifest } from "./tarball.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = resolve(here, "../../..")
@@ -51,16 +56,25 @@ const EXIT_GRACE_MS = 3_000
 /** Canary secrets the programs use; none may appear in anything they print. */
 const CANARY_PATTERN = /CANARY|canaryuser/
 
-const pinned: Record<string, string> = { effect: "3.22.4", "@effect/platform": "0.97.2", "@effect/platform-node": "0.108.2" }
+const rootManifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+  readonly devDependencies?: Record<string, string>
+  readonly allowScripts?: unknown
+}
+/** The workspace's exact versions (root devDependencies): what the tarballs' peers get in the project. */
+const workspacePins: Record<string, string> = rootManifest.devDependencies ?? {}
+const pinned: Record<string, string> = Object.fromEntries(
+  ["effect", "@effect/platform", "@effect/platform-node"].map((name) => [name, workspacePins[name] ?? ""])
+)
 const publicPackages = [
   { name: "@phasebound/client", dir: "packages/client" },
+  { name: "@phasebound/promise", dir: "packages/promise" },
   { name: "@phasebound/testkit", dir: "packages/testkit" },
   { name: "@phasebound/cli", dir: "packages/cli" },
   { name: "@phasebound/workflow", dir: "packages/workflow" }
 ].filter((pkg) => existsSync(join(root, pkg.dir, "package.json")))
 const WORKFLOW = "@phasebound/workflow"
 /** The install-script approvals the workspace made (package.json `allowScripts`), carried to the project. */
-const allowScripts: unknown = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { allowScripts?: unknown }).allowScripts
+const allowScripts: unknown = rootManifest.allowScripts
 
 /**
  * Bundles `program/<name>.ts` into the project as `<name>.mjs`: plain ESM for node 20 and bun,
@@ -99,7 +113,7 @@ interface Row {
   readonly ok: boolean
   readonly detail: string
 }
-/** Rows by table: package (build, pack, install), node, bun, workflow (node), workflow (bun), cli. */
+/** Rows by table: package (build, pack, install), node, bun, workflow (node), workflow (bun), cli, consumers. */
 const tables = new Map<string, Array<Row>>()
 const record = (table: string, name: string, ok: boolean, detail: string = "") => {
   const rows = tables.get(table) ?? []
@@ -297,7 +311,7 @@ try {
       .filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))
       .map((file) => file.slice(0, -".ts".length))
     const mapSources = (map: string) => (JSON.parse(readFileSync(join(dir, map), "utf8")) as { sources: ReadonlyArray<string> }).sources
-    for (const check of checkTarball(manifest, files, modules, mapSources)) {
+    for (const check of [...checkTarball(manifest, files, modules, mapSources), checkEffectPeers(manifest)]) {
       record("package", `${name}: ${check.name}`, check.problems.length === 0, check.problems.slice(0, 5).join("; "))
     }
   }
@@ -306,64 +320,29 @@ try {
   const unbundled = children.filter((file) => !testkitFiles.includes(file))
   record("package", "@phasebound/testkit: its stdio child programs ship bundled beside the dist that spawns them", unbundled.length === 0, unbundled.length === 0 ? "" : `missing: ${unbundled.join(", ")}`)
 
-  // 2. A fresh project that depends on the tarballs and the pinned Effect packages only, installed
-  // with `npm install --offline` from the npm cache that the workspace's own `npm ci` filled: no
-  // network. A resolving install would need full packuments, which `npm ci` never fetches (it
-  // reads the abbreviated ones, and those only for the packages of this platform); so the
-  // project's package-lock.json is seeded from the workspace's (registry entries only: no links,
-  // no file: packages). npm keeps each locked version that satisfies the tarballs' ranges and
-  // prunes the rest, so every registry package comes at the workspace's locked version, which
-  // `npm ci` cached. --offline forbids the network; a proxy at 127.0.0.1:9 (nothing listens
-  // there) makes any request that would still go out fail, and the http log is checked for one.
-  type LockEntry = { readonly link?: boolean; readonly resolved?: string }
-  const workspaceLock = JSON.parse(readFileSync(join(root, "package-lock.json"), "utf8")) as { packages?: Record<string, LockEntry> }
-  const seededLock = (dependencies: Record<string, string>) => {
-    const packages: Record<string, unknown> = { "": { name: "phasebound-qualification", dependencies } }
-    const skipped: Array<string> = []
-    for (const [path, entry] of Object.entries(workspaceLock.packages ?? {})) {
-      if (!path.startsWith("node_modules/")) continue
-      if (skipped.some((prefix) => path.startsWith(`${prefix}/node_modules/`))) continue
-      if (entry.link === true || (entry.resolved !== undefined && !/^https?:/.test(entry.resolved))) {
-        skipped.push(path)
-        continue
-      }
-      packages[path] = entry
-    }
-    return { name: "phasebound-qualification", lockfileVersion: 3, requires: true, packages }
-  }
-  const unreachable = "http://127.0.0.1:9/"
-  const installEnv: NodeJS.ProcessEnv = { ...process.env, npm_config_workspaces: "", npm_config_proxy: unreachable, npm_config_https_proxy: unreachable, npm_config_noproxy: "" }
-  for (const name of ["NO_PROXY", "no_proxy"]) delete installEnv[name]
+  // 2. A fresh project that depends on the tarballs and the pinned Effect packages only (the
+  // tarballs' peers), installed with `npm install --offline` from the npm cache that the
+  // workspace's own `npm ci` filled, its lockfile seeded from the workspace's (src/install.ts).
+  const workspaceLock = JSON.parse(readFileSync(join(root, "package-lock.json"), "utf8")) as Lockfile
   const install = (names: ReadonlyArray<string>) => {
     const dependencies = { ...pinned }
     for (const name of names) dependencies[name] = `file:${tarballs.get(name)?.file}`
-    // The workflow program defines its workflow with @effect/workflow: the version the package pins.
-    const workflowPin = tarballs.get(WORKFLOW)?.manifest.dependencies?.["@effect/workflow"]
-    if (names.includes(WORKFLOW) && workflowPin !== undefined) dependencies["@effect/workflow"] = workflowPin
-    writeFileSync(
-      join(project, "package.json"),
-      JSON.stringify({ name: "phasebound-qualification", private: true, type: "module", dependencies, allowScripts }, null, 2) + "\n"
+    // The workflow program defines its workflow with @effect/workflow, a peer of the package:
+    // the version the workspace pins.
+    const workflowPeer = tarballs.get(WORKFLOW)?.manifest.peerDependencies?.["@effect/workflow"]
+    if (names.includes(WORKFLOW) && workflowPeer !== undefined && workspacePins["@effect/workflow"] !== undefined) {
+      dependencies["@effect/workflow"] = workspacePins["@effect/workflow"]
+    }
+    return installOffline(
+      project,
+      { name: "phasebound-qualification", private: true, type: "module", dependencies, allowScripts },
+      seededLock(workspaceLock, dependencies)
     )
-    rmSync(join(project, "node_modules"), { recursive: true, force: true })
-    writeFileSync(join(project, "package-lock.json"), JSON.stringify(seededLock(dependencies), null, 2) + "\n")
-    const result = run(
-      "npm",
-      ["install", "--offline", "--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=http"],
-      { cwd: project, env: installEnv }
-    )
-    // Every registry request npm made, as its http log reports it: served from the cache or not.
-    const http = result.stderr.split("\n").filter((line) => line.startsWith("npm http "))
-    const fromCache = http.filter((line) => /\((cache hit|cache stale)\)$/.test(line.trim()))
-    const network = http.filter((line) => !fromCache.includes(line))
-    const errors = result.stderr.split("\n").filter((line) => line.startsWith("npm error")).slice(0, 4).join(" ")
-    return { ...result, fromCache: fromCache.length, network, added: /added (\d+) packages?/.exec(result.stdout)?.[1], errors }
   }
-  const whyInstall = (r: ReturnType<typeof install>) =>
-    `exit ${r.status}${r.error ? ` (${r.error.code ?? r.error.message})` : ""}: ${r.errors || tail(r.stderr || r.stdout, 6)}` +
-    (r.errors.includes("ENOTCACHED") ? " (not in the npm cache: run `npm ci` at the workspace root first)" : "")
   const libraries = ["@phasebound/client", "@phasebound/testkit"].filter((name) => tarballs.has(name))
   let installed: ReadonlyArray<string> = []
   if (libraries.length === 2) {
+    // @phasebound/promise is not among them: it goes into a project of its own, beside Effect 4 (step 6).
     const all = [...libraries, ...["@phasebound/cli", WORKFLOW].filter((name) => tarballs.has(name))]
     let result = install(all)
     if (result.ok) installed = all
@@ -395,9 +374,8 @@ try {
     record("package", `${name} is installed from its tarball (a real directory, not a workspace link)`, !stat.isSymbolicLink() && stat.isDirectory(), `version ${manifest.version}`)
   }
   if (installed.length > 0) {
-    const ls = run("npm", ["ls", "effect", "--all", "--parseable"], { cwd: project })
-    const copies = new Set(ls.stdout.trim().split("\n").filter(Boolean))
-    record("package", "one copy of effect in the project (the pinned 3.22.4)", ls.ok && copies.size === 1, [...copies].map((p) => p.slice(project.length + 1)).join(", "))
+    const copies = copiesOf(project, "effect")
+    record("package", `one copy of effect in the project (the pinned ${pinned["effect"]})`, copies.ok && copies.paths.length === 1, copies.paths.join(", "))
   }
 
   // 3. The library qualification under node and under bun, and 3b. the workflow package through
@@ -460,13 +438,25 @@ try {
   })()
   for (const program of programs) judgeProgram(program.table, program.label, await program.running)
   await cliPart
+
+  // 5. The packages as new users install them, each into a project of its own beside the Effect
+  // they already have (src/consumers.ts); after the programs, which it would slow down.
+  await qualifyConsumers({
+    root,
+    temp,
+    tarballs: new Map([...tarballs].map(([name, { file }]) => [name, file])),
+    workspaceLock,
+    devDependencies: workspacePins,
+    allowScripts,
+    record: (name, ok, detail) => record("consumers", name, ok, detail)
+  })
 } catch (error) {
   record("package", "the orchestrator itself", false, error instanceof Error ? error.stack ?? error.message : String(error))
 } finally {
   if (!keep) rmSync(temp, { recursive: true, force: true })
 }
 
-// 5. Tables, then the count.
+// 6. Tables, then the count.
 let passed = 0
 let failed = 0
 const width = Math.min(110, Math.max(...[...tables.values()].flat().map((row) => row.name.length)))

@@ -8,6 +8,7 @@ import * as path from "node:path"
 export interface Manifest {
   readonly scripts?: Record<string, string>
   readonly dependencies?: Record<string, string>
+  readonly peerDependencies?: Record<string, string>
   readonly exports?: unknown
   readonly bin?: string | Record<string, string>
   readonly main?: string
@@ -83,3 +84,21 @@ export const checkTarball = (
     }
   ]
 }
+
+/** The packages a library must take from its user, never install a copy of its own. */
+const isEffectPackage = (name: string) => name === "effect" || name.startsWith("@effect/")
+
+/**
+ * Effect and `@effect/*` are peers with caret ranges, as in Effect's own packages: a project
+ * has one copy of each, its own (a dependency would install a second one beside a user's other
+ * version). A bundle with no dependencies at all passes.
+ */
+export const checkEffectPeers = (manifest: Manifest): TarballCheck => ({
+  name: "effect and @effect/* are caret peerDependencies, never dependencies",
+  problems: [
+    ...Object.keys(manifest.dependencies ?? {}).filter(isEffectPackage).map((name) => `a dependency: ${name}`),
+    ...Object.entries(manifest.peerDependencies ?? {})
+      .filter(([name, range]) => isEffectPackage(name) && !/^\^\d+\.\d+\.\d+$/.test(range))
+      .map(([name, range]) => `not a caret range: ${name} ${range}`)
+  ]
+})

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { checkTarball, entryPoints, type Manifest } from "../src/tarball.js"
+import { checkEffectPeers, checkTarball, entryPoints, type Manifest } from "../src/tarball.js"
 
 const library: Manifest = {
   exports: {
@@ -42,5 +42,24 @@ describe("the tarball checks", () => {
 
   it("ask no declarations of a bin-only package", () => {
     expect(none(["dist/bin.js"], { bin: { tool: "./dist/bin.js" } })).toEqual([])
+  })
+})
+
+describe("the Effect peers check", () => {
+  it("passes caret peers beside other dependencies, and a bundle with none at all", () => {
+    expect(checkEffectPeers({ dependencies: { ajv: "8.20.0" }, peerDependencies: { effect: "^3.22.0", "@effect/platform": "^0.97.0" } }).problems).toEqual([])
+    expect(checkEffectPeers({}).problems).toEqual([])
+  })
+
+  it("names an Effect package among the dependencies, and a peer range that is not a caret", () => {
+    expect(checkEffectPeers({
+      dependencies: { effect: "3.22.4", "@effect/workflow": "0.19.1", re2js: "2.10.0" },
+      peerDependencies: { "@effect/platform": "0.97.2", "@effect/platform-node": ">=0.108.0", "@phasebound/client": "0.1.0" }
+    }).problems).toEqual([
+      "a dependency: effect",
+      "a dependency: @effect/workflow",
+      "not a caret range: @effect/platform 0.97.2",
+      "not a caret range: @effect/platform-node >=0.108.0"
+    ])
   })
 })

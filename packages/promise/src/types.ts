@@ -1,0 +1,332 @@
+/**
+ * The types of @phasebound/promise, written out as plain TypeScript: no import of `effect`,
+ * `@effect/*` or @phasebound/client, so that a project with another Effect at its root (or none)
+ * type-checks against them. They describe `@phasebound/client/promise` as a user outside Effect
+ * sees it; what needs Effect (an `httpClient` Layer, the `effect` connection underneath, a
+ * `Duration` or `Redacted` value) stays with that module. packages/promise/test/declarations.ts
+ * checks them against the client's own types on every typecheck, so they cannot drift.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * A time: a number is milliseconds, a bigint nanoseconds, a `[seconds, nanos]` pair, or a text
+ * such as `"5 seconds"`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type DurationInput =
+  | number
+  | bigint
+  | readonly [seconds: number, nanos: number]
+  | `${number} ${DurationUnit}`
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type DurationUnit =
+  | "nano"
+  | "nanos"
+  | "micro"
+  | "micros"
+  | "milli"
+  | "millis"
+  | "second"
+  | "seconds"
+  | "minute"
+  | "minutes"
+  | "hour"
+  | "hours"
+  | "day"
+  | "days"
+  | "week"
+  | "weeks"
+
+// --- MCP values, as the server sends them (validated) ------------------------------------------
+
+/** @since 0.1.0 @category mcp */
+export type Revision = "2026-07-28" | "2025-11-25" | "2025-06-18" | "2025-03-26" | "2024-11-05"
+
+/** @since 0.1.0 @category mcp */
+export type TransportKind = "streamable-http" | "sse" | "stdio"
+
+/** @since 0.1.0 @category mcp */
+export interface Implementation {
+  readonly name: string
+  readonly version: string
+  readonly title?: string | undefined
+}
+
+/**
+ * A tool as listed by the server. `inputSchema` is a JSON Schema object of type `object`.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export interface Tool {
+  readonly name: string
+  readonly title?: string | undefined
+  readonly description?: string | undefined
+  readonly inputSchema: { readonly type: "object" }
+  readonly outputSchema?: { readonly [key: string]: unknown } | undefined
+  readonly annotations?: { readonly [key: string]: unknown } | undefined
+}
+
+/** @since 0.1.0 @category mcp */
+export interface ContentBlock {
+  readonly type: string
+}
+
+/**
+ * The result of `tools/call`. `isError: true` is a tool-level failure returned as a result.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export interface CallToolResult {
+  readonly content: ReadonlyArray<ContentBlock>
+  readonly structuredContent?: unknown | undefined
+  readonly isError?: boolean | undefined
+}
+
+/** @since 0.1.0 @category mcp */
+export interface Progress {
+  readonly progress: number
+  readonly total?: number | undefined
+  readonly message?: string | undefined
+}
+
+/** @since 0.1.0 @category mcp */
+export type LogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency"
+
+/** One log message of the server's. Its `data` is the server's, as it sent it: show it with care. @since 0.1.0 @category mcp */
+export interface LogMessage {
+  readonly level: LogLevel
+  readonly logger?: string | undefined
+  readonly data: unknown
+}
+
+/** @since 0.1.0 @category mcp */
+export interface Resource {
+  readonly uri: string
+  readonly name: string
+  readonly title?: string | undefined
+  readonly description?: string | undefined
+  readonly mimeType?: string | undefined
+  readonly size?: number | undefined
+}
+
+/** @since 0.1.0 @category mcp */
+export interface ResourceTemplate {
+  readonly uriTemplate: string
+  readonly name: string
+  readonly title?: string | undefined
+  readonly description?: string | undefined
+  readonly mimeType?: string | undefined
+}
+
+/** One resource's text, or its bytes in base64 (`blob`). @since 0.1.0 @category mcp */
+export type ResourceContents =
+  | { readonly uri: string; readonly mimeType?: string | undefined; readonly text: string }
+  | { readonly uri: string; readonly mimeType?: string | undefined; readonly blob: string }
+
+/** @since 0.1.0 @category mcp */
+export interface ReadResourceResult {
+  readonly contents: ReadonlyArray<ResourceContents>
+}
+
+/** @since 0.1.0 @category mcp */
+export interface Prompt {
+  readonly name: string
+  readonly title?: string | undefined
+  readonly description?: string | undefined
+  readonly arguments?:
+    | ReadonlyArray<{
+      readonly name: string
+      readonly description?: string | undefined
+      readonly required?: boolean | undefined
+    }>
+    | undefined
+}
+
+/** @since 0.1.0 @category mcp */
+export interface GetPromptResult {
+  readonly description?: string | undefined
+  readonly messages: ReadonlyArray<{ readonly role: "user" | "assistant"; readonly content: ContentBlock }>
+}
+
+// --- Options --------------------------------------------------------------------------------
+
+/** @since 0.1.0 @category options */
+export interface BudgetOptions {
+  /** A finite duration > 0: a number is milliseconds. */
+  readonly timeout?: DurationInput | undefined
+  /** A safe integer >= 1. */
+  readonly maxBytes?: number | undefined
+}
+
+/**
+ * The phase policy (docs/REFERENCE.md, "Policy"): a baseline budget, the budgets of each phase,
+ * and the structure bounds.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface PolicyOptions extends BudgetOptions {
+  readonly discovery?: BudgetOptions | undefined
+  readonly call?: BudgetOptions | undefined
+  readonly authorization?: BudgetOptions | undefined
+  readonly ping?: BudgetOptions | undefined
+  readonly unsolicited?: { readonly maxBytes?: number | undefined } | undefined
+  readonly maxTools?: number | undefined
+  readonly maxPages?: number | undefined
+  readonly maxSchemaBytes?: number | undefined
+  readonly maxListingBytes?: number | undefined
+  readonly maxDepth?: number | undefined
+  readonly maxNodes?: number | undefined
+  readonly maxInputRounds?: number | undefined
+  readonly maxSessionRenewals?: number | undefined
+  readonly releaseTimeout?: DurationInput | undefined
+  readonly relistDelay?: DurationInput | undefined
+  readonly logBuffer?: number | undefined
+}
+
+/** What a server asks and a handler answers: plain JSON fields. @since 0.1.0 @category options */
+export type Fields = Readonly<Record<string, unknown>>
+
+/**
+ * A handler of what a server asks: the request's params in, the result (or a Promise of it)
+ * out; `signal` aborts when the answer is no longer wanted.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export type Handler = (params: Fields, options: { readonly signal: AbortSignal }) => Fields | Promise<Fields>
+
+/** Answers to what a server may ask; each one given declares its client capability. @since 0.1.0 @category options */
+export interface Handlers {
+  readonly elicitation?: Handler | undefined
+  readonly sampling?: Handler | undefined
+  readonly roots?: Handler | undefined
+}
+
+/** OAuth 2.1 for a server that asks for it (docs/AUTHORIZATION.md, "The library"). @since 0.1.0 @category options */
+export interface AuthOptions {
+  readonly grant?: "authorization_code" | "client_credentials" | undefined
+  readonly redirectUri?: string | undefined
+  readonly clientId?: string | undefined
+  readonly issuer?: string | undefined
+  readonly clientSecret?: string | undefined
+  readonly clientMetadataUrl?: string | undefined
+  readonly privateKey?: string | CryptoKey | undefined
+  readonly privateKeyAlgorithm?: "RS256" | "ES256" | undefined
+  readonly keyId?: string | undefined
+  readonly scope?: string | ReadonlyArray<string> | undefined
+  readonly clientName?: string | undefined
+  readonly maxStepUps?: number | undefined
+  readonly allowScopeStepUp?: boolean | undefined
+  readonly allowPrivateAuthority?: boolean | undefined
+  /**
+   * The interactive step of the authorization code grant: show `authorizationUrl` to the user,
+   * and resolve with the URL the authorization server redirected to (it carries the code).
+   */
+  readonly authorize?:
+    | ((authorizationUrl: URL, options: { readonly signal: AbortSignal }) => string | URL | Promise<string | URL>)
+    | undefined
+  /** Bound of the interactive step (default 5 minutes). */
+  readonly interactiveTimeout?: DurationInput | undefined
+}
+
+interface CommonConnectOptions {
+  /** The revisions the client may speak, e.g. `["2026-07-28"]` (default: all it supports). */
+  readonly revisions?: ReadonlyArray<string> | undefined
+  readonly policy?: PolicyOptions | undefined
+  readonly clientInfo?: Implementation | undefined
+  readonly handlers?: Handlers | undefined
+  readonly signal?: AbortSignal | undefined
+  /** Called with each new tool list; what it throws is ignored. */
+  readonly onToolsChanged?: ((tools: ReadonlyArray<Tool>) => void) | undefined
+  /** Called with each log message of the server's (see `setLogLevel`); what it throws is ignored. */
+  readonly onLogMessage?: ((message: LogMessage) => void) | undefined
+}
+
+/**
+ * A server over HTTP. The HTTP client is undici under Node and `fetch` under Bun, one per
+ * process (another HTTP client is an Effect Layer: `@phasebound/client/promise` takes one).
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface HttpConnectOptions extends CommonConnectOptions {
+  readonly url: string | URL
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  readonly transport?: "auto" | "streamable-http" | "sse" | undefined
+  readonly auth?: AuthOptions | undefined
+}
+
+/** A server run as a child process (no shell). @since 0.1.0 @category options */
+export interface StdioConnectOptions extends CommonConnectOptions {
+  readonly stdio: {
+    readonly command: string
+    readonly args?: ReadonlyArray<string> | undefined
+    readonly env?: Readonly<Record<string, string>> | undefined
+    readonly cwd?: string | undefined
+  }
+}
+
+/** @since 0.1.0 @category options */
+export type ConnectOptions = HttpConnectOptions | StdioConnectOptions
+
+/** @since 0.1.0 @category options */
+export interface RequestOptions {
+  readonly signal?: AbortSignal | undefined
+  /** Overrides the call timeout for this request. */
+  readonly timeout?: DurationInput | undefined
+  /** Overrides the call byte ceiling for this request. */
+  readonly maxBytes?: number | undefined
+}
+
+/** @since 0.1.0 @category options */
+export interface CallOptions extends RequestOptions {
+  /** The request's `_meta`. */
+  readonly meta?: Readonly<Record<string, unknown>> | undefined
+  /** Asks for progress; called with each report that grows. */
+  readonly onProgress?: ((progress: Progress) => void) | undefined
+  /** How long the call may go without progress; the call timeout stays the hard cap. */
+  readonly idleTimeout?: DurationInput | undefined
+  /** The call's effect identity: give it again when you retry the same effect. */
+  readonly effectIdentity?: string | undefined
+}
+
+// --- The connection ---------------------------------------------------------------------------
+
+/**
+ * A connection to one MCP server. Rejections are the errors of README's "Errors" (each with its
+ * `_tag`); an aborted `signal` rejects with the signal's own `reason`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Connection {
+  readonly transport: TransportKind
+  readonly protocolVersion: Revision
+  /** Who the server says it is (a stateless server may not say). */
+  readonly serverInfo: Implementation | undefined
+  /** The current tools: those of the last listing (see `onToolsChanged`). */
+  readonly tools: ReadonlyArray<Tool>
+  readonly callTool: (name: string, args?: Readonly<Record<string, unknown>>, options?: CallOptions) => Promise<CallToolResult>
+  readonly listTools: (options?: { readonly signal?: AbortSignal | undefined }) => Promise<ReadonlyArray<Tool>>
+  /** `ping` under the ping budget; resolves with the round trip in milliseconds. */
+  readonly ping: (options?: { readonly signal?: AbortSignal | undefined }) => Promise<number>
+  readonly listResources: (options?: RequestOptions) => Promise<ReadonlyArray<Resource>>
+  readonly listResourceTemplates: (options?: RequestOptions) => Promise<ReadonlyArray<ResourceTemplate>>
+  readonly readResource: (uri: string, options?: RequestOptions) => Promise<ReadResourceResult>
+  readonly listPrompts: (options?: RequestOptions) => Promise<ReadonlyArray<Prompt>>
+  readonly getPrompt: (name: string, args?: Readonly<Record<string, string>>, options?: RequestOptions) => Promise<GetPromptResult>
+  /** Asks for the server's log messages at `level` and above (they reach `onLogMessage`). */
+  readonly setLogLevel: (level: LogLevel, options?: { readonly signal?: AbortSignal | undefined }) => Promise<void>
+  /** Releases the session (bounded). Safe to call more than once. */
+  readonly close: () => Promise<void>
+}

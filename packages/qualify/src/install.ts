@@ -1,0 +1,180 @@
+/**
+ * Installing packed packages into a fresh project with no network: `npm install --offline` from
+ * the npm cache that the workspace's `npm ci` filled.
+ *
+ * A resolving install would need full packuments, which `npm ci` never fetches (it reads the
+ * abbreviated ones, and those only for the packages of this platform); so the project's
+ * package-lock.json is seeded from the workspace's (registry entries only: no links, no file:
+ * packages). npm keeps each locked version that satisfies the project's ranges and prunes the
+ * rest, so every registry package comes at a version the workspace locked, whose tarball `npm
+ * ci` cached. Peers too: the tarballs' `effect` and `@effect/*` peers are the project's own
+ * dependencies (pinned), and the peers npm adds by itself (those of @effect/platform-node, of
+ * @effect/workflow) are found at their locked versions.
+ *
+ * An Effect set other than the workspace's (the lowest supported one) is locked in the workspace
+ * under aliases (`"effect-floor": "npm:effect@3.22.0"`, root devDependencies) so that `npm ci`
+ * caches it; the seeded lock puts each aliased entry in the place of the package it aliases.
+ *
+ * --offline forbids the network; a proxy at 127.0.0.1:9 (nothing listens there) makes any
+ * request that would still go out fail, and the http log is checked for one.
+ */
+import { spawnSync } from "node:child_process"
+import { rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+
+export interface LockEntry {
+  readonly name?: string
+  readonly version?: string
+  readonly link?: boolean
+  readonly resolved?: string
+  readonly dev?: boolean
+  readonly devOptional?: boolean
+  readonly peer?: boolean
+  readonly [key: string]: unknown
+}
+export interface Lockfile {
+  readonly packages?: Record<string, LockEntry>
+}
+
+/** The prefix of the workspace's aliases of the lowest supported Effect set. */
+export const FLOOR_ALIAS = "effect-floor"
+
+/** What an alias of the workspace stands for: `"npm:@effect/platform@0.97.0"`. */
+export interface Aliased {
+  readonly name: string
+  readonly version: string
+}
+
+/** The workspace's aliases of the lowest supported Effect set (`effect-floor*`), by alias. */
+export const floorAliases = (devDependencies: Record<string, string>): Record<string, Aliased> => {
+  const aliases: Record<string, Aliased> = {}
+  for (const [alias, spec] of Object.entries(devDependencies)) {
+    if (alias !== FLOOR_ALIAS && !alias.startsWith(`${FLOOR_ALIAS}-`)) continue
+    const match = /^npm:(@?[^@]+)@(.+)$/.exec(spec)
+    if (match !== null) aliases[alias] = { name: match[1]!, version: match[2]! }
+  }
+  return aliases
+}
+
+/**
+ * The project's lockfile: the workspace's registry entries, with no flag of the workspace's own
+ * tree (`dev`, `devOptional`, `peer`: npm computes the project's), and each entry of an alias in
+ * `substitutes` (alias -> real name) put where the real package would be, the workspace's entry
+ * for that package (and what is nested under it) left out.
+ */
+export const seededLock = (
+  workspaceLock: Lockfile,
+  dependencies: Record<string, string>,
+  substitutes: Record<string, string> = {}
+) => {
+  const packages: Record<string, unknown> = { "": { name: "phasebound-qualification", dependencies } }
+  const skipped: Array<string> = []
+  const replaced = Object.values(substitutes).map((name) => `node_modules/${name}`)
+  const within = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/node_modules/`)
+  for (const [path, entry] of Object.entries(workspaceLock.packages ?? {})) {
+    if (!path.startsWith("node_modules/")) continue
+    if (skipped.some((prefix) => path.startsWith(`${prefix}/node_modules/`))) continue
+    if (entry.link === true || (entry.resolved !== undefined && !/^https?:/.test(entry.resolved))) {
+      skipped.push(path)
+      continue
+    }
+    if (replaced.some((prefix) => within(path, prefix))) continue
+    const { dev: _dev, devOptional: _devOptional, peer: _peer, ...kept } = entry
+    const alias = Object.keys(substitutes).find((name) => within(path, `node_modules/${name}`))
+    if (alias === undefined) {
+      packages[path] = kept
+    } else {
+      const { name: _name, ...aliased } = kept
+      packages[`node_modules/${substitutes[alias]}${path.slice(`node_modules/${alias}`.length)}`] = aliased
+    }
+  }
+  // A floor alias not substituted (and what it nests) is nothing the project wants.
+  const underFloorAlias = new RegExp(`(^|/)node_modules/${FLOOR_ALIAS}[^/]*(/|$)`)
+  for (const path of Object.keys(packages)) {
+    if (underFloorAlias.test(path)) delete packages[path]
+  }
+  return { name: "phasebound-qualification", lockfileVersion: 3, requires: true, packages }
+}
+
+const unreachable = "http://127.0.0.1:9/"
+/** npm's environment for the project: not the workspace's, and no way to the network. */
+export const installEnv = (): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    npm_config_workspaces: "",
+    npm_config_proxy: unreachable,
+    npm_config_https_proxy: unreachable,
+    npm_config_noproxy: ""
+  }
+  for (const name of ["NO_PROXY", "no_proxy"]) delete env[name]
+  return env
+}
+
+export interface Installed {
+  readonly ok: boolean
+  readonly status: number | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly error: (Error & { code?: string }) | undefined
+  readonly ms: number
+  /** Registry reads npm served from its cache. */
+  readonly fromCache: number
+  /** Registry requests that were not served from the cache (none, offline). */
+  readonly network: ReadonlyArray<string>
+  /** What stderr holds besides npm's http log: warnings, notices, errors. */
+  readonly notices: ReadonlyArray<string>
+  readonly added: string | undefined
+  readonly errors: string
+}
+
+/**
+ * Writes the project's package.json and seeded lockfile, removes any node_modules, and runs
+ * `npm install --offline` there, with the http log on stderr.
+ */
+export const installOffline = (
+  project: string,
+  manifest: Record<string, unknown> & { readonly dependencies: Record<string, string> },
+  lock: ReturnType<typeof seededLock>
+): Installed => {
+  writeFileSync(join(project, "package.json"), JSON.stringify(manifest, null, 2) + "\n")
+  rmSync(join(project, "node_modules"), { recursive: true, force: true })
+  writeFileSync(join(project, "package-lock.json"), JSON.stringify(lock, null, 2) + "\n")
+  const started = Date.now()
+  const result = spawnSync(
+    "npm",
+    ["install", "--offline", "--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=http"],
+    { cwd: project, env: installEnv(), encoding: "utf8", timeout: 300_000, maxBuffer: 64 * 1024 * 1024 }
+  )
+  const ms = Date.now() - started
+  const stdout = result.stdout ?? ""
+  const stderr = result.stderr ?? ""
+  const lines = stderr.split("\n").filter((line) => line.trim() !== "")
+  // Every registry request npm made, as its http log reports it: served from the cache or not.
+  const http = lines.filter((line) => line.startsWith("npm http "))
+  const fromCache = http.filter((line) => /\((cache hit|cache stale)\)$/.test(line.trim()))
+  return {
+    ok: result.status === 0 && result.error === undefined,
+    status: result.status,
+    stdout,
+    stderr,
+    error: result.error,
+    ms,
+    fromCache: fromCache.length,
+    network: http.filter((line) => !fromCache.includes(line)),
+    notices: lines.filter((line) => !line.startsWith("npm http ")),
+    added: /added (\d+) packages?/.exec(stdout)?.[1],
+    errors: lines.filter((line) => line.startsWith("npm error")).slice(0, 4).join(" ")
+  }
+}
+
+/** Why an install failed, for a row's detail. */
+export const whyInstall = (r: Installed) =>
+  `exit ${r.status}${r.error ? ` (${r.error.code ?? r.error.message})` : ""}: ${r.errors || r.stderr.trim().split("\n").slice(-6).join("\n")}` +
+  (r.errors.includes("ENOTCACHED") ? " (not in the npm cache: run `npm ci` at the workspace root first)" : "")
+
+/** The installed copies of `name` in the project (`npm ls --all --parseable`), as paths relative to it. */
+export const copiesOf = (project: string, name: string): { readonly ok: boolean; readonly paths: ReadonlyArray<string> } => {
+  const ls = spawnSync("npm", ["ls", name, "--all", "--parseable"], { cwd: project, encoding: "utf8", timeout: 60_000 })
+  const paths = [...new Set((ls.stdout ?? "").trim().split("\n").filter(Boolean))].map((p) => p.slice(project.length + 1))
+  return { ok: ls.status === 0, paths }
+}
