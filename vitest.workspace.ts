@@ -52,6 +52,7 @@ export const projects: ReadonlyArray<TestProjectInlineConfiguration> = [
       "test/hostile/**/*.test.ts",
       "test/transport/stdio*.test.ts",
       "test/authorization/token-store-processes.test.ts",
+      "test/features/connection-fibers.test.ts",
       "test/unit/promise.test.ts"
     ]
   }),

@@ -159,6 +159,7 @@ export const make = (
           return termination === undefined ? Effect.void : terminate(termination)
         }
       }),
+      Effect.interruptible,
       Effect.forkIn(scope)
     )
 

@@ -25,7 +25,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as RcMap from "effect/RcMap"
 import * as Redacted from "effect/Redacted"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import type * as Authorization from "./Authorization.js"
 import type * as McpClient from "./McpClient.js"
 import * as McpConnection from "./McpConnection.js"
@@ -115,13 +115,18 @@ export const make = (
       yield* PhasePolicy.make(merged.policy)
       servers.set(name, merged)
     }
+    // The services the layer was built with: a discovery runs with these, never with the
+    // first caller's (the map would lay that caller's context over them), in the scope the map
+    // gives its entry.
+    const services = yield* Effect.context<HttpClient.HttpClient | CommandExecutor.CommandExecutor>()
     // One connection per server, acquired by its first caller in a scope of its own (callers
     // meanwhile share that discovery, and one caller's interruption does not end it for the
-    // others: the discovery deadline bounds it), kept until the service is released. The map
-    // runs each discovery with the services it was made with.
+    // others: the discovery deadline bounds it), kept until the service is released.
     const connections: RcMap.RcMap<string, McpClient.Connection, McpConnectionError> = yield* RcMap.make({
       lookup: (name: string) =>
-        McpConnection.connect(servers.get(name)!).pipe(
+        Effect.flatMap(Effect.scope, (entry) =>
+          Effect.provide(McpConnection.connect(servers.get(name)!), Context.add(services, Scope.Scope, entry))
+        ).pipe(
           // What the discovery opened is released already; its waiters get the failure, and the
           // next caller tries again. (Here, not in a caller: the entry is still this one.)
           Effect.tapErrorCause(() => RcMap.invalidate(connections, name))

@@ -253,6 +253,7 @@ export const make = (
       Stream.run(child.stdin),
       Effect.ignore,
       Effect.catchAllDefect((defect) => terminate((exchange) => Failures.internal(exchange, outcomeOf(exchange), defect))),
+      Effect.interruptible,
       Effect.forkIn(processScope)
     )
     // stderr: drained (unless it is this process's own), the tail kept in `tail` mode.
@@ -267,6 +268,7 @@ export const make = (
         })).pipe(
           Effect.ignore,
           Effect.ensuring(Deferred.succeed(stderrDone, undefined)),
+          Effect.interruptible,
           Effect.forkIn(processScope)
         )
     }
@@ -300,6 +302,7 @@ export const make = (
           )
         }
       }),
+      Effect.interruptible,
       Effect.forkIn(scope)
     )
     // stdout: the shared stream of messages.
@@ -318,6 +321,7 @@ export const make = (
         }
       }),
       Effect.ensuring(Deferred.succeed(stdoutDone, undefined)),
+      Effect.interruptible,
       Effect.forkIn(processScope)
     )
     const releaseTimeout = Duration.millis(options.releaseTimeoutMs)

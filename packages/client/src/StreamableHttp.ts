@@ -340,7 +340,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       return Effect.flatMap(open, (first) =>
         first.stream === "refused"
           ? Scope.close(first.attempt, Exit.void)
-          : Effect.asVoid(Effect.forkIn(keep(first), scope)))
+          : Effect.asVoid(Effect.forkIn(Effect.interruptible(keep(first)), scope)))
     })
 
     // A server may answer 405 (it does not allow clients to end sessions): nothing to do then.

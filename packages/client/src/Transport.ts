@@ -167,7 +167,8 @@ export interface Capabilities {
   readonly cancelsByClosing: boolean
   /**
    * A request the server does not understand may go unanswered rather than refused (stdio: no
-   * status line answers for a silent server), so a probe must bound its own wait.
+   * status line answers for a silent server), so a probe must bound its own wait. Read by the
+   * stateless era's probe, which never runs over legacy HTTP+SSE.
    */
   readonly mayIgnoreUnknownRequests: boolean
   /**

@@ -41,7 +41,8 @@ const maxNativeDelayMs = 2 ** 31 - 1
 const forkQuietly = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.flatMap(FiberRef.get(FiberRef.unhandledErrorLogLevel), (level) =>
     Effect.locally(
-      Effect.fork(Effect.locally(effect, FiberRef.unhandledErrorLogLevel, level)),
+      // Interruptible whatever the caller is, or the deadline could not end it.
+      Effect.fork(Effect.interruptible(Effect.locally(effect, FiberRef.unhandledErrorLogLevel, level))),
       FiberRef.unhandledErrorLogLevel,
       Option.none()
     ))

@@ -116,7 +116,7 @@ export const makeLiveSession = <Listing>(
         if (Exit.isSuccess(exit)) yield* Scope.close(old.scope, Exit.void)
         yield* Deferred.complete(deferred, exit)
       }))
-    yield* Effect.forkIn(run, options.scope)
+    yield* Effect.forkIn(Effect.interruptible(run), options.scope)
     return deferred
   })
 

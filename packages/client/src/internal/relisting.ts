@@ -4,6 +4,9 @@
  * more. A listing that fails leaves the tools as they were (`list` observes it).
  *
  * One fiber per connection runs this, in the connection's scope: closing the connection ends it.
+ * It is interruptible whatever the fiber that connected was (a connection made inside an
+ * `acquireRelease` acquisition, say), or the close would wait for it for ever. A failure or a
+ * defect of one listing ends nothing: the next change is listed again.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -18,6 +21,7 @@ export const relistOnChange = (
     Effect.zipRight(Effect.sleep(Duration.millis(delayMs))),
     // What was announced during the wait is what this listing lists.
     Effect.zipRight(Queue.takeAll(changes)),
-    Effect.zipRight(Effect.ignore(list)),
-    Effect.forever
+    Effect.zipRight(Effect.catchAllCause(list, () => Effect.void)),
+    Effect.forever,
+    Effect.interruptible
   )

@@ -238,7 +238,7 @@ export const era: Era = {
           phase: "session",
           budget: { timeoutMs: discoverExchange.budget.timeoutMs, maxBytes: context.unsolicitedMaxBytes }
         }
-        yield* Effect.forkScoped(listen((params) => request("subscriptions/listen", params, exchange)))
+        yield* Effect.forkScoped(Effect.interruptible(listen((params) => request("subscriptions/listen", params, exchange))))
       }
 
       return {

@@ -187,6 +187,7 @@ export const make = (core: Core): CallTool => {
               await emit.end()
             })
         }),
+        Effect.interruptible,
         Effect.forkScoped
       ), { bufferSize: progressBuffer, strategy: "sliding" })
 

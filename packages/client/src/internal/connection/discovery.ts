@@ -60,8 +60,9 @@ const deadlineOutcome = (stage: Stage): Outcome =>
   stage === "config" || stage === "connect" || stage === "endpoint" ? "not-sent" : "unknown"
 
 /**
- * The record of one discovery attempt: its stages as observations (in `into`), the stage it is
- * at (what a deadline names), the negotiation attempt running and those that failed.
+ * The record of one pass of a discovery (a whole pass runs again after an authorization): its
+ * stages as observations (in `into`), the stage it is at (what a deadline names), the
+ * negotiation's attempt running and those that failed.
  */
 const makeRecorder = (clock: Clock.Clock, budget: PhasePolicy.Budget, into: Array<McpClient.Observation>, resent: boolean) => {
   let stage: Stage = "connect"
@@ -163,7 +164,7 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
         return discovered
       })
 
-    /** One attempt under ONE deadline, in a connection scope of its own, closed if it fails. */
+    /** One pass under ONE deadline, in a connection scope of its own, closed if it fails (before an authorization runs and the pass is made again). */
     const once = (into: Array<McpClient.Observation>, annotate: Annotate, resent: boolean, last: { stage: Stage }) =>
       Effect.flatMap(Effect.zip(Effect.clock, Scope.fork(sessionsScope, ExecutionStrategy.sequential)), ([clock, connectionScope]) => {
         const recorder = makeRecorder(clock, policy.discovery, into, resent)

@@ -512,7 +512,7 @@ export const makeFile = (
           yield* acquire.pipe(
             Effect.timeoutFail({ duration: boundedWait(timeoutMs), onTimeout: () => lockTimeout(operation) })
           )
-          const beating = yield* Effect.fork(heartbeat)
+          const beating = yield* Effect.fork(Effect.interruptible(heartbeat))
           return yield* Effect.ensuring(effect, Fiber.interrupt(beating))
         }).pipe(Effect.ensuring(release))
       })
