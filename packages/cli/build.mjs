@@ -15,26 +15,6 @@ import { fileURLToPath } from "node:url"
 
 const here = dirname(fileURLToPath(import.meta.url))
 
-/**
- * The testkit (for `demo`) declares no `sideEffects` in its package.json, so esbuild keeps every
- * module its index re-exports, with what they import (fast-check among them): ~130 KB of the
- * bundle that no run uses. Its modules only declare things; said so here, esbuild keeps what
- * `demo` reaches (docs/BENCHMARKS.md, "CLI start-up").
- */
-const testkitSource = join(here, "../testkit/src/")
-/** @type {import("esbuild").Plugin} */
-const testkitHasNoSideEffects = {
-  name: "testkit-has-no-side-effects",
-  setup(build) {
-    build.onResolve({ filter: /.*/ }, async ({ importer, kind, path, pluginData, resolveDir }) => {
-      // The inner resolve below comes back here: it is left to esbuild.
-      if (pluginData === "testkit") return undefined
-      if (path !== "@phasebound/testkit" && !(importer.startsWith(testkitSource) && path.startsWith("."))) return undefined
-      const resolved = await build.resolve(path, { importer, kind, resolveDir, pluginData: "testkit" })
-      return resolved.errors.length > 0 ? undefined : { ...resolved, sideEffects: false }
-    })
-  }
-}
 const started = Date.now()
 const result = await build({
   absWorkingDir: here,
@@ -53,7 +33,6 @@ const result = await build({
   banner: { js: "var __phaseboundImportMetaUrl = require(\"node:url\").pathToFileURL(__filename).href;" },
   legalComments: "none",
   metafile: process.argv.includes("--metafile"),
-  plugins: [testkitHasNoSideEffects],
   logLevel: "warning"
 })
 if (result.metafile !== undefined) writeFileSync(join(here, "dist/meta.json"), JSON.stringify(result.metafile))

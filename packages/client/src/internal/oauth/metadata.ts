@@ -272,10 +272,15 @@ const isPlainObject = (u: unknown): boolean => typeof u === "object" && u !== nu
 const refuse = (document: Document, problem: Problem, field?: string): DocumentProblem =>
   field === undefined ? { _tag: "DocumentProblem", document, problem } : { _tag: "DocumentProblem", document, problem, field }
 
+/**
+ * A document's decoder, compiled on its first use: a run that never authorizes (most CLI runs)
+ * does not pay for compiling them at start-up.
+ */
 const decoder = <A, I>(schema: Schema.Schema<A, I>, document: Document) => {
-  const decode = Schema.decodeUnknownEither(schema, { errors: "first", onExcessProperty: "ignore" })
+  let decode: ((u: unknown) => Either.Either<A, ParseResult.ParseError>) | undefined
   return (json: unknown): Either.Either<A, DocumentProblem> => {
     if (!isPlainObject(json)) return Either.left(refuse(document, "not-an-object"))
+    decode ??= Schema.decodeUnknownEither(schema, { errors: "first", onExcessProperty: "ignore" })
     return Either.mapLeft(decode(json), (error) => {
       const found = locate(error.issue, undefined)
       return refuse(document, found.problem, found.field)
