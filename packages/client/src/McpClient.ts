@@ -35,6 +35,7 @@ import * as Negotiation from "./internal/negotiation.js"
 import * as Notifications from "./internal/notifications.js"
 import { type ConnectionAuthorization, makeAuthorizer } from "./internal/oauth/authorizer.js"
 import { makeMemory, TokenStore } from "./internal/oauth/tokenStore.js"
+import { isStringRecord } from "./internal/records.js"
 import { effectIdentityMetaKey as EffectIdentityKey, isValidEffectIdentity } from "./internal/requestMeta.js"
 import { secretsOf, secretValues } from "./internal/secrets.js"
 import * as LegacySse from "./LegacySse.js"
@@ -479,9 +480,6 @@ const stderrModes: ReadonlySet<unknown> = new Set(["tail", "inherit", "drop"])
 const isStderrHandling = (u: unknown): u is Stdio.StderrHandling =>
   typeof u === "object" && u !== null && stderrModes.has((u as Stdio.StderrHandling).mode) &&
   ((u as Stdio.StderrHandling).onSpawn === undefined || typeof (u as Stdio.StderrHandling).onSpawn === "function")
-
-const isStringRecord = (u: unknown): u is Record<string, string> =>
-  typeof u === "object" && u !== null && !Array.isArray(u) && Object.values(u).every((v) => typeof v === "string")
 
 /**
  * Connects to an MCP server run as a child process over stdio, with the platform's

@@ -3,13 +3,11 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as McpClient from "../../McpClient.js"
 import * as McpSchema from "../../McpSchema.js"
+import { isStringRecord } from "../records.js"
 import { type Core, decodedAs } from "./core.js"
 import { listOf } from "./pages.js"
 
 const decodePrompt = Schema.decodeUnknownEither(McpSchema.GetPromptResult)
-
-const isStringRecord = (u: unknown): u is Record<string, string> =>
-  typeof u === "object" && u !== null && !Array.isArray(u) && Object.values(u).every((v) => typeof v === "string")
 
 export interface Prompts {
   readonly listPrompts: McpClient.Connection["listPrompts"]
