@@ -32,7 +32,6 @@ import * as Discovery from "./internal/connection/discovery.js"
 import * as Failures from "./internal/failures.js"
 import { makeResponder } from "./internal/inbound.js"
 import * as Negotiation from "./internal/negotiation.js"
-import * as Notifications from "./internal/notifications.js"
 import { type ConnectionAuthorization, makeAuthorizer } from "./internal/oauth/authorizer.js"
 import { makeMemory, TokenStore } from "./internal/oauth/tokenStore.js"
 import { isStringRecord } from "./internal/records.js"
@@ -427,28 +426,25 @@ export const connect = (
     // Tokens join the secrets as the connection obtains them (the transports read this array).
     const secrets = [...target.secrets]
     const auth = options.auth === undefined ? undefined : yield* authorizationOf(options.auth, target, policy, secrets)
-    const notifications = yield* Notifications.make(policy.logBuffer)
     const transportOptions = {
       url: target.url,
       headers: target.headers,
       credential: auth?.credential,
       secrets,
       releaseTimeoutMs: policy.releaseTimeoutMs,
-      unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
-      inbound: { ...responder.inbound, notification: notifications.take, reopened: notifications.reopened }
+      unsolicitedMaxBytes: policy.unsolicitedMaxBytes
     }
     return yield* Discovery.connect({
       policy,
       clientInfo,
       revisions,
       responder,
-      notifications,
       auth,
-      candidates: (context) =>
+      candidates: ({ exchange, inbound }) =>
         Negotiation.httpCandidates(choice, revisions, {
-          streamable: { kind: "streamable-http", open: (session) => StreamableHttp.make({ ...transportOptions, session }) },
+          streamable: { kind: "streamable-http", open: (session) => StreamableHttp.make({ ...transportOptions, inbound, session }) },
           // Waiting for the endpoint is the readiness step of discovery.
-          legacy: { kind: "sse", readiness: "endpoint", open: () => LegacySse.make(transportOptions, context.exchange("endpoint")) }
+          legacy: { kind: "sse", readiness: "endpoint", open: () => LegacySse.make({ ...transportOptions, inbound }, exchange("endpoint")) }
         })
     })
   })
@@ -510,8 +506,7 @@ export const connectStdio = (
     if (options.stderr !== undefined && !isStderrHandling(options.stderr)) return yield* Effect.fail(configError("stderr", "invalid-value"))
     const revisions = yield* validateRevisions(options.revisions)
     const responder = yield* validateHandlers(options.handlers, policy)
-    const notifications = yield* Notifications.make(policy.logBuffer)
-    const stdioOptions: Stdio.Options = {
+    const command = {
       command: options.command,
       args: options.args,
       env: options.env,
@@ -520,19 +515,17 @@ export const connectStdio = (
       secrets: secretValues(Object.values(options.env ?? {})),
       releaseTimeoutMs: policy.releaseTimeoutMs,
       unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
-      stderr: options.stderr,
-      inbound: { ...responder.inbound, notification: notifications.take, reopened: notifications.reopened }
+      stderr: options.stderr
     }
     return yield* Discovery.connect({
       policy,
       clientInfo,
       revisions,
       responder,
-      notifications,
       auth: undefined,
-      candidates: (context) =>
+      candidates: ({ exchange, inbound }) =>
         // The spawn is the first step of discovery.
-        Negotiation.stdioCandidates(revisions, { kind: "stdio", open: () => Stdio.make(stdioOptions, context.exchange("connect")) })
+        Negotiation.stdioCandidates(revisions, { kind: "stdio", open: () => Stdio.make({ ...command, inbound }, exchange("connect")) })
     })
   })
 

@@ -17,14 +17,14 @@ import { type Attempt, attemptOf, type McpConnectionError, type Outcome, type St
 import type * as McpSchema from "../../McpSchema.js"
 import type * as PhasePolicy from "../../PhasePolicy.js"
 import type { EraName, OpenContext } from "../../ProtocolEra.js"
-import type { Exchange, TransportKind } from "../../Transport.js"
+import type { Exchange, Inbound, TransportKind } from "../../Transport.js"
 import { withDeadline } from "../deadline.js"
 import * as Failures from "../failures.js"
 import type { Responder } from "../inbound.js"
 import { type Listing, listAllTools } from "../listing.js"
 import type { Discovered } from "../liveSession.js"
 import * as Negotiation from "../negotiation.js"
-import type * as Notifications from "../notifications.js"
+import * as Notifications from "../notifications.js"
 import type { ConnectionAuthorization } from "../oauth/authorizer.js"
 import { type Annotate, clientSpan } from "../tracing.js"
 import { authorized, maxDiscoveryAuthorizations } from "./authorized.js"
@@ -36,10 +36,17 @@ export interface Input<R> {
   readonly clientInfo: McpSchema.Implementation
   readonly revisions: ReadonlyArray<McpSchema.Revision>
   readonly responder: Responder
-  readonly notifications: Notifications.Notifications
   readonly auth: ConnectionAuthorization | undefined
-  /** The candidates in order; `exchange` names the discovery stage an opening belongs to. */
-  readonly candidates: (context: Pick<OpenContext, "exchange">) => ReadonlyArray<Negotiation.Candidate<R>>
+  /**
+   * The candidates in order; `exchange` names the discovery stage an opening belongs to, and
+   * `inbound` is what every transport of the connection hands the server's messages to.
+   */
+  readonly candidates: (context: CandidateContext) => ReadonlyArray<Negotiation.Candidate<R>>
+}
+
+/** What a transport of the connection is opened with. */
+export interface CandidateContext extends Pick<OpenContext, "exchange"> {
+  readonly inbound: Inbound
 }
 
 /**
@@ -118,8 +125,10 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
   Effect.gen(function*() {
     const { auth, policy, responder } = input
     // Checked before any I/O: the transport and the revisions must leave something to try.
+    const notifications = yield* Notifications.make(policy.logBuffer)
+    const inbound: Inbound = { ...responder.inbound, notification: notifications.take, reopened: notifications.reopened }
     const plain = (stage: Stage): Exchange => ({ stage, phase: "discovery", budget: policy.discovery })
-    if (Negotiation.usableCandidates(input.candidates({ exchange: plain }), input.revisions).length === 0) {
+    if (Negotiation.usableCandidates(input.candidates({ exchange: plain, inbound }), input.revisions).length === 0) {
       return yield* Effect.fail(Failures.invalidConfig("revisions", "invalid-value"))
     }
     /** The log level the connection asked for (`setLogLevel`), for every session it has. */
@@ -132,7 +141,7 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
     const discovery = (recorder: ReturnType<typeof makeRecorder>, annotate: Annotate, connectionScope: Scope.CloseableScope) =>
       Effect.gen(function*() {
         const negotiated = yield* Negotiation.negotiate(
-          input.candidates({ exchange: recorder.exchange }),
+          input.candidates({ exchange: recorder.exchange, inbound }),
           {
             clientInfo: input.clientInfo,
             exchange: recorder.exchange,
@@ -210,7 +219,7 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
     const platform = yield* Effect.context<R>()
     const renew = Effect.provide(Effect.map(run, ({ discovered }) => discovered), platform)
     return yield* ConnectionRuntime.make(
-      { discovered: first.discovered, policy, scope: outerScope, auth, renew, notifications: input.notifications, logLevel },
+      { discovered: first.discovered, policy, scope: outerScope, auth, renew, notifications, logLevel },
       first.observations
     )
   })
