@@ -4,7 +4,7 @@
  * `Config` or an `mcpServers` file: connected on first use, one shared connection per server,
  * released with the layer), against real loopback servers and real child processes.
  */
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient, HttpClient } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
@@ -172,6 +172,17 @@ describe.concurrent("McpServers", () => {
       const error = yield* Fiber.join(waiter).pipe(Effect.timeout("5 seconds"))
       expect(error).toMatchObject({ _tag: "TransportFailure", reason: "session-closed", outcome: "not-sent" })
       yield* eventually(() => srv.openConnections() === 0)
+    }))
+
+  it.scopedLive("a discovery runs with the layer's services, never with those of the caller that started it", () =>
+    Effect.gen(function*() {
+      const srv = yield* server()
+      const servers = yield* McpServers.make({ servers: { s: { url: srv.url } } }).pipe(Effect.provide(platform))
+      // The first caller has an HTTP client of its own that can send nothing.
+      const callersOwn = HttpClient.make(() => Effect.die("the caller's own HTTP client was used"))
+      const result = yield* servers.callTool("s", "add", { a: 1, b: 2 }).pipe(Effect.provideService(HttpClient.HttpClient, callersOwn))
+      expect(result.content[0]).toMatchObject({ text: "3" })
+      expect(initializes(srv)).toBe(1)
     }))
 
   it.scopedLive("the shared connection heals: after SessionExpired the next call runs on a new session", () =>
