@@ -110,13 +110,17 @@ export const installEnv = (): NodeJS.ProcessEnv => {
   return env
 }
 
-export interface Installed {
+/** A command run to completion: its exit, what it printed, how long it took. */
+export interface Ran {
   readonly ok: boolean
   readonly status: number | null
   readonly stdout: string
   readonly stderr: string
   readonly error: (Error & { code?: string }) | undefined
   readonly ms: number
+}
+
+export interface Installed extends Ran {
   /** Registry reads npm served from its cache. */
   readonly fromCache: number
   /** Registry requests that were not served from the cache (none, offline). */

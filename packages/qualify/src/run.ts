@@ -39,7 +39,7 @@ import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { qualifyConsumers } from "./consumers.js"
-import { copiesOf, installOffline, type Lockfile, seededLock, whyInstall } from "./install.js"
+import { copiesOf, installOffline, type Lockfile, type Ran, seededLock, whyInstall } from "./install.js"
 import { checkEffectPeers, checkTarball, type Manifest } from "./tarball.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -123,14 +123,6 @@ const record = (table: string, name: string, ok: boolean, detail: string = "") =
 
 const tail = (text: string, lines = 15) => text.trim().split("\n").slice(-lines).join("\n")
 
-interface Ran {
-  readonly ok: boolean
-  readonly status: number | null
-  readonly stdout: string
-  readonly stderr: string
-  readonly error: (Error & { code?: string }) | undefined
-  readonly ms: number
-}
 /** Runs a command to completion (stdout and stderr captured). */
 const run = (
   command: string,
