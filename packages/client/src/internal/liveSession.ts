@@ -6,8 +6,12 @@
  * met it fails as it did (`SessionExpired`, or the stream's `TransportFailure`), and is never
  * sent again by the library. The connection then starts a new session before its next
  * operation: a whole discovery (`initialize` without the old id, `tools/list`) under the
- * discovery budget, shared by every operation waiting for it. The old session's scope is closed
- * (its expired session is not ended: the server has forgotten it).
+ * discovery budget, shared by every operation waiting for it.
+ *
+ * The session lives in a `ScopedRef`: a renewal closes the lost session's scope (its expired
+ * session is not ended: the server has forgotten it) and discovers the new one in a scope of its
+ * own; a renewal that fails leaves nothing open. `Connection`'s getters are synchronous, so the
+ * session the ref holds is mirrored in `latest` each time it changes.
  *
  * Bounded: `maxSessionRenewals` new sessions in a row without an operation succeeding in
  * between; past that, the connection fails every operation with `LimitExceeded`
@@ -18,21 +22,21 @@ import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Scope from "effect/Scope"
+import type * as Scope from "effect/Scope"
+import * as ScopedRef from "effect/ScopedRef"
 import { LimitExceeded, type McpConnectionError } from "../McpConnectionError.js"
 import type { Transport, TransportKind } from "../Transport.js"
 import type { Exchange } from "../Transport.js"
 import type { Session } from "./era.js"
 import * as Failures from "./failures.js"
 
-/** One session: what a discovery opened, and the scope that holds it. */
+/** One session: what a discovery opened (held open by the scope the `ScopedRef` gave it). */
 export interface Discovered<Listing> {
   readonly kind: TransportKind
   readonly transport: Transport
   readonly session: Session
   /** The session's tools, replaced when they are listed again (`LiveSession.relisted`). */
   listing: Listing
-  readonly scope: Scope.CloseableScope
 }
 
 /** A new session, as the connection records it. */
@@ -67,11 +71,18 @@ export interface LiveSession<Listing> {
 const isLost = (transport: Transport, failure: McpConnectionError): boolean =>
   transport.capabilities.forgetfulSessions && failure._tag === "SessionExpired"
 
-export const makeLiveSession = <Listing>(
-  first: Discovered<Listing>,
+/**
+ * The first session, discovered in the current scope: closing that scope releases whichever
+ * session is current then. Interruptible, as every discovery is.
+ */
+export const first = <A, E, R>(discovery: Effect.Effect<A, E, R>): Effect.Effect<ScopedRef.ScopedRef<A>, E, R | Scope.Scope> =>
+  ScopedRef.fromAcquire(Effect.interruptible(discovery))
+
+export const make = <Listing>(
+  ref: ScopedRef.ScopedRef<Discovered<Listing>>,
   options: {
-    /** A new discovery, in a scope of its own; failing closes what it opened. */
-    readonly renew: Effect.Effect<Discovered<Listing>, McpConnectionError>
+    /** A new discovery, in the scope it is given (`Scope.Scope`). */
+    readonly renew: Effect.Effect<Discovered<Listing>, McpConnectionError, Scope.Scope>
     readonly maxRenewals: number
     /** Where a renewal runs: it goes on when the operation that started it is interrupted. */
     readonly scope: Scope.Scope
@@ -79,77 +90,80 @@ export const makeLiveSession = <Listing>(
     /** What an operation waiting for a new session fails with when the connection closes. */
     readonly closedFailure: (exchange: Exchange) => McpConnectionError
   }
-): LiveSession<Listing> => {
-  let current = first
-  let sessions = 1
-  let lost = false
-  let renewalsInARow = 0
-  let renewing: Deferred.Deferred<Discovered<Listing>, McpConnectionError> | undefined
-  let exhausted = false
+): Effect.Effect<LiveSession<Listing>> =>
+  Effect.map(ScopedRef.get(ref), (initial) => {
+    let latest = initial
+    let sessions = 1
+    let lost = false
+    let renewalsInARow = 0
+    let renewing: Deferred.Deferred<Discovered<Listing>, McpConnectionError> | undefined
+    let exhausted = false
 
-  const exhaustedFailure = (exchange: Exchange) =>
-    new LimitExceeded({
-      ...Failures.fields(exchange),
-      limit: "maxSessionRenewals",
-      outcome: "not-sent",
-      retryable: false
+    const exhaustedFailure = (exchange: Exchange) =>
+      new LimitExceeded({
+        ...Failures.fields(exchange),
+        limit: "maxSessionRenewals",
+        outcome: "not-sent",
+        retryable: false
+      })
+
+    // The ref closes the lost session's scope, then runs the discovery in a new one.
+    const renewed = Effect.zipRight(ScopedRef.set(ref, Effect.interruptible(options.renew)), ScopedRef.get(ref))
+
+    const renew = Effect.gen(function*() {
+      const deferred = yield* Deferred.make<Discovered<Listing>, McpConnectionError>()
+      renewing = deferred
+      renewalsInARow++
+      const started = yield* Clock.currentTimeMillis
+      const run = Effect.onExit(renewed, (exit) =>
+        Effect.gen(function*() {
+          renewing = undefined
+          if (Exit.isSuccess(exit)) {
+            latest = exit.value
+            sessions++
+            lost = false
+          }
+          yield* options.onRenewal({
+            durationMs: (yield* Clock.currentTimeMillis) - started,
+            outcome: Exit.isSuccess(exit) ? "ok" : exit.cause._tag === "Fail" ? exit.cause.error._tag : "InternalError"
+          }, Exit.isSuccess(exit) ? exit.value : undefined)
+          yield* Deferred.complete(deferred, exit)
+        }))
+      yield* Effect.forkIn(Effect.interruptible(run), options.scope)
+      return deferred
     })
 
-  const renew = Effect.gen(function*() {
-    const deferred = yield* Deferred.make<Discovered<Listing>, McpConnectionError>()
-    renewing = deferred
-    renewalsInARow++
-    const started = yield* Clock.currentTimeMillis
-    const run = Effect.onExit(options.renew, (exit) =>
-      Effect.gen(function*() {
-        renewing = undefined
-        const old = current
-        if (Exit.isSuccess(exit)) {
-          current = exit.value
-          sessions++
-          lost = false
+    /** The new session; interrupted (the connection closing): the operation's closed failure. */
+    const awaitRenewal = (deferred: Deferred.Deferred<Discovered<Listing>, McpConnectionError>, exchange: Exchange) =>
+      Effect.catchAllCause(
+        Deferred.await(deferred),
+        (cause) => Cause.isInterruptedOnly(cause) ? Effect.fail(options.closedFailure(exchange)) : Effect.failCause(cause)
+      )
+
+    const live: LiveSession<Listing> = {
+      current: () => latest,
+      sessions: () => sessions,
+      ready: (exchange) => {
+        if (!lost && latest.transport.ended?.() !== true) return Effect.succeed(latest)
+        lost = true
+        if (exhausted) return Effect.fail(exhaustedFailure(exchange))
+        if (renewing !== undefined) return awaitRenewal(renewing, exchange)
+        if (renewalsInARow >= options.maxRenewals) {
+          exhausted = true
+          return Effect.fail(exhaustedFailure(exchange))
         }
-        yield* options.onRenewal({
-          durationMs: (yield* Clock.currentTimeMillis) - started,
-          outcome: Exit.isSuccess(exit) ? "ok" : exit.cause._tag === "Fail" ? exit.cause.error._tag : "InternalError"
-        }, Exit.isSuccess(exit) ? exit.value : undefined)
-        if (Exit.isSuccess(exit)) yield* Scope.close(old.scope, Exit.void)
-        yield* Deferred.complete(deferred, exit)
-      }))
-    yield* Effect.forkIn(Effect.interruptible(run), options.scope)
-    return deferred
-  })
-
-  /** The new session; interrupted (the connection closing): the operation's closed failure. */
-  const awaitRenewal = (deferred: Deferred.Deferred<Discovered<Listing>, McpConnectionError>, exchange: Exchange) =>
-    Effect.catchAllCause(
-      Deferred.await(deferred),
-      (cause) => Cause.isInterruptedOnly(cause) ? Effect.fail(options.closedFailure(exchange)) : Effect.failCause(cause)
-    )
-
-  return {
-    current: () => current,
-    sessions: () => sessions,
-    ready: (exchange) => {
-      if (!lost && current.transport.ended?.() !== true) return Effect.succeed(current)
-      lost = true
-      if (exhausted) return Effect.fail(exhaustedFailure(exchange))
-      if (renewing !== undefined) return awaitRenewal(renewing, exchange)
-      if (renewalsInARow >= options.maxRenewals) {
-        exhausted = true
-        return Effect.fail(exhaustedFailure(exchange))
+        return Effect.flatMap(renew, (deferred) => awaitRenewal(deferred, exchange))
+      },
+      relisted: (on, listing) => {
+        if (on !== latest) return false
+        latest.listing = listing
+        return true
+      },
+      settle: (on, failure) => {
+        if (on !== latest) return
+        if (failure === undefined) renewalsInARow = 0
+        else if (isLost(latest.transport, failure)) lost = true
       }
-      return Effect.flatMap(renew, (deferred) => awaitRenewal(deferred, exchange))
-    },
-    relisted: (on, listing) => {
-      if (on !== current) return false
-      current.listing = listing
-      return true
-    },
-    settle: (on, failure) => {
-      if (on !== current) return
-      if (failure === undefined) renewalsInARow = 0
-      else if (isLost(current.transport, failure)) lost = true
     }
-  }
-}
+    return live
+  })

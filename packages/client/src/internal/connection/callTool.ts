@@ -48,8 +48,8 @@ export const make = (core: Core): CallTool => {
 
   // Combinators rather than a generator: this is the hot path of a tool call. The tools by name
   // are those of the listing a call runs on.
-  let toolsByName = new Map(core.discovered.listing.tools.map((tool) => [tool.name, tool]))
-  let toolsOf = core.discovered.listing
+  let toolsByName = new Map(core.live.current().listing.tools.map((tool) => [tool.name, tool]))
+  let toolsOf = core.live.current().listing
   const toolNamed = (on: Discovered<Listing>, name: string) => {
     if (toolsOf !== on.listing) {
       toolsOf = on.listing

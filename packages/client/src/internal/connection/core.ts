@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
+import * as ScopedRef from "effect/ScopedRef"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as McpClient from "../../McpClient.js"
 import { InvalidOption, type McpConnectionError, type Reason, type Stage } from "../../McpConnectionError.js"
@@ -20,7 +21,8 @@ import type { Exchange, Response } from "../../Transport.js"
 import { type Abandon, withDeadline } from "../deadline.js"
 import * as Failures from "../failures.js"
 import { invalidResult, type Listing } from "../listing.js"
-import { type Discovered, type LiveSession, makeLiveSession } from "../liveSession.js"
+import * as LiveSession from "../liveSession.js"
+import type { Discovered } from "../liveSession.js"
 import type * as Notifications from "../notifications.js"
 import type { ConnectionAuthorization } from "../oauth/authorizer.js"
 import { clientSpan } from "../tracing.js"
@@ -43,20 +45,21 @@ export type Operation = keyof typeof spanNames
 
 /** What a connection's operations are given. */
 export interface Setup {
-  readonly discovered: Discovered<Listing>
+  /** The current session (`internal/liveSession.ts`). */
+  readonly session: ScopedRef.ScopedRef<Discovered<Listing>>
   readonly policy: PhasePolicy.PhasePolicy
   /** The connection's scope: closing it closes the connection. */
   readonly scope: Scope.Scope
   readonly auth: ConnectionAuthorization | undefined
-  /** A new discovery, in a scope of its own, for a new session. */
-  readonly renew: Effect.Effect<Discovered<Listing>, McpConnectionError>
+  /** A new discovery, in the scope it is given, for a new session. */
+  readonly renew: Effect.Effect<Discovered<Listing>, McpConnectionError, Scope.Scope>
   readonly notifications: Notifications.Notifications
   /** The log level the connection asked for (`setLogLevel`), for every session it has. */
   readonly logLevel: { current: McpSchema.LogLevel | undefined }
 }
 
 export interface Core extends Setup {
-  readonly live: LiveSession<Listing>
+  readonly live: LiveSession.LiveSession<Listing>
   /** Records one operation's cost (the last 100 are kept). */
   readonly observe: (observation: McpClient.Observation) => void
   readonly observations: () => ReadonlyArray<McpClient.Observation>
@@ -111,7 +114,8 @@ const closedFailure = (exchange: Exchange) => Failures.transport(exchange, "sess
 
 export const make = (setup: Setup): Effect.Effect<Core> =>
   Effect.gen(function*() {
-    const { auth, discovered, policy, scope } = setup
+    const { auth, policy, scope } = setup
+    const discovered = yield* ScopedRef.get(setup.session)
     const toolList = yield* SubscriptionRef.make(discovered.listing.tools)
     const kept: Array<McpClient.Observation> = []
     let closed = false
@@ -126,7 +130,7 @@ export const make = (setup: Setup): Effect.Effect<Core> =>
         published = tools
         return SubscriptionRef.set(toolList, tools)
       })
-    const live = makeLiveSession(discovered, {
+    const live = yield* LiveSession.make(setup.session, {
       renew: setup.renew,
       maxRenewals: policy.maxSessionRenewals,
       scope,

@@ -4,9 +4,10 @@
  * steps), then every `tools/list` page. When it fails, everything it opened is released before
  * the failure is returned (and before an authorization runs: a discovery refused with a 401 is
  * run again from its start). The connection's first session and every new one are discovered
- * the same way; each run returns the observations of its stages.
+ * the same way; each run records the observations of its stages.
  */
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
@@ -22,6 +23,7 @@ import { withDeadline } from "../deadline.js"
 import * as Failures from "../failures.js"
 import type { Responder } from "../inbound.js"
 import { type Listing, listAllTools } from "../listing.js"
+import * as LiveSession from "../liveSession.js"
 import type { Discovered } from "../liveSession.js"
 import * as Negotiation from "../negotiation.js"
 import * as Notifications from "../notifications.js"
@@ -134,9 +136,6 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
     /** The log level the connection asked for (`setLogLevel`), for every session it has. */
     const logLevel: { current: McpSchema.LogLevel | undefined } = { current: undefined }
     const outerScope = yield* Effect.scope
-    // Every session's scope is a child of this one, created before the connection's own
-    // finalizer (`core.ts`), which therefore runs first when the connection closes.
-    const sessionsScope = yield* Scope.fork(outerScope, ExecutionStrategy.sequential)
 
     const discovery = (recorder: ReturnType<typeof makeRecorder>, annotate: Annotate, connectionScope: Scope.CloseableScope) =>
       Effect.gen(function*() {
@@ -169,13 +168,17 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
           const response = yield* negotiated.session.request("logging/setLevel", { level }, recorder.exchange("set-log-level"))
           recorder.record("set-log-level", response.bytes)
         }
-        const discovered: Discovered<Listing> = { ...negotiated, listing, scope: connectionScope }
+        const discovered: Discovered<Listing> = { ...negotiated, listing }
         return discovered
       })
 
-    /** One pass under ONE deadline, in a connection scope of its own, closed if it fails (before an authorization runs and the pass is made again). */
+    /**
+     * One pass under ONE deadline, in a scope of its own within the session's, closed if it fails
+     * (before an authorization runs and the pass is made again).
+     */
+    const passScope = Effect.flatMap(Effect.scope, (session) => Scope.fork(session, ExecutionStrategy.sequential))
     const once = (into: Array<McpClient.Observation>, annotate: Annotate, resent: boolean, last: { stage: Stage }) =>
-      Effect.flatMap(Effect.zip(Effect.clock, Scope.fork(sessionsScope, ExecutionStrategy.sequential)), ([clock, connectionScope]) => {
+      Effect.flatMap(Effect.zip(Effect.clock, passScope), ([clock, connectionScope]) => {
         const recorder = makeRecorder(clock, policy.discovery, into, resent)
         last.stage = "connect"
         return withDeadline(discovery(recorder, annotate, connectionScope), policy.discovery.timeoutMs, recorder.deadline).pipe(
@@ -186,40 +189,46 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
         )
       })
 
-    /** A whole discovery (with the authorizations it needs) and the observations of its stages. */
-    const run = clientSpan("mcp.connect", { "mcp.phase": "discovery" }, (annotate) => {
-      const observations: Array<McpClient.Observation> = []
-      const last = { stage: "connect" as Stage }
-      return authorized(
-        auth,
-        "connect",
-        maxDiscoveryAuthorizations,
-        (resent) => once(observations, annotate, resent, last),
-        (observation) => observations.push(observation)
-      ).pipe(
-        Effect.onExit((exit) => {
-          // The span says where discovery ended, how it ended and what it read, as the call and
-          // list spans do (docs/DESIGN.md, "Observation").
-          const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : undefined
-          const failed = failure?._tag === "Some" ? failure.value : undefined
-          annotate({
-            "mcp.stage": failed?.stage ?? last.stage,
-            "mcp.outcome": failed?._tag ?? (Exit.isSuccess(exit) ? "ok" : "interrupted"),
-            "mcp.observed_bytes": observations.reduce((sum, o) => sum + o.bytes, 0)
+    /**
+     * A whole discovery (with the authorizations it needs), in the session's scope; the
+     * observations of its stages go into `observations`.
+     */
+    const run = (observations: Array<McpClient.Observation>) =>
+      clientSpan("mcp.connect", { "mcp.phase": "discovery" }, (annotate) => {
+        const last = { stage: "connect" as Stage }
+        return authorized(
+          auth,
+          "connect",
+          maxDiscoveryAuthorizations,
+          (resent) => once(observations, annotate, resent, last),
+          (observation) => observations.push(observation)
+        ).pipe(
+          Effect.onExit((exit) => {
+            // The span says where discovery ended, how it ended and what it read, as the call and
+            // list spans do (docs/DESIGN.md, "Observation").
+            const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : undefined
+            const failed = failure?._tag === "Some" ? failure.value : undefined
+            annotate({
+              "mcp.stage": failed?.stage ?? last.stage,
+              "mcp.outcome": failed?._tag ?? (Exit.isSuccess(exit) ? "ok" : "interrupted"),
+              "mcp.observed_bytes": observations.reduce((sum, o) => sum + o.bytes, 0)
+            })
+            return Effect.void
           })
-          return Effect.void
-        }),
-        Effect.map((discovered) => ({ discovered, observations }))
-      )
-    })
+        )
+      })
 
-    const first = yield* run
-    // A new session: the same discovery, its observations its own (the connection records the
-    // renewal as one `new-session` observation).
+    const observations: Array<McpClient.Observation> = []
+    // The sessions' scopes are made before the connection's own finalizer (`core.ts`), which
+    // therefore runs first when the connection closes.
+    const session = yield* LiveSession.first(run(observations))
+    // A new session: the same discovery with the connection's services, in the scope the session
+    // ref gives it; its observations its own (the connection records the renewal as one
+    // `new-session` observation).
     const platform = yield* Effect.context<R>()
-    const renew = Effect.provide(Effect.map(run, ({ discovered }) => discovered), platform)
+    const renew = Effect.flatMap(Effect.scope, (scope) => Effect.provide(run([]), Context.add(platform, Scope.Scope, scope)))
     return yield* ConnectionRuntime.make(
-      { discovered: first.discovered, policy, scope: outerScope, auth, renew, notifications, logLevel },
-      first.observations
+      { session, policy, scope: outerScope, auth, renew, notifications, logLevel },
+      observations
     )
   })
