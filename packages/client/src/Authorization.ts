@@ -36,12 +36,10 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { InvalidOption } from "./McpConnectionError.js"
-import * as Failures from "./internal/failures.js"
+import type { InvalidOption } from "./McpConnectionError.js"
 import type { ClientAssertionAlgorithm } from "./internal/oauth/clientAssertion.js"
-import { isScopeToken } from "./internal/oauth/challenge.js"
-import { isSecure, parseHttpUrl, parseIssuer } from "./internal/oauth/discoveryUrls.js"
-import * as PhasePolicy from "./PhasePolicy.js"
+import { isSecure } from "./internal/oauth/discoveryUrls.js"
+import * as Options_ from "./internal/options.js"
 
 export {
   /**
@@ -210,17 +208,7 @@ export const isSecureServerUrl = (url: URL): boolean => isSecure(url)
  * @category validation
  */
 export const validateServerUrl = (url: URL): Effect.Effect<void, InvalidOption> =>
-  isSecure(url) ? Effect.void : Effect.fail(
-    new InvalidOption({
-      stage: "config",
-      phase: "authorization",
-      limits: { timeoutMs: PhasePolicy.defaults.timeoutMs, maxBytes: PhasePolicy.defaults.maxBytes },
-      option: "url",
-      reason: "insecure-url",
-      outcome: "not-sent",
-      retryable: false
-    })
-  )
+  Effect.asVoid(Options_.decodeServerUrl(url))
 
 /**
  * The options, validated.
@@ -247,114 +235,15 @@ export interface Validated {
 }
 
 /** @since 0.1.0 @category defaults */
-export const defaultInteractiveTimeoutMs = 5 * 60 * 1000
+export const defaultInteractiveTimeoutMs: number = Options_.authDefaults.interactiveTimeoutMs
 /** @since 0.1.0 @category defaults */
-export const defaultMaxStepUps = 2
-/** Longest text option (a client id, a name). */
-const maxTextLength = 2048
-
-const invalid = (option: string, reason: "invalid-value" | "invalid-url" = "invalid-value") =>
-  Failures.invalidConfig(`auth.${option}`, reason, "authorization")
-
-const isText = (u: unknown): u is string =>
-  typeof u === "string" && u.length > 0 && u.length <= maxTextLength && !/[\u0000-\u001f\u007f]/.test(u)
-
-const secretText = (u: unknown, valid: (u: unknown) => u is string = isText): Redacted.Redacted<string> | undefined => {
-  const value = Redacted.isRedacted(u) ? Redacted.value(u as Redacted.Redacted<unknown>) : u
-  return valid(value) ? Redacted.make(value) : undefined
-}
-
-/** A PEM has lines: its content is checked when the key is imported (`oauth/clientAssertion.ts`). */
-const isPem = (u: unknown): u is string => typeof u === "string" && u.length > 0 && u.length <= 16 * 1024
+export const defaultMaxStepUps: number = Options_.authDefaults.maxStepUps
 
 /**
- * Validates the options before any I/O; a problem is an `InvalidOption` naming `auth.<option>`
- * (never its value).
+ * Validates the options before any I/O (their Schema, `internal/options.ts`); a problem is an
+ * `InvalidOption` naming `auth.<option>` (never its value).
  *
  * @since 0.1.0
  * @category validation
  */
-export const validate = (options: Options): Effect.Effect<Validated, InvalidOption> =>
-  Effect.gen(function*() {
-    if (typeof options !== "object" || options === null) return yield* Effect.fail(invalid("grant"))
-    const grant = options.grant ?? "authorization_code"
-    if (grant !== "authorization_code" && grant !== "client_credentials") return yield* Effect.fail(invalid("grant"))
-    let redirectUri: string | undefined
-    if (options.redirectUri !== undefined) {
-      const url = typeof options.redirectUri === "string" ? parseHttpUrl(options.redirectUri) : undefined
-      if (url === undefined || url.hash !== "") return yield* Effect.fail(invalid("redirectUri", "invalid-url"))
-      redirectUri = options.redirectUri
-    }
-    if (options.clientId !== undefined && !isText(options.clientId)) return yield* Effect.fail(invalid("clientId"))
-    if (options.issuer !== undefined && (typeof options.issuer !== "string" || parseIssuer(options.issuer) === undefined)) {
-      return yield* Effect.fail(invalid("issuer", "invalid-url"))
-    }
-    for (const flag of ["allowScopeStepUp", "allowPrivateAuthority"] as const) {
-      if (options[flag] !== undefined && typeof options[flag] !== "boolean") return yield* Effect.fail(invalid(flag))
-    }
-    const clientSecret = options.clientSecret === undefined ? undefined : secretText(options.clientSecret)
-    if (options.clientSecret !== undefined && clientSecret === undefined) return yield* Effect.fail(invalid("clientSecret"))
-    let clientMetadataUrl: string | undefined
-    if (options.clientMetadataUrl !== undefined) {
-      const url = typeof options.clientMetadataUrl === "string" ? parseHttpUrl(options.clientMetadataUrl) : undefined
-      // A metadata document URL is https with a path (draft-ietf-oauth-client-id-metadata-document).
-      if (url === undefined || url.protocol !== "https:" || url.pathname === "/" || url.hash !== "" || !isSecure(url)) {
-        return yield* Effect.fail(invalid("clientMetadataUrl", "invalid-url"))
-      }
-      clientMetadataUrl = options.clientMetadataUrl
-    }
-    let privateKey: Validated["privateKey"]
-    if (options.privateKey !== undefined) {
-      if (typeof CryptoKey !== "undefined" && options.privateKey instanceof CryptoKey) privateKey = options.privateKey
-      else privateKey = secretText(options.privateKey, isPem)
-      if (privateKey === undefined) return yield* Effect.fail(invalid("privateKey"))
-    }
-    const privateKeyAlgorithm = options.privateKeyAlgorithm ?? "RS256"
-    if (privateKeyAlgorithm !== "RS256" && privateKeyAlgorithm !== "ES256") return yield* Effect.fail(invalid("privateKeyAlgorithm"))
-    if (options.keyId !== undefined && !isText(options.keyId)) return yield* Effect.fail(invalid("keyId"))
-    if (grant === "client_credentials") {
-      if (options.clientId === undefined) return yield* Effect.fail(invalid("clientId"))
-      if (clientSecret === undefined && privateKey === undefined) return yield* Effect.fail(invalid("clientSecret"))
-    }
-    if (privateKey !== undefined && options.clientId === undefined) return yield* Effect.fail(invalid("clientId"))
-    let scope: ReadonlyArray<string> | undefined
-    if (options.scope !== undefined) {
-      const tokens = typeof options.scope === "string"
-        ? options.scope.split(" ").filter((token) => token !== "")
-        : Array.isArray(options.scope)
-        ? options.scope
-        : undefined
-      if (tokens === undefined || tokens.length === 0 || !tokens.every((t) => typeof t === "string" && isScopeToken(t))) {
-        return yield* Effect.fail(invalid("scope"))
-      }
-      scope = [...new Set(tokens)]
-    }
-    if (options.clientName !== undefined && !isText(options.clientName)) return yield* Effect.fail(invalid("clientName"))
-    const interactiveTimeoutMs = options.interactiveTimeout === undefined
-      ? defaultInteractiveTimeoutMs
-      : yield* PhasePolicy.validateTimeout("auth.interactiveTimeout", options.interactiveTimeout).pipe(
-        Effect.mapError(() => invalid("interactiveTimeout"))
-      )
-    const maxStepUps = options.maxStepUps === undefined
-      ? defaultMaxStepUps
-      : Number.isSafeInteger(options.maxStepUps) && options.maxStepUps >= 0 && options.maxStepUps <= 16
-      ? options.maxStepUps
-      : yield* Effect.fail(invalid("maxStepUps"))
-    return {
-      grant,
-      redirectUri,
-      clientId: options.clientId,
-      issuer: options.issuer,
-      clientSecret,
-      clientMetadataUrl,
-      privateKey,
-      privateKeyAlgorithm,
-      keyId: options.keyId,
-      scope,
-      clientName: options.clientName ?? "phasebound",
-      interactiveTimeoutMs,
-      maxStepUps,
-      allowScopeStepUp: options.allowScopeStepUp ?? false,
-      allowPrivateAuthority: options.allowPrivateAuthority ?? false
-    }
-  })
+export const validate = (options: Options): Effect.Effect<Validated, InvalidOption> => Options_.decodeAuth(options)

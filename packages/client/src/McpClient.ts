@@ -21,7 +21,6 @@ import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
@@ -32,11 +31,10 @@ import * as Discovery from "./internal/connection/discovery.js"
 import * as Failures from "./internal/failures.js"
 import { makeResponder } from "./internal/inbound.js"
 import * as Negotiation from "./internal/negotiation.js"
+import * as Options from "./internal/options.js"
 import { type ConnectionAuthorization, makeAuthorizer } from "./internal/oauth/authorizer.js"
 import { makeMemory, TokenStore } from "./internal/oauth/tokenStore.js"
-import { isStringRecord } from "./internal/records.js"
 import { effectIdentityMetaKey as EffectIdentityKey, isValidEffectIdentity } from "./internal/requestMeta.js"
-import { secretsOf, secretValues } from "./internal/secrets.js"
 import * as LegacySse from "./LegacySse.js"
 import type { InvalidOption, McpConnectionError, Stage } from "./McpConnectionError.js"
 import * as McpSchema from "./McpSchema.js"
@@ -310,94 +308,42 @@ export type DecodedResult<A> =
  * @since 0.1.0
  * @category defaults
  */
-export const defaultClientInfo: McpSchema.Implementation = { name: "phasebound", version: "0.1.0" }
-
-const configError = Failures.invalidConfig
-
-// RFC 7230 token for names; values without CR, LF or NUL (header injection).
-const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
-const headerValue = /^[^\r\n\0]*$/
-
-interface Target {
-  readonly url: URL
-  readonly headers: Readonly<Record<string, string>>
-  readonly secrets: ReadonlyArray<string>
-}
-
-/** Validates the target before any I/O; moves URL userinfo into an Authorization header. */
-const validateTarget = (options: ConnectOptions): Effect.Effect<Target, InvalidOption> =>
-  Effect.gen(function*() {
-    let url: URL
-    try {
-      url = new URL(options.url)
-    } catch {
-      return yield* Effect.fail(configError("url", "invalid-url"))
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") return yield* Effect.fail(configError("url", "invalid-url"))
-    const headers: Record<string, string> = {}
-    for (const [name, value] of Object.entries(options.headers ?? {})) {
-      if (!headerName.test(name)) return yield* Effect.fail(configError("headers", "invalid-value"))
-      if (typeof value !== "string" || !headerValue.test(value)) {
-        return yield* Effect.fail(configError("headers", "invalid-value"))
-      }
-      headers[name.toLowerCase()] = value
-    }
-    // Taken before userinfo moves into a header: it covers the Basic token built from it.
-    const secrets = secretsOf(url, headers)
-    if (url.username !== "" || url.password !== "") {
-      if (headers["authorization"] === undefined) {
-        const user = decodeURIComponent(url.username)
-        const password = decodeURIComponent(url.password)
-        headers["authorization"] = `Basic ${btoa(unescape(encodeURIComponent(`${user}:${password}`)))}`
-      }
-      url.username = ""
-      url.password = ""
-    }
-    return { url, headers, secrets }
-  })
-
-const validateClientInfo = (info: McpSchema.Implementation | undefined) =>
-  Schema.decodeUnknown(McpSchema.Implementation)(info ?? defaultClientInfo).pipe(
-    Effect.mapError(() => configError("clientInfo", "invalid-value"))
-  )
+export const defaultClientInfo: McpSchema.Implementation = Options.defaultClientInfo
 
 /**
- * The connection's authorization: the options validated (before any I/O), the services the
- * caller provided (the interactive step, the token store; else tokens in memory).
+ * The connection's authorization: the validated options, the services the caller provided (the
+ * interactive step, the token store; else tokens in memory).
  */
 const authorizationOf = (
-  options: Authorization.Options,
-  target: Target,
-  policy: PhasePolicy.PhasePolicy,
+  settings: Options.HttpSettings & { readonly auth: Authorization.Validated },
   secrets: Array<string>
 ): Effect.Effect<ConnectionAuthorization, InvalidOption, HttpClient.HttpClient> =>
   Effect.gen(function*() {
-    // A credential of the caller's and one of the authority's cannot both be sent.
-    if (target.headers["authorization"] !== undefined) {
-      return yield* Effect.fail(configError("auth", "invalid-value", "authorization"))
-    }
-    const validated = yield* Authorization.validate(options)
-    // Over plain http off loopback, the bearer token (and the flow's secrets) would travel in clear.
-    yield* Authorization.validateServerUrl(target.url)
-    for (const secret of [validated.clientSecret, validated.privateKey]) {
-      if (Redacted.isRedacted(secret)) secrets.push(...secretValues([Redacted.value(secret as Redacted.Redacted<string>)]))
-    }
     const interactive = yield* Effect.serviceOption(Authorization.InteractiveAuthorization)
     // An interactive step without a place to come back to could never be used.
-    if (Option.isSome(interactive) && validated.grant === "authorization_code" && validated.redirectUri === undefined) {
-      return yield* Effect.fail(configError("auth.redirectUri", "invalid-value", "authorization"))
+    if (Option.isSome(interactive) && settings.auth.grant === "authorization_code" && settings.auth.redirectUri === undefined) {
+      return yield* Effect.fail(Failures.invalidConfig("auth.redirectUri", "invalid-value", "authorization"))
     }
     const provided = yield* Effect.serviceOption(TokenStore)
     const store = Option.isSome(provided) ? provided.value : yield* makeMemory
     return yield* makeAuthorizer({
-      serverUrl: target.url,
-      options: validated,
-      budget: policy.authorization,
+      serverUrl: settings.url,
+      options: settings.auth,
+      budget: settings.policy.authorization,
       interactive: Option.getOrUndefined(interactive),
       store,
       secrets
     })
   })
+
+/** What the discovery of either kind of connection takes from its options. */
+const discoveryOptions = (settings: Options.HttpSettings | Options.StdioSettings) => ({
+  policy: settings.policy,
+  clientInfo: settings.clientInfo,
+  revisions: settings.revisions,
+  // An answer to a server request on a stream is bounded by the call timeout.
+  responder: makeResponder(settings.handlers, settings.policy.call.timeoutMs)
+})
 
 /**
  * Connects to an MCP server: validates every option, then runs the discovery under ONE
@@ -414,34 +360,23 @@ export const connect = (
   options: ConnectOptions
 ): Effect.Effect<Connection, McpConnectionError, HttpClient.HttpClient | Scope.Scope> =>
   Effect.gen(function*() {
-    const policy = yield* PhasePolicy.make(options.policy)
-    const target = yield* validateTarget(options)
-    const clientInfo = yield* validateClientInfo(options.clientInfo)
-    const choice = options.transport ?? "auto"
-    if (choice !== "auto" && choice !== "streamable-http" && choice !== "sse") {
-      return yield* Effect.fail(configError("transport", "invalid-value"))
-    }
-    const revisions = yield* validateRevisions(options.revisions)
-    const responder = yield* validateHandlers(options.handlers, policy)
+    const settings = yield* Options.decodeHttp(options)
     // Tokens join the secrets as the connection obtains them (the transports read this array).
-    const secrets = [...target.secrets]
-    const auth = options.auth === undefined ? undefined : yield* authorizationOf(options.auth, target, policy, secrets)
+    const secrets = [...settings.secrets]
+    const auth = settings.auth === undefined ? undefined : yield* authorizationOf({ ...settings, auth: settings.auth }, secrets)
     const transportOptions = {
-      url: target.url,
-      headers: target.headers,
+      url: settings.url,
+      headers: settings.headers,
       credential: auth?.credential,
       secrets,
-      releaseTimeoutMs: policy.releaseTimeoutMs,
-      unsolicitedMaxBytes: policy.unsolicitedMaxBytes
+      releaseTimeoutMs: settings.policy.releaseTimeoutMs,
+      unsolicitedMaxBytes: settings.policy.unsolicitedMaxBytes
     }
     return yield* Discovery.connect({
-      policy,
-      clientInfo,
-      revisions,
-      responder,
+      ...discoveryOptions(settings),
       auth,
       candidates: ({ exchange, inbound }) =>
-        Negotiation.httpCandidates(choice, revisions, {
+        Negotiation.httpCandidates(settings.transport, settings.revisions, {
           streamable: { kind: "streamable-http", open: (session) => StreamableHttp.make({ ...transportOptions, inbound, session }) },
           // Waiting for the endpoint is the readiness step of discovery.
           legacy: { kind: "sse", readiness: "endpoint", open: () => LegacySse.make({ ...transportOptions, inbound }, exchange("endpoint")) }
@@ -471,12 +406,6 @@ export interface StdioConnectOptions extends Stdio.ServerCommand {
   readonly stderr?: Stdio.StderrHandling | undefined
 }
 
-const stderrModes: ReadonlySet<unknown> = new Set(["tail", "inherit", "drop"])
-
-const isStderrHandling = (u: unknown): u is Stdio.StderrHandling =>
-  typeof u === "object" && u !== null && stderrModes.has((u as Stdio.StderrHandling).mode) &&
-  ((u as Stdio.StderrHandling).onSpawn === undefined || typeof (u as Stdio.StderrHandling).onSpawn === "function")
-
 /**
  * Connects to an MCP server run as a child process over stdio, with the platform's
  * `CommandExecutor` (Node or Bun). The discovery deadline covers the spawn, the negotiation on
@@ -493,65 +422,22 @@ export const connectStdio = (
   options: StdioConnectOptions
 ): Effect.Effect<Connection, McpConnectionError, CommandExecutor.CommandExecutor | Scope.Scope> =>
   Effect.gen(function*() {
-    const policy = yield* PhasePolicy.make(options.policy)
-    const clientInfo = yield* validateClientInfo(options.clientInfo)
-    if (typeof options.command !== "string" || options.command.length === 0 || options.command.includes("\0")) {
-      return yield* Effect.fail(configError("command", "invalid-value"))
-    }
-    if (options.args !== undefined && !(Array.isArray(options.args) && options.args.every((a) => typeof a === "string"))) {
-      return yield* Effect.fail(configError("args", "invalid-value"))
-    }
-    if (options.env !== undefined && !isStringRecord(options.env)) return yield* Effect.fail(configError("env", "invalid-value"))
-    if (options.cwd !== undefined && typeof options.cwd !== "string") return yield* Effect.fail(configError("cwd", "invalid-value"))
-    if (options.stderr !== undefined && !isStderrHandling(options.stderr)) return yield* Effect.fail(configError("stderr", "invalid-value"))
-    const revisions = yield* validateRevisions(options.revisions)
-    const responder = yield* validateHandlers(options.handlers, policy)
+    const settings = yield* Options.decodeStdio(options)
     const command = {
-      command: options.command,
-      args: options.args,
-      env: options.env,
-      cwd: options.cwd,
-      // Values given for the child's environment are secrets as far as error texts go.
-      secrets: secretValues(Object.values(options.env ?? {})),
-      releaseTimeoutMs: policy.releaseTimeoutMs,
-      unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
-      stderr: options.stderr
+      command: settings.command,
+      args: settings.args,
+      env: settings.env,
+      cwd: settings.cwd,
+      secrets: settings.secrets,
+      releaseTimeoutMs: settings.policy.releaseTimeoutMs,
+      unsolicitedMaxBytes: settings.policy.unsolicitedMaxBytes,
+      stderr: settings.stderr
     }
     return yield* Discovery.connect({
-      policy,
-      clientInfo,
-      revisions,
-      responder,
+      ...discoveryOptions(settings),
       auth: undefined,
       candidates: ({ exchange, inbound }) =>
         // The spawn is the first step of discovery.
-        Negotiation.stdioCandidates(revisions, { kind: "stdio", open: () => Stdio.make({ ...command, inbound }, exchange("connect")) })
+        Negotiation.stdioCandidates(settings.revisions, { kind: "stdio", open: () => Stdio.make({ ...command, inbound }, exchange("connect")) })
     })
   })
-
-/**
- * Validates the `handlers` option (each one a function, when given) into the responder that
- * answers the server with them; an answer to a server request on a stream is bounded by the
- * call timeout.
- */
-const validateHandlers = (handlers: ClientHandlers.Handlers | undefined, policy: PhasePolicy.PhasePolicy) => {
-  if (handlers !== undefined) {
-    const given = typeof handlers === "object" && handlers !== null && !Array.isArray(handlers)
-      ? Object.entries(handlers)
-      : undefined
-    const known = new Set(["elicitation", "sampling", "roots"])
-    if (given === undefined || given.some(([name, handler]) => !known.has(name) || (handler !== undefined && typeof handler !== "function"))) {
-      return Effect.fail(configError("handlers", "invalid-value"))
-    }
-  }
-  return Effect.succeed(makeResponder(handlers, policy.call.timeoutMs))
-}
-
-/** Validates the `revisions` option into supported revisions, newest first. */
-const validateRevisions = (input: ReadonlyArray<string> | undefined) => {
-  if (input === undefined) return Effect.succeed(McpSchema.supportedRevisions)
-  if (!Array.isArray(input) || input.length === 0 || !input.every(McpSchema.isSupportedRevision)) {
-    return Effect.fail(configError("revisions", "invalid-value"))
-  }
-  return Effect.succeed(McpSchema.supportedRevisions.filter((revision) => input.includes(revision)))
-}

@@ -10,9 +10,12 @@
  *
  * @since 0.1.0
  */
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { InvalidOption, type Limits, type Reason, type Stage } from "./McpConnectionError.js"
+import * as Options_ from "./internal/options.js"
+import { Count, decoder, Timeout } from "./internal/optionSchema.js"
+import * as PolicyDefaults from "./internal/policyDefaults.js"
+import type { InvalidOption, Stage } from "./McpConnectionError.js"
 
 /**
  * A budget override: either field may be left out to inherit it.
@@ -125,36 +128,7 @@ export interface PhasePolicy {
  * @since 0.1.0
  * @category defaults
  */
-export const defaults = {
-  timeoutMs: 60_000,
-  maxBytes: 16 * 1024 * 1024,
-  maxTools: 4_096,
-  maxPages: 64,
-  maxSchemaBytes: 1024 * 1024,
-  maxListingBytes: 32 * 1024 * 1024,
-  maxDepth: 128,
-  maxNodes: 1_048_576,
-  maxInputRounds: 8,
-  maxSessionRenewals: 3,
-  pingTimeoutMs: 5_000,
-  pingMaxBytes: 64 * 1024,
-  releaseTimeoutMs: 2_000,
-  relistDelayMs: 200,
-  logBuffer: 1_000
-} as const
-
-const configLimits: Limits = { timeoutMs: defaults.timeoutMs, maxBytes: defaults.maxBytes }
-
-const invalid = (option: string, reason: Reason, stage: Stage = "config"): InvalidOption =>
-  new InvalidOption({
-    stage,
-    phase: stage === "call" ? "call" : "discovery",
-    limits: configLimits,
-    option,
-    reason,
-    outcome: "not-sent",
-    retryable: false
-  })
+export const defaults: typeof PolicyDefaults.defaults = PolicyDefaults.defaults
 
 /**
  * Validates a duration option into finite milliseconds > 0.
@@ -173,22 +147,7 @@ export const validateTimeout = (
   option: string,
   input: unknown,
   stage: Stage = "config"
-): Effect.Effect<number, InvalidOption> => {
-  if (typeof input === "number") {
-    if (Number.isNaN(input) || !Number.isFinite(input)) return Effect.fail(invalid(option, "not-finite", stage))
-    if (input <= 0) return Effect.fail(invalid(option, "not-positive", stage))
-    return Effect.succeed(input)
-  }
-  // Everything else, a bigint (nanoseconds) included, goes through Effect's own decoding.
-  const decoded = Duration.decodeUnknown(input)
-  if (decoded._tag === "None") return Effect.fail(invalid(option, "not-a-duration", stage))
-  const duration = decoded.value
-  if (!Duration.isFinite(duration)) return Effect.fail(invalid(option, "not-finite", stage))
-  const millis = Duration.toMillis(duration)
-  if (Number.isNaN(millis) || !Number.isFinite(millis)) return Effect.fail(invalid(option, "not-finite", stage))
-  if (millis <= 0) return Effect.fail(invalid(option, "not-positive", stage))
-  return Effect.succeed(millis)
-}
+): Effect.Effect<number, InvalidOption> => decoder(Timeout, { root: option, stage })(input)
 
 /**
  * Validates a byte or count option into a safe integer >= 1.
@@ -200,14 +159,7 @@ export const validateCount = (
   option: string,
   input: unknown,
   stage: Stage = "config"
-): Effect.Effect<number, InvalidOption> => {
-  if (typeof input !== "number") return Effect.fail(invalid(option, "invalid-value", stage))
-  if (Number.isNaN(input) || !Number.isFinite(input)) return Effect.fail(invalid(option, "not-finite", stage))
-  if (!Number.isInteger(input)) return Effect.fail(invalid(option, "not-integer", stage))
-  if (input < 1) return Effect.fail(invalid(option, "not-positive", stage))
-  if (!Number.isSafeInteger(input)) return Effect.fail(invalid(option, "unsafe-integer", stage))
-  return Effect.succeed(input)
-}
+): Effect.Effect<number, InvalidOption> => decoder(Count, { root: option, stage })(input)
 
 /**
  * The deepest `maxDepth` accepted: what the client does with a message (`JSON.stringify` among
@@ -216,95 +168,16 @@ export const validateCount = (
  * @since 0.1.0
  * @category defaults
  */
-export const maxDepthCeiling = 1_000
-
-const validateDepth = (input: unknown): Effect.Effect<number, InvalidOption> =>
-  Effect.flatMap(
-    validateCount("maxDepth", input),
-    (depth) => depth > maxDepthCeiling ? Effect.fail(invalid("maxDepth", "invalid-value")) : Effect.succeed(depth)
-  )
-
-const optional = <A>(
-  input: unknown,
-  fallback: A,
-  validate: (input: unknown) => Effect.Effect<A, InvalidOption>
-): Effect.Effect<A, InvalidOption> => (input === undefined ? Effect.succeed(fallback) : validate(input))
-
-const resolveBudget = (
-  prefix: string,
-  options: BudgetOptions | undefined,
-  base: Budget,
-  stage: Stage
-): Effect.Effect<Budget, InvalidOption> =>
-  Effect.map(
-    Effect.all({
-      timeoutMs: optional(options?.timeout, base.timeoutMs, (u) => validateTimeout(`${prefix}timeout`, u, stage)),
-      maxBytes: optional(options?.maxBytes, base.maxBytes, (u) => validateCount(`${prefix}maxBytes`, u, stage))
-    }),
-    // The structure bound is the policy's, whatever the phase.
-    (limits) => base.maxDepth === undefined ? limits : { ...limits, maxDepth: base.maxDepth, maxNodes: base.maxNodes }
-  )
+export const maxDepthCeiling: typeof PolicyDefaults.maxDepthCeiling = PolicyDefaults.maxDepthCeiling
 
 /**
- * Validates options into a policy. Runs before any I/O.
+ * Validates options into a policy (the policy's Schema, `internal/options.ts`). Runs before
+ * any I/O.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options = {}): Effect.Effect<PhasePolicy, InvalidOption> =>
-  Effect.gen(function*() {
-    const maxDepth = yield* optional(options.maxDepth, defaults.maxDepth, validateDepth)
-    const maxNodes = yield* optional(options.maxNodes, defaults.maxNodes, (u) => validateCount("maxNodes", u))
-    const baseline = yield* resolveBudget("", options, { ...configLimits, maxDepth, maxNodes }, "config")
-    return {
-      discovery: yield* resolveBudget("discovery.", options.discovery, baseline, "config"),
-      call: yield* resolveBudget("call.", options.call, baseline, "config"),
-      authorization: yield* resolveBudget("authorization.", options.authorization, baseline, "config"),
-      // Not the baseline: a ping is small and quick whatever the tools are.
-      ping: yield* resolveBudget(
-        "ping.",
-        options.ping,
-        { timeoutMs: defaults.pingTimeoutMs, maxBytes: defaults.pingMaxBytes, maxDepth, maxNodes },
-        "config"
-      ),
-      unsolicitedMaxBytes: yield* optional(
-        options.unsolicited?.maxBytes,
-        baseline.maxBytes,
-        (u) => validateCount("unsolicited.maxBytes", u)
-      ),
-      maxTools: yield* optional(options.maxTools, defaults.maxTools, (u) => validateCount("maxTools", u)),
-      maxPages: yield* optional(options.maxPages, defaults.maxPages, (u) => validateCount("maxPages", u)),
-      maxSchemaBytes: yield* optional(
-        options.maxSchemaBytes,
-        defaults.maxSchemaBytes,
-        (u) => validateCount("maxSchemaBytes", u)
-      ),
-      maxListingBytes: yield* optional(
-        options.maxListingBytes,
-        defaults.maxListingBytes,
-        (u) => validateCount("maxListingBytes", u)
-      ),
-      maxDepth,
-      maxNodes,
-      maxInputRounds: yield* optional(
-        options.maxInputRounds,
-        defaults.maxInputRounds,
-        (u) => validateCount("maxInputRounds", u)
-      ),
-      maxSessionRenewals: yield* optional(
-        options.maxSessionRenewals,
-        defaults.maxSessionRenewals,
-        (u) => validateCount("maxSessionRenewals", u)
-      ),
-      releaseTimeoutMs: yield* optional(
-        options.releaseTimeout,
-        defaults.releaseTimeoutMs,
-        (u) => validateTimeout("releaseTimeout", u)
-      ),
-      relistDelayMs: yield* optional(options.relistDelay, defaults.relistDelayMs, (u) => validateTimeout("relistDelay", u)),
-      logBuffer: yield* optional(options.logBuffer, defaults.logBuffer, (u) => validateCount("logBuffer", u))
-    }
-  })
+export const make = (options: Options = {}): Effect.Effect<PhasePolicy, InvalidOption> => Options_.decodePolicy(options)
 
 /**
  * The budget of one call: the policy's call budget with the per-call overrides, validated the
@@ -315,13 +188,13 @@ export const make = (options: Options = {}): Effect.Effect<PhasePolicy, InvalidO
  */
 export const callBudget = (policy: PhasePolicy, overrides?: CallBudgetOptions): Effect.Effect<Budget, InvalidOption> => {
   if (overrides === undefined) return Effect.succeed(policy.call)
-  const budget = resolveBudget("call.", overrides, policy.call, "call")
-  if (overrides.idleTimeout === undefined) return budget
-  return Effect.zipWith(
-    budget,
-    validateTimeout("call.idleTimeout", overrides.idleTimeout, "call"),
-    (budget, idleTimeoutMs) => ({ ...budget, idleTimeoutMs })
-  )
+  return Effect.map(Options_.decodeCallBudget(overrides), (fields) => {
+    const base = policy.call
+    const limits = { timeoutMs: fields.timeout ?? base.timeoutMs, maxBytes: fields.maxBytes ?? base.maxBytes }
+    // The structure bound is the policy's.
+    const budget = base.maxDepth === undefined ? limits : { ...limits, maxDepth: base.maxDepth, maxNodes: base.maxNodes }
+    return fields.idleTimeout === undefined ? budget : { ...budget, idleTimeoutMs: fields.idleTimeout }
+  })
 }
 
 /**
