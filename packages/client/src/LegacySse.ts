@@ -80,9 +80,7 @@ export const make = (
       streamExchange: readiness,
       // Until the endpoint arrives, the readiness frame is bounded by the discovery ceiling.
       extraBound: () => (endpoint === undefined ? readiness.budget.maxBytes : 0),
-      notice: (message) => (endpoint === undefined ? Effect.void : background.run(postNotice(message, endpoint))),
-      answer: (reply) =>
-        endpoint === undefined ? Effect.void : background.answer(reply, (message) => postNotice(message, endpoint!))
+      notice: (message) => (endpoint === undefined ? Effect.void : background.run(postNotice(message, endpoint)))
     })
 
     /**

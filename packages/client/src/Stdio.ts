@@ -33,7 +33,6 @@ import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { McpConnectionError, Outcome } from "./McpConnectionError.js"
-import { makeBackground } from "./internal/background.js"
 import * as Failures from "./internal/failures.js"
 import { decodeLines, type Line } from "./internal/lineDecoder.js"
 import * as Messages from "./internal/messages.js"
@@ -179,8 +178,6 @@ export const make = (
     // The child lives in a scope of its own, closed the moment the session is given up.
     const processScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
     const stdinQueue = yield* Queue.unbounded<Uint8Array>()
-    // Answers to the server's requests, released with the child.
-    const answers = yield* makeBackground(options.releaseTimeoutMs).pipe(Scope.extend(processScope))
     const stderrHandling = options.stderr ?? { mode: "tail" }
     const tail = makeTail(logTailBytes)
     const encoder = new TextEncoder()
@@ -191,8 +188,7 @@ export const make = (
       secrets: options.secrets,
       inbound: options.inbound,
       streamExchange: readiness,
-      notice: (message) => Effect.asVoid(send(message)),
-      answer: (reply) => answers.answer(reply, send)
+      notice: (message) => Effect.asVoid(send(message))
     })
 
     const command = Command.make(options.command, ...(options.args ?? [])).pipe(
@@ -359,7 +355,8 @@ export const make = (
         stream.isTerminated()
           ? Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
           : Effect.asVoid(send(Messages.envelope(notification))),
-      diagnostics: Effect.map(answers.size, stream.diagnostics),
+      // Replies and notices are lines queued for stdin: nothing runs in the background.
+      diagnostics: Effect.sync(() => stream.diagnostics(0)),
       logTail
     } satisfies Transport
   })

@@ -108,7 +108,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
 
     /** Messages that are not the awaited response: answer requests, hand notifications on, ignore the rest. */
     const handleOther = (message: McpSchema.IncomingMessage): Effect.Effect<void> =>
-      Messages.routeIncoming(options.inbound, message, (reply) => background.answer(reply, (body) => postNotice(body, undefined)))
+      Messages.routeIncoming(options.inbound, message, (reply) => background.run(postNotice(reply, undefined)))
 
     const readJson = (
       exchange: Exchange,

@@ -96,16 +96,24 @@ export interface Response {
 }
 
 /**
- * What the server sends that is not a response: its requests get the reply that `answer`
- * builds (a JSON-RPC result or error object), sent by the transport as a best-effort message.
- * The connection provides it; it does not depend on the transport.
+ * What the server sends that is not a response: its requests and its notifications, handed over
+ * by whichever stream's reader read them. The connection provides it; it does not depend on the
+ * transport.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Inbound {
-  /** The reply (never a failure: an error reply instead), bounded in time by its builder. */
-  readonly answer: (request: typeof McpSchema.JsonRpcRequest.Type) => Effect.Effect<Record<string, unknown>>
+  /**
+   * Takes one request of the server's; its answer (a JSON-RPC result or error object) goes to
+   * `reply`, which sends it on the transport that brought the request as a best-effort message
+   * (in the transport's background, bounded by the release timeout; never fails). The reader
+   * runs it before it reads on, so it must never block.
+   */
+  readonly request: (
+    request: typeof McpSchema.JsonRpcRequest.Type,
+    reply: (body: Record<string, unknown>) => Effect.Effect<void>
+  ) => Effect.Effect<void>
   /**
    * Takes one notification of the server's (progress, list changes, log messages), on whatever
    * stream it came. The stream's reader runs it before it reads on, so it must never block.
@@ -127,8 +135,8 @@ export interface Inbound {
  * @category constructors
  */
 export const answerWithoutCapabilities: Inbound = {
-  answer: ({ id, method }) =>
-    Effect.succeed(
+  request: ({ id, method }, reply) =>
+    reply(
       method === "ping"
         ? { jsonrpc: "2.0", id, result: {} }
         : { jsonrpc: "2.0", id, error: { code: McpSchema.ErrorCode.MethodNotFound, message: "Method not found" } }
@@ -228,6 +236,9 @@ export interface Diagnostics {
   readonly standing: number
   /** Background messages in flight (replies, cancellation notices). */
   readonly background: number
-  /** Frames dropped on a shared stream (unsolicited over their bound, late answers, banners). */
+  /**
+   * Frames dropped: on a shared stream, unsolicited ones over their bound, late answers and
+   * banners; and the server requests that found the connection's answering queue full.
+   */
   readonly droppedFrames: number
 }

@@ -11,14 +11,14 @@ import * as Option from "effect/Option"
 import { type Capability, capabilities, capabilityOf, type Fields, type Handlers } from "../ClientHandlers.js"
 import { HandlerFailed, type McpConnectionError, ProtocolViolation } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
-import type { Exchange, Inbound } from "../Transport.js"
+import type { Exchange } from "../Transport.js"
 import * as Failures from "./failures.js"
 
 export interface Responder {
   /** The client capabilities to declare (in `initialize`, or in every request's `_meta`). */
   readonly capabilities: Record<string, unknown>
-  /** Answers server requests arriving on a stream, each within `answerTimeoutMs`. */
-  readonly inbound: Inbound
+  /** The answer to a server request arriving on a stream, worked out within `answerTimeoutMs` (never a failure: an error reply instead). */
+  readonly answer: (request: typeof McpSchema.JsonRpcRequest.Type) => Effect.Effect<Record<string, unknown>>
   /**
    * Answers one input request of an `input_required` round, under the caller's deadline. A
    * method without a handler is the server asking for what was never declared.
@@ -61,31 +61,29 @@ export const makeResponder = (handlers: Handlers | undefined, answerTimeoutMs: n
     }
   }
 
-  const inbound: Inbound = {
-    answer: ({ id, method, params }) => {
-      if (method === "ping") return Effect.succeed({ jsonrpc: "2.0", id, result: {} })
-      const handled = run(method, params ?? {})
-      if (handled === undefined) {
-        return Effect.succeed({
+  const answer: Responder["answer"] = ({ id, method, params }) => {
+    if (method === "ping") return Effect.succeed({ jsonrpc: "2.0", id, result: {} })
+    const handled = run(method, params ?? {})
+    if (handled === undefined) {
+      return Effect.succeed({
+        jsonrpc: "2.0",
+        id,
+        error: { code: McpSchema.ErrorCode.MethodNotFound, message: "Method not found" }
+      })
+    }
+    // The handler's own failure (or defect, or throw) stays here: the server only learns that
+    // the client could not answer.
+    return handled.result.pipe(
+      Effect.timeoutFail({ duration: Duration.millis(answerTimeoutMs), onTimeout: () => "timeout" as const }),
+      Effect.matchCause({
+        onSuccess: (result): Record<string, unknown> => ({ jsonrpc: "2.0", id, result }),
+        onFailure: () => ({
           jsonrpc: "2.0",
           id,
-          error: { code: McpSchema.ErrorCode.MethodNotFound, message: "Method not found" }
+          error: { code: McpSchema.ErrorCode.InternalError, message: "The client could not answer" }
         })
-      }
-      // The handler's own failure (or defect, or throw) stays here: the server only learns that
-      // the client could not answer.
-      return handled.result.pipe(
-        Effect.timeoutFail({ duration: Duration.millis(answerTimeoutMs), onTimeout: () => "timeout" as const }),
-        Effect.matchCause({
-          onSuccess: (result): Record<string, unknown> => ({ jsonrpc: "2.0", id, result }),
-          onFailure: () => ({
-            jsonrpc: "2.0",
-            id,
-            error: { code: McpSchema.ErrorCode.InternalError, message: "The client could not answer" }
-          })
-        })
-      )
-    }
+      })
+    )
   }
 
   const fulfil: Responder["fulfil"] = (method, params, exchange) => {
@@ -118,5 +116,5 @@ export const makeResponder = (handlers: Handlers | undefined, answerTimeoutMs: n
         ))
   }
 
-  return { capabilities: capabilities(handlers), inbound, fulfil }
+  return { capabilities: capabilities(handlers), answer, fulfil }
 }

@@ -115,16 +115,16 @@ export const refusal = (
 ) => Failures.remoteRefusal(exchange, error.code, sanitizeRemoteMessage(error.message, secrets), details, error)
 
 /**
- * What becomes of a message from the server that answers no request: a request gets the reply
- * `inbound` builds, which `answer` sends; a notification is handed to `inbound`; anything else
+ * What becomes of a message from the server that answers no request: a request is handed to
+ * `inbound` with the transport's `reply`; a notification is handed to `inbound`; anything else
  * is ignored.
  */
 export const routeIncoming = (
   inbound: Inbound,
   message: McpSchema.IncomingMessage,
-  answer: (reply: Effect.Effect<Record<string, unknown>>) => Effect.Effect<void>
+  reply: (body: Record<string, unknown>) => Effect.Effect<void>
 ): Effect.Effect<void> => {
-  if (message._tag === "Request") return answer(inbound.answer(message.message))
+  if (message._tag === "Request") return inbound.request(message.message, reply)
   if (message._tag === "Notification" && inbound.notification !== undefined) return inbound.notification(message.message)
   return Effect.void
 }

@@ -92,7 +92,7 @@ export interface SharedStream {
 export const make = (options: {
   readonly unsolicitedMaxBytes: number
   readonly secrets: ReadonlyArray<string>
-  /** Answers the server's requests. */
+  /** Takes the server's requests and notifications. */
   readonly inbound: Inbound
   /** The exchange used to describe stream-level failures that belong to no request. */
   readonly streamExchange: Exchange
@@ -103,8 +103,6 @@ export const make = (options: {
    * notice), bounded by the transport.
    */
   readonly notice: (message: Record<string, unknown>) => Effect.Effect<void>
-  /** Works out the reply to a server request and sends it, in the background (never blocks). */
-  readonly answer: (reply: Effect.Effect<Record<string, unknown>>) => Effect.Effect<void>
 }): SharedStream => {
   const pending = new Map<McpSchema.RequestId, Pending>()
   let terminated: Termination | undefined
@@ -171,7 +169,7 @@ export const make = (options: {
         droppedFrames++
         return
       }
-      yield* Messages.routeIncoming(options.inbound, message, options.answer)
+      yield* Messages.routeIncoming(options.inbound, message, options.notice)
     })
 
   const request: SharedStream["request"] = (request, exchange, send) =>

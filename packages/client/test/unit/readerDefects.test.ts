@@ -14,7 +14,7 @@ import { rawHttpServer } from "../support/rawMcpServer.js"
 
 const secret = "defect-canary-7f3a"
 const throwingInbound: Transport.Inbound = {
-  answer: () => {
+  request: () => {
     throw new Error(`bug while answering (${secret})`)
   }
 }

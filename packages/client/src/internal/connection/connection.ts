@@ -61,7 +61,10 @@ export const make = (
       ping: ping(core),
       observations: Effect.sync(core.observations),
       sessions: Effect.sync(core.live.sessions),
-      diagnostics: Effect.suspend(() => current().transport.diagnostics),
+      // A server request dropped for want of room to answer it is a dropped frame too.
+      diagnostics: Effect.suspend(() =>
+        Effect.map(current().transport.diagnostics, (held) => ({ ...held, droppedFrames: held.droppedFrames + setup.droppedRequests() }))
+      ),
       logTail: Effect.suspend(() => current().transport.logTail ?? Effect.succeed(""))
     }
   })

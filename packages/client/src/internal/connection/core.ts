@@ -54,6 +54,8 @@ export interface Setup {
   /** A new discovery, in the scope it is given, for a new session. */
   readonly renew: Effect.Effect<Discovered<Listing>, McpConnectionError, Scope.Scope>
   readonly notifications: Notifications.Notifications
+  /** The server's requests dropped because the connection's answering queue was full. */
+  readonly droppedRequests: () => number
   /** The log level the connection asked for (`setLogLevel`), for every session it has. */
   readonly logLevel: { current: McpSchema.LogLevel | undefined }
 }

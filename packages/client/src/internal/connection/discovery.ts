@@ -27,6 +27,7 @@ import * as LiveSession from "../liveSession.js"
 import type { Discovered } from "../liveSession.js"
 import * as Negotiation from "../negotiation.js"
 import * as Notifications from "../notifications.js"
+import * as ServerRequests from "../serverRequests.js"
 import type { ConnectionAuthorization } from "../oauth/authorizer.js"
 import { type Annotate, clientSpan } from "../tracing.js"
 import { authorized, maxDiscoveryAuthorizations } from "./authorized.js"
@@ -128,7 +129,14 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
     const { auth, policy, responder } = input
     // Checked before any I/O: the transport and the revisions must leave something to try.
     const notifications = yield* Notifications.make(policy.logBuffer)
-    const inbound: Inbound = { ...responder.inbound, notification: notifications.take, reopened: notifications.reopened }
+    // The server's messages, whatever stream brings them: requests to the connection's answering
+    // fiber, notifications to whoever waits for them.
+    const serverRequests = yield* ServerRequests.make(responder.answer)
+    const inbound: Inbound = {
+      request: serverRequests.request,
+      notification: notifications.take,
+      reopened: notifications.reopened
+    }
     const plain = (stage: Stage): Exchange => ({ stage, phase: "discovery", budget: policy.discovery })
     if (Negotiation.usableCandidates(input.candidates({ exchange: plain, inbound }), input.revisions).length === 0) {
       return yield* Effect.fail(Failures.invalidConfig("revisions", "invalid-value"))
@@ -228,7 +236,7 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
     const platform = yield* Effect.context<R>()
     const renew = Effect.flatMap(Effect.scope, (scope) => Effect.provide(run([]), Context.add(platform, Scope.Scope, scope)))
     return yield* ConnectionRuntime.make(
-      { session, policy, scope: outerScope, auth, renew, notifications, logLevel },
+      { session, policy, scope: outerScope, auth, renew, notifications, droppedRequests: serverRequests.dropped, logLevel },
       observations
     )
   })
