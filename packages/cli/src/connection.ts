@@ -7,7 +7,7 @@ import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as Path from "@effect/platform/Path"
-import { McpClient, McpSchema, PhasePolicy, type Stdio } from "@phasebound/client"
+import { McpClient, McpSchema, PhasePolicy } from "@phasebound/client"
 import * as Authorization from "@phasebound/client/Authorization"
 import { type Limits, redact, type McpConnectionError, type Stage } from "@phasebound/client/McpConnectionError"
 import * as Effect from "effect/Effect"
@@ -91,7 +91,7 @@ interface Prepared {
   /** HTTP: the token file (undefined when the environment names no home and none is given). */
   readonly tokenFile: string | undefined
   /** stdio: what becomes of the server's stderr (`--server-stderr`). */
-  readonly stderr: Stdio.StderrMode | undefined
+  readonly stderr: McpClient.StderrMode | undefined
 }
 
 /** Resolves budgets, target and auth settings (no I/O but reading the config and key files). */
@@ -150,7 +150,7 @@ export const prepare = (
  * A stdio target's stderr handling; in `tail` mode the run keeps the reader of the tail for the
  * entry point (shown on a terminal before the record).
  */
-const serverStderr = (ctx: RunContext, mode: Stdio.StderrMode): Stdio.StderrHandling => ({
+const serverStderr = (ctx: RunContext, mode: McpClient.StderrMode): McpClient.StderrHandling => ({
   mode,
   onSpawn: (tail) => {
     ctx.state.serverStderr = () => stderrBlock(Effect.runSync(tail), ctx.state.secrets)

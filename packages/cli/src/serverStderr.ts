@@ -5,7 +5,7 @@
  * redacted and its control characters made spaces. The record itself never carries it.
  */
 import { type McpConnectionError, redact } from "@phasebound/client/McpConnectionError"
-import type { StderrMode } from "@phasebound/client/Stdio"
+import type { StderrMode } from "@phasebound/client/McpClient"
 import * as Effect from "effect/Effect"
 import { printable } from "./output.js"
 import { flag } from "./flags.js"

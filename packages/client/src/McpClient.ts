@@ -28,6 +28,7 @@ import type * as Subscribable from "effect/Subscribable"
 import * as Authorization from "./Authorization.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
 import * as Discovery from "./internal/connection/discovery.js"
+import type { EraName } from "./internal/era.js"
 import * as Failures from "./internal/failures.js"
 import { makeResponder } from "./internal/inbound.js"
 import * as Negotiation from "./internal/negotiation.js"
@@ -35,14 +36,49 @@ import * as Options from "./internal/options.js"
 import { type ConnectionAuthorization, makeAuthorizer } from "./internal/oauth/authorizer.js"
 import { makeMemory, TokenStore } from "./internal/oauth/tokenStore.js"
 import { effectIdentityMetaKey as EffectIdentityKey, isValidEffectIdentity } from "./internal/requestMeta.js"
-import * as LegacySse from "./LegacySse.js"
+import * as LegacySse from "./internal/transport/legacySse.js"
+import * as Stdio from "./internal/transport/stdio.js"
+import type { ServerCommand, StderrHandling, StderrMode } from "./internal/transport/stdio.js"
+import * as StreamableHttp from "./internal/transport/streamableHttp.js"
+import type { Diagnostics, TransportKind } from "./internal/transport/transport.js"
 import type { InvalidOption, McpConnectionError, Stage } from "./McpConnectionError.js"
 import * as McpSchema from "./McpSchema.js"
 import * as PhasePolicy from "./PhasePolicy.js"
-import type { EraName } from "./ProtocolEra.js"
-import * as Stdio from "./Stdio.js"
-import * as StreamableHttp from "./StreamableHttp.js"
-import type { Diagnostics, TransportKind } from "./Transport.js"
+
+// The transports and eras are internal (docs/DESIGN.md, "Module map"); the types of theirs that
+// a connection's options and records name are public here.
+export type {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  Diagnostics,
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  EraName,
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  ServerCommand,
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  StderrHandling,
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  StderrMode,
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  TransportKind
+}
 
 /**
  * @since 0.1.0
@@ -388,7 +424,7 @@ export const connect = (
  * @since 0.1.0
  * @category models
  */
-export interface StdioConnectOptions extends Stdio.ServerCommand {
+export interface StdioConnectOptions extends ServerCommand {
   /**
    * The revisions the client may speak (default: all it supports). The stateless revision is
    * probed first with `server/discover` (a bounded wait), then the handshake with `initialize`,
@@ -401,9 +437,9 @@ export interface StdioConnectOptions extends Stdio.ServerCommand {
   readonly handlers?: ClientHandlers.Handlers | undefined
   /**
    * What becomes of the child's stderr (default `{ mode: "tail" }`: drained, its last 64 KiB
-   * kept as `logTail`); see `Stdio.StderrHandling`.
+   * kept as `logTail`); see `StderrHandling`.
    */
-  readonly stderr?: Stdio.StderrHandling | undefined
+  readonly stderr?: StderrHandling | undefined
 }
 
 /**

@@ -30,19 +30,4 @@ export * as McpServers from "./McpServers.js"
 export * as PhasePolicy from "./PhasePolicy.js"
 
 /** @since 0.1.0 */
-export * as ProtocolEra from "./ProtocolEra.js"
-
-/** @since 0.1.0 */
-export * as LegacySse from "./LegacySse.js"
-
-/** @since 0.1.0 */
 export * as ServersFile from "./ServersFile.js"
-
-/** @since 0.1.0 */
-export * as Stdio from "./Stdio.js"
-
-/** @since 0.1.0 */
-export * as StreamableHttp from "./StreamableHttp.js"
-
-/** @since 0.1.0 */
-export * as Transport from "./Transport.js"

@@ -32,7 +32,7 @@ import * as McpClient from "./McpClient.js"
 import type { McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
 import type * as PhasePolicy from "./PhasePolicy.js"
-import type { TransportKind } from "./Transport.js"
+import type { TransportKind } from "./McpClient.js"
 
 /**
  * @since 0.1.0

@@ -39,6 +39,7 @@ import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { qualifyConsumers } from "./consumers.js"
+import { closedSubpaths, exportedModules, judgeExposure, probeProgram } from "./exposed.js"
 import { copiesOf, installOffline, type Lockfile, type Ran, seededLock, whyInstall } from "./install.js"
 import { checkEffectPeers, checkTarball, type Manifest } from "./tarball.js"
 
@@ -368,6 +369,18 @@ try {
   if (installed.length > 0) {
     const copies = copiesOf(project, "effect")
     record("package", `one copy of effect in the project (the pinned ${pinned["effect"]})`, copies.ok && copies.paths.length === 1, copies.paths.join(", "))
+  }
+  const clientFiles = tarballs.get("@phasebound/client")?.files
+  if (installed.includes("@phasebound/client") && clientFiles !== undefined) {
+    const modules = exportedModules(clientFiles)
+    const probed = run(process.execPath, ["--input-type=module", "-e", probeProgram("@phasebound/client", modules)], { cwd: project, env: programEnv })
+    const problems = probed.ok ? judgeExposure(modules, probed.stdout) : [why(probed)]
+    record(
+      "package",
+      `@phasebound/client exposes its public modules only: each loads, the index holds the others; ${closedSubpaths.join(", ")} do not resolve; no public value is a transport's or an era's`,
+      problems.length === 0,
+      problems.length === 0 ? `${modules.length} modules: ${modules.join(", ")}` : problems.slice(0, 5).join("; ")
+    )
   }
 
   // 3. The library qualification under node and under bun, and 3b. the workflow package through

@@ -7,10 +7,11 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { LegacySse, Transport } from "@phasebound/client"
 import { Effect, Exit, Layer, ManagedRuntime, Scope, Stream } from "effect"
 import * as undici from "undici"
 import { readBody } from "../../../client/src/internal/bodyReader.js"
+import * as LegacySse from "../../../client/src/internal/transport/legacySse.js"
+import * as Transport from "../../../client/src/internal/transport/transport.js"
 import { startChild } from "../servers/spawn.js"
 import { makeLoad } from "./load.js"
 

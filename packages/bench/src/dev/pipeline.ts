@@ -7,8 +7,10 @@
  */
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { McpClient, StreamableHttp, Transport } from "@phasebound/client"
+import { McpClient } from "@phasebound/client"
 import { Duration, Effect, Exit, Layer, ManagedRuntime, Schema, Scope, Stream } from "effect"
+import * as StreamableHttp from "../../../client/src/internal/transport/streamableHttp.js"
+import * as Transport from "../../../client/src/internal/transport/transport.js"
 import { startChild } from "../servers/spawn.js"
 import { makeLoad } from "./load.js"
 

@@ -7,10 +7,12 @@
  *   tsx --conditions=@phasebound/source src/dev/wrapper.ts
  */
 import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
-import { McpClient, StreamableHttp, Transport } from "@phasebound/client"
+import { McpClient } from "@phasebound/client"
 import { McpSchema } from "@phasebound/client"
 import { Effect, Exit, Layer, Schema, Scope } from "effect"
 import { withDeadline } from "../../../client/src/internal/deadline.js"
+import * as StreamableHttp from "../../../client/src/internal/transport/streamableHttp.js"
+import * as Transport from "../../../client/src/internal/transport/transport.js"
 const decode = Schema.decodeUnknown(McpSchema.CallToolResult)
 
 const N = Number(process.argv[2] ?? 10_000)

@@ -1,13 +1,13 @@
 /**
- * The models of a protocol era, apart from the eras themselves so that each era's module and the
- * public `ProtocolEra` module depend on them without depending on each other
+ * The models of a protocol era, apart from the eras themselves so that each era's module,
+ * negotiation and the discovery depend on them without depending on each other
  * (docs/DESIGN.md, "Protocol eras").
  */
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { McpConnectionError, Stage } from "../McpConnectionError.js"
 import type * as McpSchema from "../McpSchema.js"
-import type { Exchange, Response, SessionHeaders, Transport } from "../Transport.js"
+import type { Exchange, Response, SessionHeaders, Transport } from "./transport/transport.js"
 
 /**
  * @since 0.1.0

@@ -32,7 +32,7 @@ import {
   UpstreamFailure
 } from "../McpConnectionError.js"
 import { defaults } from "../PhasePolicy.js"
-import type { Exchange } from "../Transport.js"
+import type { Exchange } from "./transport/transport.js"
 
 /**
  * An option refused while the configuration is checked, before any I/O: stage `config`, the

@@ -17,7 +17,7 @@ import * as Scope from "effect/Scope"
 import type { McpConnectionError } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
 import type { Era, Session } from "./era.js"
-import type { Exchange, Outgoing, Request, Response } from "../Transport.js"
+import type { Exchange, Outgoing, Request, Response } from "./transport/transport.js"
 import * as Failures from "./failures.js"
 
 const decodeInitialize = Schema.decodeUnknown(McpSchema.InitializeResult)

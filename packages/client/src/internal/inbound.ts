@@ -11,7 +11,7 @@ import * as Option from "effect/Option"
 import { type Capability, capabilities, capabilityOf, type Fields, type Handlers } from "../ClientHandlers.js"
 import { HandlerFailed, type McpConnectionError, ProtocolViolation } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
-import type { Exchange } from "../Transport.js"
+import type { Exchange } from "./transport/transport.js"
 import * as Failures from "./failures.js"
 
 export interface Responder {

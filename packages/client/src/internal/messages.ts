@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import { LimitExceeded, type McpConnectionError, type Outcome, sanitizeRemoteMessage } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
-import type { Exchange, Inbound, Outgoing, Response } from "../Transport.js"
+import type { Exchange, Inbound, Outgoing, Response } from "./transport/transport.js"
 import { decodeUtf8 } from "./byteCount.js"
 import * as Failures from "./failures.js"
 import * as JsonText from "./jsonText.js"

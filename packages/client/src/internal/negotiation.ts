@@ -21,7 +21,7 @@ import * as Scope from "effect/Scope"
 import { type Attempt, attemptOf, type McpConnectionError, type Stage, withAttempts } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
 import type { Era, EraName, OpenContext, Session } from "./era.js"
-import type { SessionHeaders, Transport, TransportKind } from "../Transport.js"
+import type { SessionHeaders, Transport, TransportKind } from "./transport/transport.js"
 import { era as handshakeEra } from "./handshakeEra.js"
 import { era as statelessEra, supportedByRefusal } from "./statelessEra.js"
 

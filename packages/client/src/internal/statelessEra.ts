@@ -23,7 +23,7 @@ import * as Schema from "effect/Schema"
 import { InvalidOption, LimitExceeded, type McpConnectionError } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
 import type { Era, Session } from "./era.js"
-import type { Exchange, Outgoing, Request, Response } from "../Transport.js"
+import type { Exchange, Outgoing, Request, Response } from "./transport/transport.js"
 import * as Failures from "./failures.js"
 import { encodeHeaderValue, headerParameters, parameterHeaders } from "./mcpHeaders.js"
 

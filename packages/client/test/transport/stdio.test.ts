@@ -12,7 +12,8 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Testkit from "@phasebound/testkit"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Scope } from "effect"
-import { McpClient, Stdio } from "../../src/index.js"
+import { McpClient } from "../../src/index.js"
+import * as Stdio from "../../src/internal/transport/stdio.js"
 import { connect } from "../../src/promise.js"
 import { eventually, expectReleased, failureOf } from "../support/harness.js"
 
@@ -40,7 +41,7 @@ const connectTo = (f: Testkit.StdioFixture, policy?: McpClient.StdioConnectOptio
  * A child that writes `lines` of script and exits before the handshake, spawned with the stderr
  * `mode`: its failure, and the tail reader the stderr option's `onSpawn` was given.
  */
-const failingChild = (mode: Stdio.StderrHandling["mode"], lines: ReadonlyArray<string>) =>
+const failingChild = (mode: McpClient.StderrHandling["mode"], lines: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     let readTail: Effect.Effect<string> | undefined
     const { error } = yield* failureOf(
@@ -176,7 +177,7 @@ describe("stdio", () => {
     Effect.gen(function*() {
       for (const stderr of [{ mode: "keep" }, { mode: "tail", onSpawn: "no" }, "tail"]) {
         const { error } = yield* failureOf(
-          McpClient.connectStdio({ command: process.execPath, args: ["-e", "process.exit(9)"], stderr: stderr as unknown as Stdio.StderrHandling })
+          McpClient.connectStdio({ command: process.execPath, args: ["-e", "process.exit(9)"], stderr: stderr as unknown as McpClient.StderrHandling })
         )
         expect(error).toMatchObject({ _tag: "InvalidOption", option: "stderr", stage: "config", outcome: "not-sent" })
       }

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
-import { McpClient, StreamableHttp } from "../../src/index.js"
+import { McpClient } from "../../src/index.js"
+import * as StreamableHttp from "../../src/internal/transport/streamableHttp.js"
 import { expectReleased, failureOf, httpClients, server } from "../support/harness.js"
 import { rawMcpServer, SSE_HEADERS } from "../support/rawMcpServer.js"
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest"
 import * as Failures from "../../src/internal/failures.js"
 import { handshakeFallback, legacyHttpFallback, statelessRetry } from "../../src/internal/negotiation.js"
 import { McpSchema } from "../../src/index.js"
-import type { Exchange } from "../../src/Transport.js"
+import type { Exchange } from "../../src/internal/transport/transport.js"
 
 const at = (stage: Exchange["stage"]): Exchange => ({ stage, phase: "discovery", budget: { timeoutMs: 1_000, maxBytes: 1_000 } })
 const refusal = (stage: Exchange["stage"], code: number, data?: unknown, status = 400) =>

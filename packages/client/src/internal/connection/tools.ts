@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import type * as McpClient from "../../McpClient.js"
-import type { Exchange } from "../../Transport.js"
+import type { Exchange } from "../transport/transport.js"
 import { listAllTools } from "../listing.js"
 import { authorized, maxDiscoveryAuthorizations } from "./authorized.js"
 import type { Core } from "./core.js"

@@ -35,7 +35,7 @@ import {
   type Stage
 } from "../../McpConnectionError.js"
 import type { Budget } from "../../PhasePolicy.js"
-import type { Exchange } from "../../Transport.js"
+import type { Exchange } from "../transport/transport.js"
 import { withDeadline } from "../deadline.js"
 import * as Failures from "../failures.js"
 import type { AuthChallenge, Credential } from "../http.js"

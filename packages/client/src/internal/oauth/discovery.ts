@@ -58,7 +58,7 @@ import {
   UpstreamFailure
 } from "../../McpConnectionError.js"
 import type { Budget } from "../../PhasePolicy.js"
-import type { Exchange } from "../../Transport.js"
+import type { Exchange } from "../transport/transport.js"
 import { type BodyReadFailed, readBody } from "../bodyReader.js"
 import { decodeUtf8 } from "../byteCount.js"
 import { withDeadline } from "../deadline.js"

@@ -57,7 +57,7 @@ import {
   UpstreamFailure
 } from "../../McpConnectionError.js"
 import type { Budget } from "../../PhasePolicy.js"
-import type { Exchange } from "../../Transport.js"
+import type { Exchange } from "../transport/transport.js"
 import { withDeadline } from "../deadline.js"
 import * as Failures from "../failures.js"
 import { type Client, contentTypeOf, makeClient, transportError } from "../http.js"

@@ -32,12 +32,12 @@ import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type { McpConnectionError, Outcome } from "./McpConnectionError.js"
-import * as Failures from "./internal/failures.js"
-import { decodeLines, type Line } from "./internal/lineDecoder.js"
-import * as Messages from "./internal/messages.js"
-import * as SharedStream from "./internal/sharedStream.js"
-import type { Exchange, Inbound, Transport } from "./Transport.js"
+import type { McpConnectionError, Outcome } from "../../McpConnectionError.js"
+import * as Failures from "../failures.js"
+import { decodeLines, type Line } from "../lineDecoder.js"
+import * as Messages from "../messages.js"
+import * as SharedStream from "../sharedStream.js"
+import type { Exchange, Inbound, Transport } from "./transport.js"
 
 /**
  * What to run. No shell is involved: `command` is executed with `args` as given.
@@ -48,7 +48,7 @@ import type { Exchange, Inbound, Transport } from "./Transport.js"
 export interface ServerCommand {
   readonly command: string
   readonly args?: ReadonlyArray<string> | undefined
-  /** Added to the safe default environment (see `safeEnvironment`). */
+  /** Added to the small safe environment the child gets from this process (docs/GUIDE.md, "stdio"). */
   readonly env?: Readonly<Record<string, string>> | undefined
   readonly cwd?: string | undefined
 }

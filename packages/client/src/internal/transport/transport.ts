@@ -2,7 +2,7 @@
  * The seam every transport provides (Streamable HTTP, legacy HTTP+SSE, stdio). Transports move
  * JSON-RPC messages under the budgets and know nothing of protocol eras: what a message says
  * (its params and `_meta`, its HTTP headers, how an interrupted request is cancelled, whether
- * its answer may be resumed) is decided by the era that builds it (`ProtocolEra`), and the
+ * its answer may be resumed) is decided by the era that builds it (`internal/era.ts`), and the
  * handshake, sessions and negotiation live there too. See docs/DESIGN.md, "The transport seam".
  *
  * A transport owns its wire: framing, the byte ceilings of the responses it reads, correlation
@@ -14,9 +14,9 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import type { AuthorizationStep, McpConnectionError, Phase, Stage } from "./McpConnectionError.js"
-import * as McpSchema from "./McpSchema.js"
-import type { Budget } from "./PhasePolicy.js"
+import type { AuthorizationStep, McpConnectionError, Phase, Stage } from "../../McpConnectionError.js"
+import * as McpSchema from "../../McpSchema.js"
+import type { Budget } from "../../PhasePolicy.js"
 
 /**
  * @since 0.1.0
