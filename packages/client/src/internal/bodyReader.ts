@@ -146,9 +146,8 @@ const nodeChunks = (body: NodeReadable): BodyChunks => {
   }
 }
 
-/** Any other client: its Effect stream, pulled in a scope of its own. */
-const streamChunks = (stream: Stream.Stream<Uint8Array, HttpClientError.ResponseError>): BodyChunks => {
-  const scope = Effect.runSync(Scope.make())
+/** Any other client: its Effect stream, pulled in `scope` (closed by `cancel`). */
+const streamChunks = (stream: Stream.Stream<Uint8Array, HttpClientError.ResponseError>, scope: Scope.CloseableScope): BodyChunks => {
   let pull: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<HttpClientError.ResponseError>> | undefined
   const buffered: Array<Uint8Array> = []
   let ended = false
@@ -180,11 +179,12 @@ const streamChunks = (stream: Stream.Stream<Uint8Array, HttpClientError.Response
  * Opens a response's body for reading chunk by chunk: the platform's own body when we know it,
  * the response's Effect stream otherwise.
  */
-export const openBody = (response: HttpClientResponse.HttpClientResponse): BodyChunks => {
-  const body = platformBody(response)
-  if (body === undefined) return streamChunks(response.stream)
-  return body instanceof ReadableStream ? webChunks(body) : nodeChunks(body)
-}
+export const openBody = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<BodyChunks> =>
+  Effect.suspend(() => {
+    const body = platformBody(response)
+    if (body === undefined) return Effect.map(Scope.make(), (scope) => streamChunks(response.stream, scope))
+    return Effect.succeed(body instanceof ReadableStream ? webChunks(body) : nodeChunks(body))
+  })
 
 /**
  * Releases a response's body whether or not it was read: a body still arriving is cut (the
@@ -217,10 +217,7 @@ const usingBody = <A, E, R>(
   response: HttpClientResponse.HttpClientResponse,
   read: (chunks: BodyChunks) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
-  Effect.suspend(() => {
-    const chunks = openBody(response)
-    return Effect.ensuring(read(chunks), chunks.cancel)
-  })
+  Effect.acquireUseRelease(openBody(response), read, (chunks) => chunks.cancel)
 
 /**
  * Reads a whole body under `maxBytes`: every chunk is counted before it is kept, and the read

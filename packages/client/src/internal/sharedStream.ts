@@ -14,7 +14,6 @@
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as FiberId from "effect/FiberId"
 import type { McpConnectionError, Outcome } from "../McpConnectionError.js"
 import type * as McpSchema from "../McpSchema.js"
 import type { Diagnostics, Exchange, Inbound, Request, Response } from "./transport/transport.js"
@@ -173,10 +172,9 @@ export const make = (options: {
     })
 
   const request: SharedStream["request"] = (request, exchange, send) =>
-    Effect.suspend(() => {
+    Effect.flatMap(Deferred.make<Response, McpConnectionError>(), (deferred) => {
       if (terminated !== undefined) return Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
       const id = nextId++
-      const deferred = Deferred.unsafeMake<Response, McpConnectionError>(FiberId.none)
       pending.set(id, { exchange, deferred, standing: request.standing === true })
       const { cancelNotice } = request
       return send(Messages.envelope(request, id)).pipe(
