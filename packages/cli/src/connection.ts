@@ -187,7 +187,11 @@ export const connectTo = (
         policy: policyOptions,
         ...(auth === undefined ? {} : { auth: auth.options })
       }).pipe(
-        Effect.provide(auth === undefined || tokenFile === undefined ? Layer.empty : tokenStoreLayer(tokenFile)),
+        // Tokens in the file, else in memory for this connection; no interactive step (that is `login`'s).
+        Effect.provide(Layer.merge(
+          auth === undefined || tokenFile === undefined ? Authorization.layerMemoryTokenStore : tokenStoreLayer(tokenFile),
+          Authorization.layerNoInteraction
+        )),
         Effect.mapError((error) => auth === undefined ? error : renameAuthOption(error, auth.optionOf))
       )
       : McpClient.connectStdio({

@@ -79,7 +79,7 @@ export const login = (
       })
     const services = Layer.merge(
       Layer.succeed(Authorization.TokenStore, loginStore),
-      interactive ? Authorization.layerInteractive(authorize) : Layer.empty
+      interactive ? Authorization.layerInteractive(authorize) : Authorization.layerNoInteraction
     )
 
     ctx.state.position = { stage: "connect", phase: "discovery", limits: policy.discovery }

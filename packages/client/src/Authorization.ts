@@ -15,14 +15,15 @@
  *     // The secret goes to this authorization server only, whatever the MCP server names.
  *     issuer: "https://auth.example.com"
  *   }
- * })
+ * }).pipe(Effect.provide(Authorization.layerMemoryTokenStore))
  * ```
  *
  * A user's authorization (the `authorization_code` grant, the default) needs the interactive
  * step, the `InteractiveAuthorization` service: it shows the authorization URL to the user and
  * returns the redirect that carries the code (the CLI's opens a browser and listens on
- * 127.0.0.1). Tokens are kept in the `TokenStore` service when one is provided (the CLI's is a
- * file readable only by the user), else in memory for the connection's life.
+ * 127.0.0.1). Tokens are kept in the `TokenStore` service (the CLI's is a file readable only by
+ * the user). A connection with `auth` requires both services (`Services`; only the token store
+ * for `client_credentials`): `layerDefaults` gives tokens in memory and no interactive step.
  *
  * The authorities an MCP server names are checked before anything is sent to them: `https`
  * (plain `http` only between loopback hosts), on public addresses or names (loopback only for a
@@ -40,6 +41,7 @@ import type { InvalidOption } from "./McpConnectionError.js"
 import type { ClientAssertionAlgorithm } from "./internal/oauth/clientAssertion.js"
 import { isSecure } from "./internal/oauth/discoveryUrls.js"
 import * as Options_ from "./internal/options.js"
+import { layerMemory as memoryStore, type TokenStore } from "./internal/oauth/tokenStore.js"
 
 export {
   /**
@@ -189,6 +191,55 @@ export class InteractiveAuthorization extends Context.Tag("@phasebound/client/In
  */
 export const layerInteractive = (authorize: Interactive["authorize"]): Layer.Layer<InteractiveAuthorization> =>
   Layer.succeed(InteractiveAuthorization, { authorize })
+
+/**
+ * No interactive step: a connection given this one starts no new authorization of a user (stored
+ * tokens are used and refreshed, and a 401 that needs a user is returned as it is), and does not
+ * require `redirectUri`. Its `authorize` fails at once, should anyone else call it.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export const noInteraction: Interactive = {
+  authorize: () => Effect.fail(new Error("no interactive step"))
+}
+
+/**
+ * `noInteraction` as the `InteractiveAuthorization` service.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export const layerNoInteraction: Layer.Layer<InteractiveAuthorization> = Layer.succeed(InteractiveAuthorization, noInteraction)
+
+/**
+ * Tokens in memory: one store each time the layer is built, shared by every connection made
+ * with it (entries are keyed by server and client, so connections to the same server as the
+ * same client use the same tokens). Provided to one connection, it lives and dies with it, as
+ * the Promise API does for each `connect`.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export const layerMemoryTokenStore: Layer.Layer<TokenStore> = memoryStore
+
+/**
+ * What a connection with `auth` requires: the token store and, for the authorization code
+ * grant, the interactive step. `client_credentials` needs no user, so no interactive step.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export type Services = TokenStore | InteractiveAuthorization
+
+/**
+ * The defaults: tokens in memory (`layerMemoryTokenStore`) and no interactive step
+ * (`layerNoInteraction`), what a connection had when it was given no services.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export const layerDefaults: Layer.Layer<Services> = Layer.merge(layerMemoryTokenStore, layerNoInteraction)
 
 /**
  * Whether `auth` may be used with an MCP server at `url`: `https`, or `http` on a loopback host

@@ -20,7 +20,6 @@
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
@@ -34,7 +33,7 @@ import { makeResponder } from "./internal/inbound.js"
 import * as Negotiation from "./internal/negotiation.js"
 import * as Options from "./internal/options.js"
 import { type ConnectionAuthorization, makeAuthorizer } from "./internal/oauth/authorizer.js"
-import { makeMemory, TokenStore } from "./internal/oauth/tokenStore.js"
+import { TokenStore } from "./internal/oauth/tokenStore.js"
 import { effectIdentityMetaKey as EffectIdentityKey, isValidEffectIdentity } from "./internal/requestMeta.js"
 import * as LegacySse from "./internal/transport/legacySse.js"
 import * as Stdio from "./internal/transport/stdio.js"
@@ -106,10 +105,10 @@ export interface ConnectOptions {
   /** Answers to what the server may ask (elicitation, sampling, roots); each declares its capability. */
   readonly handlers?: ClientHandlers.Handlers | undefined
   /**
-   * OAuth 2.1, when the server asks for it (a 401): see `Authorization`. The interactive step
-   * and the token store are the `Authorization.InteractiveAuthorization` and
-   * `Authorization.TokenStore` services, when provided. Not with an `authorization` header or
-   * URL userinfo.
+   * OAuth 2.1, when the server asks for it (a 401): see `Authorization`. The token store and the
+   * interactive step are the `Authorization.TokenStore` and `Authorization.InteractiveAuthorization`
+   * services, which `connect` then requires (`Authorization.layerDefaults`: tokens in memory, no
+   * interactive step). Not with an `authorization` header or URL userinfo.
    */
   readonly auth?: Authorization.Options | undefined
 }
@@ -347,27 +346,26 @@ export type DecodedResult<A> =
 export const defaultClientInfo: McpSchema.Implementation = Options.defaultClientInfo
 
 /**
- * The connection's authorization: the validated options, the services the caller provided (the
- * interactive step, the token store; else tokens in memory).
+ * The connection's authorization: the validated options and the services (the token store; the
+ * interactive step for the authorization code grant, none when it is `noInteraction`).
  */
 const authorizationOf = (
   settings: Options.HttpSettings & { readonly auth: Authorization.Validated },
   secrets: Array<string>
-): Effect.Effect<ConnectionAuthorization, InvalidOption, HttpClient.HttpClient> =>
+): Effect.Effect<ConnectionAuthorization, InvalidOption, HttpClient.HttpClient | Authorization.Services> =>
   Effect.gen(function*() {
-    const interactive = yield* Effect.serviceOption(Authorization.InteractiveAuthorization)
+    const provided = settings.auth.grant === "client_credentials" ? undefined : yield* Authorization.InteractiveAuthorization
+    const interactive = provided === Authorization.noInteraction ? undefined : provided
     // An interactive step without a place to come back to could never be used.
-    if (Option.isSome(interactive) && settings.auth.grant === "authorization_code" && settings.auth.redirectUri === undefined) {
+    if (interactive !== undefined && settings.auth.redirectUri === undefined) {
       return yield* Effect.fail(Failures.invalidConfig("auth.redirectUri", "invalid-value", "authorization"))
     }
-    const provided = yield* Effect.serviceOption(TokenStore)
-    const store = Option.isSome(provided) ? provided.value : yield* makeMemory
     return yield* makeAuthorizer({
       serverUrl: settings.url,
       options: settings.auth,
       budget: settings.policy.authorization,
-      interactive: Option.getOrUndefined(interactive),
-      store,
+      interactive,
+      store: yield* TokenStore,
       secrets
     })
   })
@@ -389,13 +387,26 @@ const discoveryOptions = (settings: Options.HttpSettings | Options.StdioSettings
  * closing it releases the session. When discovery fails, everything it opened is released
  * before the failure is returned.
  *
+ * With `auth` it requires the authorization services (`Authorization.Services`; the token store
+ * alone for `client_credentials`): `Authorization.layerDefaults` gives tokens in memory and no
+ * interactive step.
+ *
  * @since 0.1.0
  * @category constructors
  */
-export const connect = (
+export function connect(
+  options: ConnectOptions & { readonly auth?: undefined }
+): Effect.Effect<Connection, McpConnectionError, HttpClient.HttpClient | Scope.Scope>
+export function connect(
+  options: ConnectOptions & { readonly auth: Authorization.Options & { readonly grant: "client_credentials" } }
+): Effect.Effect<Connection, McpConnectionError, HttpClient.HttpClient | Scope.Scope | Authorization.TokenStore>
+export function connect(
   options: ConnectOptions
-): Effect.Effect<Connection, McpConnectionError, HttpClient.HttpClient | Scope.Scope> =>
-  Effect.gen(function*() {
+): Effect.Effect<Connection, McpConnectionError, HttpClient.HttpClient | Scope.Scope | Authorization.Services>
+export function connect(
+  options: ConnectOptions
+): Effect.Effect<Connection, McpConnectionError, HttpClient.HttpClient | Scope.Scope | Authorization.Services> {
+  return Effect.gen(function*() {
     const settings = yield* Options.decodeHttp(options)
     // Tokens join the secrets as the connection obtains them (the transports read this array).
     const secrets = [...settings.secrets]
@@ -419,6 +430,7 @@ export const connect = (
         })
     })
   })
+}
 
 /**
  * @since 0.1.0

@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
+import type * as Authorization from "./Authorization.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
 import * as McpClient from "./McpClient.js"
 import type { McpConnectionError } from "./McpConnectionError.js"
@@ -92,28 +93,41 @@ const reveal = (values: Readonly<Record<string, Secret>> | undefined): Record<st
  * Connects to one server in the current scope, with `McpClient.connect` or `connectStdio`: every
  * rule of a connection holds (one discovery deadline, sessions that heal, release on close).
  * Every header and environment value is treated as a secret in error texts, as it always is. It
- * requires what the server's kind needs: an `HttpClient` for a URL, a `CommandExecutor` for a
- * command (both when the kind is known only at run time).
+ * requires what the server's kind needs: an `HttpClient` for a URL (and the authorization
+ * services with `auth`: `Authorization.layerDefaults`), a `CommandExecutor` for a command (all
+ * of them when the kind is known only at run time).
  *
  * @since 0.1.0
  * @category constructors
  */
 export function connect(
-  options: HttpServerOptions
+  options: HttpServerOptions & { readonly auth?: undefined }
 ): Effect.Effect<McpClient.Connection, McpConnectionError, HttpClient.HttpClient | Scope.Scope>
+export function connect(
+  options: HttpServerOptions
+): Effect.Effect<McpClient.Connection, McpConnectionError, HttpClient.HttpClient | Authorization.Services | Scope.Scope>
 export function connect(
   options: StdioServerOptions
 ): Effect.Effect<McpClient.Connection, McpConnectionError, CommandExecutor.CommandExecutor | Scope.Scope>
 export function connect(
   options: ServerOptions
-): Effect.Effect<McpClient.Connection, McpConnectionError, HttpClient.HttpClient | CommandExecutor.CommandExecutor | Scope.Scope>
+): Effect.Effect<McpClient.Connection, McpConnectionError, Requirements | Scope.Scope>
 export function connect(
   options: ServerOptions
-): Effect.Effect<McpClient.Connection, McpConnectionError, HttpClient.HttpClient | CommandExecutor.CommandExecutor | Scope.Scope> {
+): Effect.Effect<McpClient.Connection, McpConnectionError, Requirements | Scope.Scope> {
   return isStdio(options)
     ? McpClient.connectStdio({ ...options, env: reveal(options.env) })
     : McpClient.connect({ ...options, headers: reveal(options.headers) })
 }
+
+/**
+ * What a connection of either kind may require: an `HttpClient` and the authorization services
+ * for a URL, a `CommandExecutor` for a command.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requirements = HttpClient.HttpClient | Authorization.Services | CommandExecutor.CommandExecutor
 
 /**
  * The connection service.
@@ -125,14 +139,23 @@ export class McpConnection extends Context.Tag("@phasebound/client/McpConnection
 
 /**
  * A layer that connects to an HTTP server when it is built and releases the connection (its
- * session) when it is released. Building fails with the discovery's `McpConnectionError`.
+ * session) when it is released. Building fails with the discovery's `McpConnectionError`. With
+ * `auth` it requires the authorization services.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerHttp = (
+export function layerHttp(
+  options: HttpServerOptions & { readonly auth?: undefined }
+): Layer.Layer<McpConnection, McpConnectionError, HttpClient.HttpClient>
+export function layerHttp(
   options: HttpServerOptions
-): Layer.Layer<McpConnection, McpConnectionError, HttpClient.HttpClient> => Layer.scoped(McpConnection, connect(options))
+): Layer.Layer<McpConnection, McpConnectionError, HttpClient.HttpClient | Authorization.Services>
+export function layerHttp(
+  options: HttpServerOptions
+): Layer.Layer<McpConnection, McpConnectionError, HttpClient.HttpClient | Authorization.Services> {
+  return Layer.scoped(McpConnection, connect(options))
+}
 
 /**
  * A layer that starts a server as a child process when it is built and ends it (stdin closed,
@@ -153,22 +176,21 @@ export const layerStdio = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (
-  options: ServerOptions
-): Layer.Layer<McpConnection, McpConnectionError, HttpClient.HttpClient | CommandExecutor.CommandExecutor> =>
+export const layer = (options: ServerOptions): Layer.Layer<McpConnection, McpConnectionError, Requirements> =>
   Layer.scoped(McpConnection, connect(options))
 
 /**
  * `layerHttp` with the options read from Effect `Config` (`Config.redacted` for a header value
- * or a token). A missing or malformed value fails with its `ConfigError`.
+ * or a token). A missing or malformed value fails with its `ConfigError`. It requires the
+ * authorization services, which the options may need.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerHttpConfig = (
   config: Config.Config.Wrap<HttpServerOptions>
-): Layer.Layer<McpConnection, McpConnectionError | ConfigError.ConfigError, HttpClient.HttpClient> =>
-  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layerHttp))
+): Layer.Layer<McpConnection, McpConnectionError | ConfigError.ConfigError, HttpClient.HttpClient | Authorization.Services> =>
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), (options) => layerHttp(options)))
 
 /**
  * `layerStdio` with the options read from Effect `Config` (`Config.redacted` for an environment

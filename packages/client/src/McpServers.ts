@@ -1,18 +1,21 @@
 /**
  * A set of named MCP servers as an Effect service (docs/DESIGN.md, "Services"): the servers of an
  * `mcpServers` file (the one the CLI reads) or of options, each connected on first use, one
- * connection per server shared by every fiber, all released with the layer.
+ * connection per server shared by every fiber, all released with the layer. The servers use the
+ * services the layer is given, the authorization services among them: with
+ * `Authorization.layerDefaults`, one token store in memory for all of them (entries are keyed
+ * by server and client) and no interactive step.
  *
  * ```ts
- * const Live = McpServers.layerFile("./.mcp.json").pipe(Layer.provide(NodeContext.layer), Layer.provide(NodeHttpClient.layerUndici))
+ * const Live = McpServers.layerFile("./.mcp.json").pipe(
+ *   Layer.provide(Layer.mergeAll(NodeContext.layer, NodeHttpClient.layerUndici, Authorization.layerDefaults))
+ * )
  * const program = Effect.flatMap(McpServers.McpServers, (servers) => servers.callTool("remote", "add", { a: 1, b: 2 }))
  * ```
  *
  * @since 0.1.0
  */
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
-import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Path from "@effect/platform/Path"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -101,9 +104,7 @@ const withShared = (shared: McpConnection.CommonOptions, server: McpConnection.S
  * @since 0.1.0
  * @category constructors
  */
-export const make = (
-  options: Options
-): Effect.Effect<Service, InvalidOption, HttpClient.HttpClient | CommandExecutor.CommandExecutor | Scope.Scope> =>
+export const make = (options: Options): Effect.Effect<Service, InvalidOption, McpConnection.Requirements | Scope.Scope> =>
   Effect.gen(function*() {
     if (typeof options !== "object" || options === null || typeof options.servers !== "object" || options.servers === null) {
       return yield* Effect.fail(refused("servers"))
@@ -118,7 +119,7 @@ export const make = (
     // The services the layer was built with: a discovery runs with these, never with the
     // first caller's (the map would lay that caller's context over them), in the scope the map
     // gives its entry.
-    const services = yield* Effect.context<HttpClient.HttpClient | CommandExecutor.CommandExecutor>()
+    const services = yield* Effect.context<McpConnection.Requirements>()
     // One connection per server, acquired by its first caller in a scope of its own (callers
     // meanwhile share that discovery, and one caller's interruption does not end it for the
     // others: the discovery deadline bounds it), kept until the service is released.
@@ -157,9 +158,7 @@ export const make = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (
-  options: Options
-): Layer.Layer<McpServers, InvalidOption, HttpClient.HttpClient | CommandExecutor.CommandExecutor> =>
+export const layer = (options: Options): Layer.Layer<McpServers, InvalidOption, McpConnection.Requirements> =>
   Layer.scoped(McpServers, make(options))
 
 /**
@@ -171,11 +170,8 @@ export const layer = (
  */
 export const layerConfig = (
   config: Config.Config.Wrap<Options>
-): Layer.Layer<
-  McpServers,
-  InvalidOption | ConfigError.ConfigError,
-  HttpClient.HttpClient | CommandExecutor.CommandExecutor
-> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
+): Layer.Layer<McpServers, InvalidOption | ConfigError.ConfigError, McpConnection.Requirements> =>
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
 
 /**
  * What `fromFile` may add to the file's entries: the shared options, and for an
@@ -298,8 +294,5 @@ export const fromFile = (
 export const layerFile = (
   file: string,
   options?: FileOptions
-): Layer.Layer<
-  McpServers,
-  InvalidOption,
-  HttpClient.HttpClient | CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
-> => Layer.unwrapEffect(Effect.map(fromFile(file, options), layer))
+): Layer.Layer<McpServers, InvalidOption, McpConnection.Requirements | FileSystem.FileSystem | Path.Path> =>
+  Layer.unwrapEffect(Effect.map(fromFile(file, options), layer))

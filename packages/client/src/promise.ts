@@ -273,7 +273,16 @@ const connectHttp = (options: HttpConnectOptions, scope: Scope.Scope) =>
       ? yield* sharedDefaultHttpClient
       : yield* Layer.buildWithScope(options.httpClient, scope)
     const authorize = options.auth?.authorize
-    const connect = McpClient.connect({
+    // Tokens in memory for this connection; the interactive step, when one is given.
+    const authorization = Layer.merge(
+      Authorization.layerMemoryTokenStore,
+      typeof authorize === "function"
+        ? Authorization.layerInteractive((url) =>
+          Effect.tryPromise({ try: async (signal) => authorize(url, { signal }), catch: (cause) => cause })
+        )
+        : Authorization.layerNoInteraction
+    )
+    return yield* McpClient.connect({
       url: options.url,
       headers: options.headers,
       transport: options.transport,
@@ -282,11 +291,7 @@ const connectHttp = (options: HttpConnectOptions, scope: Scope.Scope) =>
       clientInfo: options.clientInfo,
       handlers: effectHandlers(options.handlers),
       auth: options.auth
-    }).pipe(Scope.extend(scope), Effect.provide(context))
-    if (typeof authorize !== "function") return yield* connect
-    return yield* Effect.provideService(connect, Authorization.InteractiveAuthorization, {
-      authorize: (url) => Effect.tryPromise({ try: async (signal) => authorize(url, { signal }), catch: (cause) => cause })
-    })
+    }).pipe(Scope.extend(scope), Effect.provide(authorization), Effect.provide(context))
   })
 
 /**

@@ -39,7 +39,7 @@ import type { CommandExecutor, HttpBody } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { McpClient } from "@phasebound/client"
+import { Authorization, McpClient } from "@phasebound/client"
 import { connect } from "@phasebound/client/promise"
 import * as Testkit from "@phasebound/testkit"
 import * as Contract from "@phasebound/testkit/contract"
@@ -1070,7 +1070,7 @@ const authorizationScenarios = async (label: string, layer: Layer.Layer<HttpClie
           }),
           ([srv, oauth]) => Effect.promise(() => Promise.all([srv.close(), oauth.close()]))
         )
-        const c = yield* McpClient.connect({ url: srv.url, auth: serviceAuth })
+        const c = yield* McpClient.connect({ url: srv.url, auth: serviceAuth }).pipe(Effect.provide(Authorization.layerMemoryTokenStore))
         check(textOf(yield* c.callTool("add", { a: 2, b: 3 })) === "5", "add")
         check(srv.unauthorizedCount() === 1, `${srv.unauthorizedCount()} requests refused with 401`)
         check(oauth.calls("token") === 1, `${oauth.calls("token")} token requests`)
@@ -1096,7 +1096,7 @@ const authorizationScenarios = async (label: string, layer: Layer.Layer<HttpClie
         }),
         ([srv, oauth]) => Effect.promise(() => Promise.all([srv.close(), oauth.close()]))
       )
-      const { error } = yield* failureOf(McpClient.connect({ url: srv.url, auth: serviceAuth }))
+      const { error } = yield* failureOf(McpClient.connect({ url: srv.url, auth: serviceAuth }).pipe(Effect.provide(Authorization.layerMemoryTokenStore)))
       expectError(error, { _tag: "AuthorizationFailed", phase: "authorization", authorizationStep: "token", outcome: "not-applied" })
       expectNoSecrets(error, oauth)
       check(srv.counter() === 0, "a tool ran")
@@ -1111,7 +1111,9 @@ const authorizationScenarios = async (label: string, layer: Layer.Layer<HttpClie
         ([srv, oauth]) => Effect.promise(() => Promise.all([srv.close(), oauth.close()]))
       )
       const { error, ms } = yield* failureOf(
-        McpClient.connect({ url: srv.url, auth: serviceAuth, policy: { authorization: { timeout: DEADLINE_MS } } })
+        McpClient.connect({ url: srv.url, auth: serviceAuth, policy: { authorization: { timeout: DEADLINE_MS } } }).pipe(
+          Effect.provide(Authorization.layerMemoryTokenStore)
+        )
       )
       expectError(error, { _tag: "DeadlineExceeded", phase: "authorization", authorizationStep: "token", limits: { timeoutMs: DEADLINE_MS } })
       inRange(ms, DEADLINE_MIN_MS, DEADLINE_MAX_MS + 1_000, "the stalled token endpoint")

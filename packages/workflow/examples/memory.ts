@@ -8,7 +8,7 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Workflow, WorkflowEngine } from "@effect/workflow"
-import { McpServers } from "@phasebound/client"
+import { Authorization, McpServers } from "@phasebound/client"
 import * as Testkit from "@phasebound/testkit"
 import { ToolCall, ToolCallError } from "@phasebound/workflow"
 import * as Effect from "effect/Effect"
@@ -51,7 +51,7 @@ const OrderLive = Order.toLayer(({ order }) =>
 const main = Effect.gen(function*() {
   const server = yield* Testkit.scoped({ effectTools: true })
   const servers = McpServers.layer({ servers: { shop: { url: server.url } } }).pipe(
-    Layer.provide(Layer.merge(FetchHttpClient.layer, NodeContext.layer))
+    Layer.provide(Layer.mergeAll(FetchHttpClient.layer, NodeContext.layer, Authorization.layerDefaults))
   )
   const engine = Layer.provideMerge(OrderLive, WorkflowEngine.layerMemory).pipe(Layer.provide(servers))
 

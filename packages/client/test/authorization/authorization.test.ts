@@ -237,7 +237,7 @@ describe.each(httpClients)("authorization through %s", (_, httpClient) => {
             expect(user.urls).toHaveLength(0)
           }
           setup.check(oauth, srv)
-        }).pipe(Effect.provide(httpClient)))
+        }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
     }
   })
 })
@@ -255,7 +255,7 @@ describe("the discovery's observation of the re-sent request", () => {
       expect(after.map((o) => o.stage)).toEqual(["discover", "initialize", "initialized", "list-tools"])
       expect(after.every((o) => o.resent === true)).toBe(true)
       expect(connection.discovery.slice(0, at).some((o) => o.resent === true)).toBe(false)
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("2026 server: the re-sent server/discover, answered, is marked resent", () =>
     Effect.gen(function*() {
@@ -264,7 +264,7 @@ describe("the discovery's observation of the re-sent request", () => {
       const connection = yield* McpClient.connect({ url: srv.url, auth: { redirectUri } }).pipe(Effect.provide(consentingUser(oauth).layer))
       const at = connection.discovery.findIndex((o) => o.operation === "authorization")
       expect(connection.discovery[at + 1]).toMatchObject({ operation: "discovery", stage: "discover", outcome: "ok", resent: true })
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 })
 
 describe("a 2025 client (revisions 2025-11-25 only)", () => {
@@ -286,7 +286,7 @@ describe("a 2025 client (revisions 2025-11-25 only)", () => {
       expect(new Set(later.map((r) => r.headers["mcp-session-id"])).size).toBe(1)
       expect(later[0]!.headers["mcp-session-id"]).toBeDefined()
       expect(later.every((r) => bearerOf(r) === oauth.issuedTokens()[0]!.accessToken)).toBe(true)
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 })
 
 /** A connected client of a protected server (authorization code, dynamic registration, refresh tokens). */
@@ -350,7 +350,7 @@ describe.each(httpClients)("re-sending after a new credential, through %s", (_, 
           ["tools/call", "ok", true]
         ])
         expect(observations.map((o) => o.stage)).toEqual(["call", "call", "call"])
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
   })
 
   it.scopedLive("client credentials (private_key_jwt), token expired: a new token with a fresh assertion, the call re-sent once", () =>
@@ -376,7 +376,7 @@ describe.each(httpClients)("re-sending after a new credential, through %s", (_, 
         ["authorization", "ok", false],
         ["tools/call", "ok", true]
       ])
-    }).pipe(Effect.provide(httpClient)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("a discovery refused again after every new token is bounded: at most 3 authorizations, then Unauthorized", () =>
     Effect.gen(function*() {
@@ -389,7 +389,7 @@ describe.each(httpClients)("re-sending after a new credential, through %s", (_, 
       expect(tokenRequests(oauth).map((r) => r.form["grant_type"])).toEqual(["authorization_code", "refresh_token", "refresh_token"])
       expect(mcpRequests(srv).map((r) => r.refused)).toEqual([401, 401, 401, 401])
       expect(user.urls).toHaveLength(1)
-    }).pipe(Effect.provide(httpClient)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("a refresh refused invalid_grant: AuthorizationFailed, nothing re-sent, the tool never ran", () =>
     Effect.gen(function*() {
@@ -423,7 +423,7 @@ describe.each(httpClients)("re-sending after a new credential, through %s", (_, 
       expect(user.urls).toHaveLength(2)
       expect(tokenRequests(oauth, "refresh_token")).toHaveLength(1)
       expect(srv.counter()).toBe(1)
-    }).pipe(Effect.provide(httpClient)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("a refresh loop (every refreshed token rejected): one refresh and one re-send per call, then Unauthorized", () =>
     Effect.gen(function*() {
@@ -455,7 +455,7 @@ describe.each(httpClients)("re-sending after a new credential, through %s", (_, 
         ["tools/call", "Unauthorized", true]
       ])
       expect(Date.now() - started).toBeLessThan(5_000)
-    }).pipe(Effect.provide(httpClient)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("5 concurrent calls refused with an expired token share ONE refresh; each ran exactly once", () =>
     Effect.gen(function*() {
@@ -485,7 +485,7 @@ describe.each(httpClients)("re-sending after a new credential, through %s", (_, 
       expect(authorizations).toHaveLength(refused)
       expect(authorizations.every((o) => o.outcome === "ok")).toBe(true)
       expect(observations.filter((o) => o.resent === true)).toHaveLength(refused)
-    }).pipe(Effect.provide(httpClient)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 })
 
 describe("refresh before expiry (less than 30 s left)", () => {
@@ -503,7 +503,7 @@ describe("refresh before expiry (less than 30 s left)", () => {
       expect(toolCalls(srv).map(bearerOf)).toEqual([refreshed.accessToken])
       // A refresh before sending is no refusal: nothing recorded but the call.
       expect(summaryOf(yield* connection.observations)).toEqual([["tools/call", "ok", false]])
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("5 concurrent calls with a token about to expire share ONE refresh before sending", () =>
     Effect.gen(function*() {
@@ -513,7 +513,7 @@ describe("refresh before expiry (less than 30 s left)", () => {
       expect(tokenRequests(oauth, "refresh_token")).toHaveLength(1)
       expect(srv.unauthorizedCount()).toBe(1)
       expect(new Set(toolCalls(srv).map(bearerOf))).toEqual(new Set([oauth.issuedTokens()[1]!.accessToken]))
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("a refresh before expiry that fails while the token is still valid: the call goes on with that token", () =>
     Effect.gen(function*() {
@@ -527,7 +527,7 @@ describe("refresh before expiry (less than 30 s left)", () => {
       expect(textOf(yield* connection.callTool("increment"))).toBe("2")
       expect(tokenRequests(oauth, "refresh_token")).toHaveLength(2)
       expect(bearerOf(toolCalls(srv)[1]!)).toBe(oauth.issuedTokens()[1]!.accessToken)
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 
   it.scoped("a refresh before sending refused invalid_grant, the token expired: AuthorizationFailed, the call never sent (TestClock)", () =>
     Effect.gen(function*() {
@@ -549,7 +549,7 @@ describe("refresh before expiry (less than 30 s left)", () => {
       expect(textOf(yield* connection.callTool("increment"))).toBe("1")
       expect(user.urls).toHaveLength(2)
       expect(toolCalls(srv).map((c) => [c.refused, bearerOf(c) === undefined])).toEqual([[401, true], [undefined, false]])
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("client credentials (private_key_jwt) about to expire: a new token, with a fresh assertion, before sending", () =>
     Effect.gen(function*() {
@@ -566,7 +566,7 @@ describe("refresh before expiry (less than 30 s left)", () => {
       expect(tokenRequests(oauth, "client_credentials")).toHaveLength(2)
       expect(srv.unauthorizedCount()).toBe(1)
       expect(toolCalls(srv).map(bearerOf)).toEqual([oauth.issuedTokens()[1]!.accessToken])
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("a token with an hour left is not refreshed", () =>
     Effect.gen(function*() {
@@ -576,7 +576,7 @@ describe("refresh before expiry (less than 30 s left)", () => {
       expect(tokenRequests(oauth, "refresh_token")).toHaveLength(0)
       expect(srv.unauthorizedCount()).toBe(1)
       expect(new Set(srv.bearerTokens())).toEqual(new Set([oauth.issuedTokens()[0]!.accessToken]))
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 
   it.scoped("the skew is measured with Effect's Clock: 40 s token, no refresh at once, a refresh 11 s later (TestClock)", () =>
     Effect.gen(function*() {
@@ -590,7 +590,7 @@ describe("refresh before expiry (less than 30 s left)", () => {
       expect(srv.unauthorizedCount()).toBe(1)
       expect(toolCalls(srv).map(bearerOf)).toEqual([oauth.issuedTokens()[0]!.accessToken, oauth.issuedTokens()[1]!.accessToken])
       expect(srv.counter()).toBe(2)
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 })
 
 describe.each(httpClients)("step-up (403 insufficient_scope), through %s", (_, httpClient) => {
@@ -615,7 +615,7 @@ describe.each(httpClients)("step-up (403 insufficient_scope), through %s", (_, h
       ])
       // Calls that need only the first scope still work with the wider token.
       expect(textOf(yield* connection.callTool("add", { a: 1, b: 1 }))).toBe("2")
-    }).pipe(Effect.provide(httpClient)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("two concurrent calls refused 403 share ONE step-up; each ran once", () =>
     Effect.gen(function*() {
@@ -626,7 +626,7 @@ describe.each(httpClients)("step-up (403 insufficient_scope), through %s", (_, h
       expect(user.urls).toHaveLength(2)
       expect(oauth.calls("authorize")).toBe(2)
       expect(srv.rpcCalls("tools/call")).toBe(2)
-    }).pipe(Effect.provide(httpClient)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("client credentials step up too (a new token for the union scope)", () =>
     Effect.gen(function*() {
@@ -638,7 +638,7 @@ describe.each(httpClients)("step-up (403 insufficient_scope), through %s", (_, h
       const grants = tokenRequests(oauth)
       expect(grants.map((r) => r.form["scope"])).toEqual(["mcp", "mcp admin"])
       expect(grants.every((r) => r.form["grant_type"] === "client_credentials")).toBe(true)
-    }).pipe(Effect.provide(httpClient)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("maxStepUps: 0: AuthorizationFailed step-up-limit, no new authorization, the tool never ran", () =>
     Effect.gen(function*() {
@@ -656,7 +656,7 @@ describe.each(httpClients)("step-up (403 insufficient_scope), through %s", (_, h
       expect(toolCalls(srv).map((c) => c.refused)).toEqual([403])
       expect(oauth.calls("authorize")).toBe(1)
       expect(oauth.calls("token")).toBe(1)
-    }).pipe(Effect.provide(httpClient)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("a scope that cannot grow (already asked for, never granted): step-up-limit, nothing asked again", () =>
     Effect.gen(function*() {
@@ -672,7 +672,7 @@ describe.each(httpClients)("step-up (403 insufficient_scope), through %s", (_, h
       expect(srv.counter()).toBe(0)
       expect(toolCalls(srv).map((c) => c.refused)).toEqual([403])
       expect(oauth.calls("authorize")).toBe(1)
-    }).pipe(Effect.provide(httpClient)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("maxStepUps bounds the connection, not the call: a second step-up past the bound is refused", () =>
     Effect.gen(function*() {
@@ -686,7 +686,7 @@ describe.each(httpClients)("step-up (403 insufficient_scope), through %s", (_, h
       expect(error).toMatchObject({ _tag: "AuthorizationFailed", reason: "step-up-limit", authorizationStep: "step-up" })
       expect(oauth.calls("authorize")).toBe(2)
       expect(srv.rpcCalls("tools/call")).toBe(1)
-    }).pipe(Effect.provide(httpClient)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 })
 
 describe("without a way to authorize", () => {
@@ -699,7 +699,7 @@ describe("without a way to authorize", () => {
       expect(oauth.requests).toHaveLength(0)
       expect(srv.resourceMetadataRequests()).toBe(0)
       expect(mcpRequests(srv).map((r) => r.refused)).toEqual([401])
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("an interactive step without a redirect URI: InvalidOption auth.redirectUri, before any I/O", () =>
     Effect.gen(function*() {
@@ -711,7 +711,7 @@ describe("without a way to authorize", () => {
       expect(srv.requests).toHaveLength(0)
       expect(oauth.requests).toHaveLength(0)
       expect(user.urls).toHaveLength(0)
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("a redirect URI but no interactive step provided: the 401 returned as it is", () =>
     Effect.gen(function*() {
@@ -721,7 +721,7 @@ describe("without a way to authorize", () => {
       expect(error).toMatchObject({ _tag: "Unauthorized", phase: "discovery", status: 401 })
       expect(oauth.requests).toHaveLength(0)
       expect(mcpRequests(srv)).toHaveLength(1)
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 })
 
 describe("the authorization runs outside the operation's deadline", () => {
@@ -744,7 +744,7 @@ describe("the authorization runs outside the operation's deadline", () => {
       const authorization = connection.discovery.find((o) => o.operation === "authorization")!
       expect(authorization.outcome).toBe("ok")
       expect(authorization.durationMs).toBeGreaterThanOrEqual(590)
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("a call timeout of 300 ms and a step-up whose user takes 600 ms: the call succeeds, once", () =>
     Effect.gen(function*() {
@@ -760,7 +760,7 @@ describe("the authorization runs outside the operation's deadline", () => {
         ["authorization", "ok", false],
         ["tools/call", "ok", true]
       ])
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 })
 
 describe("the token store", () => {
@@ -782,7 +782,7 @@ describe("the token store", () => {
       expect(second.discovery.some((o) => o.operation === "authorization")).toBe(false)
       expect(textOf(yield* second.callTool("increment"))).toBe("1")
       expect(new Set(srv.bearerTokens())).toEqual(new Set([oauth.issuedTokens()[0]!.accessToken]))
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("stored tokens all revoked: the refresh is refused, the store cleared, the next connection authorizes anew", () =>
     Effect.gen(function*() {
@@ -806,7 +806,7 @@ describe("the token store", () => {
       expect(user.urls).toHaveLength(2)
       expect(tokenRequests(oauth, "refresh_token")).toHaveLength(1)
       expect(textOf(yield* third.callTool("increment"))).toBe("1")
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 })
 
 describe("stored tokens whose access token has expired (by the client's Clock), in a new connection", () => {
@@ -827,7 +827,7 @@ describe("stored tokens whose access token has expired (by the client's Clock), 
       oauth.expireAll()
       const second = yield* Effect.either(connectWithStore)
       return { oauth, srv, user, second }
-    }).pipe(Effect.provide(FetchHttpClient.layer))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults))
 
   // A new connection does not know the authority yet (it is announced in the 401's challenge,
   // or at a well-known URL the challenge leads to): the expired token is sent, refused, and
@@ -861,7 +861,7 @@ describe("validation before any I/O", () => {
       expect(withUserinfo.error).toMatchObject({ _tag: "InvalidOption", option: "auth" })
       expect(srv.requests).toHaveLength(0)
       expect(oauth.requests).toHaveLength(0)
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 
   const bad: ReadonlyArray<readonly [string, Authorization.Options, string]> = [
     ["an http client metadata document URL", { redirectUri, clientMetadataUrl: "http://client.example/client.json" }, "auth.clientMetadataUrl"],
@@ -884,7 +884,7 @@ describe("validation before any I/O", () => {
         expect(JSON.stringify(error)).not.toContain("client.example")
         expect(srv.requests).toHaveLength(0)
         expect(oauth.requests).toHaveLength(0)
-      }).pipe(Effect.provide(FetchHttpClient.layer)))
+      }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
   }
 
   it.scopedLive("Promise API: bad auth options reject with the same InvalidOption, nothing sent", () =>

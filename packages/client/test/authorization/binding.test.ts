@@ -80,7 +80,7 @@ describe.each(httpClients)("credentials bound to their authorization server, thr
           expectUntouched(rogue)
           expect(tokenRequests(home)).toHaveLength(0)
           expect(toolCalls(srv)).toHaveLength(0)
-        }).pipe(Effect.provide(httpClient)))
+        }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
       it.scopedLive("issuer configured, the resource names the rogue first and the bound server second: the bound one is used", () =>
         Effect.gen(function*() {
@@ -90,7 +90,7 @@ describe.each(httpClients)("credentials bound to their authorization server, thr
           expect(textOf(yield* connection.callTool("increment"))).toBe("1")
           expect(tokenRequests(home)).toHaveLength(1)
           expectUntouched(rogue)
-        }).pipe(Effect.provide(httpClient)))
+        }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
       it.scopedLive("no issuer: bound at first use; the next connection sharing the store is refused before anything reaches the rogue", () =>
         Effect.gen(function*() {
@@ -107,7 +107,7 @@ describe.each(httpClients)("credentials bound to their authorization server, thr
           expectUntouched(rogue)
           expect(tokenRequests(home)).toHaveLength(1)
           expect(srv.counter()).toBe(1)
-        }).pipe(Effect.provide(httpClient)))
+        }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
       it.scopedLive("no issuer: within one connection, a later 401 whose resource names the rogue is refused, the call never ran", () =>
         Effect.gen(function*() {
@@ -120,7 +120,7 @@ describe.each(httpClients)("credentials bound to their authorization server, thr
           expect(error).toMatchObject({ ...bindingFailure, stage: "call", outcome: "not-applied" })
           expectUntouched(rogue)
           expect(srv.counter()).toBe(1)
-        }).pipe(Effect.provide(httpClient)))
+        }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
     })
   }
 
@@ -134,7 +134,7 @@ describe.each(httpClients)("credentials bound to their authorization server, thr
       expect(paths.some((path) => path === "/token")).toBe(false)
       expect(home.requests).toHaveLength(0)
       expectUntouched(rogue)
-    }).pipe(Effect.provide(httpClient)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("issuer configured for a dynamically registered client: the only authorization server it registers with", () =>
     Effect.gen(function*() {
@@ -145,7 +145,7 @@ describe.each(httpClients)("credentials bound to their authorization server, thr
       )
       expect(error).toMatchObject(bindingFailure)
       expectUntouched(rogue)
-    }).pipe(Effect.provide(httpClient)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("the store records the issuer: a stored entry of another issuer than the configured one is not used", () =>
     Effect.gen(function*() {
@@ -162,7 +162,7 @@ describe.each(httpClients)("credentials bound to their authorization server, thr
       expect(second).toMatchObject({ _tag: "Left", left: bindingFailure })
       expect(new Set(srv.bearerTokens()).size).toBe(1)
       expectUntouched(rogue)
-    }).pipe(Effect.provide(httpClient)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("dynamic registration is not bound: it follows the authority that moved, and registers there anew", () =>
     Effect.gen(function*() {
@@ -181,7 +181,7 @@ describe.each(httpClients)("credentials bound to their authorization server, thr
       const homeClient = home.clients().find((c) => c.clientSecret === undefined && c.clientId !== "svc" && c.clientId !== "signer")
       expect(homeClient).toBeDefined()
       expect(everythingReceivedBy(rogue.requests)).not.toContain(homeClient!.clientId)
-    }).pipe(Effect.provide(httpClient)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 })
 
 describe("an mcpServers file's auth entry", () => {
@@ -203,7 +203,7 @@ describe("an mcpServers file's auth entry", () => {
       const { error } = yield* failureOf(servers.connection("rogue"))
       expect(error).toMatchObject(bindingFailure)
       expectUntouched(rogue)
-    }).pipe(Effect.provide(Layer.merge(FetchHttpClient.layer, NodeContext.layer))))
+    }).pipe(Effect.provide(Layer.mergeAll(FetchHttpClient.layer, NodeContext.layer, Authorization.layerDefaults))))
 })
 
 describe("transport security: auth needs https, or http on loopback", () => {
@@ -212,7 +212,7 @@ describe("transport security: auth needs https, or http on loopback", () => {
       Effect.gen(function*() {
         const http = loopbackOnly(FetchHttpClient.layer)
         for (const auth of [{ redirectUri }, identities[0][1], identities[1][1]] satisfies ReadonlyArray<Authorization.Options>) {
-          const { error } = yield* failureOf(McpClient.connect({ url, auth }).pipe(Effect.provide(http.layer)))
+          const { error } = yield* failureOf(McpClient.connect({ url, auth }).pipe(Effect.provide(http.layer), Effect.provide(Authorization.layerDefaults)))
           expect(error).toMatchObject({ _tag: "InvalidOption", option: "url", reason: "insecure-url", stage: "config", outcome: "not-sent" })
         }
         expect(http.requested).toEqual([])
@@ -222,7 +222,7 @@ describe("transport security: auth needs https, or http on loopback", () => {
   it.scopedLive("the same URL without auth is not refused by this rule (the request is made; here it is held)", () =>
     Effect.gen(function*() {
       const http = loopbackOnly(FetchHttpClient.layer)
-      const { error } = yield* failureOf(McpClient.connect({ url: "http://mcp.example.com/mcp" }).pipe(Effect.provide(http.layer)))
+      const { error } = yield* failureOf(McpClient.connect({ url: "http://mcp.example.com/mcp" }).pipe(Effect.provide(http.layer), Effect.provide(Authorization.layerDefaults)))
       expect(error._tag).not.toBe("InvalidOption")
       expect(http.held().every((url) => url.startsWith("http://mcp.example.com/"))).toBe(true)
       expect(http.held().length).toBeGreaterThan(0)
@@ -231,7 +231,7 @@ describe("transport security: auth needs https, or http on loopback", () => {
   it.scopedLive("https off loopback with auth passes validation (the request is made; here it is held)", () =>
     Effect.gen(function*() {
       const http = loopbackOnly(FetchHttpClient.layer)
-      const { error } = yield* failureOf(McpClient.connect({ url: "https://mcp.example.com/mcp", auth: identities[0][1] }).pipe(Effect.provide(http.layer)))
+      const { error } = yield* failureOf(McpClient.connect({ url: "https://mcp.example.com/mcp", auth: identities[0][1] }).pipe(Effect.provide(http.layer), Effect.provide(Authorization.layerDefaults)))
       expect(error._tag).toBe("TransportFailure")
       expect(http.held()[0]).toBe("https://mcp.example.com/mcp")
     }))
@@ -241,7 +241,7 @@ describe("transport security: auth needs https, or http on loopback", () => {
       const http = loopbackOnly(FetchHttpClient.layer)
       for (const issuer of ["http://as.example.com", "https://as.example.com/?tenant=1", "as.example.com"]) {
         const { error } = yield* failureOf(
-          McpClient.connect({ url: "http://127.0.0.1:9/mcp", auth: { ...identities[0][1], issuer } }).pipe(Effect.provide(http.layer))
+          McpClient.connect({ url: "http://127.0.0.1:9/mcp", auth: { ...identities[0][1], issuer } }).pipe(Effect.provide(http.layer), Effect.provide(Authorization.layerDefaults))
         )
         expect(error).toMatchObject({ _tag: "InvalidOption", option: "auth.issuer", reason: "invalid-url" })
         const rejected = yield* Effect.promise(() =>
@@ -294,7 +294,7 @@ describe("authorities a server on loopback may not name", () => {
         }
       })
       const user = consentingUser(home)
-      const result = yield* Effect.either(McpClient.connect({ url: srv.url, auth }).pipe(Effect.provide(user.layer), Effect.provide(http.layer)))
+      const result = yield* Effect.either(McpClient.connect({ url: srv.url, auth }).pipe(Effect.provide(user.layer), Effect.provide(http.layer), Effect.provide(Authorization.layerDefaults)))
       return { http, home, srv, user, result }
     })
 
@@ -385,7 +385,7 @@ describe("the scope ceiling of client credentials", () => {
       expect(srv.counter()).toBe(0)
       // The connection goes on within its scope.
       expect(connection.tools.length).toBeGreaterThan(0)
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 
   it.scopedLive("allowScopeStepUp: the wider scope is asked for, the call sent once more", () =>
     Effect.gen(function*() {
@@ -394,5 +394,5 @@ describe("the scope ceiling of client credentials", () => {
       expect(textOf(yield* connection.callTool("increment"))).toBe("1")
       expect(tokenRequests(oauth).map((r) => r.form["scope"])).toEqual(["mcp", "mcp admin"])
       expect(srv.counter()).toBe(1)
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 })

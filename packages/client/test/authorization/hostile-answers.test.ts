@@ -84,7 +84,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         const { result, srv } = yield* attempt({ before: (_, srv) => srv.scriptAuth({ kind: "oversized-metadata", bytes: ceiling }) })
         expect(result._tag).toBe("Right")
         expect(srv.rpcCalls("tools/list")).toBe(1)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("Protected Resource Metadata of the ceiling + 1: ByteCeilingExceeded, the authorization server never asked", () =>
       Effect.gen(function*() {
@@ -98,7 +98,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
           retryable: false
         })
         expect(outcome.oauth.requests).toHaveLength(0)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("authorization server metadata: exactly the ceiling accepted, the ceiling + 1 refused", () =>
       Effect.gen(function*() {
@@ -110,7 +110,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         expect(over.oauth.calls("register")).toBe(0)
         expect(over.oauth.calls("authorize")).toBe(0)
         expect(over.oauth.calls("token")).toBe(0)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("never-ending Protected Resource Metadata: ByteCeilingExceeded just past the ceiling, the server sees the client leave", () =>
       Effect.gen(function*() {
@@ -122,7 +122,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         expect(error.observedBytes).toBeLessThanOrEqual(ceiling + 128 * 1024)
         yield* eventually(() => outcome.srv.neverEndingStopped() === 1)
         expect(outcome.oauth.requests).toHaveLength(0)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("never-ending authorization server metadata: ByteCeilingExceeded, the server sees the client leave", () =>
       Effect.gen(function*() {
@@ -133,7 +133,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         expect(error.observedBytes).toBeLessThanOrEqual(ceiling + 128 * 1024)
         yield* eventually(() => outcome.oauth.abortedResponses() === 1)
         expect(outcome.oauth.calls("register") + outcome.oauth.calls("authorize") + outcome.oauth.calls("token")).toBe(0)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
   })
 
   describe("documents that name someone else", () => {
@@ -147,7 +147,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         expect(outcome.oauth.calls("authorize")).toBe(0)
         expect(outcome.oauth.calls("token")).toBe(0)
         expect(bystander.requests).toHaveLength(0)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("authorization server metadata naming another issuer: issuer-mismatch, that issuer never contacted", () =>
       Effect.gen(function*() {
@@ -157,7 +157,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         expect(error).toMatchObject({ _tag: "ProtocolViolation", reason: "issuer-mismatch", ...metadataFailure })
         expect(outcome.oauth.requests.map((r) => r.endpoint)).toEqual(["metadata"])
         expect(bystander.requests).toHaveLength(0)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("authorization server metadata redirected to another origin: redirect-refused, the other origin got nothing", () =>
       Effect.gen(function*() {
@@ -169,7 +169,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         expect(error).toMatchObject({ _tag: "ProtocolViolation", reason: "redirect-refused", status: 302, ...metadataFailure })
         expect(bystander.requests).toHaveLength(0)
         expect(outcome.oauth.requests.map((r) => r.endpoint)).toEqual(["metadata"])
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("Protected Resource Metadata redirected to another origin (the same host by name): redirect-refused, not followed", () =>
       Effect.gen(function*() {
@@ -179,7 +179,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         expect(error).toMatchObject({ _tag: "ProtocolViolation", reason: "redirect-refused", status: 302, ...metadataFailure })
         expect(outcome.srv.resourceMetadataRequests()).toBe(1)
         expect(outcome.oauth.requests).toHaveLength(0)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
   })
 
   describe("the redirect of the interactive step", () => {
@@ -197,7 +197,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         expect(outcome.user.redirects).toHaveLength(1)
         expect(new URL(outcome.user.redirects[0]!).searchParams.get("code")).not.toBeNull()
         expect(outcome.oauth.calls("token")).toBe(0)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("no iss although the server advertises it: iss-mismatch, no token request", () =>
       Effect.gen(function*() {
@@ -205,7 +205,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         const error = failedBeforeAnyCall(outcome)
         expect(error).toMatchObject({ _tag: "AuthorizationFailed", reason: "iss-mismatch", authorizationStep: "authorization" })
         expect(outcome.oauth.calls("token")).toBe(0)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("the state dropped from the redirect: state-mismatch, no token request", () =>
       Effect.gen(function*() {
@@ -213,7 +213,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         const error = failedBeforeAnyCall(outcome)
         expect(error).toMatchObject({ _tag: "AuthorizationFailed", reason: "state-mismatch", authorizationStep: "authorization" })
         expect(outcome.oauth.calls("token")).toBe(0)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
   })
 
   describe("the interactive step itself", () => {
@@ -231,7 +231,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         })
         expect(new URL(outcome.user.redirects[0]!).searchParams.get("error")).toBe("invalid_scope")
         expect(outcome.oauth.calls("token")).toBe(0)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("a redirect that does not come back to the redirect URI: invalid-redirect, its code never exchanged", () =>
       Effect.gen(function*() {
@@ -246,7 +246,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         expect(error).toMatchObject({ _tag: "AuthorizationFailed", reason: "invalid-redirect", authorizationStep: "authorization" })
         expect(outcome.oauth.calls("authorize")).toBe(1)
         expect(outcome.oauth.calls("token")).toBe(0)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("an interactive step that fails: interactive-step-failed, what it failed with stays in process", () =>
       Effect.gen(function*() {
@@ -257,7 +257,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         expect((error.cause as Error).message).toBe("browser crashed at /secret/path")
         expect(outcome.oauth.calls("authorize")).toBe(0)
         expect(outcome.oauth.calls("token")).toBe(0)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("a token response without token_type: invalid-token-response, nothing sent to the MCP server with it", () =>
       Effect.gen(function*() {
@@ -265,7 +265,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         const error = failedBeforeAnyCall(outcome)
         expect(error).toMatchObject({ _tag: "ProtocolViolation", reason: "invalid-token-response", phase: "authorization", authorizationStep: "token" })
         expect(outcome.srv.bearerTokens()).toHaveLength(0)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
   })
 
   describe("stalls, at the authorization timeout (300 ms)", () => {
@@ -285,7 +285,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         expect(outcome.elapsedMs).toBeLessThan(3_000)
         expect(outcome.oauth.calls("token")).toBe(1)
         yield* eventually(() => outcome.oauth.abortedResponses() === 1)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("a stalled registration endpoint: DeadlineExceeded step registration, no interactive step", () =>
       Effect.gen(function*() {
@@ -294,7 +294,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         expect(error).toMatchObject({ _tag: "DeadlineExceeded", phase: "authorization", authorizationStep: "registration", limits: { timeoutMs: 300 } })
         expect(outcome.elapsedMs).toBeLessThan(3_000)
         expect(outcome.user.urls).toHaveLength(0)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("stalled Protected Resource Metadata: DeadlineExceeded step metadata", () =>
       Effect.gen(function*() {
@@ -303,7 +303,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         expect(error).toMatchObject({ _tag: "DeadlineExceeded", ...metadataFailure, limits: { timeoutMs: 300 } })
         expect(outcome.elapsedMs).toBeGreaterThanOrEqual(280)
         expect(outcome.elapsedMs).toBeLessThan(3_000)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("after connecting: a 401 on a call then a stalled token endpoint: DeadlineExceeded step token, the tool never ran", () =>
       Effect.gen(function*() {
@@ -322,7 +322,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
           ["authorization", "DeadlineExceeded", false]
         ])
         yield* expectReleased(connection)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("after connecting: a 401 on a call then never-ending Protected Resource Metadata: ByteCeilingExceeded step metadata, the tool never ran", () =>
       Effect.gen(function*() {
@@ -339,7 +339,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         expect(toolCalls(outcome.srv).map((c) => c.refused)).toEqual([401])
         expect(outcome.oauth.calls("token")).toBe(1)
         yield* expectReleased(connection)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
   })
 
   describe("OAuth errors", () => {
@@ -360,7 +360,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         })
         expectNoSecret(error, ["svc-secret-value"])
         expect(outcome.oauth.calls("token")).toBe(1)
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
 
     it.scopedLive("a token error of an unknown code is not repeated", () =>
       Effect.gen(function*() {
@@ -372,7 +372,7 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
         expect(error).toMatchObject({ _tag: "AuthorizationFailed", reason: "token-refused", status: 400 })
         expect(error.oauthError).toBeUndefined()
         expect(JSON.stringify(error)).not.toContain("made_up")
-      }).pipe(Effect.provide(httpClient)))
+      }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults)))
   })
 })
 
@@ -416,7 +416,7 @@ describe.each(httpClients)("canaries: no secret of the flow in any error, observ
       expect(spans.some((s) => s.name === "mcp.connect")).toBe(true)
       for (const secret of secrets) expect(spanText(spans)).not.toContain(secret)
       expect(toolCalls(srv)).toHaveLength(0)
-    }).pipe(Effect.provide(httpClient), Effect.withTracer(recordingTracer(spans)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults), Effect.withTracer(recordingTracer(spans)))
   })
 
   it.scopedLive("after tokens flowed: a refresh answered with an echo, a JSON-RPC error and a 500 echoing the tokens", () => {
@@ -466,7 +466,7 @@ describe.each(httpClients)("canaries: no secret of the flow in any error, observ
       expectNoSecret(connection.discovery, secrets)
       expect(spans.filter((s) => s.name === "mcp.tools.call").length).toBeGreaterThanOrEqual(3)
       for (const secret of secrets) expect(spanText(spans)).not.toContain(secret)
-    }).pipe(Effect.provide(httpClient), Effect.withTracer(recordingTracer(spans)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults), Effect.withTracer(recordingTracer(spans)))
   })
 
   it.scopedLive("a client assertion (private_key_jwt) echoed by the token endpoint appears nowhere, nor the key", () => {
@@ -497,6 +497,6 @@ describe.each(httpClients)("canaries: no secret of the flow in any error, observ
       const secrets = [assertion, claims!, signature!, keyBody, keyBody.slice(0, 40)]
       expectNoSecret(error, secrets)
       for (const secret of secrets) expect(spanText(spans)).not.toContain(secret)
-    }).pipe(Effect.provide(httpClient), Effect.withTracer(recordingTracer(spans)))
+    }).pipe(Effect.provide(httpClient), Effect.provide(Authorization.layerDefaults), Effect.withTracer(recordingTracer(spans)))
   })
 })

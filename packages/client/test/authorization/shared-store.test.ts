@@ -15,6 +15,36 @@ import { consentingUser, oauthServer, protectedServer, redirectUri, textOf, toke
 const storeLayer = (store: TokenStoreService) => Layer.succeed(Authorization.TokenStore, store)
 
 describe("connections sharing a token store", () => {
+  it.scopedLive("Authorization.layerMemoryTokenStore: the connections of one build share its tokens; each build is a new store", () =>
+    Effect.gen(function*() {
+      const oauth = yield* oauthServer()
+      const srv = yield* protectedServer(oauth)
+      const user = consentingUser(oauth)
+      const connect = McpClient.connect({ url: srv.url, auth: { redirectUri } }).pipe(Effect.provide(user.layer))
+      yield* Effect.all([connect, connect]).pipe(Effect.provide(Authorization.layerMemoryTokenStore))
+      // The second connection found the first one's tokens.
+      expect(user.urls).toHaveLength(1)
+      // Provided to one connection, as the Promise API does: tokens of its own.
+      yield* connect.pipe(Effect.provide(Authorization.layerMemoryTokenStore))
+      expect(user.urls).toHaveLength(2)
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+
+  it.scopedLive("Authorization.layerNoInteraction: no redirect URI needed, and a 401 that needs a user is returned as it is", () =>
+    Effect.gen(function*() {
+      const oauth = yield* oauthServer()
+      const srv = yield* protectedServer(oauth)
+      const { error } = yield* failureOf(McpClient.connect({ url: srv.url, auth: {} }).pipe(Effect.provide(Authorization.layerDefaults)))
+      expect(error).toMatchObject({ _tag: "Unauthorized", status: 401 })
+      expect(tokenRequests(oauth)).toHaveLength(0)
+      // With an interactive step, the redirect URI is required.
+      const refused = yield* failureOf(
+        McpClient.connect({ url: srv.url, auth: {} }).pipe(
+          Effect.provide(Layer.merge(Authorization.layerMemoryTokenStore, consentingUser(oauth).layer))
+        )
+      )
+      expect(refused.error).toMatchObject({ _tag: "InvalidOption", option: "auth.redirectUri" })
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+
   it.scopedLive("a refresh token rotated by another connection is adopted, not sent again", () =>
     Effect.gen(function*() {
       const oauth = yield* oauthServer()
@@ -39,7 +69,7 @@ describe("connections sharing a token store", () => {
       const rotated = oauth.issuedTokens()[1]!
       const stored = Option.getOrThrow(yield* store.get(storeKeyOf(new URL(srv.url), {})))
       expect(Redacted.value(stored.tokens.refreshToken!)).toBe(rotated.refreshToken)
-    }).pipe(Effect.provide(FetchHttpClient.layer)))
+    }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults)))
 
   for (const interleaved of [false, true]) {
     it.scopedLive(
@@ -77,7 +107,7 @@ describe("connections sharing a token store", () => {
           } else {
             expect(Option.isNone(after)).toBe(true)
           }
-        }).pipe(Effect.provide(FetchHttpClient.layer))
+        }).pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults))
     )
   }
 })

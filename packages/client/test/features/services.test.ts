@@ -14,13 +14,13 @@ import { Config, ConfigError, ConfigProvider, Context, Effect, Exit, Fiber, Laye
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { McpConnection, McpServers } from "../../src/index.js"
+import { Authorization, McpConnection, McpServers } from "../../src/index.js"
 import { eventually, failureOf, server } from "../support/harness.js"
 
 const TOKEN = "svc-token-CANARY-41d7"
 
 const commandExecutor = NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))
-const platform = Layer.mergeAll(FetchHttpClient.layer, commandExecutor, NodeFileSystem.layer, NodePath.layer)
+const platform = Layer.mergeAll(FetchHttpClient.layer, commandExecutor, NodeFileSystem.layer, NodePath.layer, Authorization.layerDefaults)
 
 const stdioFixture = Effect.acquireRelease(Effect.sync(() => Testkit.makeStdioFixture()), (f) => Effect.sync(() => f.cleanup()))
 
@@ -70,13 +70,13 @@ describe.concurrent("McpConnection", () => {
       }
       const provider = ConfigProvider.fromMap(new Map([["MCP_URL", srv.url], ["MCP_AUTHORIZATION", `Bearer ${TOKEN}`]]))
       const answer = yield* Effect.flatMap(McpConnection.McpConnection, (connection) => connection.callTool("add", { a: 1, b: 1 })).pipe(
-        Effect.provide(McpConnection.layerHttpConfig(config).pipe(Layer.provide(FetchHttpClient.layer))),
+        Effect.provide(McpConnection.layerHttpConfig(config).pipe(Layer.provide(Layer.merge(FetchHttpClient.layer, Authorization.layerDefaults)))),
         Effect.withConfigProvider(provider)
       )
       expect(answer.content[0]).toMatchObject({ text: "2" })
       expect(authorizationOf(srv, "initialize")).toBe(`Bearer ${TOKEN}`)
       const before = srv.requests.length
-      const missing = yield* Effect.flip(Effect.provide(McpConnection.McpConnection, McpConnection.layerHttpConfig(config).pipe(Layer.provide(FetchHttpClient.layer))).pipe(
+      const missing = yield* Effect.flip(Effect.provide(McpConnection.McpConnection, McpConnection.layerHttpConfig(config).pipe(Layer.provide(Layer.merge(FetchHttpClient.layer, Authorization.layerDefaults)))).pipe(
         Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["MCP_URL", srv.url]])))
       ))
       expect(ConfigError.isConfigError(missing)).toBe(true)

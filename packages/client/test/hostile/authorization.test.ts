@@ -28,7 +28,7 @@ import { describe, it } from "@effect/vitest"
 import { type HostileAnswer, type HostileRequest, type HostileServer, type OAuthTestServer, startHostileServer, startOAuthServer } from "@phasebound/testkit"
 import { Effect, FastCheck as fc, Layer } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import { McpClient } from "../../src/index.js"
+import { Authorization, McpClient } from "../../src/index.js"
 import {
   checkDeadline,
   checkNoSecret,
@@ -240,7 +240,7 @@ for (const era of ["stateless", "handshake"] as const) {
             transport: "streamable-http",
             auth: { grant: "client_credentials", clientId: "svc", clientSecret: SECRETS.clientSecret, ...(c.bound ? { issuer: legit.issuer } : {}) },
             policy: { discovery: { timeout: DISCOVERY_MS }, authorization: { timeout: AUTHORIZATION_MS }, releaseTimeout: 500 }
-          }))).pipe(Effect.provide(instrument.layer)))
+          }))).pipe(Effect.provide(instrument.layer), Effect.provide(Authorization.layerMemoryTokenStore)))
           const elapsed = performance.now() - started
 
           const privateAsked = instrument.requested.filter((r) => {

@@ -4,10 +4,10 @@
  * `InvalidOption` naming it, first problem first in the order the options have always been
  * checked, without its value.
  */
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient, type HttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Redacted, type Schema } from "effect"
-import { type Authorization, McpClient, McpConnectionError, type PhasePolicy } from "../../src/index.js"
+import { Effect, Redacted, type Schema, type Scope } from "effect"
+import { Authorization, McpClient, McpConnectionError, type PhasePolicy } from "../../src/index.js"
 import * as Options from "../../src/internal/options.js"
 import type * as Promise from "../../src/promise.js"
 
@@ -29,9 +29,24 @@ same<
 same<Equals<Encoded<typeof Options.HttpFields>, Flat<McpClient.ConnectOptions>>>()
 same<Equals<Encoded<typeof Options.StdioFields>, Flat<McpClient.StdioConnectOptions>>>()
 
+// With auth, connect requires the authorization services (the token store alone for
+// client_credentials); without, what it always did.
+type Requirements<T> = T extends Effect.Effect<infer _A, infer _E, infer R> ? R : never
+const requirements = (url: string) => ({
+  none: McpClient.connect({ url }),
+  service: McpClient.connect({ url, auth: { grant: "client_credentials", clientId: "c", clientSecret: "s" } }),
+  user: McpClient.connect({ url, auth: { redirectUri: "http://127.0.0.1:1/callback" } }),
+  unknown: McpClient.connect({ url } as McpClient.ConnectOptions)
+})
+type Of<K extends keyof ReturnType<typeof requirements>> = Requirements<ReturnType<typeof requirements>[K]>
+same<Equals<Of<"none">, HttpClient.HttpClient | Scope.Scope>>()
+same<Equals<Of<"service">, HttpClient.HttpClient | Scope.Scope | Authorization.TokenStore>>()
+same<Equals<Of<"user">, HttpClient.HttpClient | Scope.Scope | Authorization.Services>>()
+same<Equals<Of<"unknown">, HttpClient.HttpClient | Scope.Scope | Authorization.Services>>()
+
 const refusalOf = (options: McpClient.ConnectOptions) =>
   Effect.runPromise(
-    McpClient.connect(options).pipe(Effect.flip, Effect.scoped, Effect.provide(FetchHttpClient.layer))
+    McpClient.connect(options).pipe(Effect.flip, Effect.scoped, Effect.provide(FetchHttpClient.layer), Effect.provide(Authorization.layerDefaults))
   )
 
 const refusalOfStdio = (options: McpClient.StdioConnectOptions) =>

@@ -5,7 +5,7 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { WorkflowEngine } from "@effect/workflow"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { McpClient, McpServers } from "@phasebound/client"
+import { Authorization, McpClient, McpServers } from "@phasebound/client"
 import * as Testkit from "@phasebound/testkit"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -25,7 +25,7 @@ export const onMemoryEngine = <A, E, R, RIn>(
 
 /** `McpServers` for these servers (HTTP, or stdio children). */
 export const serversLayer = (servers: McpServers.Options["servers"]) =>
-  McpServers.layer({ servers }).pipe(Layer.provide(Layer.merge(FetchHttpClient.layer, NodeContext.layer)))
+  McpServers.layer({ servers }).pipe(Layer.provide(Layer.mergeAll(FetchHttpClient.layer, NodeContext.layer, Authorization.layerDefaults)))
 
 /** Waits (in real time) until the predicate holds, or fails the test after `timeoutMs`. */
 export const eventually = (predicate: () => boolean, timeoutMs = 5_000) =>

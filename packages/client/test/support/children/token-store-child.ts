@@ -47,7 +47,7 @@ if (mode === "set") {
         const result = yield* connection.callTool("increment")
         return (result.content[0] as { readonly text?: string } | undefined)?.text ?? ""
       })
-    ).pipe(Effect.provide(Layer.merge(store, FetchHttpClient.layer)))
+    ).pipe(Effect.provide(Layer.mergeAll(store, Authorization.layerNoInteraction, FetchHttpClient.layer)))
   )
   if (exit._tag === "Success") {
     process.stdout.write(`${exit.value}\n`)
