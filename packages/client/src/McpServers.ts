@@ -37,6 +37,7 @@ import type * as McpSchema from "./McpSchema.js"
 import * as PhasePolicy from "./PhasePolicy.js"
 import * as ServersFile from "./ServersFile.js"
 import * as Failures from "./internal/failures.js"
+import * as Options_ from "./internal/options.js"
 
 /**
  * The servers by name, and what they share: a server's own `policy` fields win over the shared
@@ -106,12 +107,9 @@ const withShared = (shared: McpConnection.CommonOptions, server: McpConnection.S
  */
 export const make = (options: Options): Effect.Effect<Service, InvalidOption, McpConnection.Requirements | Scope.Scope> =>
   Effect.gen(function*() {
-    if (typeof options !== "object" || options === null || typeof options.servers !== "object" || options.servers === null) {
-      return yield* Effect.fail(refused("servers"))
-    }
+    yield* Options_.decodeServers(options)
     const servers = new Map<string, McpConnection.ServerOptions>()
     for (const [name, server] of Object.entries(options.servers)) {
-      if (name === "" || typeof server !== "object" || server === null) return yield* Effect.fail(refused("servers"))
       const merged = withShared(options, server)
       yield* PhasePolicy.make(merged.policy)
       servers.set(name, merged)

@@ -69,21 +69,12 @@ export interface Handlers {
 }
 
 /**
+ * What the Promise API adds to the options of either kind of connection.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface StdioConnectOptions {
-  /** The server to run as a child process (no shell). */
-  readonly stdio: {
-    readonly command: string
-    readonly args?: ReadonlyArray<string> | undefined
-    readonly env?: Readonly<Record<string, string>> | undefined
-    readonly cwd?: string | undefined
-  }
-  /** The revisions the client may speak, e.g. `["2026-07-28"]` (default: all it supports). */
-  readonly revisions?: ReadonlyArray<string> | undefined
-  readonly policy?: PhasePolicy.Options | undefined
-  readonly clientInfo?: McpSchema.Implementation | undefined
+export interface PromiseOptions {
   readonly handlers?: Handlers | undefined
   readonly signal?: AbortSignal | undefined
   /**
@@ -100,32 +91,27 @@ export interface StdioConnectOptions {
 }
 
 /**
+ * The options of `McpClient.connectStdio`, the command under `stdio`.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface HttpConnectOptions {
-  readonly url: string | URL
-  readonly headers?: Readonly<Record<string, string>> | undefined
-  readonly transport?: McpClient.TransportChoice | undefined
-  /** The revisions the client may speak, e.g. `["2026-07-28"]` (default: all it supports). */
-  readonly revisions?: ReadonlyArray<string> | undefined
-  readonly policy?: PhasePolicy.Options | undefined
-  readonly clientInfo?: McpSchema.Implementation | undefined
-  readonly handlers?: Handlers | undefined
+export interface StdioConnectOptions
+  extends Pick<McpClient.StdioConnectOptions, "revisions" | "policy" | "clientInfo">, PromiseOptions
+{
+  /** The server to run as a child process (no shell). */
+  readonly stdio: Pick<McpClient.StdioConnectOptions, "command" | "args" | "env" | "cwd">
+}
+
+/**
+ * The options of `McpClient.connect`, with the Promise API's handlers and `auth`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HttpConnectOptions extends Omit<McpClient.ConnectOptions, "handlers" | "auth">, PromiseOptions {
   /** OAuth 2.1, when the server asks for it (see `AuthOptions`). */
   readonly auth?: AuthOptions | undefined
-  readonly signal?: AbortSignal | undefined
-  /**
-   * Called with each new tool list (docs/DESIGN.md, "Live tool lists"): after the server said its
-   * tools changed and they were listed again, or on a new session, whenever the list differs.
-   * What it throws is ignored.
-   */
-  readonly onToolsChanged?: ((tools: ReadonlyArray<McpSchema.Tool>) => void) | undefined
-  /**
-   * Called with each log message of the server's (see `setLogLevel`), through a sliding buffer
-   * of `policy.logBuffer` messages. What it throws is ignored.
-   */
-  readonly onLogMessage?: ((message: McpSchema.LogMessage) => void) | undefined
   /**
    * The HTTP client layer, built for this connection and released with it (default: one client
    * shared by the process, `NodeHttpClient.layerUndici` under Node, `FetchHttpClient.layer` under Bun).

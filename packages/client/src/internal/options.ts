@@ -10,7 +10,6 @@
  * Every check is linear in its input: the patterns below are single character classes.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
-import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
@@ -19,6 +18,7 @@ import type * as Authorization from "../Authorization.js"
 import type * as ClientHandlers from "../ClientHandlers.js"
 import * as McpSchema from "../McpSchema.js"
 import type * as PhasePolicy from "../PhasePolicy.js"
+import type * as PromiseApi from "../promise.js"
 import type * as Stdio from "./transport/stdio.js"
 import { isScopeToken } from "./oauth/challenge.js"
 import type { ClientAssertionAlgorithm } from "./oauth/clientAssertion.js"
@@ -453,37 +453,27 @@ export const StdioOptions: Schema.Schema<StdioSettings, typeof StdioFields.Encod
 export const decodeStdio = decoder(StdioOptions, { root: "options" })
 
 // ---------------------------------------------------------------------------------------------
-// The Promise API's additions (`promise.ts`): values it uses as they are, declared here so that
-// its option types are these fields'.
+// A set of servers (`McpServers.Options`): named, each an object, decoded when first used.
 
-/** A Promise handler of what a server asks (`promise.Handler`). */
-export type PromiseHandler = (
-  params: ClientHandlers.Fields,
-  options: { readonly signal: AbortSignal }
-) => ClientHandlers.Fields | Promise<ClientHandlers.Fields>
+const ServerOptions = given<object>("ServerOptions").pipe(Schema.filter((server) => typeof server === "object" && server !== null))
 
-/** `promise.Handlers`. */
-export interface PromiseHandlers {
-  readonly elicitation?: PromiseHandler | undefined
-  readonly sampling?: PromiseHandler | undefined
-  readonly roots?: PromiseHandler | undefined
-}
+export const Servers = Schema.Struct({
+  servers: leaf(Schema.Record({ key: Schema.String.pipe(Schema.minLength(1)), value: ServerOptions }))
+})
+
+export const decodeServers = decoder(Servers, { root: "servers" })
+
+// ---------------------------------------------------------------------------------------------
+// The Promise API's additions (`promise.ts`): values it uses as they are (a callback that is
+// not a function is not called), declared here so that its option types are these fields'.
 
 export const promiseFields = {
+  handlers: Schema.optional(handlers<PromiseApi.Handlers>("promise.Handlers")),
   signal: Schema.optional(given<AbortSignal>("AbortSignal")),
   onToolsChanged: Schema.optional(given<(tools: ReadonlyArray<McpSchema.Tool>) => void>("OnToolsChanged")),
-  onLogMessage: Schema.optional(given<(message: McpSchema.LogMessage) => void>("OnLogMessage")),
-  handlers: Schema.optional(handlers<PromiseHandlers>("promise.Handlers"))
+  onLogMessage: Schema.optional(given<(message: McpSchema.LogMessage) => void>("OnLogMessage"))
 }
 
 export const promiseHttpFields = {
   httpClient: Schema.optional(given<Layer.Layer<HttpClient.HttpClient>>("HttpClient layer"))
 }
-
-/** `Authorization.Interactive["authorize"]` as the Promise API takes it. */
-export type PromiseAuthorize = (
-  authorizationUrl: URL,
-  options: { readonly signal: AbortSignal }
-) => string | URL | Promise<string | URL>
-
-export type EffectAuthorize = (authorizationUrl: URL) => Effect.Effect<string | URL, unknown>

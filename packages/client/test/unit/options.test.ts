@@ -131,5 +131,17 @@ describe("connect options", () => {
 })
 
 // The Promise API's options are the client's, with its own additions.
-type PromiseHttp = Omit<Promise.HttpConnectOptions, "handlers" | "auth" | keyof typeof Options.promiseFields | keyof typeof Options.promiseHttpFields>
-same<Equals<Flat<PromiseHttp>, Flat<Omit<McpClient.ConnectOptions, "handlers" | "auth">>>>()
+same<Equals<Flat<Promise.PromiseOptions>, Encoded<Schema.Struct<typeof Options.promiseFields>>>>()
+same<Equals<Flat<Pick<Promise.HttpConnectOptions, "httpClient">>, Encoded<Schema.Struct<typeof Options.promiseHttpFields>>>>()
+same<
+  Equals<
+    Flat<Omit<Promise.HttpConnectOptions, "auth" | "httpClient" | keyof Promise.PromiseOptions>>,
+    Flat<Omit<McpClient.ConnectOptions, "auth" | "handlers">>
+  >
+>()
+same<
+  Equals<
+    Flat<Omit<Promise.StdioConnectOptions, "stdio" | keyof Promise.PromiseOptions> & Promise.StdioConnectOptions["stdio"]>,
+    Flat<Omit<McpClient.StdioConnectOptions, "handlers" | "stderr">>
+  >
+>()
