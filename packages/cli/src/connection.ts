@@ -13,6 +13,7 @@ import { type Limits, redact, type McpConnectionError, type Stage } from "@phase
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import {
   type AuthSettings,
@@ -33,10 +34,10 @@ import { parseDuration, parseSize } from "./units.js"
 
 const value = <A>(option: Option.Option<A>): A | undefined => Option.getOrUndefined(option)
 
+const isTransportChoice = Schema.is(McpClient.TransportChoice)
+
 const transportOf = (text: string | undefined): Effect.Effect<McpClient.TransportChoice | undefined, McpConnectionError> =>
-  text === undefined || text === "auto" || text === "streamable-http" || text === "sse"
-    ? Effect.succeed(text)
-    : Effect.fail(invalidOption(flag("transport"), "invalid-value"))
+  text === undefined || isTransportChoice(text) ? Effect.succeed(text) : Effect.fail(invalidOption(flag("transport"), "invalid-value"))
 
 /** The `--revision` flags: each must be a revision the client speaks; none given means all. */
 const revisionsOf = (texts: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string> | undefined, McpConnectionError> =>

@@ -117,7 +117,15 @@ export interface ConnectOptions {
  * @since 0.1.0
  * @category models
  */
-export type TransportChoice = "auto" | "streamable-http" | "sse"
+export type TransportChoice = typeof TransportChoice.Type
+
+/**
+ * The transport choices, as a Schema (`Schema.is(McpClient.TransportChoice)` checks a text).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TransportChoice: Schema.Literal<["auto", "streamable-http", "sse"]> = Options.TransportChoices
 
 /**
  * What one operation cost: wall time and raw bytes read.

@@ -331,7 +331,10 @@ const Headers = leaf(Schema.transformOrFail(
   }
 ))
 
-const TransportChoice = leaf(Schema.Literal("auto", "streamable-http", "sse"))
+/** `McpClient.TransportChoice`. */
+export const TransportChoices = Schema.Literal("auto", "streamable-http", "sse")
+
+const TransportChoice = leaf(TransportChoices)
 
 /**
  * `McpClient.ConnectOptions`, in the order they have always been checked; `auth` is decoded
