@@ -148,9 +148,12 @@ const urlText = (parse: (text: string) => URL | undefined, valid: (url: URL) => 
     return (url !== undefined && valid(url)) || "invalid-url"
   }))
 
-const Pem = secret(isPem)
+const SigningKey = given<CryptoKey>("CryptoKey").pipe(
+  Schema.filter((key) => typeof CryptoKey !== "undefined" && key instanceof CryptoKey)
+)
 
-const PrivateKey = Schema.Union(given<CryptoKey>("CryptoKey").pipe(Schema.filter((key) => typeof CryptoKey !== "undefined" && key instanceof CryptoKey)), Pem)
+/** A `CryptoKey` that can sign, or a PKCS#8 PEM. */
+const PrivateKey = Schema.Union(SigningKey, secret(isPem))
 
 const Scope = leaf(Schema.transformOrFail(given<string | ReadonlyArray<string>>("Scope"), given<ReadonlyArray<string>>("Scope"), {
   strict: true,

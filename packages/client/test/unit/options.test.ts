@@ -113,6 +113,16 @@ describe("connect options", () => {
     expect(await first({ command: "node", handlers: 5 as never })).toBe("handlers")
   })
 
+  it("decodes auth into what it means: defaults, secrets Redacted, a CryptoKey kept as it is, the scope's tokens once each", async () => {
+    const { privateKey } = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign", "verify"])
+    const validated = Effect.runSync(Authorization.validate({ clientId: "c", privateKey, privateKeyAlgorithm: "ES256", scope: "a b a" }))
+    expect(validated).toMatchObject({ grant: "authorization_code", clientName: "phasebound", maxStepUps: 2, scope: ["a", "b"] })
+    expect(validated.privateKey).toBe(privateKey)
+    const withSecret = Effect.runSync(Authorization.validate({ clientId: "c", clientSecret: "s3cr3t", privateKey: "-----BEGIN PRIVATE KEY-----" }))
+    expect(Redacted.isRedacted(withSecret.clientSecret) && Redacted.value(withSecret.clientSecret)).toBe("s3cr3t")
+    expect(Redacted.isRedacted(withSecret.privateKey)).toBe(true)
+  })
+
   it("never puts the refused value in the error", async () => {
     const secret = "s3cr3t-value"
     const refusals = [
