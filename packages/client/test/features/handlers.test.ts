@@ -247,19 +247,19 @@ describe("a server that floods the client with requests", () => {
       })
       // The call's answer came after every request (all of them routed), while the handlers wait.
       expect((yield* connection.callTool("ask")).content).toEqual([{ type: "text", text: "done" }])
-      yield* eventually(() => started === 8)
+      yield* eventually(() => started === 8, 20_000)
       // Taken: the 8 answering, the 32 of the full queue, and the few the answering fiber took
       // from the queue before the reader filled it; the others dropped and counted.
       const accepted = flood - (yield* connection.diagnostics).droppedFrames
       expect(accepted).toBeGreaterThanOrEqual(33)
       expect(accepted).toBeLessThanOrEqual(40)
       yield* Deferred.succeed(gate, undefined)
-      yield* eventually(() => finished === accepted)
+      yield* eventually(() => finished === accepted, 20_000)
       expect(started).toBe(accepted)
       expect(mostAtOnce).toBe(8)
       yield* Effect.promise(() => server.replied(accepted))
       expect(new Set(server.replies.map((r) => r.message.id)).size).toBe(accepted)
-    }))
+    }), 60_000)
 })
 
 describe("handlers, handshake era, on the standalone GET stream", () => {
