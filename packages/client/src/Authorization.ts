@@ -257,6 +257,7 @@ const invalid = (option: string, reason: "invalid-value" | "invalid-url" = "inva
   Failures.invalidConfig(`auth.${option}`, reason, "authorization")
 
 const isText = (u: unknown): u is string =>
+  // eslint-disable-next-line no-control-regex -- a text with a C0 control character or DEL is refused
   typeof u === "string" && u.length > 0 && u.length <= maxTextLength && !/[\u0000-\u001f\u007f]/.test(u)
 
 const secretText = (u: unknown, valid: (u: unknown) => u is string = isText): Redacted.Redacted<string> | undefined => {
