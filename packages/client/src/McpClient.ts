@@ -380,7 +380,8 @@ const authorizationOf = (
     // Over plain http off loopback, the bearer token (and the flow's secrets) would travel in clear.
     yield* Authorization.validateServerUrl(target.url)
     for (const secret of [validated.clientSecret, validated.privateKey]) {
-      if (Redacted.isRedacted(secret)) secrets.push(...secretValues([Redacted.value(secret as Redacted.Redacted<string>)]))
+      if (!Redacted.isRedacted(secret)) continue
+      for (const value of secretValues([Redacted.value(secret as Redacted.Redacted<string>)])) secrets.push(value)
     }
     const interactive = yield* Effect.serviceOption(Authorization.InteractiveAuthorization)
     // An interactive step without a place to come back to could never be used.
