@@ -3,7 +3,12 @@
  * `mcpServers` file (the one the CLI reads) or of options, each connected on first use, one
  * connection per server shared by every fiber, all released with the layer.
  *
+ * @example
  * ```ts
+ * import { McpServers } from "@phasebound/client"
+ * import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+ * import { Effect, Layer } from "effect"
+ *
  * const Live = McpServers.layerFile("./.mcp.json").pipe(Layer.provide(NodeContext.layer), Layer.provide(NodeHttpClient.layerUndici))
  * const program = Effect.flatMap(McpServers.McpServers, (servers) => servers.callTool("remote", "add", { a: 1, b: 2 }))
  * ```
