@@ -74,7 +74,7 @@ const isSet = (value: string | undefined): boolean => value !== undefined && val
 
 /** The normalised URL when `url` is one `openBrowser` may open, else undefined. */
 const checkedUrl = (url: string): URL | undefined => {
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- a URL with a C0 control character or DEL is refused
   if (!/^https?:\/\//i.test(url) || /[\u0000-\u001f\u007f]/.test(url)) return undefined
   try {
     const parsed = new URL(url)

@@ -16,6 +16,7 @@
  * is its one record), and NODE_DISABLE_COMPILE_CACHE=1 turns it off, as it does Node's.
  * `__PHASEBOUND_BUNDLE_HASH__` is replaced by build.mjs.
  */
+/* global __PHASEBOUND_BUNDLE_HASH__ -- the bundle's content hash, a constant build.mjs has esbuild put in */
 import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import * as Module from "node:module"
 import { tmpdir } from "node:os"

@@ -12,8 +12,7 @@ export const json = (value: unknown): string => `${JSON.stringify(value, null, 2
  * A peer's text made one line for a terminal: newlines and control characters (escape
  * sequences included) become spaces.
  */
-// eslint-disable-next-line no-control-regex
-export const oneLine = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ")
+export const oneLine = (text: string): string => text.replace(/\p{Cc}+/gu, " ")
 
 /**
  * A peer's text for a terminal, its lines kept: line ends become `\n`, tabs stay, every other
@@ -21,7 +20,7 @@ export const oneLine = (text: string): string => text.replace(/[\u0000-\u001f\u0
  * a space.
  */
 export const printable = (text: string): string =>
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- the control characters but tab and newline, written out
   text.replace(/\r\n/g, "\n").replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, " ")
 
 /** Left-aligned columns; a cell's newlines and control characters become spaces. */

@@ -3,21 +3,6 @@
  * and 2026-07-28): what a connection needs to answer a server's `401` by itself. See
  * docs/AUTHORIZATION.md.
  *
- * ```ts
- * import { Authorization, McpClient } from "@phasebound/client"
- *
- * McpClient.connect({
- *   url: "https://mcp.example.com/mcp",
- *   auth: {
- *     grant: "client_credentials",
- *     clientId: "reporting",
- *     clientSecret: Redacted.make(secret),
- *     // The secret goes to this authorization server only, whatever the MCP server names.
- *     issuer: "https://auth.example.com"
- *   }
- * }).pipe(Effect.provide(Authorization.layerMemoryTokenStore))
- * ```
- *
  * A user's authorization (the `authorization_code` grant, the default) needs the interactive
  * step, the `InteractiveAuthorization` service: it shows the authorization URL to the user and
  * returns the redirect that carries the code (the CLI's opens a browser and listens on
@@ -29,6 +14,23 @@
  * (plain `http` only between loopback hosts), on public addresses or names (loopback only for a
  * server on loopback; private and link-local literal addresses only with
  * `allowPrivateAuthority`). Names are not resolved.
+ *
+ * @example
+ * ```ts
+ * import { Authorization, McpClient } from "@phasebound/client"
+ * import { Effect, Redacted } from "effect"
+ *
+ * const connect = McpClient.connect({
+ *   url: "https://mcp.example.com/mcp",
+ *   auth: {
+ *     grant: "client_credentials",
+ *     clientId: "reporting",
+ *     clientSecret: Redacted.make(process.env["REPORTING_CLIENT_SECRET"] ?? ""),
+ *     // The secret goes to this authorization server only, whatever the MCP server names.
+ *     issuer: "https://auth.example.com"
+ *   }
+ * }).pipe(Effect.provide(Authorization.layerMemoryTokenStore))
+ * ```
  *
  * @since 0.1.0
  */

@@ -1,6 +1,7 @@
 /**
  * The MCP client: discovery under one deadline, then tool calls, each under its own.
  *
+ * @example
  * ```ts
  * import { McpClient } from "@phasebound/client"
  * import { FetchHttpClient } from "@effect/platform"

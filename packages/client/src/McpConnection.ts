@@ -3,7 +3,11 @@
  * service is an `McpClient.Connection`, with layers built from options or from Effect `Config`,
  * where header values, environment values and OAuth secrets may be `Redacted`.
  *
+ * @example
  * ```ts
+ * import { McpConnection } from "@phasebound/client"
+ * import { Config, Effect } from "effect"
+ *
  * const Live = McpConnection.layerHttpConfig({
  *   url: Config.string("MCP_URL"),
  *   headers: Config.all({ authorization: Config.redacted("MCP_AUTHORIZATION") })

@@ -6,7 +6,12 @@
  * `Authorization.layerDefaults`, one token store in memory for all of them (entries are keyed
  * by server and client) and no interactive step.
  *
+ * @example
  * ```ts
+ * import { Authorization, McpServers } from "@phasebound/client"
+ * import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+ * import { Effect, Layer } from "effect"
+ *
  * const Live = McpServers.layerFile("./.mcp.json").pipe(
  *   Layer.provide(Layer.mergeAll(NodeContext.layer, NodeHttpClient.layerUndici, Authorization.layerDefaults))
  * )

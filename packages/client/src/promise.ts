@@ -1,19 +1,22 @@
 /**
  * The Promise API, for users outside Effect.
  *
+ * Numeric times are milliseconds. Rejections are the errors of `McpConnectionError`; an
+ * aborted `AbortSignal` rejects with the signal's own `reason`, unchanged (never a deadline).
+ *
+ * @example
  * ```ts
  * import { connect } from "@phasebound/client/promise"
  *
- * const connection = await connect({ url: "http://127.0.0.1:3000/mcp", policy: { timeout: 30_000 } })
- * try {
- *   const result = await connection.callTool("add", { a: 1, b: 2 }, { timeout: 5_000 })
- * } finally {
- *   await connection.close()
+ * const add = async (a: number, b: number) => {
+ *   const connection = await connect({ url: "http://127.0.0.1:3000/mcp", policy: { timeout: 30_000 } })
+ *   try {
+ *     return await connection.callTool("add", { a, b }, { timeout: 5_000 })
+ *   } finally {
+ *     await connection.close()
+ *   }
  * }
  * ```
- *
- * Numeric times are milliseconds. Rejections are the errors of `McpConnectionError`; an
- * aborted `AbortSignal` rejects with the signal's own `reason`, unchanged (never a deadline).
  *
  * @since 0.1.0
  */

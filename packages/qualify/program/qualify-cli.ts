@@ -118,11 +118,11 @@ const pool = async (scenarios: ReadonlyArray<CliCase>, concurrency: number) => {
     }
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, scenarios.length) }, worker))
-  results.push(...rows)
+  for (const row of rows) results.push(row)
 }
 
 /** POSIX single-quoting, for `--stdio 'command args...'`. */
-const shellQuote = (words: ReadonlyArray<string>) => words.map((w) => (/^[A-Za-z0-9_\/.,:=+@%-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`)).join(" ")
+const shellQuote = (words: ReadonlyArray<string>) => words.map((w) => (/^[A-Za-z0-9_/.,:=+@%-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`)).join(" ")
 
 /**
  * Runs the CLI once. `sigintWhen`: a predicate polled every 5 ms; when it holds, SIGINT is sent.

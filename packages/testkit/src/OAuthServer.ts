@@ -188,7 +188,7 @@ export interface OAuthRecordedRequest {
   /** Which well-known URL, for a metadata request. */
   readonly variant?: MetadataVariant
   /** Lower-case names. */
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>
+  readonly headers: Readonly<Record<string, string | Array<string> | undefined>>
   readonly body: string
   /** Query parameters (GET) or the form body (POST application/x-www-form-urlencoded); repeated names keep the first. */
   readonly form: Readonly<Record<string, string>>
@@ -821,7 +821,7 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
     const alg = jws.header["alg"]
     if (alg !== "RS256" && alg !== "ES256") throw fail(`unsupported alg ${String(alg)}`)
     if ((alg === "RS256") !== (key.asymmetricKeyType === "rsa")) throw fail(`alg ${alg} does not fit the client's key`)
-    let valid = false
+    let valid: boolean
     try {
       valid = verify("sha256", Buffer.from(jws.signingInput, "ascii"), alg === "ES256" ? { key, dsaEncoding: "ieee-p1363" } : key, jws.signature)
     } catch {

@@ -24,7 +24,7 @@ export interface RecordedRequest {
   readonly method: string
   /** Path and query as received. */
   readonly url: string
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>
+  readonly headers: Readonly<Record<string, string | Array<string> | undefined>>
   readonly body: string
   /** JSON-RPC method(s) if the body parses (a batch gives them comma-separated). */
   readonly rpcMethod?: string

@@ -151,7 +151,7 @@ describe("stateless era: what a correct 2026 client sends gets correct answers",
     do {
       const page = await json(await modern(paged, "tools/list", cursor === undefined ? {} : { cursor }))
       expect(page.result.resultType).toBe("complete")
-      names.push(...page.result.tools.map((tool: { name: string }) => tool.name))
+      for (const tool of page.result.tools as Array<{ name: string }>) names.push(tool.name)
       cursor = page.result.nextCursor
     } while (cursor !== undefined)
     expect(names).toEqual(["add", "echo", "increment", "region_query", "ask_name", "tool-0", "tool-1"])

@@ -78,7 +78,7 @@ describe("normal behaviour", () => {
     do {
       const response = await post(server, "tools/list", cursor === undefined ? {} : { cursor })
       const body = (await response.json()) as { result: { tools: Array<{ name: string }>; nextCursor?: string } }
-      names.push(...body.result.tools.map((tool) => tool.name))
+      for (const tool of body.result.tools) names.push(tool.name)
       cursor = body.result.nextCursor
       pages += 1
     } while (cursor !== undefined)

@@ -2,17 +2,6 @@
  * An MCP tool call as a durable `@effect/workflow` activity (docs/DESIGN.md, "Durable tool
  * calls").
  *
- * ```ts
- * import { ToolCall } from "@phasebound/workflow"
- *
- * const charge = ToolCall.call({
- *   name: "charge",                       // the activity: unique within the workflow
- *   connection: ToolCall.server("payments"), // McpServers, or McpConnection.McpConnection
- *   tool: "charge_card",
- *   arguments: { order: payload.order, cents: 1250 }
- * })
- * ```
- *
  * - The call carries an effect identity derived from the execution id and the activity's name
  *   (`EffectIdentity`): the same for every execution, retry and explicit retry of that effect.
  * - Its result (a `CallToolResult`, `isError` included) or its typed failure is persisted by the
@@ -24,6 +13,29 @@
  * - Retries under `retry` (same identity) only where `isRetrySafe`; an `unknown` outcome on any
  *   other tool is `ToolCallOutcomeUnknown`, for the workflow to handle; `applied` is final.
  * - Budgets stay the client's (`callOptions`): the activity adds no timeout of its own.
+ *
+ * @example
+ * ```ts
+ * import { Workflow } from "@effect/workflow"
+ * import { ToolCall, ToolCallError } from "@phasebound/workflow"
+ * import { Effect, Schema } from "effect"
+ *
+ * const Checkout = Workflow.make({
+ *   name: "Checkout",
+ *   payload: { order: Schema.String },
+ *   idempotencyKey: ({ order }) => order,
+ *   error: ToolCallError.ToolCallError
+ * })
+ *
+ * const CheckoutLive = Checkout.toLayer((payload) =>
+ *   Effect.asVoid(ToolCall.call({
+ *     name: "charge",                       // the activity: unique within the workflow
+ *     connection: ToolCall.server("payments"), // McpServers, or McpConnection.McpConnection
+ *     tool: "charge_card",
+ *     arguments: { order: payload.order, cents: 1250 }
+ *   }))
+ * )
+ * ```
  *
  * @since 0.1.0
  */

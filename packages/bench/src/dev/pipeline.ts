@@ -21,7 +21,7 @@ const server = await startChild<{ url: string }>("./officialServer.ts", [mode, "
 const url = server.info.url
 
 // A session for the raw variants.
-let sessionId = ""
+let sessionId: string
 {
   const init = await fetch(url, {
     method: "POST",

@@ -28,7 +28,7 @@ import { FrameTooLarge } from "./frameErrors.js"
 export class BodyReadFailed extends Data.TaggedError("BodyReadFailed")<{ readonly cause: unknown }> {}
 
 interface NodeReadable {
-  on(event: string, listener: (...args: Array<any>) => void): unknown
+  on(event: string, listener: (...args: Array<unknown>) => void): unknown
   read(): Uint8Array | null
   destroy(error?: Error): unknown
   resume?(): unknown
@@ -167,7 +167,7 @@ const streamChunks = (stream: Stream.Stream<Uint8Array, HttpClientError.Response
         onSome: (error) => Effect.fail(error)
       }),
       onSuccess: (chunk) => {
-        buffered.push(...chunk)
+        for (const bytes of chunk) buffered.push(bytes)
         return next
       }
     })

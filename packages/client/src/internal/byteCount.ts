@@ -9,7 +9,10 @@
  *
  * @internal
  */
-import { Channel, Chunk, Either, Stream } from "effect"
+import * as Channel from "effect/Channel"
+import * as Chunk from "effect/Chunk"
+import * as Either from "effect/Either"
+import * as Stream from "effect/Stream"
 import { InvalidUtf8 } from "./frameErrors.js"
 
 /**

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /**
  * A body or frame passed its byte ceiling while it was being read. `observedBytes` is the

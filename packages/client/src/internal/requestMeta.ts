@@ -28,8 +28,7 @@ export const maxEffectIdentityLength = 512
  */
 export const isValidEffectIdentity = (identity: unknown): identity is string =>
   typeof identity === "string" && identity.length > 0 && identity.length <= maxEffectIdentityLength &&
-  // eslint-disable-next-line no-control-regex
-  !/[\u0000-\u001f\u007f-\u009f]/.test(identity)
+  !/\p{Cc}/u.test(identity)
 
 /** The trace context keys a caller may also give itself (its own wins over the span's). */
 const traceKeys: ReadonlySet<string> = new Set(["traceparent", "tracestate", "baggage"])

@@ -189,7 +189,7 @@ describe("an mcpServers file's auth entry", () => {
     Effect.gen(function*() {
       const { home, rogue, srv } = yield* setting()
       const file = join(mkdtempSync(join(tmpdir(), "phasebound-binding-")), "mcp.json")
-      const auth = { grant: "client_credentials", clientId: "svc", clientSecret: clientSecret, allowPrivateAuthority: false, allowScopeStepUp: true }
+      const auth = { grant: "client_credentials", clientId: "svc", clientSecret, allowPrivateAuthority: false, allowScopeStepUp: true }
       writeFileSync(file, JSON.stringify({
         mcpServers: {
           home: { url: srv.url, auth: { ...auth, issuer: home.issuer } },

@@ -77,7 +77,7 @@ export const mcpRequests = (server: TestServer): ReadonlyArray<RecordedHttpReque
 export const toolCalls = (server: TestServer): ReadonlyArray<RecordedHttpRequest> =>
   server.requests.filter((request) => request.rpcMethod === "tools/call")
 
-export const bearerOf = (request: { readonly headers: Readonly<Record<string, string | string[] | undefined>> }) =>
+export const bearerOf = (request: { readonly headers: Readonly<Record<string, string | Array<string> | undefined>> }) =>
   bearerTokenOf(request.headers["authorization"])
 
 /** Token endpoint requests, of one grant when given. */

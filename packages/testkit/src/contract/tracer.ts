@@ -65,7 +65,7 @@ export const recordingTracer = (): RecordingTracer => {
           recorded.events.push({ name: eventName, attributes })
         },
         addLinks: (more) => {
-          recorded.links.push(...more)
+          for (const link of more) recorded.links.push(link)
         }
       }
       return span

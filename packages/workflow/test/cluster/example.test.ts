@@ -16,7 +16,7 @@ describe("examples/sqlite.ts", () => {
     // Whole lines: "in total 3" must not pass for "in total 30".
     const lines = stdout.split("\n")
     expect(lines).toContain("first run: 3 tool calls sent")
-    expect(lines).toContainEqual(expect.stringMatching(/^  reserve \(upsert\) -> "reserved", effect identity [0-9a-f]{32}$/))
+    expect(lines).toContainEqual(expect.stringMatching(/^ {2}reserve \(upsert\) -> "reserved", effect identity [0-9a-f]{32}$/))
     expect(lines).toContain("the server saw the same identities: true")
     expect(lines).toContain("a new engine on the same file, same payload: result from the store true, tool calls sent in total 3")
   }, 150_000)

@@ -91,7 +91,7 @@ export const startPostgres = async (): Promise<Postgres> => {
   } catch (error) {
     const serverLog = await readFile(log, "utf8").catch(() => "")
     await stop()
-    throw new Error(`PostgreSQL did not start: ${error instanceof Error ? error.message : String(error)}\n${serverLog}`)
+    throw new Error(`PostgreSQL did not start: ${error instanceof Error ? error.message : String(error)}\n${serverLog}`, { cause: error })
   }
   return { host: "127.0.0.1", port, database: "postgres", username: "postgres", stop }
 }
