@@ -124,7 +124,7 @@ const located = (issue: ParseResult.ParseIssue, naming: Naming): {
     }
     switch (current._tag) {
       case "Pointer":
-        if (Array.isArray(current.path)) path.push(...current.path)
+        if (Array.isArray(current.path)) for (const key of current.path) path.push(key)
         else path.push(current.path as PropertyKey)
         current = current.issue
         break

@@ -123,6 +123,7 @@ export const decodeCallBudget = decoder(CallBudget, { prefix: "call.", root: "ca
 const maxTextLength = 2048
 
 const isText = (u: unknown): u is string =>
+  // eslint-disable-next-line no-control-regex -- a text with a C0 control character or DEL is refused
   typeof u === "string" && u.length > 0 && u.length <= maxTextLength && !/[\u0000-\u001f\u007f]/.test(u)
 
 const Text = Schema.String.pipe(Schema.filter(isText))
@@ -403,7 +404,8 @@ export const Http: Schema.Schema<HttpSettings, typeof HttpFields.Encoded> = Sche
       const secure = checkServerUrl(url)
       if (secure._tag === "Left") return ParseResult.fail(new ParseResult.Pointer("url", url, secure.left))
       for (const secret of [validated.right.clientSecret, validated.right.privateKey]) {
-        if (Redacted.isRedacted(secret)) secrets.push(...secretValues([Redacted.value(secret as Redacted.Redacted<string>)]))
+        if (!Redacted.isRedacted(secret)) continue
+        for (const value of secretValues([Redacted.value(secret as Redacted.Redacted<string>)])) secrets.push(value)
       }
       return ParseResult.succeed({ ...settings, auth: validated.right })
     },

@@ -32,13 +32,13 @@ same<Equals<Encoded<typeof Options.StdioFields>, Flat<McpClient.StdioConnectOpti
 // With auth, connect requires the authorization services (the token store alone for
 // client_credentials); without, what it always did.
 type Requirements<T> = T extends Effect.Effect<infer _A, infer _E, infer R> ? R : never
-const requirements = (url: string) => ({
+const _requirements = (url: string) => ({
   none: McpClient.connect({ url }),
   service: McpClient.connect({ url, auth: { grant: "client_credentials", clientId: "c", clientSecret: "s" } }),
   user: McpClient.connect({ url, auth: { redirectUri: "http://127.0.0.1:1/callback" } }),
   unknown: McpClient.connect({ url } as McpClient.ConnectOptions)
 })
-type Of<K extends keyof ReturnType<typeof requirements>> = Requirements<ReturnType<typeof requirements>[K]>
+type Of<K extends keyof ReturnType<typeof _requirements>> = Requirements<ReturnType<typeof _requirements>[K]>
 same<Equals<Of<"none">, HttpClient.HttpClient | Scope.Scope>>()
 same<Equals<Of<"service">, HttpClient.HttpClient | Scope.Scope | Authorization.TokenStore>>()
 same<Equals<Of<"user">, HttpClient.HttpClient | Scope.Scope | Authorization.Services>>()
