@@ -15,10 +15,17 @@
  * under aliases (`"effect-floor": "npm:effect@3.22.0"`, root devDependencies) so that `npm ci`
  * caches it; the seeded lock puts each aliased entry in the place of the package it aliases.
  *
+ * The packed tarballs (`file:` dependencies of the project) get lock entries of their own, made
+ * from the manifest inside each tarball: without one, npm resolves each tarball's peers anew, for
+ * which it asks the cache for full packuments (npm 11 does, even for a peer the project pins),
+ * and `npm ci` cached only the abbreviated ones. With them, npm still checks every edge of the
+ * tree against the versions locked: a peer range that the project's Effect does not satisfy is
+ * an invalid edge, which npm resolves anew, and that fails offline (ERESOLVE or ENOTCACHED).
+ *
  * --offline forbids the network; a proxy at 127.0.0.1:9 (nothing listens there) makes any
  * request that would still go out fail, and the http log is checked for one.
  */
-import { spawnSync } from "node:child_process"
+import { execFileSync, spawnSync } from "node:child_process"
 import { rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
@@ -96,6 +103,41 @@ export const seededLock = (
   return { name: "phasebound-qualification", lockfileVersion: 3, requires: true, packages }
 }
 
+/** What a lock entry of a package carries from its manifest. */
+const LOCKED_FIELDS = [
+  "version",
+  "license",
+  "dependencies",
+  "optionalDependencies",
+  "peerDependencies",
+  "peerDependenciesMeta",
+  "bin",
+  "engines"
+] as const
+
+/**
+ * The lock entries of the project's `file:` tarball dependencies, at `node_modules/<name>`, each
+ * from the manifest `manifestOf(tarball)` reads inside it: what npm would lock for them.
+ */
+export const packedEntries = (
+  dependencies: Record<string, string>,
+  manifestOf: (tarball: string) => Record<string, unknown>
+): Record<string, LockEntry> => {
+  const entries: Record<string, LockEntry> = {}
+  for (const [name, spec] of Object.entries(dependencies)) {
+    if (!spec.startsWith("file:") || !spec.endsWith(".tgz")) continue
+    const manifest = manifestOf(spec.slice("file:".length))
+    const entry: Record<string, unknown> = { resolved: spec }
+    for (const field of LOCKED_FIELDS) if (manifest[field] !== undefined) entry[field] = manifest[field]
+    entries[`node_modules/${name}`] = entry
+  }
+  return entries
+}
+
+/** The package.json inside a packed tarball. */
+export const tarballManifest = (tarball: string): Record<string, unknown> =>
+  JSON.parse(execFileSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" })) as Record<string, unknown>
+
 const unreachable = "http://127.0.0.1:9/"
 /** npm's environment for the project: not the workspace's, and no way to the network. */
 export const installEnv = (): NodeJS.ProcessEnv => {
@@ -132,8 +174,8 @@ export interface Installed extends Ran {
 }
 
 /**
- * Writes the project's package.json and seeded lockfile, removes any node_modules, and runs
- * `npm install --offline` there, with the http log on stderr.
+ * Writes the project's package.json and seeded lockfile (with the entries of its tarballs),
+ * removes any node_modules, and runs `npm install --offline` there, with the http log on stderr.
  */
 export const installOffline = (
   project: string,
@@ -142,7 +184,8 @@ export const installOffline = (
 ): Installed => {
   writeFileSync(join(project, "package.json"), JSON.stringify(manifest, null, 2) + "\n")
   rmSync(join(project, "node_modules"), { recursive: true, force: true })
-  writeFileSync(join(project, "package-lock.json"), JSON.stringify(lock, null, 2) + "\n")
+  const packages = { ...lock.packages, ...packedEntries(manifest.dependencies, tarballManifest) }
+  writeFileSync(join(project, "package-lock.json"), JSON.stringify({ ...lock, packages }, null, 2) + "\n")
   const started = Date.now()
   const result = spawnSync(
     "npm",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { floorAliases, type Lockfile, seededLock } from "../src/install.js"
+import { floorAliases, type Lockfile, packedEntries, seededLock } from "../src/install.js"
 
 const workspaceLock: Lockfile = {
   packages: {
@@ -65,5 +65,47 @@ describe("seededLock", () => {
     )
     expect(lock.packages["node_modules/effect"]).toEqual({ version: "4.1.0", integrity: "sha512-four" })
     expect(lock.packages["node_modules/effect4"]).toBeUndefined()
+  })
+})
+
+describe("packedEntries", () => {
+  const manifests: Record<string, Record<string, unknown>> = {
+    "/tmp/packs/phasebound-client-0.1.0.tgz": {
+      name: "@phasebound/client",
+      version: "0.1.0",
+      license: "MIT",
+      dependencies: { ajv: "8.20.0" },
+      peerDependencies: { effect: "^3.22.0" },
+      scripts: { prepack: "npm run build" },
+      exports: { ".": "./dist/index.js" }
+    },
+    "/tmp/packs/phasebound-cli-0.1.0.tgz": { name: "@phasebound/cli", version: "0.1.0", bin: { phasebound: "dist/bin.js" }, engines: { node: ">=20" } }
+  }
+  const manifestOf = (tarball: string) => manifests[tarball]!
+
+  it("locks each file: tarball at node_modules/<name>, with what npm locks of its manifest", () => {
+    expect(packedEntries({
+      effect: "3.22.4",
+      "@phasebound/client": "file:/tmp/packs/phasebound-client-0.1.0.tgz",
+      "@phasebound/cli": "file:/tmp/packs/phasebound-cli-0.1.0.tgz"
+    }, manifestOf)).toEqual({
+      "node_modules/@phasebound/client": {
+        resolved: "file:/tmp/packs/phasebound-client-0.1.0.tgz",
+        version: "0.1.0",
+        license: "MIT",
+        dependencies: { ajv: "8.20.0" },
+        peerDependencies: { effect: "^3.22.0" }
+      },
+      "node_modules/@phasebound/cli": {
+        resolved: "file:/tmp/packs/phasebound-cli-0.1.0.tgz",
+        version: "0.1.0",
+        bin: { phasebound: "dist/bin.js" },
+        engines: { node: ">=20" }
+      }
+    })
+  })
+
+  it("leaves registry dependencies and file: directories to the seeded lock", () => {
+    expect(packedEntries({ effect: "3.22.4", local: "file:../local" }, manifestOf)).toEqual({})
   })
 })
