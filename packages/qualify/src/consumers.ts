@@ -14,16 +14,19 @@
  *   declarations that import nothing, `tsc --noEmit` of a TypeScript consumer
  *   (program/consumer-promise.ts) against them, and that program run under Node 22.
  *
- * The MCP server is the testkit's, started here, in the orchestrator's process, from the
- * workspace's sources, and given to the programs by URL.
+ * The three projects are made side by side (their installs as many at a time as `input.jobs`
+ * allows), their rows returned in that order. The MCP server is the testkit's, started here, in
+ * the orchestrator's process, from the workspace's sources, and given to the programs by URL.
  */
 import { startServer } from "@phasebound/testkit"
 import { build } from "esbuild"
-import { execFile, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
+import { type Ran, runCommand } from "./command.js"
 import { copiesOf, floorAliases, installOffline, type Lockfile, seededLock, whyInstall } from "./install.js"
+import type { Timings } from "./timings.js"
 
 export interface ConsumersInput {
   readonly root: string
@@ -36,38 +39,32 @@ export interface ConsumersInput {
   readonly devDependencies: Record<string, string>
   /** The install-script approvals of the workspace, carried to each project. */
   readonly allowScripts: unknown
-  readonly record: (name: string, ok: boolean, detail?: string) => void
+  /** Runs an install when a slot is free (src/bounded.ts): the installs share the cores. */
+  readonly jobs: <A>(task: () => Promise<A>) => Promise<A>
+  /** Times a phase (src/timings.ts). */
+  readonly time: Timings["time"]
 }
+
+/** A row of the table. */
+export interface ConsumerRow {
+  readonly name: string
+  readonly ok: boolean
+  readonly detail: string
+}
+type RecordRow = (name: string, ok: boolean, detail?: string) => void
 
 const VERSION_WARNING = /Executing an Effect versioned/
 const PROGRAM_TIMEOUT_MS = 60_000
 const EFFECT_PACKAGES = ["effect", "@effect/platform", "@effect/platform-node"] as const
 
-interface Ran {
-  readonly ok: boolean
-  readonly status: number | null
-  readonly stdout: string
-  readonly stderr: string
-  readonly ms: number
-}
 /**
- * Runs a program to its end. Asynchronously: the MCP server it talks to lives in this process,
- * whose event loop must go on answering meanwhile.
+ * Runs a program to its end (asynchronously: the MCP server it talks to lives in this process);
+ * why it did not start, or was killed, is on its stderr.
  */
-const run = (command: string, args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv = cleanEnv()) =>
-  new Promise<Ran>((resolve) => {
-    const started = Date.now()
-    execFile(command, args, { cwd, env, encoding: "utf8", timeout: PROGRAM_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const status = error === null ? 0 : typeof error.code === "number" ? error.code : null
-      resolve({
-        ok: error === null,
-        status,
-        stdout,
-        stderr: stderr + (error !== null && status === null ? String(error) : ""),
-        ms: Date.now() - started
-      })
-    })
-  })
+const run = async (command: string, args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv = cleanEnv()) => {
+  const ran = await runCommand(command, args, { cwd, env, timeout: PROGRAM_TIMEOUT_MS })
+  return ran.error === undefined ? ran : { ...ran, stderr: ran.stderr + String(ran.error) }
+}
 /** What a program gets: no path mapping, no workspace. */
 const cleanEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
   PATH: process.env.PATH ?? "",
@@ -121,9 +118,9 @@ const saysThree = (value: unknown) => {
 }
 
 const installRows = (
-  record: ConsumersInput["record"],
+  record: RecordRow,
   label: string,
-  installed: ReturnType<typeof installOffline>,
+  installed: Awaited<ReturnType<typeof installOffline>>,
   what: string
 ) => {
   const eresolve = /ERESOLVE/.test(installed.stderr + installed.stdout)
@@ -144,8 +141,8 @@ const installRows = (
   )
 }
 
-const oneCopy = (record: ConsumersInput["record"], label: string, project: string, name: string, version: string) => {
-  const copies = copiesOf(project, name)
+const oneCopy = async (record: RecordRow, label: string, project: string, name: string, version: string) => {
+  const copies = await copiesOf(project, name)
   const installedVersion = versionIn(project, name)
   record(
     `${label}: one copy of ${name} in the project, the project's own ${version}`,
@@ -160,27 +157,32 @@ const oneCopy = (record: ConsumersInput["record"], label: string, project: strin
  */
 const effectConsumer = async (
   input: ConsumersInput,
+  record: RecordRow,
   label: string,
   set: Record<string, string>,
   substitutes: Record<string, string>,
   url: string
 ) => {
-  const { record } = input
   const project = join(input.temp, `consumer-${label.replace(/\W+/g, "-")}`)
   mkdirSync(project, { recursive: true })
   const libraries = ["@phasebound/client", "@phasebound/testkit", "@phasebound/workflow"].filter((name) => input.tarballs.has(name))
   const dependencies: Record<string, string> = {}
   for (const [name, version] of Object.entries(set)) dependencies[name] = version
   for (const name of libraries) dependencies[name] = `file:${input.tarballs.get(name)}`
-  const installed = installOffline(
-    project,
-    { name: "phasebound-consumer", private: true, type: "module", dependencies, allowScripts: input.allowScripts },
-    seededLock(input.workspaceLock, dependencies, substitutes)
+  const installed = await input.jobs(() =>
+    input.time(`${label}: install`, () =>
+      installOffline(
+        project,
+        { name: "phasebound-consumer", private: true, type: "module", dependencies, allowScripts: input.allowScripts },
+        seededLock(input.workspaceLock, dependencies, substitutes)
+      ))
   )
   installRows(record, label, installed, `${libraries.join(", ")} beside ${Object.entries(set).map(([name, version]) => `${name}@${version}`).join(", ")}`)
   if (!installed.ok) return
-  oneCopy(record, label, project, "effect", set["effect"]!)
-  oneCopy(record, label, project, "@effect/platform", set["@effect/platform"]!)
+  await input.time(`${label}: npm ls`, async () => {
+    await oneCopy(record, label, project, "effect", set["effect"]!)
+    await oneCopy(record, label, project, "@effect/platform", set["@effect/platform"]!)
+  })
   const workflowPeer = `@effect/workflow ${versionIn(project, "@effect/workflow") ?? "absent"}`
 
   // Each entry point, and an Effect of the testkit's run by the project's own Effect: `yield*`
@@ -191,7 +193,7 @@ const effectConsumer = async (
     `const { scoped } = await import("@phasebound/testkit")`,
     `console.log(await Effect.runPromise(Effect.scoped(Effect.gen(function*() { return (yield* scoped()).url }))))`
   ].join(";")
-  const loads = await run(process.execPath, ["--input-type=module", "-e", loadsAndYields], project)
+  const loads = await input.time(`${label}: entry points`, () => run(process.execPath, ["--input-type=module", "-e", loadsAndYields], project))
   record(
     `${label}: every library's entry point loads; the project's Effect yields the testkit's scoped server`,
     loads.ok && loads.stderr.trim() === "" && loads.stdout.startsWith("http://127.0.0.1:"),
@@ -205,7 +207,7 @@ const effectConsumer = async (
     return
   }
   const bundled = await bundleInto(project, "readme-example.mjs", { contents: runnableExample(example, exampleUrl) })
-  const ran = bundled ? await run(process.execPath, ["readme-example.mjs"], project, cleanEnv({ MCP_URL: url })) : undefined
+  const ran = bundled ? await input.time(`${label}: README example`, () => run(process.execPath, ["readme-example.mjs"], project, cleanEnv({ MCP_URL: url }))) : undefined
   const value = ran === undefined ? undefined : lastJson(ran.stdout)?.["value"]
   const listed = ran?.stdout.split("\n")[0] ?? ""
   record(
@@ -242,8 +244,7 @@ const medianMs = async (times: number, command: string, args: ReadonlyArray<stri
 }
 
 /** A Promise user's project with Effect 4 at its root: @phasebound/promise, typed and run. */
-const promiseConsumer = async (input: ConsumersInput, url: string) => {
-  const { record } = input
+const promiseConsumer = async (input: ConsumersInput, record: RecordRow, url: string) => {
   const label = "promise beside effect 4"
   const tarball = input.tarballs.get("@phasebound/promise")
   const effect4 = /^npm:effect@(.+)$/.exec(input.devDependencies["effect4"] ?? "")?.[1]
@@ -266,14 +267,17 @@ const promiseConsumer = async (input: ConsumersInput, url: string) => {
     "@phasebound/promise": `file:${tarball}`,
     "@types/node": input.devDependencies["@types/node"] ?? ""
   }
-  const installed = installOffline(
-    project,
-    { name: "phasebound-promise-consumer", private: true, type: "module", dependencies, allowScripts: input.allowScripts },
-    seededLock(input.workspaceLock, dependencies, { effect4: "effect" })
+  const installed = await input.jobs(() =>
+    input.time(`${label}: install`, () =>
+      installOffline(
+        project,
+        { name: "phasebound-promise-consumer", private: true, type: "module", dependencies, allowScripts: input.allowScripts },
+        seededLock(input.workspaceLock, dependencies, { effect4: "effect" })
+      ))
   )
   installRows(record, label, installed, `@phasebound/promise beside effect@${effect4}`)
   if (!installed.ok) return
-  oneCopy(record, label, project, "effect", effect4)
+  await input.time(`${label}: npm ls`, () => oneCopy(record, label, project, "effect", effect4))
   const installedDir = join(project, "node_modules/@phasebound/promise")
   const onDisk = readdirSync(installedDir, { recursive: true }).map(String).filter((file) => file.includes("node_modules"))
   record(`${label}: the package brings no node_modules of its own (no second effect on disk)`, onDisk.length === 0, onDisk.slice(0, 3).join(", "))
@@ -305,12 +309,12 @@ const promiseConsumer = async (input: ConsumersInput, url: string) => {
       files: ["consumer.ts"]
     }, null, 2) + "\n"
   )
-  const tsc = await run(process.execPath, [join(input.root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], project)
+  const tsc = await input.time(`${label}: tsc`, () => run(process.execPath, [join(input.root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], project))
   record(`${label}: tsc --noEmit of a TypeScript consumer against the installed declarations (skipLibCheck off)`, tsc.ok, tsc.ok ? `${tsc.ms} ms` : lastLines(tsc.stdout || tsc.stderr, 6))
 
   const node22 = node22Of(input.root)
   const bundled = await bundleInto(project, "consumer.mjs", { file: join(project, "consumer.ts") })
-  const ran = bundled ? await run(node22, ["consumer.mjs"], project, cleanEnv({ MCP_URL: url })) : undefined
+  const ran = bundled ? await input.time(`${label}: consumer under Node 22`, () => run(node22, ["consumer.mjs"], project, cleanEnv({ MCP_URL: url }))) : undefined
   const seen = ran === undefined ? undefined : lastJson(ran.stdout)
   record(
     `${label}: the consumer runs under Node 22: connects, lists the tools, calls add (1 + 2 = 3)`,
@@ -320,8 +324,10 @@ const promiseConsumer = async (input: ConsumersInput, url: string) => {
   record(`${label}: no "Executing an Effect versioned" warning in any output`, !VERSION_WARNING.test([installed.stdout, installed.stderr, ran?.stdout, ran?.stderr].join("\n")), "")
 
   const bytes = existsSync(join(installedDir, "dist/index.js")) ? readFileSync(join(installedDir, "dist/index.js")).length : 0
-  const importing = await medianMs(5, node22, ["-e", "import('@phasebound/promise')"], project)
-  const bare = await medianMs(5, node22, ["-e", "0"], project)
+  const [importing, bare] = await input.time(`${label}: start-up, median of 5`, async () => [
+    await medianMs(5, node22, ["-e", "import('@phasebound/promise')"], project),
+    await medianMs(5, node22, ["-e", "0"], project)
+  ])
   record(
     `${label}: node -e "import('@phasebound/promise')" loads it (start-up, median of 5, beside node -e 0)`,
     importing.ok && importing.stderr === "",
@@ -329,8 +335,16 @@ const promiseConsumer = async (input: ConsumersInput, url: string) => {
   )
 }
 
-export const qualifyConsumers = async (input: ConsumersInput): Promise<void> => {
+/**
+ * The table: the three projects side by side (their installs bounded by `input.jobs`), their rows
+ * in a fixed order: the lowest Effect 3, the newest, the Promise package.
+ */
+export const qualifyConsumers = async (input: ConsumersInput): Promise<ReadonlyArray<ConsumerRow>> => {
   const server = await startServer()
+  const tables: Array<Array<ConsumerRow>> = [[], [], []]
+  const recordIn = (rows: Array<ConsumerRow>): RecordRow => (name, ok, detail = "") => {
+    rows.push({ name, ok, detail })
+  }
   try {
     const aliases = floorAliases(input.devDependencies)
     // The project pins the whole set but what a package of it depends on (platform-node-shared,
@@ -345,14 +359,16 @@ export const qualifyConsumers = async (input: ConsumersInput): Promise<void> => 
     )
     const floorSubstitutes = Object.fromEntries(Object.entries(aliases).map(([alias, { name }]) => [alias, name]))
     const newest = Object.fromEntries(EFFECT_PACKAGES.map((name) => [name, input.devDependencies[name] ?? ""]))
-    if (EFFECT_PACKAGES.every((name) => floor[name] !== undefined)) {
-      await effectConsumer(input, `effect ${floor["effect"]} (lowest supported)`, floor, floorSubstitutes, server.url)
-    } else {
-      input.record("the lowest supported Effect set is locked in the workspace", false, `root devDependencies need effect-floor aliases of ${EFFECT_PACKAGES.join(", ")}`)
-    }
-    await effectConsumer(input, `effect ${newest["effect"]} (newest)`, newest, {}, server.url)
-    await promiseConsumer(input, server.url)
+    const [lowestRows, newestRows, promiseRows] = tables as [Array<ConsumerRow>, Array<ConsumerRow>, Array<ConsumerRow>]
+    await Promise.all([
+      EFFECT_PACKAGES.every((name) => floor[name] !== undefined)
+        ? effectConsumer(input, recordIn(lowestRows), `effect ${floor["effect"]} (lowest supported)`, floor, floorSubstitutes, server.url)
+        : recordIn(lowestRows)("the lowest supported Effect set is locked in the workspace", false, `root devDependencies need effect-floor aliases of ${EFFECT_PACKAGES.join(", ")}`),
+      effectConsumer(input, recordIn(newestRows), `effect ${newest["effect"]} (newest)`, newest, {}, server.url),
+      promiseConsumer(input, recordIn(promiseRows), server.url)
+    ])
   } finally {
     await server.close()
   }
+  return tables.flat()
 }

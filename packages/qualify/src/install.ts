@@ -25,9 +25,10 @@
  * --offline forbids the network; a proxy at 127.0.0.1:9 (nothing listens there) makes any
  * request that would still go out fail, and the http log is checked for one.
  */
-import { execFileSync, spawnSync } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import { rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { type Ran, runCommand } from "./command.js"
 
 export interface LockEntry {
   readonly name?: string
@@ -152,16 +153,6 @@ export const installEnv = (): NodeJS.ProcessEnv => {
   return env
 }
 
-/** A command run to completion: its exit, what it printed, how long it took. */
-export interface Ran {
-  readonly ok: boolean
-  readonly status: number | null
-  readonly stdout: string
-  readonly stderr: string
-  readonly error: (Error & { code?: string }) | undefined
-  readonly ms: number
-}
-
 export interface Installed extends Ran {
   /** Registry reads npm served from its cache. */
   readonly fromCache: number
@@ -177,35 +168,27 @@ export interface Installed extends Ran {
  * Writes the project's package.json and seeded lockfile (with the entries of its tarballs),
  * removes any node_modules, and runs `npm install --offline` there, with the http log on stderr.
  */
-export const installOffline = (
+export const installOffline = async (
   project: string,
   manifest: Record<string, unknown> & { readonly dependencies: Record<string, string> },
   lock: ReturnType<typeof seededLock>
-): Installed => {
+): Promise<Installed> => {
   writeFileSync(join(project, "package.json"), JSON.stringify(manifest, null, 2) + "\n")
   rmSync(join(project, "node_modules"), { recursive: true, force: true })
   const packages = { ...lock.packages, ...packedEntries(manifest.dependencies, tarballManifest) }
   writeFileSync(join(project, "package-lock.json"), JSON.stringify({ ...lock, packages }, null, 2) + "\n")
-  const started = Date.now()
-  const result = spawnSync(
+  const result = await runCommand(
     "npm",
     ["install", "--offline", "--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=http"],
-    { cwd: project, env: installEnv(), encoding: "utf8", timeout: 300_000, maxBuffer: 64 * 1024 * 1024 }
+    { cwd: project, env: installEnv() }
   )
-  const ms = Date.now() - started
-  const stdout = result.stdout ?? ""
-  const stderr = result.stderr ?? ""
+  const { stdout, stderr } = result
   const lines = stderr.split("\n").filter((line) => line.trim() !== "")
   // Every registry request npm made, as its http log reports it: served from the cache or not.
   const http = lines.filter((line) => line.startsWith("npm http "))
   const fromCache = http.filter((line) => /\((cache hit|cache stale)\)$/.test(line.trim()))
   return {
-    ok: result.status === 0 && result.error === undefined,
-    status: result.status,
-    stdout,
-    stderr,
-    error: result.error,
-    ms,
+    ...result,
     fromCache: fromCache.length,
     network: http.filter((line) => !fromCache.includes(line)),
     notices: lines.filter((line) => !line.startsWith("npm http ")),
@@ -220,8 +203,8 @@ export const whyInstall = (r: Installed) =>
   (r.errors.includes("ENOTCACHED") ? " (not in the npm cache: run `npm ci` at the workspace root first)" : "")
 
 /** The installed copies of `name` in the project (`npm ls --all --parseable`), as paths relative to it. */
-export const copiesOf = (project: string, name: string): { readonly ok: boolean; readonly paths: ReadonlyArray<string> } => {
-  const ls = spawnSync("npm", ["ls", name, "--all", "--parseable"], { cwd: project, encoding: "utf8", timeout: 60_000 })
-  const paths = [...new Set((ls.stdout ?? "").trim().split("\n").filter(Boolean))].map((p) => p.slice(project.length + 1))
-  return { ok: ls.status === 0, paths }
+export const copiesOf = async (project: string, name: string): Promise<{ readonly ok: boolean; readonly paths: ReadonlyArray<string> }> => {
+  const ls = await runCommand("npm", ["ls", name, "--all", "--parseable"], { cwd: project, timeout: 60_000 })
+  const paths = [...new Set(ls.stdout.trim().split("\n").filter(Boolean))].map((p) => p.slice(project.length + 1))
+  return { ok: ls.ok, paths }
 }

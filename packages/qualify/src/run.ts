@@ -1,8 +1,9 @@
 /**
  * `npm run qualify`: the qualification of the packed public packages.
  *
- * 1. `npm pack`s @phasebound/client, @phasebound/promise, @phasebound/testkit, @phasebound/cli
- *    and, where the workspace has it, @phasebound/workflow (each builds itself in its `prepack`);
+ * 1. builds @phasebound/client, @phasebound/promise, @phasebound/testkit, @phasebound/cli and,
+ *    where the workspace has it, @phasebound/workflow as their `prepack`s do, each build once
+ *    (src/builds.ts), then `npm pack --ignore-scripts`es them;
  * 2. installs the tarballs (all but the Promise bundle's) beside their Effect peers, pinned at the
  *    workspace's versions, into a fresh project under os.tmpdir() (no workspace links, no path
  *    mapping: the project's own node_modules is all it resolves from), offline, from the npm cache
@@ -13,7 +14,8 @@
  * 4. compiles the INSTALLED CLI with `bun build --compile` and drives it (program/qualify-cli.ts),
  *    side by side with the programs of step 3;
  * 5. installs them again the way new users do, beside the Effect they have: the lowest and the
- *    newest supported Effect 3, and Effect 4 for @phasebound/promise (src/consumers.ts);
+ *    newest supported Effect 3, and Effect 4 for @phasebound/promise (src/consumers.ts), beside
+ *    the CLI's program of step 4 once those of step 3 are done;
  * 6. prints a table per runtime, then `N passed, N failed`; exits non-zero on any failure.
  *
  * The programs are TypeScript, type-checked with the workspace (root tsconfig.json, where
@@ -29,19 +31,25 @@
  * a program without a decodable one is a failed row.
  *
  * Environment: QUALIFY_KEEP=1 keeps the temporary project (rerun a program there with
- * `node qualify.mjs`); QUALIFY_VERBOSE=1 echoes the programs' output.
+ * `node qualify.mjs`); QUALIFY_VERBOSE=1 echoes the programs' output; QUALIFY_TIMINGS=1 prints
+ * how long each phase took (src/timings.ts); QUALIFY_JOBS=N runs N builds, packs and installs
+ * at a time (by default one per core).
  */
 import { isRunning, type ProcessIdentity, readReport, REPORT_PREFIX, type ReportReading } from "@phasebound/testkit"
 import { build } from "esbuild"
-import { spawn, type SpawnSyncReturns, spawnSync } from "node:child_process"
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { spawn } from "node:child_process"
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
+import { availableParallelism, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { bounded } from "./bounded.js"
+import { buildPlan, prepackBuilds } from "./builds.js"
+import { type Ran, runCommand } from "./command.js"
 import { qualifyConsumers } from "./consumers.js"
 import { closedSubpaths, exportedModules, judgeExposure, probeProgram } from "./exposed.js"
-import { copiesOf, installOffline, type Lockfile, type Ran, seededLock, whyInstall } from "./install.js"
+import { copiesOf, installOffline, type Lockfile, seededLock, whyInstall } from "./install.js"
 import { checkEffectPeers, checkTarball, type Manifest } from "./tarball.js"
+import { formatTimings, makeTimings } from "./timings.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = resolve(here, "../../..")
@@ -49,9 +57,15 @@ const programDir = resolve(here, "../program")
 const bun = join(root, "node_modules/.bin/bun")
 const keep = process.env.QUALIFY_KEEP === "1"
 const verbose = process.env.QUALIFY_VERBOSE === "1"
+const timings = makeTimings()
+const timed = timings.time
+/** How many builds, packs and installs run at a time (QUALIFY_JOBS; by default one per core). */
+const jobs = bounded(Math.max(1, Number(process.env.QUALIFY_JOBS) || availableParallelism()))
 
 /** How long a qualification program may run before it is killed (and failed). */
 const PROGRAM_TIMEOUT_MS = 240_000
+/** A file of dist/ older than its build's start by more than this was not written by it (file times are coarse). */
+const MTIME_SLACK_MS = 2_000
 /** After its last line, a program must have exited by itself within this time: no handle left open. */
 const EXIT_GRACE_MS = 3_000
 /** Canary secrets the programs use; none may appear in anything they print. */
@@ -123,25 +137,6 @@ const record = (table: string, name: string, ok: boolean, detail: string = "") =
 }
 
 const tail = (text: string, lines = 15) => text.trim().split("\n").slice(-lines).join("\n")
-
-/** Runs a command to completion (stdout and stderr captured). */
-const run = (
-  command: string,
-  args: ReadonlyArray<string>,
-  options: { readonly cwd?: string; readonly timeout?: number; readonly env?: NodeJS.ProcessEnv } = {}
-): Ran => {
-  const started = Date.now()
-  const result: SpawnSyncReturns<string> = spawnSync(command, args, {
-    cwd: options.cwd ?? root,
-    encoding: "utf8",
-    timeout: options.timeout ?? 300_000,
-    env: options.env ?? process.env,
-    maxBuffer: 64 * 1024 * 1024
-  })
-  const ms = Date.now() - started
-  const ok = result.status === 0 && result.error === undefined
-  return { ok, status: result.status, stdout: result.stdout ?? "", stderr: result.stderr ?? "", error: result.error, ms }
-}
 
 const why = (r: Ran) => `exit ${r.status}${r.error ? ` (${r.error.code ?? r.error.message})` : ""}: ${tail(r.stderr || r.stdout, 6)}`
 
@@ -271,28 +266,83 @@ const programEnv: NodeJS.ProcessEnv = {
 
 const overallStarted = Date.now()
 try {
-  // 1. Pack each public package: a plain `npm pack` builds it first (its `prepack` runs the
-  // build), as it will for a publish; the tarball checks below see what that produced.
+  // 1. Build each public package the way its `prepack` does, each build once (src/builds.ts: the
+  // client's, which the promise and workflow prepacks run first, too), then `npm pack
+  // --ignore-scripts` it; the tarball checks below see what that produced.
+  const manifests = new Map(publicPackages.map((pkg) => [pkg.name, JSON.parse(readFileSync(join(root, pkg.dir, "package.json"), "utf8")) as Manifest]))
+  const chains = new Map(publicPackages.map((pkg) => {
+    const manifest = manifests.get(pkg.name)!
+    return [pkg.name, manifest.scripts?.build === undefined ? undefined : prepackBuilds(pkg.dir, manifest.scripts?.prepack)]
+  }))
+  const plan = buildPlan([...chains.values()].filter((chain) => chain !== undefined))
+  const builds = new Map<string, Promise<Ran & { readonly startedAt: number }>>()
+  for (const { dir, after } of plan) {
+    builds.set(dir, (async () => {
+      const before = await Promise.all(after.map((earlier) => builds.get(earlier)!))
+      const failed = after.filter((_, index) => !before[index]!.ok)
+      if (failed.length > 0) {
+        return { ok: false, status: null, stdout: "", stderr: `not run: the build of ${failed.join(", ")} failed`, error: undefined, ms: 0, startedAt: Date.now() }
+      }
+      return jobs(async () => {
+        const startedAt = Date.now()
+        // --silent: npm prints no banner, so stdout is the build's own (none: `npm pack --json`,
+        // which runs it as the prepack, keeps stdout for its JSON).
+        const built = await timed(`npm run build in ${dir}`, () => runCommand("npm", ["run", "build", "--silent"], { cwd: join(root, dir) }))
+        return { ...built, startedAt }
+      })
+    })())
+  }
+  const packing = new Map(publicPackages.map((pkg) => {
+    const chain = chains.get(pkg.name)
+    return [pkg.name, (async () => {
+      if (chain === undefined) return undefined
+      const built = await Promise.all(chain.map((dir) => builds.get(dir)!))
+      if (!built.every((b) => b.ok)) return { built, packed: undefined }
+      const packed = await jobs(() =>
+        timed(`npm pack ${pkg.name}`, () => runCommand("npm", ["pack", "-w", pkg.name, "--ignore-scripts", "--pack-destination", packs, "--json"], { cwd: root }))
+      )
+      return { built, packed }
+    })()]
+  }))
   const tarballs = new Map<string, { file: string; files: ReadonlyArray<string>; manifest: Manifest }>()
   for (const pkg of publicPackages) {
-    const manifest = JSON.parse(readFileSync(join(root, pkg.dir, "package.json"), "utf8")) as Manifest
-    // "npm run build", or first the build of a workspace package it compiles against.
-    const buildsOnPack = manifest.scripts?.build !== undefined && /(^|&& )npm run build$/.test(manifest.scripts?.prepack ?? "")
-    record("package", `npm pack builds ${pkg.name} (prepack runs its build)`, buildsOnPack, buildsOnPack ? `prepack: ${manifest.scripts?.prepack}` : `no prepack building it`)
-    if (!buildsOnPack) continue
-    const packed = run("npm", ["pack", "-w", pkg.name, "--pack-destination", packs, "--json"])
+    const manifest = manifests.get(pkg.name)!
+    const chain = chains.get(pkg.name)
+    record("package", `npm pack builds ${pkg.name} (prepack runs its build)`, chain !== undefined, chain !== undefined ? `prepack: ${manifest.scripts?.prepack}` : `no prepack that is a chain of builds ending in its own: ${manifest.scripts?.prepack ?? "none"}`)
+    const outcome = await packing.get(pkg.name)!
+    if (outcome === undefined || chain === undefined) continue
+    const { built, packed } = outcome
+    const quiet = built.every((b) => b.ok && b.stdout.trim() === "")
+    record(
+      "package",
+      `${pkg.name}: its prepack's builds ran (${chain.join(", then ")}; each once in the qualification), nothing on stdout`,
+      quiet,
+      built.map((b, index) => `${chain[index]} ${b.ok ? `${b.ms} ms${b.stdout.trim() === "" ? "" : `, stdout: ${tail(b.stdout, 2)}`}` : why(b)}`).join("; ")
+    )
+    if (packed === undefined) continue
     let info: { filename: string; entryCount: number; size: number; files: ReadonlyArray<{ path: string }> } | undefined
     try {
-      // With --json, npm sends the build's output to stderr: stdout must be the JSON alone.
       info = (JSON.parse(packed.stdout) as Array<typeof info>)[0]
     } catch {
       info = undefined
     }
     if (packed.ok && info !== undefined && existsSync(join(packs, info.filename))) {
-      record("package", `npm pack ${pkg.name}: stdout is only JSON`, true, `${info.filename}, ${info.entryCount} files, ${info.size} bytes`)
+      record("package", `npm pack --ignore-scripts ${pkg.name}: stdout is only JSON`, true, `${info.filename}, ${info.entryCount} files, ${info.size} bytes`)
       tarballs.set(pkg.name, { file: join(packs, info.filename), files: info.files.map((f) => f.path), manifest })
+      // A fresh clone has no dist/: its prepack's tarball holds only what the build writes. Here
+      // dist/ may hold files of an earlier build; each one the tarball ships must have been
+      // written by the build just run (tsc, esbuild and the bundlers rewrite every output).
+      const ownBuild = built[built.length - 1]!
+      const stale = info.files.map((f) => f.path).filter((file) => file.startsWith("dist/"))
+        .filter((file) => statSync(join(root, pkg.dir, file)).mtimeMs < ownBuild.startedAt - MTIME_SLACK_MS)
+      record(
+        "package",
+        `${pkg.name}: every dist/ file in the tarball was written by this build (nothing stale: what a fresh clone's prepack ships)`,
+        stale.length === 0,
+        stale.length === 0 ? "" : `older than the build: ${stale.slice(0, 5).join(", ")}`
+      )
     } else {
-      record("package", `npm pack ${pkg.name}: stdout is only JSON`, false, packed.ok ? `stdout: ${tail(packed.stdout, 3)}` : why(packed))
+      record("package", `npm pack --ignore-scripts ${pkg.name}: stdout is only JSON`, false, packed.ok ? `stdout: ${tail(packed.stdout, 3)}` : why(packed))
     }
   }
 
@@ -326,10 +376,13 @@ try {
     if (names.includes(WORKFLOW) && workflowPeer !== undefined && workspacePins["@effect/workflow"] !== undefined) {
       dependencies["@effect/workflow"] = workspacePins["@effect/workflow"]
     }
-    return installOffline(
-      project,
-      { name: "phasebound-qualification", private: true, type: "module", dependencies, allowScripts },
-      seededLock(workspaceLock, dependencies)
+    return jobs(() =>
+      timed(`install ${names.join(", ")}`, () =>
+        installOffline(
+          project,
+          { name: "phasebound-qualification", private: true, type: "module", dependencies, allowScripts },
+          seededLock(workspaceLock, dependencies)
+        ))
     )
   }
   const libraries = ["@phasebound/client", "@phasebound/testkit"].filter((name) => tarballs.has(name))
@@ -337,11 +390,11 @@ try {
   if (libraries.length === 2) {
     // @phasebound/promise is not among them: it goes into a project of its own, beside Effect 4 (step 6).
     const all = [...libraries, ...["@phasebound/cli", WORKFLOW].filter((name) => tarballs.has(name))]
-    let result = install(all)
+    let result = await install(all)
     if (result.ok) installed = all
     else if (all.length > 2) {
       record("package", `npm install of all ${all.length} tarballs`, false, whyInstall(result))
-      result = install(libraries)
+      result = await install(libraries)
       if (result.ok) installed = libraries
     }
     record("package", `npm install ${installed.join(", ") || "(failed)"} into a fresh project`, result.ok, result.ok ? `${result.ms} ms, ${project}` : whyInstall(result))
@@ -367,13 +420,15 @@ try {
     record("package", `${name} is installed from its tarball (a real directory, not a workspace link)`, !stat.isSymbolicLink() && stat.isDirectory(), `version ${manifest.version}`)
   }
   if (installed.length > 0) {
-    const copies = copiesOf(project, "effect")
+    const copies = await timed("npm ls effect", () => copiesOf(project, "effect"))
     record("package", `one copy of effect in the project (the pinned ${pinned["effect"]})`, copies.ok && copies.paths.length === 1, copies.paths.join(", "))
   }
   const clientFiles = tarballs.get("@phasebound/client")?.files
   if (installed.includes("@phasebound/client") && clientFiles !== undefined) {
     const modules = exportedModules(clientFiles)
-    const probed = run(process.execPath, ["--input-type=module", "-e", probeProgram("@phasebound/client", modules)], { cwd: project, env: programEnv })
+    const probed = await timed("the exposure probe", () =>
+      runCommand(process.execPath, ["--input-type=module", "-e", probeProgram("@phasebound/client", modules)], { cwd: project, env: programEnv })
+    )
     const problems = probed.ok ? judgeExposure(modules, probed.stdout) : [why(probed)]
     record(
       "package",
@@ -392,7 +447,7 @@ try {
   if (installed.includes("@phasebound/client") && installed.includes("@phasebound/testkit")) {
     const bundled = await bundleProgram("qualify")
     for (const [runtime, command] of runtimes) {
-      if (bundled.ok) programs.push({ table: runtime, label: `${runtime} qualify.mjs`, running: runProgram(command, [bundled.file], project) })
+      if (bundled.ok) programs.push({ table: runtime, label: `${runtime} qualify.mjs`, running: timed(`${runtime} qualify.mjs`, () => runProgram(command, [bundled.file], project)) })
       else record(runtime, "esbuild bundles program/qualify.ts", false, bundled.why)
     }
   } else {
@@ -404,7 +459,7 @@ try {
       const bundled = await bundleProgram("qualify-workflow")
       for (const [runtime, command] of runtimes) {
         if (bundled.ok) {
-          programs.push({ table: `workflow (${runtime})`, label: `${runtime} qualify-workflow.mjs`, running: runProgram(command, [bundled.file], project) })
+          programs.push({ table: `workflow (${runtime})`, label: `${runtime} qualify-workflow.mjs`, running: timed(`${runtime} qualify-workflow.mjs`, () => runProgram(command, [bundled.file], project)) })
         } else {
           record(`workflow (${runtime})`, "esbuild bundles program/qualify-workflow.ts", false, bundled.why)
         }
@@ -427,13 +482,13 @@ try {
       record("cli", "npm linked node_modules/.bin/phasebound", existsSync(linked), "")
       const compiled = join(project, "phasebound")
       if (binOk) {
-        const result = run(bun, ["build", "--compile", binFile, "--outfile", compiled], { cwd: project })
+        const result = await timed("bun build --compile the cli", () => runCommand(bun, ["build", "--compile", binFile, "--outfile", compiled], { cwd: project }))
         record("cli", "bun build --compile of the installed bin", result.ok && existsSync(compiled), result.ok ? `${result.ms} ms` : why(result))
       }
       if (binOk && existsSync(compiled)) {
         const bundled = await bundleProgram("qualify-cli")
         if (bundled.ok) {
-          const outcome = await runProgram(process.execPath, [bundled.file, "--compiled", compiled, "--bin", binFile, "--bun", bun], project)
+          const outcome = await timed("node qualify-cli.mjs", () => runProgram(process.execPath, [bundled.file, "--compiled", compiled, "--bin", binFile, "--bun", bun], project))
           judgeProgram("cli", "qualify-cli.mjs", outcome)
         } else {
           record("cli", "esbuild bundles program/qualify-cli.ts", false, bundled.why)
@@ -442,19 +497,23 @@ try {
     }
   })()
   for (const program of programs) judgeProgram(program.table, program.label, await program.running)
-  await cliPart
-
   // 5. The packages as new users install them, each into a project of its own beside the Effect
-  // they already have (src/consumers.ts); after the programs, which it would slow down.
-  await qualifyConsumers({
-    root,
-    temp,
-    tarballs: new Map([...tarballs].map(([name, { file }]) => [name, file])),
-    workspaceLock,
-    devDependencies: workspacePins,
-    allowScripts,
-    record: (name, ok, detail) => record("consumers", name, ok, detail)
-  })
+  // they already have (src/consumers.ts): beside the CLI's program, the longest, once the library
+  // programs, whose scenarios time the client closely, are done; its rows are recorded last.
+  const consumers = timed("the consumers table", () =>
+    qualifyConsumers({
+      root,
+      temp,
+      tarballs: new Map([...tarballs].map(([name, { file }]) => [name, file])),
+      workspaceLock,
+      devDependencies: workspacePins,
+      allowScripts,
+      jobs,
+      time: timed
+    })
+  ).catch((error: unknown) => [{ name: "the consumers table ran", ok: false, detail: error instanceof Error ? error.stack ?? error.message : String(error) }])
+  await cliPart
+  for (const row of await consumers) record("consumers", row.name, row.ok, row.detail)
 } catch (error) {
   record("package", "the orchestrator itself", false, error instanceof Error ? error.stack ?? error.message : String(error))
 } finally {
@@ -482,6 +541,7 @@ if (failures.length > 0) {
     console.log(`FAIL  [${name}] ${row.name}  ${row.detail.replace(/\s+/g, " ").slice(0, 400)}`)
   }
 }
+if (process.env.QUALIFY_TIMINGS === "1") console.log(`\n${formatTimings(timings.phases, Date.now() - overallStarted)}`)
 console.log(`\n(${Math.round((Date.now() - overallStarted) / 1000)} s${keep ? `, kept ${temp}` : ""})`)
 console.log(`${passed} passed, ${failed} failed`)
 if (failed > 0) process.exitCode = 1
