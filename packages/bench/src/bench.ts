@@ -195,7 +195,7 @@ if (workloads.includes("cli")) {
   } finally {
     await server.stop()
   }
-  if (cli.available) for (const line of describeCliResult(cli)) log(`cli: ${line}`)
+  if (cli.available) { for (const line of describeCliResult(cli)) log(`cli: ${line}`) }
   else log("cli: skipped, no build")
 }
 

@@ -100,7 +100,9 @@ for (const testCase of selected) {
     era: "handshake",
     script: (request) => {
       if (request.method === "tools/list") return Testkit.messageAnswer(testCase.list(listed++), "json", [["mcp-session-id", "hostile-session"]])
-      if (request.method === "tools/call" && testCase.call !== undefined) return Testkit.messageAnswer(testCase.call, "json", [["mcp-session-id", "hostile-session"]])
+      if (request.method === "tools/call" && testCase.call !== undefined) {
+        return Testkit.messageAnswer(testCase.call, "json", [["mcp-session-id", "hostile-session"]])
+      }
       return "normal"
     }
   })
@@ -115,6 +117,8 @@ for (const testCase of selected) {
 console.log(`\n| case | policy | outcome | peak RSS (MiB) | peak heap used (MiB) | tools/list pages served |`)
 console.log(`|---|---|---|---:|---:|---:|`)
 for (const row of rows) {
-  console.log(`| ${row["case"]} | ${row["policy"]} | ${row["outcome"]} | ${row["maxRssMiB"] ?? "-"} | ${row["heapUsedPeakMiB"] ?? "-"} | ${row["pagesServed"]} |`)
+  console.log(
+    `| ${row["case"]} | ${row["policy"]} | ${row["outcome"]} | ${row["maxRssMiB"] ?? "-"} | ${row["heapUsedPeakMiB"] ?? "-"} | ${row["pagesServed"]} |`
+  )
 }
 for (const testCase of selected) console.log(`\n- ${testCase.name}: ${testCase.what}`)

@@ -31,6 +31,10 @@ const exit = await Effect.runPromiseExit(program)
 clearInterval(timer)
 heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed)
 const failure = Exit.isFailure(exit) ? (exit.cause as { error?: { _tag?: string; limit?: string } }).error : undefined
-const outcome = Exit.isSuccess(exit) ? "ok" : failure?._tag === undefined ? "defect" : `${failure._tag}${failure.limit === undefined ? "" : ` ${failure.limit}`}`
+const outcome = Exit.isSuccess(exit)
+  ? "ok"
+  : failure?._tag === undefined
+  ? "defect"
+  : `${failure._tag}${failure.limit === undefined ? "" : ` ${failure.limit}`}`
 const mib = (bytes: number) => Math.round(bytes / 1024 / 1024)
 console.log(JSON.stringify({ outcome, maxRssMiB: mib(process.resourceUsage().maxRSS * 1024), heapUsedPeakMiB: mib(heapPeak) }))

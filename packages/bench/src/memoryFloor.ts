@@ -10,8 +10,7 @@ import type { Session } from "./clients.js"
 
 export const floorClients = ["undici-floor", "fetch-floor"] as const
 
-const message = (id: number, method: string, params: unknown) =>
-  JSON.stringify({ jsonrpc: "2.0", id, method, params })
+const message = (id: number, method: string, params: unknown) => JSON.stringify({ jsonrpc: "2.0", id, method, params })
 const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" }
 
 /** What a floor read did: `observedBytes` once it passed the ceiling, or the whole body. */

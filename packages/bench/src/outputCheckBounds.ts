@@ -30,7 +30,6 @@ const flag = (name: string, fallback: number) => {
 }
 const runs = flag("--runs", 5)
 
-
 const ajv = await Effect.runPromise(validators)
 const unbounded = { deadlineAt: Infinity, now: () => performance.now() }
 const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? "")
@@ -165,12 +164,10 @@ const blocks = flag("--blocks", 10)
 const server = await startChild<{ url: string }>("./progressServer.ts", [])
 const scope = Effect.runSync(Scope.make())
 const http = await Effect.runPromise(Layer.buildWithScope(NodeHttpClient.layerUndici, scope))
-const run = <A>(effect: Effect.Effect<A, unknown, any>) =>
-  Effect.runPromise(effect.pipe(Effect.provide(http), Scope.extend(scope)) as Effect.Effect<A>)
+const run = <A>(effect: Effect.Effect<A, unknown, any>) => Effect.runPromise(effect.pipe(Effect.provide(http), Scope.extend(scope)) as Effect.Effect<A>)
 let endToEnd: Record<string, unknown>
 try {
-  const open = (path: string) =>
-    run(McpClient.connect({ url: `${server.info.url}${path}`, transport: "streamable-http", revisions: ["2025-11-25"] }))
+  const open = (path: string) => run(McpClient.connect({ url: `${server.info.url}${path}`, transport: "streamable-http", revisions: ["2025-11-25"] }))
   const connections = { plain: await open("/plain"), checked: await open("/typed") }
   const names = ["plain", "checked"] as const
   const sample = async (name: typeof names[number], count: number) => {

@@ -30,8 +30,7 @@ const server = await startChild<{ url: string }>("./progressServer.ts", [])
 const scope = Effect.runSync(Scope.make())
 // One HTTP client for the run, as a service holds one.
 const client = await Effect.runPromise(Layer.buildWithScope(NodeHttpClient.layerUndici, scope))
-const run = <A>(effect: Effect.Effect<A, unknown, any>) =>
-  Effect.runPromise(effect.pipe(Effect.provide(client), Scope.extend(scope)) as Effect.Effect<A>)
+const run = <A>(effect: Effect.Effect<A, unknown, any>) => Effect.runPromise(effect.pipe(Effect.provide(client), Scope.extend(scope)) as Effect.Effect<A>)
 
 try {
   const plain = await run(McpClient.connect({ url: `${server.info.url}/plain`, transport: "streamable-http", revisions: ["2025-11-25"] }))

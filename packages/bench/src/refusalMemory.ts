@@ -55,7 +55,9 @@ const median = (values: ReadonlyArray<number>) => {
 }
 const mib = (n: number) => (n / 1024 / 1024).toFixed(2)
 console.log(
-  `ceiling ${ceiling} bytes (${mib(ceiling)} MiB), ${repeat} runs each, ${warm ? "after one refusal (warm)" : "first refusal of the process (cold)"}, Node ${process.version}`
+  `ceiling ${ceiling} bytes (${mib(ceiling)} MiB), ${repeat} runs each, ${
+    warm ? "after one refusal (warm)" : "first refusal of the process (cold)"
+  }, Node ${process.version}`
 )
 console.log("body  client     median RSS growth  max RSS growth  median read past ceiling  max read past ceiling  result")
 for (const mode of ["json", "sse"]) {
@@ -64,7 +66,9 @@ for (const mode of ["json", "sse"]) {
     const growth = group.map((s) => s.rssGrowthBytes)
     const past = group.map((s) => s.pastCeilingBytes)
     console.log(
-      `${mode.padEnd(5)} ${client.padEnd(10)} ${`${mib(median(growth))} MiB`.padStart(17)}  ${`${mib(Math.max(...growth))} MiB`.padStart(14)}  ${`${median(past)} B`.padStart(24)}  ${`${Math.max(...past)} B`.padStart(21)}  ${[...new Set(group.map((s) => s.tag))].join(",")}`
+      `${mode.padEnd(5)} ${client.padEnd(10)} ${`${mib(median(growth))} MiB`.padStart(17)}  ${`${mib(Math.max(...growth))} MiB`.padStart(14)}  ${
+        `${median(past)} B`.padStart(24)
+      }  ${`${Math.max(...past)} B`.padStart(21)}  ${[...new Set(group.map((s) => s.tag))].join(",")}`
     )
   }
 }

@@ -148,8 +148,7 @@ for (const name of config.clients) {
 }
 
 const startedAt = performance.now()
-const progress = (message: string) =>
-  process.stderr.write(`[${config.mode} +${((performance.now() - startedAt) / 1000).toFixed(0)}s] ${message}\n`)
+const progress = (message: string) => process.stderr.write(`[${config.mode} +${((performance.now() - startedAt) / 1000).toFixed(0)}s] ${message}\n`)
 
 const guarded = async (what: string, client: string, body: () => Promise<void>) => {
   if (process.env["BENCH_VERBOSE"] === "1") progress(`${what} ${client}`)
@@ -251,10 +250,12 @@ if (config.large && has("large")) {
       bigs.push({ name: adapter.name, list: session.listTools, call: () => session.call("big", {}), close: session.close })
     })
   }
-  for (const big of bigs) await guarded("large warm-up", big.name, async () => {
-    await big.list()
-    await big.call()
-  })
+  for (const big of bigs) {
+    await guarded("large warm-up", big.name, async () => {
+      await big.list()
+      await big.call()
+    })
+  }
   for (let rep = 0; rep < config.reps; rep++) {
     for (const big of abab(bigs, rep)) {
       await guarded("large", big.name, async () => {

@@ -228,8 +228,7 @@ export const tokenFileOf = (
 }
 
 /** The file token store (permissions checked where the platform has POSIX modes). */
-export const tokenStoreLayer = (file: string) =>
-  Authorization.tokenStoreFile(file, { checkPermissions: process.platform !== "win32" })
+export const tokenStoreLayer = (file: string) => Authorization.tokenStoreFile(file, { checkPermissions: process.platform !== "win32" })
 
 /** `--auth-redirect-port`: an integer 0..65535 (0: any free port). */
 export const parsePort = (text: string): Effect.Effect<number, McpConnectionError.InvalidOption> =>

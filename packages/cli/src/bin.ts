@@ -145,8 +145,7 @@ const platform = Layer.mergeAll(
   Logger.replace(Logger.defaultLogger, Logger.none)
 )
 
-const program = Effect.flatMap(quietConsole, (console) =>
-  runCli(ctx)(argv).pipe(Effect.withConsole(console), Effect.provide(platform)))
+const program = Effect.flatMap(quietConsole, (console) => runCli(ctx)(argv).pipe(Effect.withConsole(console), Effect.provide(platform)))
 
 const usageRecord = (error: ValidationError.ValidationError): RecordBody => {
   const text = JSON.stringify(error.error)

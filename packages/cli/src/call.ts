@@ -63,23 +63,23 @@ const startServerLog = (ctx: RunContext, connection: McpClient.Connection, level
   })
 
 /** The call itself: its rendering, and exit code 1 when the tool reports an error. */
-export const callTool = (ctx: RunContext) =>
-(connection: McpClient.Connection, { input, machine, rest }: Use<CallInput>): Effect.Effect<string, McpConnectionError> =>
-  Effect.gen(function*() {
-    const { args, effectIdentity, idleTimeoutMs, logLevel } = input
-    const finishLog = logLevel === undefined ? undefined : yield* startServerLog(ctx, connection, logLevel)
-    enter(ctx, "call", idleTimeoutMs === undefined ? connection.policy.call : { ...connection.policy.call, idleTimeoutMs })
-    // Progress is asked for when the bar is drawn, or (by the client) for the idle timeout.
-    const result = yield* withProgressBar(ctx.terminal(machine), (onProgress) =>
-      connection.callTool(
-        rest[0]!,
-        args,
-        onProgress === undefined && idleTimeoutMs === undefined && effectIdentity === undefined
-          ? undefined
-          : { onProgress, idleTimeout: idleTimeoutMs, effectIdentity }
-      ))
-    const serverLog = finishLog === undefined ? undefined : yield* finishLog
-    closing(ctx)
-    ctx.state.exitCode = result.isError === true ? 1 : 0
-    return renderCall(result, machine, serverLog)
-  }).pipe(Effect.scoped)
+export const callTool =
+  (ctx: RunContext) => (connection: McpClient.Connection, { input, machine, rest }: Use<CallInput>): Effect.Effect<string, McpConnectionError> =>
+    Effect.gen(function*() {
+      const { args, effectIdentity, idleTimeoutMs, logLevel } = input
+      const finishLog = logLevel === undefined ? undefined : yield* startServerLog(ctx, connection, logLevel)
+      enter(ctx, "call", idleTimeoutMs === undefined ? connection.policy.call : { ...connection.policy.call, idleTimeoutMs })
+      // Progress is asked for when the bar is drawn, or (by the client) for the idle timeout.
+      const result = yield* withProgressBar(ctx.terminal(machine), (onProgress) =>
+        connection.callTool(
+          rest[0]!,
+          args,
+          onProgress === undefined && idleTimeoutMs === undefined && effectIdentity === undefined
+            ? undefined
+            : { onProgress, idleTimeout: idleTimeoutMs, effectIdentity }
+        ))
+      const serverLog = finishLog === undefined ? undefined : yield* finishLog
+      closing(ctx)
+      ctx.state.exitCode = result.isError === true ? 1 : 0
+      return renderCall(result, machine, serverLog)
+    }).pipe(Effect.scoped)

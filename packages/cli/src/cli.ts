@@ -52,8 +52,7 @@ export const makeCommand = (ctx: RunContext) => {
     }),
     connectingCommand(ctx, {
       name: "templates",
-      description:
-        "discover a server, then list its resource templates (every page of resources/templates/list, under the call budget)",
+      description: "discover a server, then list its resource templates (every page of resources/templates/list, under the call budget)",
       use: operation(ctx, "list-resource-templates", (connection) => connection.listResourceTemplates(), renderTemplates)
     }),
     connectingCommand(ctx, {
@@ -65,8 +64,7 @@ export const makeCommand = (ctx: RunContext) => {
     }),
     connectingCommand(ctx, {
       name: "prompts",
-      description:
-        "discover a server, then list its prompts and the arguments they take (every page of prompts/list, under the call budget)",
+      description: "discover a server, then list its prompts and the arguments they take (every page of prompts/list, under the call budget)",
       use: operation(ctx, "list-prompts", (connection) => connection.listPrompts(), renderPrompts)
     }),
     connectingCommand(ctx, {

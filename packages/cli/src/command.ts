@@ -22,8 +22,7 @@ export interface Positionals {
   readonly rest: ReadonlyArray<string>
 }
 
-const repeatedText = (name: string, description: string) =>
-  Args.text({ name }).pipe(Args.withDescription(description), Args.repeated)
+const repeatedText = (name: string, description: string) => Args.text({ name }).pipe(Args.withDescription(description), Args.repeated)
 
 /** `<target>`: a URL or a server name; none with `--stdio`. */
 export const target: Positionals = {
@@ -121,8 +120,7 @@ export const connectingCommand = <P = void>(ctx: RunContext, spec: ConnectingSpe
       Effect.gen(function*() {
         const input = spec.parse === undefined ? (undefined as P) : yield* spec.parse(flags)
         const machine = ctx.machine(flags.json)
-        ctx.state.stdout = yield* withConnection(ctx, flags, target, (connection) =>
-          spec.use(connection, { flags, rest, input, machine }))
+        ctx.state.stdout = yield* withConnection(ctx, flags, target, (connection) => spec.use(connection, { flags, rest, input, machine }))
       })
   })
 

@@ -256,4 +256,3 @@ export const enter = (ctx: RunContext, stage: Stage, limits: Limits): void => {
 export const closing = (ctx: RunContext): void => {
   ctx.state.position = { ...ctx.state.position, stage: "close", phase: "session" }
 }
-

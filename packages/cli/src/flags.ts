@@ -185,8 +185,7 @@ export const flagTable = {
     kind: "text",
     section: "target",
     commands: connecting,
-    description:
-      "a stdio server's stderr: tail (default: kept, its last lines shown on a terminal when the run fails) | inherit (straight to ours) | drop"
+    description: "a stdio server's stderr: tail (default: kept, its last lines shown on a terminal when the run fails) | inherit (straight to ours) | drop"
   },
   json: {
     name: "json",
@@ -216,8 +215,7 @@ export const flagTable = {
     kind: "text",
     section: "auth",
     commands: named,
-    description:
-      "OAuth client id registered with the authorization server (default: --auth-client-metadata-url where supported, else dynamic registration)",
+    description: "OAuth client id registered with the authorization server (default: --auth-client-metadata-url where supported, else dynamic registration)",
     auth: "clientId"
   },
   authClientSecret: {
@@ -233,8 +231,7 @@ export const flagTable = {
     kind: "text",
     section: "auth",
     commands: named,
-    description:
-      "https URL of this client's Client ID Metadata Document, used as its client id where the authorization server supports them",
+    description: "https URL of this client's Client ID Metadata Document, used as its client id where the authorization server supports them",
     auth: "clientMetadataUrl"
   },
   authPrivateKeyFile: {
@@ -242,8 +239,7 @@ export const flagTable = {
     kind: "text",
     section: "auth",
     commands: http,
-    description:
-      "PKCS#8 PEM file of a private key: private_key_jwt client authentication (with --auth-client-id), instead of a secret (never printed)",
+    description: "PKCS#8 PEM file of a private key: private_key_jwt client authentication (with --auth-client-id), instead of a secret (never printed)",
     auth: "privateKey"
   },
   authPrivateKeyAlg: {
@@ -294,8 +290,7 @@ export const flagTable = {
     kind: "text",
     section: "auth",
     commands: named,
-    description:
-      "the OAuth token file (default $PHASEBOUND_TOKEN_FILE, else phasebound/tokens.json in the user's config directory); written 0600"
+    description: "the OAuth token file (default $PHASEBOUND_TOKEN_FILE, else phasebound/tokens.json in the user's config directory); written 0600"
   },
   authRedirectPort: {
     name: "auth-redirect-port",

@@ -107,8 +107,7 @@ export interface LoopbackRedirectOptions {
 
 const pathPattern = /^(?:\/[A-Za-z0-9\-._~]+)+\/?$|^\/$/
 
-const validPath = (path: string): boolean =>
-  pathPattern.test(path) && !path.split("/").some((segment) => segment === "." || segment === "..")
+const validPath = (path: string): boolean => pathPattern.test(path) && !path.split("/").some((segment) => segment === "." || segment === "..")
 
 const systemCodeOf = (error: unknown): string | undefined => {
   const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined
@@ -151,8 +150,7 @@ const respond = (
 }
 
 /** Equal states, in time that does not depend on where they differ. */
-const sameState = (received: Buffer, expected: Buffer): boolean =>
-  received.length === expected.length && timingSafeEqual(received, expected)
+const sameState = (received: Buffer, expected: Buffer): boolean => received.length === expected.length && timingSafeEqual(received, expected)
 
 const listenFailed = (error: unknown) => new LoopbackRedirectError({ reason: "listen-failed", systemCode: systemCodeOf(error) })
 

@@ -142,8 +142,7 @@ export interface DemoLine {
 }
 
 /** A server's name and version, or a word saying it gave none. */
-export const serverName = (info: McpClient.Connection["serverInfo"]): string =>
-  info === undefined ? "(unnamed)" : `${info.name} ${info.version}`
+export const serverName = (info: McpClient.Connection["serverInfo"]): string => info === undefined ? "(unnamed)" : `${info.name} ${info.version}`
 
 export const discoverySummary = (connection: McpClient.Connection) => ({
   server: connection.serverInfo,
@@ -184,15 +183,18 @@ export const renderDiscover = (connection: McpClient.Connection, machine: boolea
   ])
   const stages = table(
     ["STAGE", "MS", "BYTES"],
-    [...summary.stages.map((s) => [
-      "operation" in s ? `${s.stage} (authorization)` : s.stage,
-      String(s.durationMs),
-      String(s.bytes)
-    ]), [
-      "total",
-      String(summary.total.durationMs),
-      String(summary.total.bytes)
-    ]]
+    [
+      ...summary.stages.map((s) => [
+        "operation" in s ? `${s.stage} (authorization)` : s.stage,
+        String(s.durationMs),
+        String(s.bytes)
+      ]),
+      [
+        "total",
+        String(summary.total.durationMs),
+        String(summary.total.bytes)
+      ]
+    ]
   )
   return `${facts}\n${stages}`
 }

@@ -19,8 +19,7 @@ export const maxLogs = 100
  * start, a log message the call's answer came after) is handled first.
  */
 const settled = (reader: Fiber.RuntimeFiber<void>): Effect.Effect<void> =>
-  Effect.flatMap(Fiber.status(reader), (status) =>
-    FiberStatus.isRunning(status) ? Effect.zipRight(Effect.yieldNow(), settled(reader)) : Effect.void)
+  Effect.flatMap(Fiber.status(reader), (status) => FiberStatus.isRunning(status) ? Effect.zipRight(Effect.yieldNow(), settled(reader)) : Effect.void)
 
 /**
  * Starts reading `messages` in the current scope and returns once the reader is subscribed;

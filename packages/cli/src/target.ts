@@ -94,8 +94,7 @@ const mergeHeaders = (...lists: ReadonlyArray<ReadonlyArray<readonly [string, st
   return Object.fromEntries([...merged.values()])
 }
 
-const hasAuthorization = (pairs: ReadonlyArray<readonly [string, string]>): boolean =>
-  pairs.some(([name]) => name.toLowerCase() === "authorization")
+const hasAuthorization = (pairs: ReadonlyArray<readonly [string, string]>): boolean => pairs.some(([name]) => name.toLowerCase() === "authorization")
 
 const httpTarget = (
   url: string,
@@ -133,8 +132,7 @@ const httpTarget = (
     }
   })
 
-const transportOfType = (type: HttpServer["type"]): McpClient.TransportChoice =>
-  type === "sse" ? "sse" : type === undefined ? "auto" : "streamable-http"
+const transportOfType = (type: HttpServer["type"]): McpClient.TransportChoice => type === "sse" ? "sse" : type === undefined ? "auto" : "streamable-http"
 
 const fromHttpEntry = (
   entry: HttpServer,

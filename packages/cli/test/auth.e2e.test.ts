@@ -246,12 +246,15 @@ describe("login, stored tokens, logout", () => {
 describe("config-file auth", () => {
   it("an entry's auth object (client credentials, ${VAR} secret) works; login/logout find the same entry by name", async () => {
     const config = path.join(dir, "auth.json")
-    writeFileSync(config, JSON.stringify({
-      mcpServers: {
-        svc: { url: server.url, auth: { grant: "client_credentials", clientId: "svc", clientSecret: "${PB_SECRET}" } },
-        signed: { url: server.url, auth: { grant: "client_credentials", clientId: "signed", privateKeyFile: "key.pem" } }
-      }
-    }))
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          svc: { url: server.url, auth: { grant: "client_credentials", clientId: "svc", clientSecret: "${PB_SECRET}" } },
+          signed: { url: server.url, auth: { grant: "client_credentials", clientId: "signed", privateKeyFile: "key.pem" } }
+        }
+      })
+    )
     const tokenFile = freshTokenFile()
     const env = { PB_SECRET: SECRET, PHASEBOUND_TOKEN_FILE: tokenFile }
     const result = await node(["tools", "--config", config, "svc"], { env })
@@ -298,14 +301,19 @@ describe("credentials bound to their authorization server", () => {
 
   it("an entry's issuer binds the same way", async () => {
     const config = path.join(dir, "issuer.json")
-    writeFileSync(config, JSON.stringify({
-      mcpServers: {
-        bound: { url: server.url, auth: { grant: "client_credentials", clientId: "svc", clientSecret: "${PB_SECRET}", issuer: oauth.issuer } },
-        elsewhere: { url: server.url, auth: { grant: "client_credentials", clientId: "svc", clientSecret: "${PB_SECRET}", issuer: "https://as.example.com" } }
-      }
-    }))
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          bound: { url: server.url, auth: { grant: "client_credentials", clientId: "svc", clientSecret: "${PB_SECRET}", issuer: oauth.issuer } },
+          elsewhere: { url: server.url, auth: { grant: "client_credentials", clientId: "svc", clientSecret: "${PB_SECRET}", issuer: "https://as.example.com" } }
+        }
+      })
+    )
     const env = { PB_SECRET: SECRET, PHASEBOUND_TOKEN_FILE: freshTokenFile() }
-    expect(expectJson(await node(["tools", "--config", config, "bound"], { env }))).toMatchObject({ tools: [{ name: "add" }, { name: "echo" }, { name: "increment" }] })
+    expect(expectJson(await node(["tools", "--config", config, "bound"], { env }))).toMatchObject({
+      tools: [{ name: "add" }, { name: "echo" }, { name: "increment" }]
+    })
     const before = oauth.calls("token")
     const refused = await node(["tools", "--config", config, "elsewhere"], { env: { ...env, PHASEBOUND_TOKEN_FILE: freshTokenFile() } })
     expect(expectFailure(refused, 3, "AuthorizationFailed")).toMatchObject({ reason: "issuer-mismatch" })
@@ -346,9 +354,17 @@ describe("refused before any I/O (2)", () => {
     ["an unknown key algorithm", ["tools", "URL", "--auth-private-key-alg", "HS256"], "--auth-private-key-alg"],
     ["client_credentials without a client id", ["tools", "URL", "--auth-grant", "client_credentials"], "--auth-client-id"],
     ["client_credentials without a secret or key", ["tools", "URL", "--auth-grant", "client_credentials", "--auth-client-id", "svc"], "--auth-client-secret"],
-    ["an unset ${VAR} in --auth-client-secret", ["tools", "URL", "--auth-client-id", "svc", "--auth-client-secret", "${PB_UNSET_SECRET}"], "--auth-client-secret"],
+    [
+      "an unset ${VAR} in --auth-client-secret",
+      ["tools", "URL", "--auth-client-id", "svc", "--auth-client-secret", "${PB_UNSET_SECRET}"],
+      "--auth-client-secret"
+    ],
     ["a metadata URL that is not https", ["tools", "URL", "--auth-client-metadata-url", "http://example.com/client.json"], "--auth-client-metadata-url"],
-    ["a private key file that does not exist", ["tools", "URL", "--auth-client-id", "x", "--auth-private-key-file", "/nonexistent/key.pem"], "--auth-private-key-file"],
+    [
+      "a private key file that does not exist",
+      ["tools", "URL", "--auth-client-id", "x", "--auth-private-key-file", "/nonexistent/key.pem"],
+      "--auth-private-key-file"
+    ],
     ["a scope that is not scope tokens", ["tools", "URL", "--auth-scope", "a\"b"], "--auth-scope"],
     ["an --auth-issuer that is not an https issuer", ["tools", "URL", "--auth-issuer", "http://as.example.com"], "--auth-issuer"],
     ["auth flags with a plain http server off loopback", ["tools", "http://10.0.0.1/mcp", ...credentials], "target", { PB_SECRET: SECRET }],

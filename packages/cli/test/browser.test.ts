@@ -158,7 +158,9 @@ describe.runIf(posix)("nothing spawned", () => {
   it("PHASEBOUND_NO_BROWSER empty or 0 does not disable", async () => {
     for (const value of ["", "0"]) {
       const file = recordFile()
-      expect(await open("https://as.example/", { env: { ...baseEnv(), PHASEBOUND_NO_BROWSER: value, PHASEBOUND_BROWSER: recorder, RECORD_TO: file } })).toBe(true)
+      expect(await open("https://as.example/", { env: { ...baseEnv(), PHASEBOUND_NO_BROWSER: value, PHASEBOUND_BROWSER: recorder, RECORD_TO: file } })).toBe(
+        true
+      )
       await readRecord(file)
     }
   })

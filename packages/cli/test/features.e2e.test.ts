@@ -190,7 +190,11 @@ describe("2: invalid options, before any I/O", () => {
     ["prompt --args that is not JSON", ["prompt", "URL", "greet", "--args", "name=Ada"], "--args"],
     ["an unknown --server-log-level", ["call", "URL", "log", "--server-log-level", "verbose"], "--server-log-level"],
     ["a --server-log-level in capitals (MCP levels are lower case)", ["call", "URL", "log", "--server-log-level=INFO"], "--server-log-level"],
-    ["an Effect level that MCP has not (@effect/cli's own --server-log-level does not take it)", ["call", "URL", "log", "--server-log-level", "trace"], "--server-log-level"],
+    [
+      "an Effect level that MCP has not (@effect/cli's own --server-log-level does not take it)",
+      ["call", "URL", "log", "--server-log-level", "trace"],
+      "--server-log-level"
+    ],
     ["a zero --idle-timeout", ["call", "URL", "slow_progress", "--idle-timeout", "0s"], "--idle-timeout"],
     ["a negative --idle-timeout", ["call", "URL", "slow_progress", "--idle-timeout", "-1s"], "--idle-timeout"],
     ["a bare number as --idle-timeout", ["call", "URL", "slow_progress", "--idle-timeout", "30"], "--idle-timeout"],

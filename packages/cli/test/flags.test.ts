@@ -46,8 +46,7 @@ const connectionFlags = [
   "tokenFile"
 ]
 
-const keysOf = (command: CommandName, sections?: Parameters<typeof commandOptions>[1]) =>
-  Object.keys(commandOptions(command, sections))
+const keysOf = (command: CommandName, sections?: Parameters<typeof commandOptions>[1]) => Object.keys(commandOptions(command, sections))
 
 describe("the table of flags", () => {
   it("gives each command its flags in help order", () => {

@@ -18,7 +18,8 @@ let browser: string
 
 // The "browser": forged callbacks to the redirect_uri first (their statuses are written to a
 // file), then a GET of the authorization URL, whose 302 leads to the listener.
-const browserScript = (statusFile: string) => `#!${process.execPath}
+const browserScript = (statusFile: string) =>
+  `#!${process.execPath}
 const http = require("node:http")
 const { writeFileSync } = require("node:fs")
 const authorize = new URL(process.argv[2])

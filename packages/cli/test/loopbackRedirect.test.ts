@@ -89,8 +89,7 @@ const expecting = <E>(
   state: string,
   body: (listener: LoopbackRedirect) => Effect.Effect<void, E>,
   options?: LoopbackRedirectOptions
-) =>
-  withListener((listener) => Effect.zipRight(listener.expect(authorizationUrl(state)), body(listener)), options)
+) => withListener((listener) => Effect.zipRight(listener.expect(authorizationUrl(state)), body(listener)), options)
 
 /** Asserts that `next` has not completed: it times out. */
 const expectPending = (listener: LoopbackRedirect) =>
@@ -196,8 +195,7 @@ describe("the callback", () => {
         expect(answer.headers["connection"]).toBe("close")
         expect(answer.body).toContain("received the authorization response")
         expectNoReflection(answer.body)
-      })
-    ))
+      })))
 
   it("an error response with the state is a callback too (the library judges it)", () =>
     expecting("s", (listener) =>
@@ -207,8 +205,7 @@ describe("the callback", () => {
         const url = yield* listener.next(1_000)
         expect(url.searchParams.get("error")).toBe("access_denied")
         expect(answer.body).not.toContain("access_denied")
-      })
-    ))
+      })))
 
   it("a callback that arrived before next is returned at once", () =>
     expecting("s", (listener) =>
@@ -216,8 +213,7 @@ describe("the callback", () => {
         yield* send(portOf(listener), "/callback?code=early&state=s")
         const url = yield* listener.next(0)
         expect(url.searchParams.get("code")).toBe("early")
-      })
-    ))
+      })))
 
   it("two callbacks: the first wins, the second gets the 'already' page", () =>
     expecting("s", (listener) =>
@@ -232,8 +228,7 @@ describe("the callback", () => {
         expect((yield* listener.next(1_000)).searchParams.get("code")).toBe("first")
         // next again: the same URL.
         expect((yield* listener.next(1_000)).searchParams.get("code")).toBe("first")
-      })
-    ))
+      })))
 
   it("concurrent callbacks: exactly one completes next", () =>
     expecting("s", (listener) =>
@@ -247,8 +242,7 @@ describe("the callback", () => {
         expect(answers.filter((a) => a.body.includes("already received"))).toHaveLength(4)
         const url = yield* listener.next(1_000)
         expect(["a", "b", "c", "d", "e"]).toContain(url.searchParams.get("code"))
-      })
-    ))
+      })))
 
   it("a query of exactly 8 KiB is accepted", () =>
     expecting("s", (listener) =>
@@ -258,8 +252,7 @@ describe("the callback", () => {
         const answer = yield* send(portOf(listener), `/callback?${query}`)
         expect(answer.status).toBe(200)
         expect((yield* listener.next(1_000)).search).toBe(`?${query}`)
-      })
-    ))
+      })))
 })
 
 describe("refused requests leave next pending", () => {
@@ -267,7 +260,19 @@ describe("refused requests leave next pending", () => {
     expecting("s", (listener) =>
       Effect.gen(function*() {
         const port = portOf(listener)
-        for (const target of ["/", "/other?code=x", "/callback/?code=x", "/callbackx?code=x", "/%63allback?code=x", "/x/../callback?code=x", "/CALLBACK?code=x", "/favicon.ico", "/<script>"]) {
+        for (
+          const target of [
+            "/",
+            "/other?code=x",
+            "/callback/?code=x",
+            "/callbackx?code=x",
+            "/%63allback?code=x",
+            "/x/../callback?code=x",
+            "/CALLBACK?code=x",
+            "/favicon.ico",
+            "/<script>"
+          ]
+        ) {
           const answer = yield* send(port, target)
           expect(answer.status, target).toBe(404)
           expect(answer.body).not.toContain("script")
@@ -276,14 +281,24 @@ describe("refused requests leave next pending", () => {
         yield* expectPending(listener)
         yield* send(port, "/callback?code=after&state=s")
         expect((yield* listener.next(1_000)).searchParams.get("code")).toBe("after")
-      })
-    ))
+      })))
 
   it("a Host other than 127.0.0.1:PORT is 400 (DNS rebinding)", () =>
     expecting("s", (listener) =>
       Effect.gen(function*() {
         const port = portOf(listener)
-        for (const host of [`localhost:${port}`, "evil.example", `evil.example:${port}`, "127.0.0.1", `127.0.0.1:${port + 1}`, `[::1]:${port}`, `127.0.0.1:${port}.evil.example`, ""]) {
+        for (
+          const host of [
+            `localhost:${port}`,
+            "evil.example",
+            `evil.example:${port}`,
+            "127.0.0.1",
+            `127.0.0.1:${port + 1}`,
+            `[::1]:${port}`,
+            `127.0.0.1:${port}.evil.example`,
+            ""
+          ]
+        ) {
           const answer = yield* send(port, "/callback?code=x&state=s", { host })
           expect(answer.status, host).toBe(400)
           expectNoReflection(answer.body)
@@ -291,8 +306,7 @@ describe("refused requests leave next pending", () => {
         // No Host at all (HTTP/1.1 requires one).
         expect((yield* send(port, "/callback?code=x&state=s", { host: null })).status).toBe(400)
         yield* expectPending(listener)
-      })
-    ))
+      })))
 
   it("an absolute-form request target is 400", () =>
     expecting("s", (listener) =>
@@ -304,8 +318,7 @@ describe("refused requests leave next pending", () => {
         )
         expect(answer).toMatch(/^HTTP\/1\.1 400 /)
         yield* expectPending(listener)
-      })
-    ))
+      })))
 
   it("methods other than GET are 405 with Allow: GET", () =>
     expecting("s", (listener) =>
@@ -317,8 +330,7 @@ describe("refused requests leave next pending", () => {
           expect(answer.headers["allow"]).toBe("GET")
         }
         yield* expectPending(listener)
-      })
-    ))
+      })))
 
   it("a query over 8 KiB is 414", () =>
     expecting("s", (listener) =>
@@ -327,8 +339,7 @@ describe("refused requests leave next pending", () => {
         expect(answer.status).toBe(414)
         expect(answer.body).not.toContain("xxxx")
         yield* expectPending(listener)
-      })
-    ))
+      })))
 })
 
 describe("only the expected state completes next", () => {
@@ -346,8 +357,7 @@ describe("only the expected state completes next", () => {
         expect(real.status).toBe(200)
         expect(real.body).toContain("received the authorization response")
         expect((yield* Fiber.join(waiting)).searchParams.get("code")).toBe(secretCode)
-      })
-    ))
+      })))
 
   it("no state, an empty, a longer, a shorter or a second state is 400; next keeps waiting", () =>
     expecting("st4te-abc", (listener) =>
@@ -375,8 +385,7 @@ describe("only the expected state completes next", () => {
         // The state percent-encoded is the same state.
         yield* send(port, "/callback?code=real&state=st4te%2Dabc")
         expect((yield* listener.next(1_000)).searchParams.get("code")).toBe("real")
-      })
-    ))
+      })))
 
   it("forged callbacks until the timeout: next fails with timeout, not with their content", () =>
     expecting("s", (listener) =>
@@ -386,8 +395,7 @@ describe("only the expected state completes next", () => {
         for (let i = 0; i < 5; i++) expect((yield* send(port, `/callback?code=x${i}&state=f${i}`)).status).toBe(400)
         const error = failureOf(yield* Fiber.await(waiting))
         expect(error).toMatchObject({ _tag: "LoopbackRedirectError", reason: "timeout" })
-      })
-    ))
+      })))
 
   it("a callback before expect is refused, and not kept for later", () =>
     withListener((listener) =>
@@ -411,8 +419,7 @@ describe("only the expected state completes next", () => {
         expect(again.status).toBe(200)
         expect(again.body).toContain("already received")
         expect((yield* listener.next(1_000)).searchParams.get("code")).toBe("first")
-      })
-    ))
+      })))
 
   it("expect again starts a new wait: the old state is refused, the new one completes", () =>
     expecting("one", (listener) =>
@@ -425,8 +432,7 @@ describe("only the expected state completes next", () => {
         expect((yield* send(port, "/callback?code=c1&state=one")).status).toBe(400)
         yield* send(port, "/callback?code=c2&state=two")
         expect((yield* listener.next(1_000)).searchParams.get("code")).toBe("c2")
-      })
-    ))
+      })))
 
   it("an authorization URL without one state, or next before expect, is a defect", async () => {
     for (const url of ["https://as.example/authorize", "https://as.example/authorize?state=", "https://as.example/authorize?state=a&state=b"]) {
@@ -458,8 +464,7 @@ describe("time and lifetime", () => {
         expect(error!.message).toBe("Loopback redirect listener: timeout")
         expect(elapsed).toBeGreaterThanOrEqual(190)
         expect(elapsed).toBeLessThan(2_000)
-      })
-    ))
+      })))
 
   it("interrupting next leaks nothing: the listener still takes the callback", () =>
     expecting("s", (listener) =>
@@ -470,8 +475,7 @@ describe("time and lifetime", () => {
         expect(Exit.isInterrupted(exit)).toBe(true)
         yield* send(portOf(listener), "/callback?code=later&state=s")
         expect((yield* listener.next(1_000)).searchParams.get("code")).toBe("later")
-      })
-    ))
+      })))
 
   it("after the scope closes the port refuses connections", async () => {
     const port = await withListener((listener) => Effect.succeed(portOf(listener)))

@@ -102,8 +102,9 @@ describe("withProgressBar", () => {
 
   it("clears the bar when the call is interrupted (SIGINT)", async () => {
     const { terminal, writes } = fakeTerminal()
-    const exit = await Effect.runPromiseExit(withProgressBar(terminal, (onProgress) =>
-      Effect.zipRight(Effect.sync(() => onProgress!({ progress: 1 })), Effect.interrupt)))
+    const exit = await Effect.runPromiseExit(
+      withProgressBar(terminal, (onProgress) => Effect.zipRight(Effect.sync(() => onProgress!({ progress: 1 })), Effect.interrupt))
+    )
     expect(Exit.isInterrupted(exit)).toBe(true)
     expect(writes).toEqual(["\r[?] 1\x1b[K", "\r\x1b[K"])
   })

@@ -40,10 +40,14 @@ describe("collectServerLog", () => {
     run(Effect.gen(function*() {
       const pubsub = yield* PubSub.sliding<McpSchema.LogMessage>(1000)
       const finish = yield* collectServerLog(Stream.fromPubSub(pubsub))
-      yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(() => {
-        pubsub.unsafeOffer(message(1))
-        resolve()
-      }, 20)))
+      yield* Effect.promise(() =>
+        new Promise<void>((resolve) =>
+          setTimeout(() => {
+            pubsub.unsafeOffer(message(1))
+            resolve()
+          }, 20)
+        )
+      )
       const log = yield* finish
       pubsub.unsafeOffer(message(2))
       expect(log).toEqual({ logs: [message(1)], dropped: 0 })

@@ -54,7 +54,24 @@ describe("the environment of a --stdio server", () => {
 
   it("--env KEY=VALUE (${VAR} read from ours) and --env-pass NAME (when set) are added", async () => {
     const result = await node(
-      ["call", "--stdio", envStdio, "env", "--env", "A=1", "--env", "B=${PB_B}", "--env", "EMPTY=", "--env", "EQ=x=y", "--env-pass", "PB_PASS", "--env-pass", "PB_MISSING"],
+      [
+        "call",
+        "--stdio",
+        envStdio,
+        "env",
+        "--env",
+        "A=1",
+        "--env",
+        "B=${PB_B}",
+        "--env",
+        "EMPTY=",
+        "--env",
+        "EQ=x=y",
+        "--env-pass",
+        "PB_PASS",
+        "--env-pass",
+        "PB_MISSING"
+      ],
       { env: { PB_B: "bee", PB_PASS: "passed", PB_OTHER: "other" } }
     )
     expect(result).toMatchObject({ code: 0, stderr: "" })
@@ -66,11 +83,14 @@ describe("the environment of a --stdio server", () => {
   it("precedence: the safe set, then the config entry's env, then --env-pass, then --env", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "phasebound-cli-env-"))
     const config = path.join(dir, "mcp.json")
-    writeFileSync(config, JSON.stringify({
-      mcpServers: {
-        local: { command: process.execPath, args: [envServer], env: { A: "config", C: "config", D: "config", HOME: "/config-home" } }
-      }
-    }))
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          local: { command: process.execPath, args: [envServer], env: { A: "config", C: "config", D: "config", HOME: "/config-home" } }
+        }
+      })
+    )
     const result = await node(
       ["call", "--config", config, "local", "env", "--env-pass", "C", "--env-pass", "D", "--env", "D=flag", "--env", "A=flag"],
       { env: { C: "passed", D: "passed" } }
@@ -101,7 +121,9 @@ describe("the environment of a --stdio server", () => {
     }
 
     it("--env, --env-pass and --server-stderr with an HTTP target", async () => {
-      for (const [flags, option] of [[["--env", "A=1"], "--env"], [["--env-pass", "A"], "--env-pass"], [["--server-stderr", "tail"], "--server-stderr"]] as const) {
+      for (
+        const [flags, option] of [[["--env", "A=1"], "--env"], [["--env-pass", "A"], "--env-pass"], [["--server-stderr", "tail"], "--server-stderr"]] as const
+      ) {
         const record = expectFailure(await node(["tools", "http://127.0.0.1:9/mcp", ...flags]), 2, "InvalidOption")
         expect(record).toMatchObject({ option, stage: "config" })
       }

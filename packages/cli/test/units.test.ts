@@ -36,8 +36,7 @@ describe("splitWords", () => {
     it(`splits ${JSON.stringify(input)}`, () => expect(splitWords(input)).toEqual({ _tag: "Words", words }))
   }
   for (const input of ["'open", "\"open", "a 'b", "x \"y\\\""]) {
-    it(`refuses the unterminated ${JSON.stringify(input)}`, () =>
-      expect(splitWords(input)).toEqual({ _tag: "Invalid", reason: "unterminated-quote" }))
+    it(`refuses the unterminated ${JSON.stringify(input)}`, () => expect(splitWords(input)).toEqual({ _tag: "Invalid", reason: "unterminated-quote" }))
   }
   it("refuses a trailing backslash", () => expect(splitWords("a\\")).toEqual({ _tag: "Invalid", reason: "trailing-backslash" }))
 })
@@ -67,11 +66,13 @@ describe("durations and sizes", () => {
     "size %s = %d bytes",
     (text, bytes) => expect(Effect.runSync(parseSize("--max-bytes", text))).toBe(bytes)
   )
-  it.each([["0", "not-positive"], ["-1", "not-positive"], ["1.5", "not-integer"], ["12XB", "invalid-value"], ["lots", "invalid-value"], ["1e3", "invalid-value"], [
+  it.each([["0", "not-positive"], ["-1", "not-positive"], ["1.5", "not-integer"], ["12XB", "invalid-value"], ["lots", "invalid-value"], [
+    "1e3",
+    "invalid-value"
+  ], [
     "99999999999999999999",
     "unsafe-integer"
-  ]])("size %j is refused (%s)", (text, reason) =>
-    expect(failureOf(parseSize("--call-max-bytes", text))).toMatchObject({ option: "--call-max-bytes", reason }))
+  ]])("size %j is refused (%s)", (text, reason) => expect(failureOf(parseSize("--call-max-bytes", text))).toMatchObject({ option: "--call-max-bytes", reason }))
 })
 
 describe("headers and ${VAR}", () => {
@@ -83,8 +84,7 @@ describe("headers and ${VAR}", () => {
     expect(error).toMatchObject({ _tag: "InvalidOption", option: "--header" })
     expect(JSON.stringify(error)).not.toContain("SECRET_CANARY_VAR")
   })
-  it.each(["no colon", ": empty name", "bad name: x"])("refuses %j", (line) =>
-    expect(failureOf(parseHeader(line, {}))).toMatchObject({ option: "--header" }))
+  it.each(["no colon", ": empty name", "bad name: x"])("refuses %j", (line) => expect(failureOf(parseHeader(line, {}))).toMatchObject({ option: "--header" }))
 })
 
 describe("config file", () => {

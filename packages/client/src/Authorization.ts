@@ -87,7 +87,6 @@ export {
   TokenStoreError
 } from "./internal/oauth/tokenStore.js"
 
-
 /**
  * @since 0.1.0
  * @category models
@@ -260,8 +259,7 @@ export const isSecureServerUrl = (url: URL): boolean => isSecure(url)
  * @since 0.1.0
  * @category validation
  */
-export const validateServerUrl = (url: URL): Effect.Effect<void, InvalidOption> =>
-  Effect.asVoid(Options_.decodeServerUrl(url))
+export const validateServerUrl = (url: URL): Effect.Effect<void, InvalidOption> => Effect.asVoid(Options_.decodeServerUrl(url))
 
 /**
  * The options, validated.

@@ -170,8 +170,7 @@ export function layerHttp(
  */
 export const layerStdio = (
   options: StdioServerOptions
-): Layer.Layer<McpConnection, McpConnectionError, CommandExecutor.CommandExecutor> =>
-  Layer.scoped(McpConnection, connect(options))
+): Layer.Layer<McpConnection, McpConnectionError, CommandExecutor.CommandExecutor> => Layer.scoped(McpConnection, connect(options))
 
 /**
  * `layerHttp` or `layerStdio`, for options whose kind is known only at run time (a command, or a
@@ -180,8 +179,7 @@ export const layerStdio = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: ServerOptions): Layer.Layer<McpConnection, McpConnectionError, Requirements> =>
-  Layer.scoped(McpConnection, connect(options))
+export const layer = (options: ServerOptions): Layer.Layer<McpConnection, McpConnectionError, Requirements> => Layer.scoped(McpConnection, connect(options))
 
 /**
  * `layerHttp` with the options read from Effect `Config` (`Config.redacted` for a header value

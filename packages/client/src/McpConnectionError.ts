@@ -391,8 +391,7 @@ export interface ErrorRecord extends PublicFields {
 }
 
 /** The keys a struct defines, in its order. */
-const keysOf = <A>(struct: { readonly fields: { readonly [K in keyof A]: unknown } }): ReadonlyArray<keyof A> =>
-  Object.keys(struct.fields) as Array<keyof A>
+const keysOf = <A>(struct: { readonly fields: { readonly [K in keyof A]: unknown } }): ReadonlyArray<keyof A> => Object.keys(struct.fields) as Array<keyof A>
 
 const recordKeys = keysOf<PublicFields>(PublicFields)
 const limitsKeys = keysOf<Limits>(Limits)
@@ -457,9 +456,7 @@ export interface McpErrorBase<T extends Tag = Tag> extends Cause.YieldableError,
  * @since 0.1.0
  * @category errors
  */
-export interface McpErrorClass<Self, T extends Tag>
-  extends Schema.Schema<Self, Schema.Schema.Encoded<typeof PublicFields> & { readonly _tag: T }>
-{
+export interface McpErrorClass<Self, T extends Tag> extends Schema.Schema<Self, Schema.Schema.Encoded<typeof PublicFields> & { readonly _tag: T }> {
   new(fields: PublicFields, cause?: unknown): McpErrorBase<T>
   readonly _tag: T
   readonly identifier: string

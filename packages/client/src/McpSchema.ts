@@ -43,8 +43,7 @@ export const handshakeRevisions: ReadonlyArray<Revision> = ["2025-11-25", "2025-
  * @since 0.1.0
  * @category protocol
  */
-export const isSupportedRevision = (u: unknown): u is Revision =>
-  typeof u === "string" && (supportedRevisions as ReadonlyArray<string>).includes(u)
+export const isSupportedRevision = (u: unknown): u is Revision => typeof u === "string" && (supportedRevisions as ReadonlyArray<string>).includes(u)
 
 /**
  * The `_meta` keys of the stateless revisions.

@@ -128,9 +128,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
     // others: the discovery deadline bounds it), kept until the service is released.
     const connections: RcMap.RcMap<string, McpClient.Connection, McpConnectionError> = yield* RcMap.make({
       lookup: (name: string) =>
-        Effect.flatMap(Effect.scope, (entry) =>
-          Effect.provide(McpConnection.connect(servers.get(name)!), Context.add(services, Scope.Scope, entry))
-        ).pipe(
+        Effect.flatMap(Effect.scope, (entry) => Effect.provide(McpConnection.connect(servers.get(name)!), Context.add(services, Scope.Scope, entry))).pipe(
           // What the discovery opened is released already; its waiters get the failure, and the
           // next caller tries again. (Here, not in a caller: the entry is still this one.)
           Effect.tapErrorCause(() => RcMap.invalidate(connections, name))
@@ -151,8 +149,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
     return {
       names: [...servers.keys()],
       connection,
-      callTool: (server, name, args, callOptions) =>
-        Effect.flatMap(connection(server), (on) => on.callTool(name, args, callOptions)),
+      callTool: (server, name, args, callOptions) => Effect.flatMap(connection(server), (on) => on.callTool(name, args, callOptions)),
       tools: (server) => Effect.map(connection(server), (on) => on.tools)
     }
   })
@@ -161,8 +158,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<McpServers, InvalidOption, McpConnection.Requirements> =>
-  Layer.scoped(McpServers, make(options))
+export const layer = (options: Options): Layer.Layer<McpServers, InvalidOption, McpConnection.Requirements> => Layer.scoped(McpServers, make(options))
 
 /**
  * `layer` with the options read from Effect `Config` (`Config.redacted` for header values,
@@ -173,8 +169,7 @@ export const layer = (options: Options): Layer.Layer<McpServers, InvalidOption, 
  */
 export const layerConfig = (
   config: Config.Config.Wrap<Options>
-): Layer.Layer<McpServers, InvalidOption | ConfigError.ConfigError, McpConnection.Requirements> =>
-  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
+): Layer.Layer<McpServers, InvalidOption | ConfigError.ConfigError, McpConnection.Requirements> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
 
 /**
  * What `fromFile` may add to the file's entries: the shared options, and for an
@@ -206,8 +201,7 @@ const expandRecord = (values: Readonly<Record<string, string>> | undefined, opti
   values === undefined
     ? Effect.succeed(undefined)
     : Effect.map(
-      Effect.forEach(Object.entries(values), ([name, value]) =>
-        Effect.map(variable(option)(value), (expanded) => [name, Redacted.make(expanded)] as const)),
+      Effect.forEach(Object.entries(values), ([name, value]) => Effect.map(variable(option)(value), (expanded) => [name, Redacted.make(expanded)] as const)),
       (pairs) => Object.fromEntries(pairs)
     )
 

@@ -99,9 +99,7 @@ export interface PromiseOptions {
  * @since 0.1.0
  * @category models
  */
-export interface StdioConnectOptions
-  extends Pick<McpClient.StdioConnectOptions, "revisions" | "policy" | "clientInfo">, PromiseOptions
-{
+export interface StdioConnectOptions extends Pick<McpClient.StdioConnectOptions, "revisions" | "policy" | "clientInfo">, PromiseOptions {
   /** The server to run as a child process (no shell). */
   readonly stdio: Pick<McpClient.StdioConnectOptions, "command" | "args" | "env" | "cwd">
 }
@@ -266,9 +264,7 @@ const connectHttp = (options: HttpConnectOptions, scope: Scope.Scope) =>
     const authorization = Layer.merge(
       Authorization.layerMemoryTokenStore,
       typeof authorize === "function"
-        ? Authorization.layerInteractive((url) =>
-          Effect.tryPromise({ try: async (signal) => authorize(url, { signal }), catch: (cause) => cause })
-        )
+        ? Authorization.layerInteractive((url) => Effect.tryPromise({ try: async (signal) => authorize(url, { signal }), catch: (cause) => cause }))
         : Authorization.layerNoInteraction
     )
     return yield* McpClient.connect({
@@ -296,8 +292,7 @@ const effectHandlers = (handlers: Handlers | undefined): ClientHandlers.Handlers
   for (const [name, handler] of Object.entries(handlers)) {
     wrapped[name] = typeof handler !== "function"
       ? handler
-      : (params: ClientHandlers.Fields) =>
-        Effect.tryPromise({ try: async (signal) => (handler as Handler)(params, { signal }), catch: (cause) => cause })
+      : (params: ClientHandlers.Fields) => Effect.tryPromise({ try: async (signal) => (handler as Handler)(params, { signal }), catch: (cause) => cause })
   }
   return wrapped as ClientHandlers.Handlers
 }
@@ -401,12 +396,10 @@ export const connect = async (options: ConnectOptions): Promise<Connection> => {
     listTools: (listOptions) => run(connection.listTools, listOptions?.signal),
     ping: (pingOptions) => run(connection.ping, pingOptions?.signal),
     listResources: (requestOptions) => run(connection.listResources(budgetOf(requestOptions)), requestOptions?.signal),
-    listResourceTemplates: (requestOptions) =>
-      run(connection.listResourceTemplates(budgetOf(requestOptions)), requestOptions?.signal),
+    listResourceTemplates: (requestOptions) => run(connection.listResourceTemplates(budgetOf(requestOptions)), requestOptions?.signal),
     readResource: (uri, requestOptions) => run(connection.readResource(uri, budgetOf(requestOptions)), requestOptions?.signal),
     listPrompts: (requestOptions) => run(connection.listPrompts(budgetOf(requestOptions)), requestOptions?.signal),
-    getPrompt: (name, args, requestOptions) =>
-      run(connection.getPrompt(name, args, budgetOf(requestOptions)), requestOptions?.signal),
+    getPrompt: (name, args, requestOptions) => run(connection.getPrompt(name, args, budgetOf(requestOptions)), requestOptions?.signal),
     setLogLevel: (level, levelOptions) => run(connection.setLogLevel(level), levelOptions?.signal),
     close: () => (closing ??= close())
   }

@@ -141,7 +141,11 @@ export const normalAnswer = (era: HostileEra, mode: "json" | "sse", request: Hos
     case "initialize":
       if (era === "stateless") {
         const error = { code: -32022, message: "Unsupported protocol version", data: { supported: [MODERN], requested: "" } }
-        return { status: 400, headers: [["content-type", "application/json"]], body: `{"jsonrpc":"2.0","id":${ID_PLACEHOLDER},"error":${JSON.stringify(error)}}` }
+        return {
+          status: 400,
+          headers: [["content-type", "application/json"]],
+          body: `{"jsonrpc":"2.0","id":${ID_PLACEHOLDER},"error":${JSON.stringify(error)}}`
+        }
       }
       return message({ protocolVersion: HANDSHAKE, capabilities: { tools: {} }, serverInfo: SERVER_INFO }, [["mcp-session-id", "hostile-session"]])
     case "tools/list":
@@ -293,11 +297,10 @@ export const startHostileServer = async (options: HostileServerOptions): Promise
     },
     openConnections: () => sockets.size,
     inFlight: () => inFlight,
-    close: () =>
-      (closed ??= new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy()
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }))
+    close: () => (closed ??= new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy()
+      server.closeAllConnections()
+      server.close(() => resolve())
+    }))
   }
 }

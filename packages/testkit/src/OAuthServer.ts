@@ -353,8 +353,7 @@ const repeated = (params: URLSearchParams): string | undefined => {
   return undefined
 }
 
-const scopeList = (scope: string | undefined): Array<string> =>
-  scope === undefined ? [] : scope.split(" ").filter((s) => s.length > 0)
+const scopeList = (scope: string | undefined): Array<string> => scope === undefined ? [] : scope.split(" ").filter((s) => s.length > 0)
 
 const isAbsoluteUrlWithoutFragment = (value: string): boolean => {
   try {
@@ -397,8 +396,7 @@ interface ParsedJws {
   readonly signature: Buffer
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 const parseJws = (jws: string): ParsedJws | undefined => {
   const parts = jws.split(".")
@@ -446,7 +444,7 @@ const sendOAuthError = (res: ServerResponse, e: OAuthError): void =>
 export const startOAuthServer = async (options: OAuthServerOptions = {}): Promise<OAuthTestServer> => {
   const issuerPath = options.issuerPath ?? ""
   if (issuerPath !== "" && (!issuerPath.startsWith("/") || issuerPath.endsWith("/") || /[?#]/.test(issuerPath))) {
-    throw new TypeError('issuerPath must be "" or start with "/", not end with "/", and have no query or fragment')
+    throw new TypeError("issuerPath must be \"\" or start with \"/\", not end with \"/\", and have no query or fragment")
   }
   const serve = new Set<MetadataVariant>(options.serve ?? ["oauth"])
   for (const variant of serve) {
@@ -773,7 +771,7 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
         clientId = unform(colon < 0 ? decoded : decoded.slice(0, colon))
         presented = colon < 0 ? undefined : unform(decoded.slice(colon + 1))
       } catch {
-        throw new OAuthError("invalid_client", "malformed Basic credentials", 401, { "www-authenticate": 'Basic realm="testkit"' })
+        throw new OAuthError("invalid_client", "malformed Basic credentials", 401, { "www-authenticate": "Basic realm=\"testkit\"" })
       }
       if (form["client_secret"] !== undefined) throw new OAuthError("invalid_request", "more than one client authentication method")
       if (form["client_id"] !== undefined && form["client_id"] !== clientId) throw new OAuthError("invalid_request", "client_id differs from Basic credentials")
@@ -801,7 +799,7 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
       clientId = form["client_id"]
       used = "none"
     }
-    const basicChallenge = used === "client_secret_basic" ? { "www-authenticate": 'Basic realm="testkit"' } : undefined
+    const basicChallenge = used === "client_secret_basic" ? { "www-authenticate": "Basic realm=\"testkit\"" } : undefined
     const fail = (description: string) => new OAuthError("invalid_client", description, 401, basicChallenge)
     if (clientId === undefined) throw fail("no client authentication")
     if (!authMethods.includes(used)) throw fail(`${used} is not supported`)
@@ -941,7 +939,9 @@ export const startOAuthServer = async (options: OAuthServerOptions = {}): Promis
       grant.valid = false
       const token = issue(client.clientId, "refresh_token", scope, grant.resource, "new")
       // Keep the original scope on the rotated refresh token.
-      if (token.refreshToken !== undefined) refreshes.set(token.refreshToken, { clientId: client.clientId, scope: grant.scope, resource: grant.resource, valid: true })
+      if (token.refreshToken !== undefined) {
+        refreshes.set(token.refreshToken, { clientId: client.clientId, scope: grant.scope, resource: grant.resource, valid: true })
+      }
       return token
     }
     return issue(client.clientId, "refresh_token", scope, grant.resource, presented)

@@ -154,12 +154,14 @@ const finiteNonNegative = (value: number): boolean => Number.isFinite(value) && 
 
 /** Refuses options that could never apply, when the command is built rather than in the child. */
 const validate = (options: StdioServerOptions): void => {
-  for (const [name, value] of [
-    ["extraTools", options.extraTools],
-    ["pageSize", options.pageSize],
-    ["schemaPadBytes", options.schemaPadBytes],
-    ["resources", options.resources]
-  ] as const) {
+  for (
+    const [name, value] of [
+      ["extraTools", options.extraTools],
+      ["pageSize", options.pageSize],
+      ["schemaPadBytes", options.schemaPadBytes],
+      ["resources", options.resources]
+    ] as const
+  ) {
     if (value !== undefined && !nonNegativeInteger(value)) throw new RangeError(`stdio server: ${name} must be an integer >= 0`)
   }
   if (options.ttlMs !== undefined && !nonNegativeInteger(options.ttlMs)) throw new RangeError("stdio server: ttlMs must be an integer >= 0")

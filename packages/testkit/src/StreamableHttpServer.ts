@@ -146,7 +146,6 @@ export interface TestServerOptions {
   readonly effectTools?: boolean
 }
 
-
 export interface TestServer extends FeatureCounters {
   /** e.g. http://127.0.0.1:PORT/mcp */
   readonly url: string
@@ -687,5 +686,3 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     close
   }
 }
-
-

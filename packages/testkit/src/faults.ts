@@ -330,8 +330,7 @@ export interface FaultContext {
 
 const encoder = new TextEncoder()
 
-const normalResultOf = (ctx: FaultContext): unknown =>
-  ctx.normal !== undefined && "result" in ctx.normal ? ctx.normal.result : {}
+const normalResultOf = (ctx: FaultContext): unknown => ctx.normal !== undefined && "result" in ctx.normal ? ctx.normal.result : {}
 
 const messageFor = (ctx: FaultContext): JsonRpcOutgoing => ctx.normal ?? resultMessage(ctx.id, {})
 

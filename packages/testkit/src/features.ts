@@ -24,8 +24,7 @@ import type { Timeline } from "./timeline.js"
 export const LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
 
-export const isLogLevel = (value: unknown): value is LogLevel =>
-  typeof value === "string" && (LOG_LEVELS as ReadonlyArray<string>).includes(value)
+export const isLogLevel = (value: unknown): value is LogLevel => typeof value === "string" && (LOG_LEVELS as ReadonlyArray<string>).includes(value)
 
 /**
  * What every test server with `features` counts, on whatever wire it has (a socket, stdout):
@@ -224,8 +223,7 @@ const failure = (code: number, message: string, data?: unknown, status?: number)
   ...(status === undefined ? {} : { status })
 })
 const textContent = (value: string) => [{ type: "text", text: value }]
-const text = (value: string, isError = false): Outcome =>
-  result(isError ? { content: textContent(value), isError: true } : { content: textContent(value) })
+const text = (value: string, isError = false): Outcome => result(isError ? { content: textContent(value), isError: true } : { content: textContent(value) })
 
 /** An integer argument: its default when absent, undefined when it is not an integer in range. */
 const integerArg = (value: unknown, fallback: number | undefined, max: number): number | undefined => {
@@ -233,8 +231,7 @@ const integerArg = (value: unknown, fallback: number | undefined, max: number): 
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 && value <= max ? value : undefined
 }
 
-const isProgressToken = (value: unknown): value is string | number =>
-  typeof value === "string" || (typeof value === "number" && Number.isSafeInteger(value))
+const isProgressToken = (value: unknown): value is string | number => typeof value === "string" || (typeof value === "number" && Number.isSafeInteger(value))
 
 export const makeFeatures = (options: FeaturesOptions): Features => {
   const resourceCount = options.resources ?? DEFAULT_RESOURCES

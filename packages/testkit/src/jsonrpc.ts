@@ -45,8 +45,7 @@ export const ErrorCode = {
   UnsupportedProtocolVersion: -32022
 } as const
 
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** Classifies one parsed JSON value; `undefined` when it is not a JSON-RPC 2.0 message. */
 export const classify = (value: unknown): JsonRpcIncoming | undefined => {
@@ -68,9 +67,7 @@ export const classify = (value: unknown): JsonRpcIncoming | undefined => {
 /** The JSON-RPC method(s) named by a body, for the recorder; `undefined` if there is none. */
 export const methodsOf = (value: unknown): string | undefined => {
   const items = Array.isArray(value) ? value : [value]
-  const methods = items.flatMap((item) =>
-    isRecord(item) && typeof item["method"] === "string" ? [item["method"]] : []
-  )
+  const methods = items.flatMap((item) => isRecord(item) && typeof item["method"] === "string" ? [item["method"]] : [])
   return methods.length === 0 ? undefined : methods.join(",")
 }
 

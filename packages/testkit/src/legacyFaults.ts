@@ -14,29 +14,31 @@ interface Repeatable {
 }
 
 /** Faults of the GET stream itself; each applies to the next GET (or the next `times` GETs). */
-export type LegacyStreamFault = Repeatable & (
-  /** The stream opens (200, text/event-stream) but no `endpoint` event is ever sent. */
-  | { readonly kind: "endpoint-never-sent" }
-  /** The `endpoint` event is sent after `ms` milliseconds. */
-  | { readonly kind: "endpoint-delay"; readonly ms: number }
-  /** The `endpoint` data is `target` verbatim: an absolute URL on another origin, given by the test. */
-  | { readonly kind: "endpoint-foreign"; readonly target: string }
-  /** `messages?sessionId=...` without a leading slash: same origin once resolved against the SSE URL (valid). */
-  | { readonly kind: "endpoint-relative" }
-  /** `http://127.0.0.1:PORT/messages?sessionId=...` (valid). */
-  | { readonly kind: "endpoint-absolute-same-origin" }
-  /** Unparseable endpoint data; default `http://[::1`. */
-  | { readonly kind: "endpoint-malformed"; readonly data?: string }
-  /**
-   * `event: endpoint` with an empty data field. (A parser that follows the SSE spec to the letter
-   * does not dispatch an event whose data buffer is empty, so it sees no endpoint at all.)
-   */
-  | { readonly kind: "endpoint-empty" }
-  /** A `message` event (a `notifications/message` notification) first, then the endpoint. */
-  | { readonly kind: "message-before-endpoint" }
-  /** The endpoint event, then the server ends the GET stream (the session is gone: POSTs get 404). */
-  | { readonly kind: "drop-stream-after-endpoint" }
-)
+export type LegacyStreamFault =
+  & Repeatable
+  & (
+    /** The stream opens (200, text/event-stream) but no `endpoint` event is ever sent. */
+    | { readonly kind: "endpoint-never-sent" }
+    /** The `endpoint` event is sent after `ms` milliseconds. */
+    | { readonly kind: "endpoint-delay"; readonly ms: number }
+    /** The `endpoint` data is `target` verbatim: an absolute URL on another origin, given by the test. */
+    | { readonly kind: "endpoint-foreign"; readonly target: string }
+    /** `messages?sessionId=...` without a leading slash: same origin once resolved against the SSE URL (valid). */
+    | { readonly kind: "endpoint-relative" }
+    /** `http://127.0.0.1:PORT/messages?sessionId=...` (valid). */
+    | { readonly kind: "endpoint-absolute-same-origin" }
+    /** Unparseable endpoint data; default `http://[::1`. */
+    | { readonly kind: "endpoint-malformed"; readonly data?: string }
+    /**
+     * `event: endpoint` with an empty data field. (A parser that follows the SSE spec to the letter
+     * does not dispatch an event whose data buffer is empty, so it sees no endpoint at all.)
+     */
+    | { readonly kind: "endpoint-empty" }
+    /** A `message` event (a `notifications/message` notification) first, then the endpoint. */
+    | { readonly kind: "message-before-endpoint" }
+    /** The endpoint event, then the server ends the GET stream (the session is gone: POSTs get 404). */
+    | { readonly kind: "drop-stream-after-endpoint" }
+  )
 
 /**
  * Faults of the answer to one JSON-RPC method (the POST, or the response event on the GET

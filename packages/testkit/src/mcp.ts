@@ -278,10 +278,8 @@ export const makeMcpBehaviour = (options: McpBehaviourOptions): McpBehaviour => 
   const effectTools = effects === undefined ? [] : EFFECT_TOOLS
   const baseTools: ReadonlyArray<ToolDefinition> = [...core, ...extra, ...effectTools]
   const baseModernTools = [...makeModernTools(options, core, extra), ...effectTools]
-  const currentTools = (): ReadonlyArray<ToolDefinition> =>
-    features === undefined ? baseTools : [...baseTools, ...features.tools()]
-  const currentModernTools = (): ReadonlyArray<ToolDefinition> =>
-    features === undefined ? baseModernTools : [...baseModernTools, ...features.tools()]
+  const currentTools = (): ReadonlyArray<ToolDefinition> => features === undefined ? baseTools : [...baseTools, ...features.tools()]
+  const currentModernTools = (): ReadonlyArray<ToolDefinition> => features === undefined ? baseModernTools : [...baseModernTools, ...features.tools()]
   const requestStates = options.signedRequestStates === true ? new SignedRequestStates() : new RequestStates()
   const cacheable = { ttlMs: options.ttlMs ?? DEFAULT_TTL_MS, cacheScope: "public" }
   const toolCallCounts = new Map<string, number>()

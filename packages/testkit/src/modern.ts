@@ -308,8 +308,7 @@ export const inputRequiredResult = (
 })
 
 /** An opaque request state: base64url JSON of the tool it belongs to and a nonce. */
-export const newRequestState = (tool: string): string =>
-  Buffer.from(JSON.stringify({ tool, nonce: randomUUID() })).toString("base64url")
+export const newRequestState = (tool: string): string => Buffer.from(JSON.stringify({ tool, nonce: randomUUID() })).toString("base64url")
 
 /** Issues request states and verifies those it is given back (for the tool they were issued for). */
 export interface RequestStateIssuer {

@@ -14,8 +14,7 @@ const PAD_UNIT = "é€😀a"
 const PAD_UNIT_BYTES = 10
 
 /** A string of exactly `bytes` UTF-8 bytes; JSON.stringify leaves it unescaped. */
-export const padString = (bytes: number): string =>
-  PAD_UNIT.repeat(Math.floor(bytes / PAD_UNIT_BYTES)) + "a".repeat(bytes % PAD_UNIT_BYTES)
+export const padString = (bytes: number): string => PAD_UNIT.repeat(Math.floor(bytes / PAD_UNIT_BYTES)) + "a".repeat(bytes % PAD_UNIT_BYTES)
 
 /** Builds a JSON-RPC `result` around a padding string, which must appear exactly once in it. */
 export type ResultTemplate = (pad: string) => unknown
@@ -59,8 +58,7 @@ export const exactSseFrame = (id: JsonRpcId, resultTemplate: ResultTemplate, byt
   return encoder.encode(SSE_EVENT_PREFIX + new TextDecoder().decode(json) + SSE_EVENT_SUFFIX)
 }
 
-const asRecord = (value: unknown): Readonly<Record<string, unknown>> =>
-  isRecord(value) ? value : {}
+const asRecord = (value: unknown): Readonly<Record<string, unknown>> => isRecord(value) ? value : {}
 
 /**
  * The padded form of a method's normal result: tools/call carries the pad as its text content

@@ -30,8 +30,7 @@ export const processStart = (pid: number | "self"): string | undefined => {
 }
 
 /** `pid start` (or `pid` alone), as a process writes its own identity to a file. */
-export const formatIdentity = (identity: ProcessIdentity): string =>
-  identity.start === undefined ? String(identity.pid) : `${identity.pid} ${identity.start}`
+export const formatIdentity = (identity: ProcessIdentity): string => identity.start === undefined ? String(identity.pid) : `${identity.pid} ${identity.start}`
 
 /** The identity in a file's text written by `formatIdentity`, or undefined. */
 export const parseIdentity = (text: string | undefined): ProcessIdentity | undefined => {

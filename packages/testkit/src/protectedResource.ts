@@ -208,8 +208,11 @@ export const makeProtectedResource = (
   validateScopes("requiredScopes", required)
   for (const [tool, scopes] of Object.entries(options.toolScopes ?? {})) validateScopes(`toolScopes.${tool}`, scopes)
   if (options.scopesSupported !== undefined) validateScopes("scopesSupported", options.scopesSupported)
-  const challengeScope = options.challengeScope === undefined ? (required.length > 0 ? required : undefined)
-    : options.challengeScope === false ? undefined : [...options.challengeScope]
+  const challengeScope = options.challengeScope === undefined ?
+    (required.length > 0 ? required : undefined)
+    : options.challengeScope === false
+    ? undefined
+    : [...options.challengeScope]
   if (challengeScope !== undefined) validateScopes("challengeScope", challengeScope)
   const oauth = options.oauth
   const metadataPath = resourceMetadataPath(mode, mcpPath)
@@ -238,8 +241,7 @@ export const makeProtectedResource = (
     const configured = options.resource
     return configured === undefined ? hooks.mcpUrl() : typeof configured === "string" ? configured : configured(hooks.mcpUrl())
   }
-  const announced = (): string | undefined =>
-    options.announcedMetadataUrl ?? (mode === "header" ? metadataUrl() : undefined)
+  const announced = (): string | undefined => options.announcedMetadataUrl ?? (mode === "header" ? metadataUrl() : undefined)
 
   const documentOf = (resourceValue: string, servers: ReadonlyArray<string> = [oauth.issuer]): Record<string, unknown> => ({
     resource: resourceValue,

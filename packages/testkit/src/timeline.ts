@@ -27,15 +27,14 @@ export interface TimelineSink {
 }
 
 /** Whether playing needs time or a stream: anything more than an answer at once. */
-export const isImmediate = (timeline: Timeline): boolean =>
-  timeline.notifications.length === 0 && timeline.answerAtMs <= 0
+export const isImmediate = (timeline: Timeline): boolean => timeline.notifications.length === 0 && timeline.answerAtMs <= 0
 
 /**
  * Plays a timeline: each notification, in order, once its offset has passed, then the answer.
  * What is due goes at once, in the same turn. Returns `cancel`, which stops it (nothing more is
  * sent, the answer included) and says whether it was still playing.
  */
-export const playTimeline = (timeline: Timeline, sink: TimelineSink): (() => boolean) => {
+export const playTimeline = (timeline: Timeline, sink: TimelineSink): () => boolean => {
   const start = Date.now()
   let index = 0
   let timer: NodeJS.Timeout | undefined

@@ -23,12 +23,10 @@ export const sseHeaders = (extra: ExtraHeaders = {}): Record<string, string> => 
   ...extra
 })
 
-export const headersFor = (mode: ResponseMode, extra: ExtraHeaders = {}): Record<string, string> =>
-  mode === "sse" ? sseHeaders(extra) : jsonHeaders(extra)
+export const headersFor = (mode: ResponseMode, extra: ExtraHeaders = {}): Record<string, string> => mode === "sse" ? sseHeaders(extra) : jsonHeaders(extra)
 
 /** True once the response is finished or its connection is gone. */
-export const isGone = (res: ServerResponse): boolean =>
-  res.writableEnded || res.destroyed || res.socket === null || res.socket.destroyed
+export const isGone = (res: ServerResponse): boolean => res.writableEnded || res.destroyed || res.socket === null || res.socket.destroyed
 
 /** Sends one JSON-RPC message: as the JSON body, or as the single event of an SSE stream. */
 export const sendMessage = (

@@ -73,12 +73,12 @@ describe("exact-size payloads", () => {
       server.script({ on: "tools/list", kind: "exact-size", bytes: 5000, as })
       const list = new Uint8Array(await (await post(server, "tools/list")).arrayBuffer())
       expect(list.length).toBe(5000)
-      expect(strictUtf8.decode(list)).toContain('"name":"increment"')
+      expect(strictUtf8.decode(list)).toContain("\"name\":\"increment\"")
 
       server.script({ on: "initialize", kind: "exact-size", bytes: 3000, as })
       const init = new Uint8Array(await (await post(server, "initialize", { protocolVersion: "2025-06-18" })).arrayBuffer())
       expect(init.length).toBe(3000)
-      expect(strictUtf8.decode(init)).toContain('"instructions":')
+      expect(strictUtf8.decode(init)).toContain("\"instructions\":")
     })
   }
 
@@ -189,7 +189,7 @@ describe("malformed answers", () => {
 
       server.script({ on: "tools/call", kind: "invalid-json", as })
       const text = await (await callTool(server, "add", {})).text()
-      expect(text).toContain('{"jsonrpc":"2.0",')
+      expect(text).toContain("{\"jsonrpc\":\"2.0\",")
       expect(() => JSON.parse(as === "sse" ? text.replace(/^event: message\ndata: /, "") : text)).toThrow()
     })
   }
@@ -205,7 +205,7 @@ describe("malformed answers", () => {
     server.script({ on: "tools/call", kind: "close-before-response" })
     const closed = await (await callTool(server, "add", { a: 1, b: 1 }, { id: 3 })).text()
     expect(closed).toContain("notifications/message")
-    expect(closed).not.toContain('"id":3')
+    expect(closed).not.toContain("\"id\":3")
   })
 })
 

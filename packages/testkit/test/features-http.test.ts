@@ -73,7 +73,12 @@ describe("features: capabilities and listings", () => {
     expect(discover.result.capabilities).toEqual(FEATURE_CAPABILITIES)
     const modern = await answerOf(await post2026(server, "tools/list"))
     expect(modern.result.tools.map((tool: { name: string }) => tool.name)).toEqual([
-      "add", "echo", "increment", "region_query", "ask_name", ...FEATURE_TOOL_NAMES
+      "add",
+      "echo",
+      "increment",
+      "region_query",
+      "ask_name",
+      ...FEATURE_TOOL_NAMES
     ])
   })
 })

@@ -51,7 +51,16 @@ describe("legacy HTTP+SSE: features", () => {
     expect(capabilities).toEqual({ tools: { listChanged: true }, resources: { listChanged: false }, prompts: { listChanged: false }, logging: {} })
     const tools = (await exchange(sse, endpoint, 2, "tools/list")).at(-1)?.result.tools as Array<{ name: string }>
     expect(tools.map((tool) => tool.name)).toEqual([
-      "add", "echo", "increment", "slow_progress", "weather", "weather_error", "link_resource", "log", "change_tools", "flood_notifications"
+      "add",
+      "echo",
+      "increment",
+      "slow_progress",
+      "weather",
+      "weather_error",
+      "link_resource",
+      "log",
+      "change_tools",
+      "flood_notifications"
     ])
   })
 
@@ -64,7 +73,10 @@ describe("legacy HTTP+SSE: features", () => {
       _meta: { progressToken: "t" }
     })
     expect(messages.map((message) => message.method ?? "#answer")).toEqual([
-      "notifications/progress", "notifications/progress", "notifications/progress", "#answer"
+      "notifications/progress",
+      "notifications/progress",
+      "notifications/progress",
+      "#answer"
     ])
     expect(messages[2]?.params).toEqual({ progressToken: "t", progress: 3, total: 3, message: "step 3 of 3" })
     expect(server.progressSent()).toBe(3)

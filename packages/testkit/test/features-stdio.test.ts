@@ -41,7 +41,12 @@ const result = (message: Record<string, unknown> | undefined) => message?.["resu
 describe("stdio server: features, handshake era", () => {
   it("adds capabilities and tools only with --features", async () => {
     expect(stdioServerCommand({ features: true, resources: 2, eventsFile: "/tmp/e" }).args).toEqual([
-      stdioServerScript(), "--features", "--resources", "2", "--events-file", "/tmp/e"
+      stdioServerScript(),
+      "--features",
+      "--resources",
+      "2",
+      "--events-file",
+      "/tmp/e"
     ])
     expect(() => stdioServerCommand({ resources: -1 })).toThrow(RangeError)
     const plain = start()
@@ -52,7 +57,16 @@ describe("stdio server: features, handshake era", () => {
     expect(result(await initialize(driver)).capabilities).toEqual(CAPABILITIES)
     const tools = result(await driver.request(2, "tools/list")).tools as Array<{ name: string }>
     expect(tools.map((tool) => tool.name)).toEqual([
-      "add", "echo", "increment", "slow_progress", "weather", "weather_error", "link_resource", "log", "change_tools", "flood_notifications"
+      "add",
+      "echo",
+      "increment",
+      "slow_progress",
+      "weather",
+      "weather_error",
+      "link_resource",
+      "log",
+      "change_tools",
+      "flood_notifications"
     ])
   })
 
@@ -60,7 +74,12 @@ describe("stdio server: features, handshake era", () => {
     const { fixture, driver } = start({ features: true })
     await initialize(driver)
     const from = driver.lines.length
-    driver.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "slow_progress", arguments: { steps: 3, intervalMs: 5 }, _meta: { progressToken: "p" } } })
+    driver.send({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "slow_progress", arguments: { steps: 3, intervalMs: 5 }, _meta: { progressToken: "p" } }
+    })
     const messages = await through(driver, 2, from)
     expect(methods(messages)).toEqual(["notifications/progress", "notifications/progress", "notifications/progress", "#answer"])
     expect(messages[0]?.["params"]).toEqual({ progressToken: "p", progress: 1, total: 3, message: "step 1 of 3" })
@@ -72,7 +91,12 @@ describe("stdio server: features, handshake era", () => {
     expect(fixture.progressSent()).toBe(3)
 
     const cancelled = driver.lines.length
-    driver.send({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "slow_progress", arguments: { steps: 100, intervalMs: 10 }, _meta: { progressToken: 4 } } })
+    driver.send({
+      jsonrpc: "2.0",
+      id: 4,
+      method: "tools/call",
+      params: { name: "slow_progress", arguments: { steps: 100, intervalMs: 10 }, _meta: { progressToken: 4 } }
+    })
     await driver.waitForLine((line) => parseLine(line)["method"] === "notifications/progress", 3000, cancelled)
     driver.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 4 } })
     await fixture.waitFor(() => fixture.timelinesStopped() === 1)
@@ -200,7 +224,11 @@ describe("stdio server: features, stateless era", () => {
     expect(methods(logged)).toEqual(["notifications/message", "notifications/message", "#answer"])
     expect(logged[0]?.["params"]).toEqual({ level: "warning", logger: "testkit", data: "w" })
     expect(fixture.logMessagesSent()).toBe(2)
-    const invalid = await driver.request(3, "tools/call", modernParams({ name: "log", arguments: { level: "info", message: "m" } }, { ...modernMeta(), [LOG_LEVEL]: "chatty" }))
+    const invalid = await driver.request(
+      3,
+      "tools/call",
+      modernParams({ name: "log", arguments: { level: "info", message: "m" } }, { ...modernMeta(), [LOG_LEVEL]: "chatty" })
+    )
     expect(invalid["error"]).toMatchObject({ code: -32602 })
     expect((await driver.request(4, "logging/setLevel", modernParams({ level: "info" })))["error"]).toMatchObject({ code: -32601 })
     expect((await driver.request(5, "subscriptions/listen", modernParams({})))["error"]).toMatchObject({ code: -32602 })

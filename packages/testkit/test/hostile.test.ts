@@ -55,7 +55,10 @@ describe("HostileServer", () => {
         }
         : "normal"
     )
-    const raw = await rawPost(stateless.url, JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "x", arguments: { nonce: "n-1" } } }))
+    const raw = await rawPost(
+      stateless.url,
+      JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "x", arguments: { nonce: "n-1" } } })
+    )
     expect(raw.status).toBe(200)
     const sessionHeaders = raw.rawHeaders.filter((_, i) => i % 2 === 0).filter((name) => name.toLowerCase() === "mcp-session-id")
     expect(sessionHeaders).toHaveLength(2)
@@ -68,7 +71,9 @@ describe("HostileServer", () => {
   it("a held answer stays open and a stalled one never sends headers, until the client leaves", async () => {
     const server = await startHostileServer({ era: "stateless" })
     servers.push(server)
-    server.setScript((request) => (request.method === "tools/list" ? "stall" : { headers: [["content-type", "text/event-stream"]], body: ": hi\n", then: "hold" }))
+    server.setScript((
+      request
+    ) => (request.method === "tools/list" ? "stall" : { headers: [["content-type", "text/event-stream"]], body: ": hi\n", then: "hold" }))
     const held = new AbortController()
     const response = await fetch(server.url, { method: "POST", body: "{}", signal: held.signal })
     const reader = response.body!.getReader()
@@ -107,7 +112,12 @@ describe("hostile stdio server", () => {
       const exited = new Promise((resolve) => child.once("exit", resolve))
       child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "server/discover", params: {} }) + "\n")
       child.stdin.write(
-        JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { nonce: "n-2" }, _meta: { "io.phasebound/effect-identity": "e-2" } } }) + "\n"
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "echo", arguments: { nonce: "n-2" }, _meta: { "io.phasebound/effect-identity": "e-2" } }
+        }) + "\n"
       )
       const deadline = Date.now() + 10_000
       while (!stdout.includes(`"id":2`) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))

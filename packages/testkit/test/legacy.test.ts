@@ -232,7 +232,7 @@ describe("legacy HTTP+SSE: response faults", () => {
     await send(endpoint, request(99, "tools/list"))
     const list = await sse.next()
     expect(list.raw.length).toBe(1000)
-    expect(list.data).toContain('"name":"increment"')
+    expect(list.data).toContain("\"name\":\"increment\"")
     expect(server.counter()).toBe(sizes.length)
   })
 
@@ -338,9 +338,7 @@ effectIt.effect("scopedLegacy closes the server and its streams with the scope",
     expect(server.openConnections()).toBe(1)
     yield* Scope.close(scope, Exit.void)
     expect(server.openConnections()).toBe(0)
-    const ended = yield* Effect.promise(() =>
-      sse.ended().then(() => "ended", (error: unknown) => error instanceof Error ? error.message : "failed")
-    )
+    const ended = yield* Effect.promise(() => sse.ended().then(() => "ended", (error: unknown) => error instanceof Error ? error.message : "failed"))
     expect(ended).not.toBe("timeout")
     const after = yield* Effect.promise(() => fetch(server.url).then(() => "answered", () => "refused"))
     expect(after).toBe("refused")

@@ -398,8 +398,7 @@ describe("MRTR: ask_name", () => {
 
   it("asks again when the answer is missing; decline is an isError result", async () => {
     const server = await start({ era: "stateless", mode: "sse" })
-    const parse = async (response: Response) =>
-      JSON.parse((await response.text()).replace(/^event: message\ndata: /, "")) as RpcBody
+    const parse = async (response: Response) => JSON.parse((await response.text()).replace(/^event: message\ndata: /, "")) as RpcBody
     const first = await parse(await modernCall(server, "ask_name", {}, { capabilities: elicitation }))
     const again = await parse(
       await modern(server, "tools/call", { name: "ask_name", requestState: first.result.requestState }, {
@@ -597,7 +596,7 @@ describe("faults in the stateless era", () => {
 
       server.script({ on: "tools/call", kind: "exact-size", bytes: 300, as })
       const call = new TextDecoder().decode(await (await modernCall(server, "increment", {})).arrayBuffer())
-      expect(call).toContain('"resultType":"complete"')
+      expect(call).toContain("\"resultType\":\"complete\"")
     })
   }
 

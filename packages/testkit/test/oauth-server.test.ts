@@ -133,21 +133,33 @@ describe("authorization code with PKCE", () => {
     expect(code).toMatch(/^code_/)
 
     const wrong = await tokenRequest(server, {
-      grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: PUBLIC.clientId,
-      code_verifier: pkce().verifier, resource: RESOURCE
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: REDIRECT,
+      client_id: PUBLIC.clientId,
+      code_verifier: pkce().verifier,
+      resource: RESOURCE
     })
     expect(wrong.status).toBe(400)
     expect(await json(wrong)).toMatchObject({ error: "invalid_grant" })
 
     const otherResource = await tokenRequest(server, {
-      grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: PUBLIC.clientId,
-      code_verifier: verifier, resource: "https://other.example/mcp"
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: REDIRECT,
+      client_id: PUBLIC.clientId,
+      code_verifier: verifier,
+      resource: "https://other.example/mcp"
     })
     expect(await json(otherResource)).toMatchObject({ error: "invalid_target" })
 
     const ok = await tokenRequest(server, {
-      grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: PUBLIC.clientId,
-      code_verifier: verifier, resource: RESOURCE
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: REDIRECT,
+      client_id: PUBLIC.clientId,
+      code_verifier: verifier,
+      resource: RESOURCE
     })
     expect(ok.status).toBe(200)
     expect(ok.headers.get("cache-control")).toBe("no-store")
@@ -159,34 +171,53 @@ describe("authorization code with PKCE", () => {
     expect(server.isValidToken(access, { resource: "https://other.example/mcp" })).toBe(false)
     const step = server.checkToken(access, { scope: "mcp:write", resourceMetadata: "https://mcp.example.com/.well-known/oauth-protected-resource" })
     expect(step).toMatchObject({ ok: false, status: 403, error: "insufficient_scope" })
-    if (!step.ok) expect(step.wwwAuthenticate).toContain('scope="mcp:read mcp:write"')
+    if (!step.ok) expect(step.wwwAuthenticate).toContain("scope=\"mcp:read mcp:write\"")
 
     // The code is single-use.
     const again = await tokenRequest(server, {
-      grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: PUBLIC.clientId,
-      code_verifier: verifier, resource: RESOURCE
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: REDIRECT,
+      client_id: PUBLIC.clientId,
+      code_verifier: verifier,
+      resource: RESOURCE
     })
     expect(await json(again)).toMatchObject({ error: "invalid_grant" })
 
     server.expireAll()
     expect(server.checkToken(access)).toMatchObject({ ok: false, status: 401, error: "invalid_token" })
-    const refreshed = await json(await tokenRequest(server, {
-      grant_type: "refresh_token", refresh_token: refresh, client_id: PUBLIC.clientId, resource: RESOURCE
-    }))
+    const refreshed = await json(
+      await tokenRequest(server, {
+        grant_type: "refresh_token",
+        refresh_token: refresh,
+        client_id: PUBLIC.clientId,
+        resource: RESOURCE
+      })
+    )
     expect(refreshed).toMatchObject({ token_type: "Bearer", scope: "mcp:read" })
     expect(refreshed["refresh_token"]).not.toBe(refresh)
     expect(server.isValidToken(refreshed["access_token"] as string, { resource: RESOURCE })).toBe(true)
     const reused = await tokenRequest(server, {
-      grant_type: "refresh_token", refresh_token: refresh, client_id: PUBLIC.clientId, resource: RESOURCE
+      grant_type: "refresh_token",
+      refresh_token: refresh,
+      client_id: PUBLIC.clientId,
+      resource: RESOURCE
     })
     expect(reused.status).toBe(400)
     expect(await json(reused)).toMatchObject({ error: "invalid_grant" })
 
     server.revokeAll()
     expect(server.isValidToken(refreshed["access_token"] as string)).toBe(false)
-    expect(await json(await tokenRequest(server, {
-      grant_type: "refresh_token", refresh_token: refreshed["refresh_token"] as string, client_id: PUBLIC.clientId, resource: RESOURCE
-    }))).toMatchObject({ error: "invalid_grant" })
+    expect(
+      await json(
+        await tokenRequest(server, {
+          grant_type: "refresh_token",
+          refresh_token: refreshed["refresh_token"] as string,
+          client_id: PUBLIC.clientId,
+          resource: RESOURCE
+        })
+      )
+    ).toMatchObject({ error: "invalid_grant" })
 
     expect(server.issuedTokens().map((t) => t.grant)).toEqual(["authorization_code", "refresh_token"])
     expect(server.calls("authorize")).toBe(1)
@@ -198,12 +229,24 @@ describe("authorization code with PKCE", () => {
   it("without rotation, the refresh token stays the same", async () => {
     const server = await start({ clients: [PUBLIC], refreshTokenRotation: false })
     const { verifier, code } = await codeFor(server)
-    const first = await json(await tokenRequest(server, {
-      grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: PUBLIC.clientId, code_verifier: verifier, resource: RESOURCE
-    }))
-    const second = await json(await tokenRequest(server, {
-      grant_type: "refresh_token", refresh_token: first["refresh_token"] as string, client_id: PUBLIC.clientId, resource: RESOURCE
-    }))
+    const first = await json(
+      await tokenRequest(server, {
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: REDIRECT,
+        client_id: PUBLIC.clientId,
+        code_verifier: verifier,
+        resource: RESOURCE
+      })
+    )
+    const second = await json(
+      await tokenRequest(server, {
+        grant_type: "refresh_token",
+        refresh_token: first["refresh_token"] as string,
+        client_id: PUBLIC.clientId,
+        resource: RESOURCE
+      })
+    )
     expect(second["refresh_token"]).toBe(first["refresh_token"])
     expect(second["access_token"]).not.toBe(first["access_token"])
   })
@@ -212,8 +255,13 @@ describe("authorization code with PKCE", () => {
     const server = await start({ clients: [PUBLIC], requireState: true })
     const { challenge } = pkce()
     const base = {
-      response_type: "code", client_id: PUBLIC.clientId, redirect_uri: REDIRECT, code_challenge: challenge,
-      code_challenge_method: "S256", state: "x", resource: RESOURCE
+      response_type: "code",
+      client_id: PUBLIC.clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      state: "x",
+      resource: RESOURCE
     }
     const raw = (params: Record<string, string | undefined>) => fetch(authorizeUrl(server, params), { redirect: "manual" })
     expect((await raw({ ...base, client_id: "nobody" })).status).toBe(400)
@@ -258,21 +306,32 @@ describe("client authentication and other grants", () => {
     const server = await start()
     const register = (body: unknown) =>
       fetch(server.registrationEndpoint, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
-    const confidential = await register({ client_name: "c", redirect_uris: [REDIRECT], grant_types: ["authorization_code", "refresh_token", "client_credentials"] })
+    const confidential = await register({
+      client_name: "c",
+      redirect_uris: [REDIRECT],
+      grant_types: ["authorization_code", "refresh_token", "client_credentials"]
+    })
     expect(confidential.status).toBe(201)
     const reg = await json(confidential)
     expect(reg).toMatchObject({ client_name: "c", token_endpoint_auth_method: "client_secret_basic", redirect_uris: [REDIRECT] })
     expect(typeof reg["client_id"]).toBe("string")
     expect(typeof reg["client_secret"]).toBe("string")
-    const cc = await tokenRequest(server, { grant_type: "client_credentials", resource: RESOURCE }, { id: reg["client_id"] as string, secret: reg["client_secret"] as string })
+    const cc = await tokenRequest(server, { grant_type: "client_credentials", resource: RESOURCE }, {
+      id: reg["client_id"] as string,
+      secret: reg["client_secret"] as string
+    })
     expect(cc.status).toBe(200)
 
     const pub = await json(await register({ redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" }))
     expect(pub).not.toHaveProperty("client_secret")
     const { challenge } = pkce()
     const location = await server.authorizeDirect(authorizeUrl(server, {
-      response_type: "code", client_id: pub["client_id"] as string, redirect_uri: REDIRECT, code_challenge: challenge,
-      code_challenge_method: "S256", resource: RESOURCE
+      response_type: "code",
+      client_id: pub["client_id"] as string,
+      redirect_uri: REDIRECT,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      resource: RESOURCE
     }))
     expect(new URL(location).searchParams.get("code")).toMatch(/^code_/)
 
@@ -291,13 +350,23 @@ describe("client authentication and other grants", () => {
       const server = await start({ clientIdMetadataDocumentSupported: true })
       const clientId = `http://127.0.0.1:${(doc.address() as AddressInfo).port}/client.json`
       const { verifier, challenge } = pkce()
-      const location = new URL(await server.authorizeDirect(authorizeUrl(server, {
-        response_type: "code", client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge,
-        code_challenge_method: "S256", resource: RESOURCE
-      })))
+      const location = new URL(
+        await server.authorizeDirect(authorizeUrl(server, {
+          response_type: "code",
+          client_id: clientId,
+          redirect_uri: REDIRECT,
+          code_challenge: challenge,
+          code_challenge_method: "S256",
+          resource: RESOURCE
+        }))
+      )
       const tokens = await tokenRequest(server, {
-        grant_type: "authorization_code", code: location.searchParams.get("code") ?? "", redirect_uri: REDIRECT,
-        client_id: clientId, code_verifier: verifier, resource: RESOURCE
+        grant_type: "authorization_code",
+        code: location.searchParams.get("code") ?? "",
+        redirect_uri: REDIRECT,
+        client_id: clientId,
+        code_verifier: verifier,
+        resource: RESOURCE
       })
       expect(tokens.status).toBe(200)
     } finally {
@@ -367,7 +436,12 @@ describe("hostile faults", () => {
     const exchange = async () => {
       const { verifier, code } = await codeFor(server)
       return tokenRequest(server, {
-        grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: PUBLIC.clientId, code_verifier: verifier, resource: RESOURCE
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: REDIRECT,
+        client_id: PUBLIC.clientId,
+        code_verifier: verifier,
+        resource: RESOURCE
       })
     }
     server.script({ kind: "missing-token-type" })
@@ -378,7 +452,12 @@ describe("hostile faults", () => {
     // Skipped by the code grant, applied to the next refresh.
     server.script({ kind: "invalid-grant-on-refresh" })
     const tokens = await json(await exchange())
-    const refresh = await tokenRequest(server, { grant_type: "refresh_token", refresh_token: tokens["refresh_token"] as string, client_id: PUBLIC.clientId, resource: RESOURCE })
+    const refresh = await tokenRequest(server, {
+      grant_type: "refresh_token",
+      refresh_token: tokens["refresh_token"] as string,
+      client_id: PUBLIC.clientId,
+      resource: RESOURCE
+    })
     expect(refresh.status).toBe(400)
     expect(await json(refresh)).toMatchObject({ error: "invalid_grant" })
 
@@ -392,7 +471,12 @@ describe("hostile faults", () => {
     server.script({ kind: "echo-secrets-in-error" })
     const { verifier, code } = await codeFor(server)
     const echoed = await tokenRequest(server, {
-      grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: PUBLIC.clientId, code_verifier: verifier, resource: RESOURCE
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: REDIRECT,
+      client_id: PUBLIC.clientId,
+      code_verifier: verifier,
+      resource: RESOURCE
     })
     const body = await json(echoed)
     expect(body["error"]).toBe("invalid_grant")

@@ -41,7 +41,11 @@ const tokenRequest = (oauth: OAuthTestServer, form: Record<string, string | unde
 /** client_credentials (client_secret_post) for `resource`. */
 const ccToken = async (oauth: OAuthTestServer, resource: string | undefined, scope?: string): Promise<string> => {
   const response = await tokenRequest(oauth, {
-    grant_type: "client_credentials", client_id: SVC.clientId, client_secret: SVC.clientSecret, resource, scope
+    grant_type: "client_credentials",
+    client_id: SVC.clientId,
+    client_secret: SVC.clientSecret,
+    resource,
+    scope
   })
   const body = await json(response)
   expect(response.status, JSON.stringify(body)).toBe(200)
@@ -53,13 +57,24 @@ const codeTokens = async (oauth: OAuthTestServer, resource: string, scope?: stri
   const verifier = randomBytes(32).toString("base64url")
   const url = new URL(oauth.authorizationEndpoint)
   const params: Record<string, string | undefined> = {
-    response_type: "code", client_id: PUBLIC.clientId, redirect_uri: REDIRECT, state: "s",
-    code_challenge: createHash("sha256").update(verifier).digest("base64url"), code_challenge_method: "S256", resource, scope
+    response_type: "code",
+    client_id: PUBLIC.clientId,
+    redirect_uri: REDIRECT,
+    state: "s",
+    code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+    code_challenge_method: "S256",
+    resource,
+    scope
   }
   for (const [key, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(key, value)
   const code = new URL(await oauth.authorizeDirect(url)).searchParams.get("code") ?? ""
   const response = await tokenRequest(oauth, {
-    grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: PUBLIC.clientId, code_verifier: verifier, resource
+    grant_type: "authorization_code",
+    code,
+    redirect_uri: REDIRECT,
+    client_id: PUBLIC.clientId,
+    code_verifier: verifier,
+    resource
   })
   expect(response.status).toBe(200)
   const body = await json(response)
@@ -139,7 +154,10 @@ describe("challenge and metadata (header mode)", () => {
     const unknown = await initialize(server, { token: "at_forged" })
     expect(unknown.status).toBe(401)
     expect(challengeOf(unknown)).toEqual({
-      error: "invalid_token", error_description: "unknown token", resource_metadata: server.resourceMetadataUrl, scope: "mcp"
+      error: "invalid_token",
+      error_description: "unknown token",
+      resource_metadata: server.resourceMetadataUrl,
+      scope: "mcp"
     })
 
     // Refused requests are recorded as such and have no other effect.
@@ -200,7 +218,10 @@ describe("challenge and metadata (header mode)", () => {
     const refusedInit = await initialize(server, { token: none })
     expect(refusedInit.status).toBe(403)
     expect(challengeOf(refusedInit)).toEqual({
-      error: "insufficient_scope", scope: "mcp", resource_metadata: server.resourceMetadataUrl, error_description: "requires mcp"
+      error: "insufficient_scope",
+      scope: "mcp",
+      resource_metadata: server.resourceMetadataUrl,
+      error_description: "requires mcp"
     })
 
     const base = await ccToken(oauth, server.url, "mcp extra")
@@ -241,8 +262,11 @@ describe("challenge and metadata (header mode)", () => {
     }
     const increment = (token?: string) => {
       const headers: Record<string, string> = {
-        "content-type": "application/json", accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "increment"
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "increment"
       }
       if (token !== undefined) headers["authorization"] = `Bearer ${token}`
       const body = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "increment", arguments: {}, _meta: meta } }
@@ -289,7 +313,14 @@ describe("metadata modes", () => {
     const origin = `http://127.0.0.1:${server.port}`
     expect(server.resourceMetadataUrl).toBeUndefined()
     expect(challengeOf(await initialize(server))).toEqual({ scope: "mcp" })
-    for (const path of ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource", "/auth/protected-resource-metadata", "/.well-known/oauth-authorization-server"]) {
+    for (
+      const path of [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+        "/auth/protected-resource-metadata",
+        "/.well-known/oauth-authorization-server"
+      ]
+    ) {
       expect((await fetch(origin + path)).status).toBe(404)
     }
     expect(server.resourceMetadataRequests()).toBe(0)
@@ -441,9 +472,13 @@ describe("token lifetime, expiry, refresh", () => {
     expect(first["error"]).toBe("invalid_grant")
     expect(first["error_description"]).toContain("s3cret")
     expect(first["error_description"]).toContain("rt_secret")
-    const second = await json(await tokenRequest(oauth, {
-      grant_type: "client_credentials", client_assertion_type: JWT_BEARER_ASSERTION_TYPE, client_assertion: "eyJ.assertion.sig"
-    }))
+    const second = await json(
+      await tokenRequest(oauth, {
+        grant_type: "client_credentials",
+        client_assertion_type: JWT_BEARER_ASSERTION_TYPE,
+        client_assertion: "eyJ.assertion.sig"
+      })
+    )
     expect(second["error_description"]).toContain("eyJ.assertion.sig")
   })
 })
@@ -467,17 +502,29 @@ describe("private_key_jwt", () => {
     return `${input}.${signature.toString("base64url")}`
   }
   const claimsFor = (clientId: string, aud: unknown, extra: Record<string, unknown> = {}) => ({
-    iss: clientId, sub: clientId, aud, jti: randomBytes(16).toString("base64url"),
-    iat: Math.floor(Date.now() / 1000), exp: Math.floor(Date.now() / 1000) + 60, ...extra
+    iss: clientId,
+    sub: clientId,
+    aud,
+    jti: randomBytes(16).toString("base64url"),
+    iat: Math.floor(Date.now() / 1000),
+    exp: Math.floor(Date.now() / 1000) + 60,
+    ...extra
   })
   const exchange = (oauth: OAuthTestServer, jws: string, resource: string, extra: Record<string, string> = {}) =>
     tokenRequest(oauth, {
-      grant_type: "client_credentials", client_assertion_type: JWT_BEARER_ASSERTION_TYPE, client_assertion: jws, resource, scope: "mcp", ...extra
+      grant_type: "client_credentials",
+      client_assertion_type: JWT_BEARER_ASSERTION_TYPE,
+      client_assertion: jws,
+      resource,
+      scope: "mcp",
+      ...extra
     })
 
   const JWT_RSA = { clientId: "jwt-rsa", tokenEndpointAuthMethod: "private_key_jwt", publicKey: rsa.publicKey.export({ format: "jwk" }) } as const
   const JWT_EC = {
-    clientId: "jwt-ec", tokenEndpointAuthMethod: "private_key_jwt", publicKey: ec.publicKey.export({ type: "spki", format: "pem" }) as string
+    clientId: "jwt-ec",
+    tokenEndpointAuthMethod: "private_key_jwt",
+    publicKey: ec.publicKey.export({ type: "spki", format: "pem" }) as string
   } as const
 
   it("is advertised; RS256 (JWK) and ES256 (PEM) assertions get tokens the resource server accepts", async () => {
@@ -536,7 +583,11 @@ describe("private_key_jwt", () => {
     const oauth = await startAs({ tokenEndpointAuthMethods: ["private_key_jwt", "client_secret_basic"] })
     const register = async (body: unknown) =>
       fetch(oauth.registrationEndpoint, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
-    const created = await register({ token_endpoint_auth_method: "private_key_jwt", grant_types: ["client_credentials"], jwks: { keys: [ec.publicKey.export({ format: "jwk" })] } })
+    const created = await register({
+      token_endpoint_auth_method: "private_key_jwt",
+      grant_types: ["client_credentials"],
+      jwks: { keys: [ec.publicKey.export({ format: "jwk" })] }
+    })
     expect(created.status).toBe(201)
     const reg = await json(created)
     expect(reg).not.toHaveProperty("client_secret")

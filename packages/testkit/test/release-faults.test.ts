@@ -172,8 +172,7 @@ describe("contract rows: stubbornRelease", () => {
     if (row === undefined) throw new Error(`no row ${server}`)
     return row
   }
-  const startPeer = async (server: string, stubbornRelease: boolean): Promise<Peer<never>> =>
-    track(await rowOf(server).start({ stubbornRelease }))
+  const startPeer = async (server: string, stubbornRelease: boolean): Promise<Peer<never>> => track(await rowOf(server).start({ stubbornRelease }))
 
   it("Streamable HTTP 2025: the DELETE and the cancellation notice are never answered", async () => {
     for (const server of ["streamable-json/2025", "streamable-sse/2025"]) {

@@ -6,9 +6,7 @@ import { scoped } from "../src/index.js"
 it.scoped("scoped starts a server for the scope", () =>
   Effect.gen(function*() {
     const server = yield* scoped({ sessions: false })
-    const response = yield* Effect.promise(() =>
-      fetch(server.url, { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) })
-    )
+    const response = yield* Effect.promise(() => fetch(server.url, { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) }))
     expect(yield* Effect.promise(() => response.json())).toEqual({ jsonrpc: "2.0", id: 1, result: {} })
   }))
 

@@ -86,10 +86,14 @@ export const spawnStdio = (command: StdioServerCommand, options: { drainStderr?:
 
   const waitForLine = async (pred: (line: Buffer) => boolean, timeoutMs = 3000, from = 0): Promise<number> => {
     let found = -1
-    await waitUntil(() => {
-      found = lines.findIndex((line, index) => index >= from && pred(line))
-      return found !== -1
-    }, timeoutMs, "a stdout line")
+    await waitUntil(
+      () => {
+        found = lines.findIndex((line, index) => index >= from && pred(line))
+        return found !== -1
+      },
+      timeoutMs,
+      "a stdout line"
+    )
     return found
   }
 

@@ -51,8 +51,7 @@ const ASK_NAME_INPUT_REQUESTS = {
 }
 
 const result = (response: Record<string, unknown>) => response["result"] as Record<string, unknown>
-const toolNames = (response: Record<string, unknown>) =>
-  (result(response)["tools"] as Array<{ name: string }>).map((tool) => tool.name)
+const toolNames = (response: Record<string, unknown>) => (result(response)["tools"] as Array<{ name: string }>).map((tool) => tool.name)
 const ids = (driver: StdioDriver) => driver.lines.map((line) => parseLine(line)["id"])
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
 
@@ -86,9 +85,7 @@ describe("stdio server eras: options", () => {
     expect(() => stdioServerCommand({ supportedVersions: [""] })).toThrow(RangeError)
     expect(() => stdioServerCommand({ ttlMs: -1 })).toThrow(RangeError)
     expect(() => stdioServerCommand({ ttlMs: 1.5 })).toThrow(RangeError)
-    expect(() =>
-      stdioServerCommand({ faults: [{ kind: "input-required", on: "tools/call", inputRequests: null, requestState: null }] })
-    ).toThrow(RangeError)
+    expect(() => stdioServerCommand({ faults: [{ kind: "input-required", on: "tools/call", inputRequests: null, requestState: null }] })).toThrow(RangeError)
     expect(() => stdioServerCommand({ faults: [{ kind: "result-type", on: "tools/call", times: 0 }] })).toThrow(RangeError)
   })
 })
@@ -423,12 +420,16 @@ describe("stdio server: multi round-trip requests (ask_name)", () => {
     const a = start({ era: "stateless" }).driver
     const asked = result(await a.request(1, "tools/call", modernParams({ name: "ask_name", arguments: {} }, ELICITING)))
     const b = start({ era: "dual" }).driver
-    const retried = await b.request(1, "tools/call", modernParams({
-      name: "ask_name",
-      arguments: {},
-      inputResponses: { name: { action: "accept", content: { name: "Grace" } } },
-      requestState: asked["requestState"]
-    }, ELICITING))
+    const retried = await b.request(
+      1,
+      "tools/call",
+      modernParams({
+        name: "ask_name",
+        arguments: {},
+        inputResponses: { name: { action: "accept", content: { name: "Grace" } } },
+        requestState: asked["requestState"]
+      }, ELICITING)
+    )
     expect(result(retried)).toEqual({ resultType: "complete", content: [{ type: "text", text: "hello Grace" }] })
   })
 
@@ -505,12 +506,18 @@ describe("stdio server: stateless-era faults", () => {
     const askFirst = start({ era: "stateless", faults: [{ kind: "input-required", on: "tools/call" }] })
     const asked = result(await askFirst.driver.request(1, "tools/call", modernParams({ name: "ask_name", arguments: {} }, ELICITING)))
     expect(
-      result(await askFirst.driver.request(2, "tools/call", modernParams({
-        name: "ask_name",
-        arguments: {},
-        inputResponses: { name: { action: "accept", content: { name: "Lin" } } },
-        requestState: asked["requestState"]
-      }, ELICITING)))
+      result(
+        await askFirst.driver.request(
+          2,
+          "tools/call",
+          modernParams({
+            name: "ask_name",
+            arguments: {},
+            inputResponses: { name: { action: "accept", content: { name: "Lin" } } },
+            requestState: asked["requestState"]
+          }, ELICITING)
+        )
+      )
     ).toMatchObject({ content: [{ type: "text", text: "hello Lin" }] })
   })
 

@@ -136,14 +136,16 @@ describe("stdio server: normal behaviour", () => {
 })
 
 describe("stdio server: exact sizes", () => {
-  for (const [on, bytes, chunkSize] of [
-    ["tools/call", 200, 7],
-    ["tools/call", 201, 3],
-    ["tools/call", 1000, 7],
-    ["tools/call", 1003, 3],
-    ["tools/list", 1000, 7],
-    ["initialize", 300, 3]
-  ] as const) {
+  for (
+    const [on, bytes, chunkSize] of [
+      ["tools/call", 200, 7],
+      ["tools/call", 201, 3],
+      ["tools/call", 1000, 7],
+      ["tools/call", 1003, 3],
+      ["tools/list", 1000, 7],
+      ["initialize", 300, 3]
+    ] as const
+  ) {
     it(`writes a ${on} response line of exactly ${bytes} bytes in ${chunkSize}-byte writes`, async () => {
       // A 1 ms pause between writes, so that a busy test process still reads them apart.
       const { driver } = start({ faults: [{ kind: "exact-size", on, bytes, chunkSize, chunkDelayMs: 1 }] })
@@ -306,8 +308,7 @@ describe("stdio server: hostile behaviours", () => {
       ]
     })
     await handshake(driver)
-    const call = (id: number) =>
-      driver.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } })
+    const call = (id: number) => driver.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } })
 
     call(2)
     let index = await driver.waitForLine(() => true, 3000, 1)

@@ -24,9 +24,7 @@ const Order = Workflow.make({
 })
 
 const textOf = (result: { readonly content: ReadonlyArray<unknown> }): string =>
-  result.content.map((block) =>
-    typeof block === "object" && block !== null && "text" in block && typeof block.text === "string" ? block.text : ""
-  ).join("")
+  result.content.map((block) => typeof block === "object" && block !== null && "text" in block && typeof block.text === "string" ? block.text : "").join("")
 
 const OrderLive = Order.toLayer(({ order }) =>
   Effect.gen(function*() {

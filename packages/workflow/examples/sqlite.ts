@@ -39,9 +39,7 @@ const Checkout = Workflow.make({
 class Shop extends Context.Tag("example/Shop")<Shop, McpClient.Connection>() {}
 
 const textOf = (content: ReadonlyArray<unknown>): string =>
-  content.map((part) =>
-    typeof part === "object" && part !== null && "text" in part && typeof part.text === "string" ? part.text : ""
-  ).join("")
+  content.map((part) => typeof part === "object" && part !== null && "text" in part && typeof part.text === "string" ? part.text : "").join("")
 
 const CheckoutLive = Checkout.toLayer(Effect.fn(function*({ order }) {
   const calls = [

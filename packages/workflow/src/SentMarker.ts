@@ -125,4 +125,3 @@ export const record = (
       Effect.catchAll(() => Effect.dieMessage(`phasebound: the sent marker ${marker.name} was not confirmed by the engine`))
     )
   })
-

@@ -211,8 +211,7 @@ const make = <R>(options: Options<R>, round: number): ToolCallActivity<Requireme
  * @since 0.1.0
  * @category constructors
  */
-export const call = <R>(options: Options<R>): ToolCallActivity<Requirements<R>> =>
-  make(options, 0)
+export const call = <R>(options: Options<R>): ToolCallActivity<Requirements<R>> => make(options, 0)
 
 /**
  * Sends the call again after a `ToolCallOutcomeUnknown`, with the same effect identity, as a new

@@ -18,32 +18,44 @@ type Served = {
 }
 
 const servers: ReadonlyArray<readonly [string, Effect.Effect<Served, unknown, Scope.Scope>]> = [
-  ["Streamable HTTP, 2025-11-25", Effect.gen(function*() {
-    const server = yield* Testkit.scoped({ effectTools: true })
-    const connection = yield* McpClient.connect({ url: server.url, revisions: ["2025-11-25"] }).pipe(Effect.provide(FetchHttpClient.layer))
-    return { connection, counters: server }
-  })],
-  ["Streamable HTTP, 2026-07-28", Effect.gen(function*() {
-    const server = yield* Testkit.scoped({ effectTools: true, era: "stateless" })
-    const connection = yield* McpClient.connect({ url: server.url }).pipe(Effect.provide(FetchHttpClient.layer))
-    return { connection, counters: server }
-  })],
-  ["legacy HTTP+SSE", Effect.gen(function*() {
-    const server = yield* Effect.acquireRelease(
-      Effect.promise(() => Testkit.startLegacyServer({ effectTools: true })),
-      (server) => Effect.promise(() => server.close())
-    )
-    const connection = yield* McpClient.connect({ url: server.url, transport: "sse" }).pipe(Effect.provide(FetchHttpClient.layer))
-    return { connection, counters: server }
-  })],
-  ["stdio", Effect.gen(function*() {
-    const fixture = yield* Effect.acquireRelease(
-      Effect.sync(() => Testkit.makeStdioFixture({ effectTools: true })),
-      (fixture) => Effect.sync(() => fixture.cleanup())
-    )
-    const connection = yield* McpClient.connectStdio(fixture).pipe(Effect.provide(NodeContext.layer))
-    return { connection, counters: fixture }
-  })]
+  [
+    "Streamable HTTP, 2025-11-25",
+    Effect.gen(function*() {
+      const server = yield* Testkit.scoped({ effectTools: true })
+      const connection = yield* McpClient.connect({ url: server.url, revisions: ["2025-11-25"] }).pipe(Effect.provide(FetchHttpClient.layer))
+      return { connection, counters: server }
+    })
+  ],
+  [
+    "Streamable HTTP, 2026-07-28",
+    Effect.gen(function*() {
+      const server = yield* Testkit.scoped({ effectTools: true, era: "stateless" })
+      const connection = yield* McpClient.connect({ url: server.url }).pipe(Effect.provide(FetchHttpClient.layer))
+      return { connection, counters: server }
+    })
+  ],
+  [
+    "legacy HTTP+SSE",
+    Effect.gen(function*() {
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() => Testkit.startLegacyServer({ effectTools: true })),
+        (server) => Effect.promise(() => server.close())
+      )
+      const connection = yield* McpClient.connect({ url: server.url, transport: "sse" }).pipe(Effect.provide(FetchHttpClient.layer))
+      return { connection, counters: server }
+    })
+  ],
+  [
+    "stdio",
+    Effect.gen(function*() {
+      const fixture = yield* Effect.acquireRelease(
+        Effect.sync(() => Testkit.makeStdioFixture({ effectTools: true })),
+        (fixture) => Effect.sync(() => fixture.cleanup())
+      )
+      const connection = yield* McpClient.connectStdio(fixture).pipe(Effect.provide(NodeContext.layer))
+      return { connection, counters: fixture }
+    })
+  ]
 ]
 
 describe.each(servers)("effect tools over %s", (_, serve) => {

@@ -417,7 +417,17 @@ describe("what the engine persists", () => {
     for (const wrong of [{ stage: "somewhere" }, { reason: "free text from a peer" }, { tag: "NotAnError" }, { phase: "later" }]) {
       expect(Either.isLeft(Schema.decodeUnknownEither(ToolCallError.ToolCallError)({ ...persisted, ...wrong })), JSON.stringify(wrong)).toBe(true)
     }
-    const unknown = { _tag: "ToolCallOutcomeUnknown", tool: "append", activity: "append", effectIdentity: "id", source: "call", retry: 0, tag: "TransportFailure", stage: "call", reason: "connection-closed" }
+    const unknown = {
+      _tag: "ToolCallOutcomeUnknown",
+      tool: "append",
+      activity: "append",
+      effectIdentity: "id",
+      source: "call",
+      retry: 0,
+      tag: "TransportFailure",
+      stage: "call",
+      reason: "connection-closed"
+    }
     expect(Schema.decodeUnknownSync(ToolCallError.ToolCallError)(unknown)).toBeInstanceOf(ToolCallError.ToolCallOutcomeUnknown)
     expect(Either.isLeft(Schema.decodeUnknownEither(ToolCallError.ToolCallError)({ ...unknown, stage: "somewhere" }))).toBe(true)
   })

@@ -32,7 +32,11 @@ for (const round of [1, 2]) {
     const client = process.cpuUsage(client0)
     const serverMs = serverCpuMs(pid) - server0
     console.log(
-      `round ${round} ${mode} ${name.padEnd(20)} ${((calls / ms) * 1000).toFixed(0).padStart(5)} calls/s  wall ${(ms / calls * 1000).toFixed(0).padStart(5)} µs/call  client CPU ${((client.user + client.system) / calls).toFixed(0).padStart(5)} µs/call  server CPU ${(serverMs / calls * 1000).toFixed(0).padStart(5)} µs/call`
+      `round ${round} ${mode} ${name.padEnd(20)} ${((calls / ms) * 1000).toFixed(0).padStart(5)} calls/s  wall ${
+        (ms / calls * 1000).toFixed(0).padStart(5)
+      } µs/call  client CPU ${((client.user + client.system) / calls).toFixed(0).padStart(5)} µs/call  server CPU ${
+        (serverMs / calls * 1000).toFixed(0).padStart(5)
+      } µs/call`
     )
     await session.close()
     await adapter.dispose?.()

@@ -49,21 +49,24 @@ const effects = (one: () => Effect.Effect<unknown, unknown>) => (n: number) => r
 const scope = Effect.runSync(Scope.make())
 const exchange = { stage: "call" as const, phase: "call" as const, budget: { timeoutMs: 60_000, maxBytes: 1 << 24 } }
 const transport = await runtime.runPromise(
-  LegacySse.make({ url: sseUrl, headers: {}, secrets: [], releaseTimeoutMs: 2000, unsolicitedMaxBytes: 1 << 20, inbound: Transport.answerWithoutCapabilities }, exchange)
+  LegacySse.make(
+    { url: sseUrl, headers: {}, secrets: [], releaseTimeoutMs: 2000, unsolicitedMaxBytes: 1 << 20, inbound: Transport.answerWithoutCapabilities },
+    exchange
+  )
     .pipe(Scope.extend(scope))
 )
 
 const all: Record<string, readonly [string, (n: number) => Promise<unknown>]> = {
   U: ["undici.request + body.text() (no Effect)", (n) => pool(n, async () => (await rawPost()).body.text())],
-  E: ["the same in two Effect.tryPromise", effects(() =>
-    Effect.flatMap(Effect.tryPromise(rawPost), (r) => Effect.tryPromise(() => r.body.text())))],
+  E: ["the same in two Effect.tryPromise", effects(() => Effect.flatMap(Effect.tryPromise(rawPost), (r) => Effect.tryPromise(() => r.body.text())))],
   P: ["HttpClient.execute, body not read", effects(() => client.execute(request()))],
   Pt: ["HttpClient.execute + response.text", effects(() => Effect.flatMap(client.execute(request()), (r) => r.text))],
-  Ps: ["HttpClient.execute + response.stream drained", effects(() =>
-    Effect.flatMap(client.execute(request()), (r) => Stream.runDrain(r.stream)))],
+  Ps: ["HttpClient.execute + response.stream drained", effects(() => Effect.flatMap(client.execute(request()), (r) => Stream.runDrain(r.stream)))],
   Pr: ["HttpClient.execute + readBody (ours)", effects(() => Effect.flatMap(client.execute(request()), (r) => readBody(r, 65536)))],
-  S: ["withScope + Effect.scoped + readBody (before round 4)", effects(() =>
-    Effect.scoped(Effect.flatMap(scopedClient.execute(request()), (r) => readBody(r, 65536))))],
+  S: [
+    "withScope + Effect.scoped + readBody (before round 4)",
+    effects(() => Effect.scoped(Effect.flatMap(scopedClient.execute(request()), (r) => readBody(r, 65536))))
+  ],
   T: ["phasebound LegacySse transport.notify", effects(() => transport.notify({ method: "notifications/initialized" }, exchange))]
 }
 

@@ -70,14 +70,23 @@ const url = "http://127.0.0.1:1/mcp"
 const raw = () =>
   Effect.flatMap(HttpClient.HttpClient, (client) =>
     Effect.flatMap(
-      client.execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyText(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call" }), "application/json"))),
+      client.execute(
+        HttpClientRequest.post(url).pipe(HttpClientRequest.bodyText(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call" }), "application/json"))
+      ),
       (r) => r.text
     ))
 await time("A  fake HttpClient: execute + text", raw)
 
 const scope = Effect.runSync(Scope.make())
 const transport = await Effect.runPromise(
-  StreamableHttp.make({ url: new URL(url), headers: {}, secrets: [], releaseTimeoutMs: 2000, unsolicitedMaxBytes: 1 << 24, inbound: Transport.answerWithoutCapabilities }).pipe(Scope.extend(scope), Effect.provide(fake))
+  StreamableHttp.make({
+    url: new URL(url),
+    headers: {},
+    secrets: [],
+    releaseTimeoutMs: 2000,
+    unsolicitedMaxBytes: 1 << 24,
+    inbound: Transport.answerWithoutCapabilities
+  }).pipe(Scope.extend(scope), Effect.provide(fake))
 )
 const callExchange = { stage: "call" as const, phase: "call" as const, budget: { timeoutMs: 60_000, maxBytes: 16 * 1024 * 1024 } }
 await time("D  transport.request", () => transport.request({ method: "tools/call", params: { name: "add", arguments: { a: 1, b: 2 } } }, callExchange))

@@ -216,8 +216,7 @@ export const releaseBody = (response: HttpClientResponse.HttpClientResponse): vo
 const usingBody = <A, E, R>(
   response: HttpClientResponse.HttpClientResponse,
   read: (chunks: BodyChunks) => Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> =>
-  Effect.acquireUseRelease(openBody(response), read, (chunks) => chunks.cancel)
+): Effect.Effect<A, E, R> => Effect.acquireUseRelease(openBody(response), read, (chunks) => chunks.cancel)
 
 /**
  * Reads a whole body under `maxBytes`: every chunk is counted before it is kept, and the read

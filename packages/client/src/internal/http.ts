@@ -95,9 +95,7 @@ export const makeClient = (headers: Readonly<Record<string, string>>, credential
           )
         ),
       open: (request, onError, scope) =>
-        Effect.uninterruptibleMask((restore) =>
-          Effect.tap(restore(send(request, onError)), (response) => Scope.addFinalizer(scope, release(response)))
-        )
+        Effect.uninterruptibleMask((restore) => Effect.tap(restore(send(request, onError)), (response) => Scope.addFinalizer(scope, release(response))))
     }
   })
 
@@ -154,8 +152,7 @@ const neverConnected = (error: unknown, depth = 0): boolean => {
  *   opened may come after the server received the whole request (`unknown`);
  * - "reading": the answer was being read: `unknown`.
  */
-export const transportError = (exchange: Exchange, when: "readiness" | "sending" | "reading") =>
-(error: HttpClientError.HttpClientError) => {
+export const transportError = (exchange: Exchange, when: "readiness" | "sending" | "reading") => (error: HttpClientError.HttpClientError) => {
   const outcome: Outcome = when === "readiness" || (when === "sending" && neverConnected(error.cause))
     ? "not-sent"
     : "unknown"

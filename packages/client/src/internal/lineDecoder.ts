@@ -46,8 +46,7 @@ export interface LineDecodeOptions {
 export const decodeLines = <E, R>(
   body: Stream.Stream<Uint8Array, E, R>,
   options: LineDecodeOptions
-): Stream.Stream<Line, E | FrameTooLarge | InvalidUtf8, R> =>
-  parseFrames(body, () => new LineParser(options.maxLineBytes))
+): Stream.Stream<Line, E | FrameTooLarge | InvalidUtf8, R> => parseFrames(body, () => new LineParser(options.maxLineBytes))
 
 const LF = 0x0a
 const CR = 0x0d

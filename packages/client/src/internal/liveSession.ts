@@ -68,8 +68,7 @@ export interface LiveSession<Listing> {
  * A failure that says the server no longer has the session (a legacy stream that ended says so
  * itself: `Transport.ended`).
  */
-const isLost = (transport: Transport, failure: McpConnectionError): boolean =>
-  transport.capabilities.forgetfulSessions && failure._tag === "SessionExpired"
+const isLost = (transport: Transport, failure: McpConnectionError): boolean => transport.capabilities.forgetfulSessions && failure._tag === "SessionExpired"
 
 /**
  * The first session, discovered in the current scope: closing that scope releases whichever

@@ -21,8 +21,7 @@ const base64 = (text: string): string => {
  * A value as a header carries it: as is when header-safe, else `=?base64?{UTF-8 base64}?=` (also
  * for a plain value that looks like that form, so it cannot be misread).
  */
-export const encodeHeaderValue = (value: string): string =>
-  headerSafe.test(value) && !sentinel.test(value) ? value : `=?base64?${base64(value)}?=`
+export const encodeHeaderValue = (value: string): string => headerSafe.test(value) && !sentinel.test(value) ? value : `=?base64?${base64(value)}?=`
 
 // RFC 9110 token: the characters a header name may have.
 const token = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/

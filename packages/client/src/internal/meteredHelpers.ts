@@ -10,8 +10,7 @@
  */
 import { charge } from "./checkMeter.js"
 
-const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** Deep equality of two JSON values; replaces Ajv's `equal` (used by `const` and `enum`). */
 export const jsonEqual = (a: unknown, b: unknown): boolean => {

@@ -219,5 +219,4 @@ export const negotiate = <R>(
 export const usableCandidates = <R>(
   candidates: ReadonlyArray<Candidate<R>>,
   revisions: ReadonlyArray<McpSchema.Revision>
-): ReadonlyArray<Candidate<R>> =>
-  candidates.filter((candidate) => candidate.era.revisions.some((revision) => revisions.includes(revision)))
+): ReadonlyArray<Candidate<R>> => candidates.filter((candidate) => candidate.era.revisions.some((revision) => revisions.includes(revision)))

@@ -16,8 +16,7 @@ import { defaults } from "./policyDefaults.js"
  * A caller's value of type `I`, taken as it is: the transformation or the check that follows
  * refuses what is not one (with the reason it knows), so the shape is not checked twice.
  */
-export const given = <I>(name: string): Schema.Schema<I> =>
-  Schema.declare((_: unknown): _ is I => true, { identifier: name })
+export const given = <I>(name: string): Schema.Schema<I> => Schema.declare((_: unknown): _ is I => true, { identifier: name })
 
 const OptionLeaf: unique symbol = Symbol.for("@phasebound/client/OptionLeaf")
 
@@ -33,12 +32,10 @@ const OptionScope: unique symbol = Symbol.for("@phasebound/client/OptionScope")
  * Options named from here, not from the value decoded: the policy's are `call.timeout`, not
  * `policy.call.timeout`, wherever the policy is given; refused as a whole, it is `name`.
  */
-export const scope = <S extends Schema.Schema.Any>(name: string, schema: S): S =>
-  schema.annotations({ [OptionScope]: name }) as S
+export const scope = <S extends Schema.Schema.Any>(name: string, schema: S): S => schema.annotations({ [OptionScope]: name }) as S
 
 /** A refusal with its reason (a `Reason` literal: the issue's message is nothing else). */
-export const refuse = (ast: AST.AST, actual: unknown, reason: Reason): ParseResult.ParseIssue =>
-  new ParseResult.Type(ast, actual, reason)
+export const refuse = (ast: AST.AST, actual: unknown, reason: Reason): ParseResult.ParseIssue => new ParseResult.Type(ast, actual, reason)
 
 /** A refusal of the option at `path`, below the value being decoded. */
 export const refuseAt = (path: PropertyKey, ast: AST.AST, actual: unknown, reason: Reason): ParseResult.ParseIssue =>
@@ -124,7 +121,7 @@ const located = (issue: ParseResult.ParseIssue, naming: Naming): {
     }
     switch (current._tag) {
       case "Pointer":
-        if (Array.isArray(current.path)) for (const key of current.path) path.push(key)
+        if (Array.isArray(current.path)) { for (const key of current.path) path.push(key) }
         else path.push(current.path as PropertyKey)
         current = current.issue
         break
@@ -171,6 +168,5 @@ export const invalidOptionOf = (issue: ParseResult.ParseIssue, naming: Naming): 
  */
 export const decoder = <A, I>(schema: Schema.Schema<A, I>, naming: Naming) => {
   const decode = ParseResult.decodeUnknownEither(schema, { errors: "first" })
-  return (input: unknown): Either.Either<A, InvalidOption> =>
-    Either.mapLeft(decode(input), (issue) => invalidOptionOf(issue, naming))
+  return (input: unknown): Either.Either<A, InvalidOption> => Either.mapLeft(decode(input), (issue) => invalidOptionOf(issue, naming))
 }

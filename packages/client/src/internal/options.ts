@@ -29,8 +29,7 @@ import { isStringRecord } from "./records.js"
 import { secretsOf, secretValues } from "./secrets.js"
 
 /** Decoding only: what the options mean is never turned back into options. */
-const decodingOnly = (value: unknown, _: unknown, ast: Schema.Schema.Any["ast"]) =>
-  ParseResult.fail(new ParseResult.Forbidden(ast, value, "decoding only"))
+const decodingOnly = (value: unknown, _: unknown, ast: Schema.Schema.Any["ast"]) => ParseResult.fail(new ParseResult.Forbidden(ast, value, "decoding only"))
 
 // ---------------------------------------------------------------------------------------------
 // The policy (docs/DESIGN.md, "Phases and budgets")

@@ -71,8 +71,7 @@ export interface SseDecodeOptions {
  *
  * @internal
  */
-export const sseParser = (options: SseDecodeOptions): FrameParser<SseEvent, FrameTooLarge | InvalidUtf8> =>
-  new SseParser(options.maxFrameBytes)
+export const sseParser = (options: SseDecodeOptions): FrameParser<SseEvent, FrameTooLarge | InvalidUtf8> => new SseParser(options.maxFrameBytes)
 
 const LF = 0x0a
 const CR = 0x0d
@@ -216,7 +215,7 @@ class SseParser implements FrameParser<SseEvent, FrameTooLarge | InvalidUtf8> {
           if (Number.isSafeInteger(retry)) this.retry = retry
         }
         break
-      // Any other field is ignored.
+        // Any other field is ignored.
     }
   }
 

@@ -216,8 +216,10 @@ export const era: Era = {
                 )
               }
               // The handlers answer, one input request after the other (a person may be asked).
-              const answers = Effect.forEach(requested, ([key, input]) =>
-                Effect.map(context.fulfil(input.method, input.params, exchange), (answer) => [key, answer] as const))
+              const answers = Effect.forEach(
+                requested,
+                ([key, input]) => Effect.map(context.fulfil(input.method, input.params, exchange), (answer) => [key, answer] as const)
+              )
               // The next round is a new request the server asked for: the same params, the
               // answers, and its state echoed exactly (none if it gave none).
               return Effect.flatMap(answers, (entries) =>

@@ -727,9 +727,7 @@ describe("without a way to authorize", () => {
 describe("the authorization runs outside the operation's deadline", () => {
   /** A user who takes `ms` to consent. */
   const slowUser = (oauth: OAuthTestServer, ms: number) =>
-    Authorization.layerInteractive((url) =>
-      Effect.zipRight(Effect.sleep(ms), Effect.promise(() => oauth.authorizeDirect(url)))
-    )
+    Authorization.layerInteractive((url) => Effect.zipRight(Effect.sleep(ms), Effect.promise(() => oauth.authorizeDirect(url))))
 
   it.scopedLive("a discovery timeout of 300 ms and a user who takes 600 ms: connected", () =>
     Effect.gen(function*() {
@@ -996,9 +994,7 @@ describe("Promise API", () => {
         ),
         (c) => Effect.promise(() => c.close())
       )
-      const outcome = yield* Effect.promise(() =>
-        connection.callTool("increment", {}, { signal: controller.signal }).then(() => "resolved", (e: unknown) => e)
-      )
+      const outcome = yield* Effect.promise(() => connection.callTool("increment", {}, { signal: controller.signal }).then(() => "resolved", (e: unknown) => e))
       expect(outcome).toBe(reason)
       expect(signals).toHaveLength(2)
       expect(signals[1]!.aborted).toBe(true)

@@ -65,8 +65,7 @@ const setting = (auth: Omit<ProtectedResourceOptions, "oauth"> = {}) =>
 const bindingFailure = { _tag: "AuthorizationFailed", reason: "issuer-mismatch", phase: "authorization", authorizationStep: "metadata" }
 
 /** The resource names only the rogue from now on. */
-const renameTo = (srv: TestServer, rogue: OAuthTestServer) =>
-  srv.scriptAuth({ kind: "other-authorization-servers", servers: [rogue.issuer], times: Infinity })
+const renameTo = (srv: TestServer, rogue: OAuthTestServer) => srv.scriptAuth({ kind: "other-authorization-servers", servers: [rogue.issuer], times: Infinity })
 
 describe.each(httpClients)("credentials bound to their authorization server, through %s", (_, httpClient) => {
   for (const [name, identity] of identities) {
@@ -190,12 +189,15 @@ describe("an mcpServers file's auth entry", () => {
       const { home, rogue, srv } = yield* setting()
       const file = join(mkdtempSync(join(tmpdir(), "phasebound-binding-")), "mcp.json")
       const auth = { grant: "client_credentials", clientId: "svc", clientSecret, allowPrivateAuthority: false, allowScopeStepUp: true }
-      writeFileSync(file, JSON.stringify({
-        mcpServers: {
-          home: { url: srv.url, auth: { ...auth, issuer: home.issuer } },
-          rogue: { url: srv.url, auth: { ...auth, issuer: rogue.issuer } }
-        }
-      }))
+      writeFileSync(
+        file,
+        JSON.stringify({
+          mcpServers: {
+            home: { url: srv.url, auth: { ...auth, issuer: home.issuer } },
+            rogue: { url: srv.url, auth: { ...auth, issuer: rogue.issuer } }
+          }
+        })
+      )
       const options = yield* McpServers.fromFile(file)
       expect(options.servers["home"]).toMatchObject({ auth: { issuer: home.issuer, allowPrivateAuthority: false, allowScopeStepUp: true } })
       const servers = yield* McpServers.make(options)
@@ -222,7 +224,9 @@ describe("transport security: auth needs https, or http on loopback", () => {
   it.scopedLive("the same URL without auth is not refused by this rule (the request is made; here it is held)", () =>
     Effect.gen(function*() {
       const http = loopbackOnly(FetchHttpClient.layer)
-      const { error } = yield* failureOf(McpClient.connect({ url: "http://mcp.example.com/mcp" }).pipe(Effect.provide(http.layer), Effect.provide(Authorization.layerDefaults)))
+      const { error } = yield* failureOf(
+        McpClient.connect({ url: "http://mcp.example.com/mcp" }).pipe(Effect.provide(http.layer), Effect.provide(Authorization.layerDefaults))
+      )
       expect(error._tag).not.toBe("InvalidOption")
       expect(http.held().every((url) => url.startsWith("http://mcp.example.com/"))).toBe(true)
       expect(http.held().length).toBeGreaterThan(0)
@@ -231,7 +235,12 @@ describe("transport security: auth needs https, or http on loopback", () => {
   it.scopedLive("https off loopback with auth passes validation (the request is made; here it is held)", () =>
     Effect.gen(function*() {
       const http = loopbackOnly(FetchHttpClient.layer)
-      const { error } = yield* failureOf(McpClient.connect({ url: "https://mcp.example.com/mcp", auth: identities[0][1] }).pipe(Effect.provide(http.layer), Effect.provide(Authorization.layerDefaults)))
+      const { error } = yield* failureOf(
+        McpClient.connect({ url: "https://mcp.example.com/mcp", auth: identities[0][1] }).pipe(
+          Effect.provide(http.layer),
+          Effect.provide(Authorization.layerDefaults)
+        )
+      )
       expect(error._tag).toBe("TransportFailure")
       expect(http.held()[0]).toBe("https://mcp.example.com/mcp")
     }))
@@ -241,7 +250,10 @@ describe("transport security: auth needs https, or http on loopback", () => {
       const http = loopbackOnly(FetchHttpClient.layer)
       for (const issuer of ["http://as.example.com", "https://as.example.com/?tenant=1", "as.example.com"]) {
         const { error } = yield* failureOf(
-          McpClient.connect({ url: "http://127.0.0.1:9/mcp", auth: { ...identities[0][1], issuer } }).pipe(Effect.provide(http.layer), Effect.provide(Authorization.layerDefaults))
+          McpClient.connect({ url: "http://127.0.0.1:9/mcp", auth: { ...identities[0][1], issuer } }).pipe(
+            Effect.provide(http.layer),
+            Effect.provide(Authorization.layerDefaults)
+          )
         )
         expect(error).toMatchObject({ _tag: "InvalidOption", option: "auth.issuer", reason: "invalid-url" })
         const rejected = yield* Effect.promise(() =>
@@ -294,7 +306,9 @@ describe("authorities a server on loopback may not name", () => {
         }
       })
       const user = consentingUser(home)
-      const result = yield* Effect.either(McpClient.connect({ url: srv.url, auth }).pipe(Effect.provide(user.layer), Effect.provide(http.layer), Effect.provide(Authorization.layerDefaults)))
+      const result = yield* Effect.either(
+        McpClient.connect({ url: srv.url, auth }).pipe(Effect.provide(user.layer), Effect.provide(http.layer), Effect.provide(Authorization.layerDefaults))
+      )
       return { http, home, srv, user, result }
     })
 

@@ -16,8 +16,7 @@ import {
 } from "../../src/internal/oauth/challenge.js"
 
 /** Challenges as plain data, for `toEqual`. */
-const plain = (challenges: ReadonlyArray<Challenge>) =>
-  challenges.map((c) => ({ scheme: c.scheme, token68: c.token68, params: Object.fromEntries(c.params) }))
+const plain = (challenges: ReadonlyArray<Challenge>) => challenges.map((c) => ({ scheme: c.scheme, token68: c.token68, params: Object.fromEntries(c.params) }))
 
 const parsed = (header: string) => {
   const result = parseChallenges(header)
@@ -25,8 +24,7 @@ const parsed = (header: string) => {
   return plain(result.right)
 }
 
-const refusal = (header: string) =>
-  Either.match(parseChallenges(header), { onLeft: (reason) => reason, onRight: () => undefined })
+const refusal = (header: string) => Either.match(parseChallenges(header), { onLeft: (reason) => reason, onRight: () => undefined })
 
 const bearer = (header: Parameters<typeof parseBearerChallenge>[0]): BearerChallenge => {
   const result = parseBearerChallenge(header)
@@ -254,8 +252,30 @@ describe("parseChallenges: properties", () => {
       .join(", ")
 
   const fragments = fc.constantFrom(
-    "Bearer", "bearer", "Basic", " ", "  ", "\t", ",", "=", "==", `"`, "\\", "a", "realm", "scope",
-    "resource_metadata", "error", "https://x.example/", "\u00e9", "\u0000", "\n", "\u2028", "😀", "/", "+"
+    "Bearer",
+    "bearer",
+    "Basic",
+    " ",
+    "  ",
+    "\t",
+    ",",
+    "=",
+    "==",
+    `"`,
+    "\\",
+    "a",
+    "realm",
+    "scope",
+    "resource_metadata",
+    "error",
+    "https://x.example/",
+    "\u00e9",
+    "\u0000",
+    "\n",
+    "\u2028",
+    "😀",
+    "/",
+    "+"
   )
   const hostile = fc.oneof(
     fc.string({ unit: "binary", maxLength: 200 }),

@@ -50,7 +50,10 @@ const attempt = (
       ...options.oauth,
       clients: [{ clientId: "svc", clientSecret: "svc-secret-value", grantTypes: ["client_credentials"] }]
     })
-    const srv = yield* protectedServer(oauth, { era: "stateless", auth: options.challengeScope === undefined ? {} : { challengeScope: options.challengeScope } })
+    const srv = yield* protectedServer(oauth, {
+      era: "stateless",
+      auth: options.challengeScope === undefined ? {} : { challengeScope: options.challengeScope }
+    })
     options.before?.(oauth, srv)
     const user = consentingUser(oauth)
     const interactive = options.interactive === undefined ? user.layer : Authorization.layerInteractive(options.interactive(oauth))
@@ -379,13 +382,17 @@ describe.each(httpClients)("hostile authorities, through %s", (_, httpClient) =>
 // ---- canaries ----------------------------------------------------------------------------------
 
 const canarySecret = "CANARY-CLIENT-SECRET-0b7e41d2"
-const canaryClient = { clientId: "canary-app", clientSecret: canarySecret, tokenEndpointAuthMethod: "client_secret_basic", redirectUris: [redirectUri] } as const
+const canaryClient = {
+  clientId: "canary-app",
+  clientSecret: canarySecret,
+  tokenEndpointAuthMethod: "client_secret_basic",
+  redirectUris: [redirectUri]
+} as const
 const canaryAuth: Authorization.Options = { redirectUri, clientId: "canary-app", clientSecret: Redacted.make(canarySecret) }
 const basicOf = (id: string, secret: string) => Buffer.from(`${id}:${secret}`).toString("base64")
 
 /** Every span attribute value, as text. */
-const spanText = (spans: ReadonlyArray<Recorded>) =>
-  spans.map((span) => `${span.name} ${JSON.stringify(Object.fromEntries(span.attributes))}`).join("\n")
+const spanText = (spans: ReadonlyArray<Recorded>) => spans.map((span) => `${span.name} ${JSON.stringify(Object.fromEntries(span.attributes))}`).join("\n")
 
 /** The secrets of a code flow, as the authorization server received them (so they surely flowed). */
 const codeFlowSecrets = (oauth: OAuthTestServer) => {

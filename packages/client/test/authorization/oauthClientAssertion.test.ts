@@ -210,9 +210,7 @@ describe("client assertion (RFC 7523 private_key_jwt)", () => {
     Effect.gen(function*() {
       const ec = yield* ecKeys()
       const der = yield* Effect.promise(() => subtle.exportKey("pkcs8", ec.privateKey))
-      const noSign = yield* Effect.promise(() =>
-        subtle.importKey("pkcs8", der, { name: "ECDSA", namedCurve: "P-256" }, false, ["sign"])
-      )
+      const noSign = yield* Effect.promise(() => subtle.importKey("pkcs8", der, { name: "ECDSA", namedCurve: "P-256" }, false, ["sign"]))
       // WebCrypto keys cannot lose a usage; a key whose usages lack "sign" looks like this.
       const unusable = Object.create(noSign, { usages: { value: [] } }) as CryptoKey
       const short = yield* rsaKeys("SHA-256", 1024)
@@ -238,8 +236,7 @@ describe("client assertion (RFC 7523 private_key_jwt)", () => {
       const body = pem.split("\n").slice(1, -2).join("")
       const pkcs1 = pem.replaceAll("PRIVATE KEY", "RSA PRIVATE KEY")
       const encrypted = pem.replaceAll("PRIVATE KEY", "ENCRYPTED PRIVATE KEY")
-      const wrap = (base64: string) =>
-        `-----BEGIN PRIVATE KEY-----\n${base64.match(/.{1,64}/g)!.join("\n")}\n-----END PRIVATE KEY-----\n`
+      const wrap = (base64: string) => `-----BEGIN PRIVATE KEY-----\n${base64.match(/.{1,64}/g)!.join("\n")}\n-----END PRIVATE KEY-----\n`
       expect(wrap(body)).toBe(pem)
       // Not a multiple of 4 base64 characters.
       const truncated = wrap(body.slice(0, 100) + body.slice(201))
@@ -248,15 +245,17 @@ describe("client assertion (RFC 7523 private_key_jwt)", () => {
       const bare = body
       const huge = `-----BEGIN PRIVATE KEY-----\n${"QUFB\n".repeat(5_000)}-----END PRIVATE KEY-----\n`
       const secrets = [body.slice(0, 48), body.slice(500, 548), body.slice(-60, -12)]
-      for (const [text, problem] of [
-        [pkcs1, "not-pkcs8-pem"],
-        [encrypted, "not-pkcs8-pem"],
-        [truncated, "not-pkcs8-pem"],
-        [corrupted, "import-failed"],
-        [bare, "not-pkcs8-pem"],
-        [huge, "not-pkcs8-pem"],
-        ["", "not-pkcs8-pem"]
-      ] as const) {
+      for (
+        const [text, problem] of [
+          [pkcs1, "not-pkcs8-pem"],
+          [encrypted, "not-pkcs8-pem"],
+          [truncated, "not-pkcs8-pem"],
+          [corrupted, "import-failed"],
+          [bare, "not-pkcs8-pem"],
+          [huge, "not-pkcs8-pem"],
+          ["", "not-pkcs8-pem"]
+        ] as const
+      ) {
         const { cause, error } = yield* failure(makeClientAssertion(base(Redacted.make(text), "RS256")))
         expect(error.option).toBe("privateKey")
         expect(error.cause).toStrictEqual({ _tag: "ClientAssertionKeyProblem", problem })

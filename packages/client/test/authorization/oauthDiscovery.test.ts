@@ -52,8 +52,7 @@ const setup = Effect.gen(function*() {
   const mcp = yield* site("mcp", log)
   const as = yield* site("as", log)
   const serverUrl = new URL(`${mcp.origin}/mcp`)
-  const discover = (options: Partial<DiscoverOptions> = {}) =>
-    discoverAuthority({ serverUrl, wwwAuthenticate: undefined, budget, ...options })
+  const discover = (options: Partial<DiscoverOptions> = {}) => discoverAuthority({ serverUrl, wwwAuthenticate: undefined, budget, ...options })
   return { log, mcp, as, serverUrl, discover }
 })
 

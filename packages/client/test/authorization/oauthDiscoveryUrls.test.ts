@@ -187,12 +187,18 @@ describe("resourceMetadataLocations: the Protected Resource Metadata URLs, in th
       }])
     }
     // Another origin's root, or the root URL with a query, is not the server's root URL.
-    expect(locations("https://mcp.example.com/mcp", "https://other.example.com/.well-known/oauth-protected-resource")[0]
-      ?.resources).toEqual(["https://mcp.example.com/mcp"])
-    expect(locations("https://mcp.example.com/mcp", "https://mcp.example.com/.well-known/oauth-protected-resource?a=1")[0]
-      ?.resources).toEqual(["https://mcp.example.com/mcp"])
-    expect(locations("https://mcp.example.com:8443/mcp", "https://mcp.example.com/.well-known/oauth-protected-resource")[0]
-      ?.resources).toEqual(["https://mcp.example.com:8443/mcp"])
+    expect(
+      locations("https://mcp.example.com/mcp", "https://other.example.com/.well-known/oauth-protected-resource")[0]
+        ?.resources
+    ).toEqual(["https://mcp.example.com/mcp"])
+    expect(
+      locations("https://mcp.example.com/mcp", "https://mcp.example.com/.well-known/oauth-protected-resource?a=1")[0]
+        ?.resources
+    ).toEqual(["https://mcp.example.com/mcp"])
+    expect(
+      locations("https://mcp.example.com:8443/mcp", "https://mcp.example.com/.well-known/oauth-protected-resource")[0]
+        ?.resources
+    ).toEqual(["https://mcp.example.com:8443/mcp"])
   })
 
   it("drops the challenge URL's fragment, keeps its query", () => {

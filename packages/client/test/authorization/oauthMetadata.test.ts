@@ -16,7 +16,7 @@ import {
   knownErrorCode,
   maxAuthorizationServers,
   maxListEntries,
-  maxScopes,
+  maxScopes
 } from "../../src/internal/oauth/metadata.js"
 
 /** A value that must never appear in a problem: it stands for a token in a hostile body. */
@@ -330,10 +330,12 @@ describe("Authorization Server Metadata (RFC 8414 §2, OpenID Connect Discovery)
   })
 
   it("allows an endpoint with a query (RFC 6749 §3.1), refuses one with a fragment, userinfo or no URL at all", () => {
-    expect(right(decodeAuthorizationServerMetadata(
-      { ...asMetadata, authorization_endpoint: "https://auth.example.com/authorize?tenant=1" },
-      asMetadata.issuer
-    )).authorization_endpoint).toBe("https://auth.example.com/authorize?tenant=1")
+    expect(
+      right(decodeAuthorizationServerMetadata(
+        { ...asMetadata, authorization_endpoint: "https://auth.example.com/authorize?tenant=1" },
+        asMetadata.issuer
+      )).authorization_endpoint
+    ).toBe("https://auth.example.com/authorize?tenant=1")
     for (
       const endpoint of [
         "https://auth.example.com/token#f",

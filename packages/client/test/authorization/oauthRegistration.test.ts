@@ -55,8 +55,10 @@ const machineRequest = (endpoint: string, overrides: Partial<RegistrationRequest
 
 /** The registered client's code flow at `server`'s token endpoint. */
 const codeFlow = (server: OAuthTestServer, client: RegisteredClient) =>
-  Effect.flatMap(authorizationCode(server, client.clientId, { redirectUri, resource }), ({ code, codeVerifier }) =>
-    exchangeCode({ tokenEndpoint: server.tokenEndpoint, code, codeVerifier, redirectUri, resource, client, budget }))
+  Effect.flatMap(
+    authorizationCode(server, client.clientId, { redirectUri, resource }),
+    ({ code, codeVerifier }) => exchangeCode({ tokenEndpoint: server.tokenEndpoint, code, codeVerifier, redirectUri, resource, client, budget })
+  )
 
 const registrations = (server: OAuthTestServer) => server.requests.filter((request) => request.endpoint === "register")
 
@@ -319,7 +321,10 @@ describe.each(httpClients)("registration endpoint through %s", (_, layer) => {
         [{ client_id: "line\nbreak", client_secret: leaked }, { problem: "invalid-value", field: "client_id" }],
         [{ client_id: "ok", client_secret: 7 }, { problem: "wrong-type", field: "client_secret" }],
         [{ client_id: "ok", client_secret: `${leaked}\u0000` }, { problem: "invalid-value", field: "client_secret" }],
-        [{ client_id: "ok", client_secret: leaked, token_endpoint_auth_method: "tls_client_auth" }, { problem: "invalid-value", field: "token_endpoint_auth_method" }],
+        [{ client_id: "ok", client_secret: leaked, token_endpoint_auth_method: "tls_client_auth" }, {
+          problem: "invalid-value",
+          field: "token_endpoint_auth_method"
+        }],
         [{ client_id: "ok", client_secret: leaked, client_secret_expires_at: -1 }, { problem: "invalid-value", field: "client_secret_expires_at" }],
         [{ client_id: "ok", client_secret: leaked, client_secret_expires_at: 1.5 }, { problem: "invalid-value", field: "client_secret_expires_at" }],
         [[{ client_id: "ok" }], { problem: "not-an-object" }]
@@ -372,7 +377,7 @@ describe.each(httpClients)("registration endpoint through %s", (_, layer) => {
       expect(json).toMatchObject({ ...registrationFailure, _tag: "ProtocolViolation", reason: "invalid-json", status: 201, observedBytes: truncated.length })
       expect(json.cause).toBeUndefined()
 
-      const bytes = new Uint8Array([...Buffer.from('{"client_id":"'), 0xff, 0xfe, ...Buffer.from('"}')])
+      const bytes = new Uint8Array([...Buffer.from("{\"client_id\":\""), 0xff, 0xfe, ...Buffer.from("\"}")])
       raw.answer(201, bytes)
       const utf8 = yield* Effect.flip(registerClient(machineRequest(raw.endpoint)))
       expect(utf8).toMatchObject({ ...registrationFailure, _tag: "ProtocolViolation", reason: "invalid-utf8", observedBytes: bytes.length })

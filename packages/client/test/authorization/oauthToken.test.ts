@@ -13,7 +13,7 @@ import {
   exchangeCode,
   isInvalidGrant,
   refresh,
-  type TokenClient,
+  type TokenClient
 } from "../../src/internal/oauth/token.js"
 import type { Budget } from "../../src/PhasePolicy.js"
 import { httpClients } from "../support/harness.js"
@@ -81,9 +81,7 @@ describe.each(httpClients)("token endpoint through %s", (_, layer) => {
       expect(request!.headers["content-type"]).toBe("application/x-www-form-urlencoded")
       expect(request!.headers["accept"]).toBe("application/json")
       const expected = Buffer.from(
-        `${new URLSearchParams({ a: "basic client" }).toString().slice(2)}:${
-          new URLSearchParams({ a: "s3cret:with/odd+chars é" }).toString().slice(2)
-        }`
+        `${new URLSearchParams({ a: "basic client" }).toString().slice(2)}:${new URLSearchParams({ a: "s3cret:with/odd+chars é" }).toString().slice(2)}`
       ).toString("base64")
       expect(request!.headers["authorization"]).toBe(`Basic ${expected}`)
       expect(request!.form).toMatchObject({ grant_type: "authorization_code", redirect_uri: redirectUri, resource })

@@ -95,7 +95,9 @@ describe("TokenStore (memory)", () => {
       const store = yield* TokenStore
       const entered = yield* Deferred.make<void>()
       const gate = yield* Deferred.make<void>()
-      const first = yield* Effect.fork(store.exclusive!(key, Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(gate)), { timeoutMs: 60_000 }))
+      const first = yield* Effect.fork(
+        store.exclusive!(key, Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(gate)), { timeoutMs: 60_000 })
+      )
       yield* Deferred.await(entered)
       // Held: another waits, and gives up at its bound (TestClock).
       const second = yield* Effect.fork(store.exclusive!(key, Effect.succeed("ran"), { timeoutMs: 1_000 }))
@@ -340,7 +342,7 @@ describe("TokenStore (file)", () => {
       const error = yield* failureOf(store.set(key, entry(2)))
       expect(error).toMatchObject({ reason: "lock-timeout", operation: "set" })
       expectClean(error)
-      expect((yield* failureOf(store.exclusive!(key, Effect.void, { timeoutMs: 100 })))).toMatchObject({ reason: "lock-timeout", operation: "exclusive" })
+      expect(yield* failureOf(store.exclusive!(key, Effect.void, { timeoutMs: 100 }))).toMatchObject({ reason: "lock-timeout", operation: "exclusive" })
       expect(NodeFs.readFileSync(file, "utf8")).toBe(before)
       // Not ours: left in place.
       expect(NodeFs.readFileSync(lockFile(), "utf8")).toBe("someone-else\n")
@@ -370,21 +372,29 @@ describe("TokenStore (file)", () => {
       const entered = yield* Deferred.make<void>()
       const gate = yield* Deferred.make<void>()
       const first = yield* Effect.fork(
-        a.exclusive!(key, Effect.gen(function*() {
-          order.push("a in")
-          yield* Deferred.succeed(entered, undefined)
-          yield* Deferred.await(gate)
-          yield* a.set(key, entry(1))
-          order.push("a out")
-        }), { timeoutMs: 5_000 })
+        a.exclusive!(
+          key,
+          Effect.gen(function*() {
+            order.push("a in")
+            yield* Deferred.succeed(entered, undefined)
+            yield* Deferred.await(gate)
+            yield* a.set(key, entry(1))
+            order.push("a out")
+          }),
+          { timeoutMs: 5_000 }
+        )
       )
       yield* Deferred.await(entered)
       const second = yield* Effect.fork(
-        b.exclusive!(key, Effect.gen(function*() {
-          order.push("b in")
-          // What a saw last: the re-read under the lock.
-          return Option.map(yield* b.get(key), plain)
-        }), { timeoutMs: 5_000 })
+        b.exclusive!(
+          key,
+          Effect.gen(function*() {
+            order.push("b in")
+            // What a saw last: the re-read under the lock.
+            return Option.map(yield* b.get(key), plain)
+          }),
+          { timeoutMs: 5_000 }
+        )
       )
       yield* Deferred.succeed(gate, undefined)
       yield* Fiber.join(first)

@@ -14,8 +14,38 @@ import {
 
 // RFC 7636 Appendix B.
 const rfcOctets = [
-  116, 24, 223, 180, 151, 153, 224, 37, 79, 250, 96, 125, 216, 173, 187, 186, 22, 212, 37, 77, 105, 214, 191, 240, 91,
-  88, 5, 88, 83, 132, 141, 121
+  116,
+  24,
+  223,
+  180,
+  151,
+  153,
+  224,
+  37,
+  79,
+  250,
+  96,
+  125,
+  216,
+  173,
+  187,
+  186,
+  22,
+  212,
+  37,
+  77,
+  105,
+  214,
+  191,
+  240,
+  91,
+  88,
+  5,
+  88,
+  83,
+  132,
+  141,
+  121
 ]
 const rfcVerifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
 const rfcChallenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"

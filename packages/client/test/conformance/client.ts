@@ -41,8 +41,7 @@ const revisionsFor = (asked: string | undefined): ReadonlyArray<string> | undefi
   return older.length > 0 ? older : [asked]
 }
 
-const log = (...parts: ReadonlyArray<unknown>) =>
-  console.error(`[conformance-client +${Math.round(performance.now())}ms]`, ...parts)
+const log = (...parts: ReadonlyArray<unknown>) => console.error(`[conformance-client +${Math.round(performance.now())}ms]`, ...parts)
 
 /**
  * A form filled as a person who accepts without touching the prefilled fields: fields with a
@@ -93,8 +92,7 @@ const argumentsFor = (inputSchema: unknown): JsonObject => {
   return args
 }
 
-const text = (result: { readonly content?: ReadonlyArray<unknown> }) =>
-  (result.content ?? []).map((c) => (c as { text?: string }).text ?? "").join("")
+const text = (result: { readonly content?: ReadonlyArray<unknown> }) => (result.content ?? []).map((c) => (c as { text?: string }).text ?? "").join("")
 
 const expectOk = (name: string, result: { readonly isError?: boolean | undefined; readonly content?: ReadonlyArray<unknown> }) => {
   if (result.isError === true) throw new Error(`tool ${name} answered isError: ${text(result)}`)

@@ -6,8 +6,7 @@ import { type ClientUnderTest, contractSuite, type ContractCase, families, rows 
 import { describe, expect, it } from "vitest"
 import { clientUnderTest } from "./clientUnderTest.js"
 
-const withHttpClients = (httpClients: ReadonlyArray<string>) =>
-  ({ ...clientUnderTest, httpClients }) as ClientUnderTest<unknown>
+const withHttpClients = (httpClients: ReadonlyArray<string>) => ({ ...clientUnderTest, httpClients }) as ClientUnderTest<unknown>
 
 const serverOf = (client: ClientUnderTest<unknown>, rowName: string) => rows(client).find((row) => row.name === rowName)?.server
 const httpOf = (client: ClientUnderTest<unknown>, rowName: string) => rows(client).find((row) => row.name === rowName)?.http

@@ -21,10 +21,8 @@ const closeWithin = (scope: Scope.CloseableScope) =>
   Scope.close(scope, Exit.void).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => "the close never ended" }))
 
 const regions = [
-  ["inside an acquireRelease acquisition", <E, R>(connect: Effect.Effect<McpClient.Connection, E, R>) =>
-    Effect.acquireRelease(connect, () => Effect.void)],
-  ["inside Effect.uninterruptible", <E, R>(connect: Effect.Effect<McpClient.Connection, E, R>) =>
-    Effect.uninterruptible(connect)]
+  ["inside an acquireRelease acquisition", <E, R>(connect: Effect.Effect<McpClient.Connection, E, R>) => Effect.acquireRelease(connect, () => Effect.void)],
+  ["inside Effect.uninterruptible", <E, R>(connect: Effect.Effect<McpClient.Connection, E, R>) => Effect.uninterruptible(connect)]
 ] as const
 
 describe.concurrent("the fibers a connection starts", () => {

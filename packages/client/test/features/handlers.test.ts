@@ -212,54 +212,58 @@ describe("handlers, handshake era, on a POST's SSE answer", () => {
 })
 
 describe("a server that floods the client with requests", () => {
-  httpTest("costs it a bounded number of handlers: 8 at a time, 32 more queued, the rest dropped and counted; the readers never wait", () =>
-    Effect.gen(function*() {
-      const flood = 200
-      const server = yield* sessionServer({
-        onCall: ({ message, res }) => {
-          res.writeHead(200, { "content-type": "text/event-stream" })
-          const asks = Array.from({ length: flood }, (_, i) => sseEvent({ ...ELICIT, id: `f-${i}` }))
-          // Every request before the call's answer, in one write: the reader routes them all first.
-          res.end(asks.join("") + sseEvent({ jsonrpc: "2.0", id: message.id, result: { content: [{ type: "text", text: "done" }] } }))
-        }
-      })
-      const gate = yield* Deferred.make<void>()
-      let started = 0
-      let running = 0
-      let mostAtOnce = 0
-      let finished = 0
-      const connection = yield* McpClient.connect({
-        url: server.url,
-        handlers: {
-          elicitation: () =>
-            Effect.suspend(() => {
-              started++
-              mostAtOnce = Math.max(mostAtOnce, ++running)
-              return Deferred.await(gate)
-            }).pipe(
-              Effect.as({ action: "decline" }),
-              Effect.ensuring(Effect.sync(() => {
-                running--
-                finished++
-              }))
-            )
-        }
-      })
-      // The call's answer came after every request (all of them routed), while the handlers wait.
-      expect((yield* connection.callTool("ask")).content).toEqual([{ type: "text", text: "done" }])
-      yield* eventually(() => started === 8, 20_000)
-      // Taken: the 8 answering, the 32 of the full queue, and the few the answering fiber took
-      // from the queue before the reader filled it; the others dropped and counted.
-      const accepted = flood - (yield* connection.diagnostics).droppedFrames
-      expect(accepted).toBeGreaterThanOrEqual(33)
-      expect(accepted).toBeLessThanOrEqual(40)
-      yield* Deferred.succeed(gate, undefined)
-      yield* eventually(() => finished === accepted, 20_000)
-      expect(started).toBe(accepted)
-      expect(mostAtOnce).toBe(8)
-      yield* Effect.promise(() => server.replied(accepted))
-      expect(new Set(server.replies.map((r) => r.message.id)).size).toBe(accepted)
-    }), 60_000)
+  httpTest(
+    "costs it a bounded number of handlers: 8 at a time, 32 more queued, the rest dropped and counted; the readers never wait",
+    () =>
+      Effect.gen(function*() {
+        const flood = 200
+        const server = yield* sessionServer({
+          onCall: ({ message, res }) => {
+            res.writeHead(200, { "content-type": "text/event-stream" })
+            const asks = Array.from({ length: flood }, (_, i) => sseEvent({ ...ELICIT, id: `f-${i}` }))
+            // Every request before the call's answer, in one write: the reader routes them all first.
+            res.end(asks.join("") + sseEvent({ jsonrpc: "2.0", id: message.id, result: { content: [{ type: "text", text: "done" }] } }))
+          }
+        })
+        const gate = yield* Deferred.make<void>()
+        let started = 0
+        let running = 0
+        let mostAtOnce = 0
+        let finished = 0
+        const connection = yield* McpClient.connect({
+          url: server.url,
+          handlers: {
+            elicitation: () =>
+              Effect.suspend(() => {
+                started++
+                mostAtOnce = Math.max(mostAtOnce, ++running)
+                return Deferred.await(gate)
+              }).pipe(
+                Effect.as({ action: "decline" }),
+                Effect.ensuring(Effect.sync(() => {
+                  running--
+                  finished++
+                }))
+              )
+          }
+        })
+        // The call's answer came after every request (all of them routed), while the handlers wait.
+        expect((yield* connection.callTool("ask")).content).toEqual([{ type: "text", text: "done" }])
+        yield* eventually(() => started === 8, 20_000)
+        // Taken: the 8 answering, the 32 of the full queue, and the few the answering fiber took
+        // from the queue before the reader filled it; the others dropped and counted.
+        const accepted = flood - (yield* connection.diagnostics).droppedFrames
+        expect(accepted).toBeGreaterThanOrEqual(33)
+        expect(accepted).toBeLessThanOrEqual(40)
+        yield* Deferred.succeed(gate, undefined)
+        yield* eventually(() => finished === accepted, 20_000)
+        expect(started).toBe(accepted)
+        expect(mostAtOnce).toBe(8)
+        yield* Effect.promise(() => server.replied(accepted))
+        expect(new Set(server.replies.map((r) => r.message.id)).size).toBe(accepted)
+      }),
+    60_000
+  )
 })
 
 describe("handlers, handshake era, on the standalone GET stream", () => {

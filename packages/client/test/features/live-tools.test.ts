@@ -56,8 +56,7 @@ const watchTools = (connection: McpClient.Connection) =>
   })
 
 /** The outcomes of the connection's relists (`tools/list` observations), read synchronously. */
-const listings = (connection: McpClient.Connection) =>
-  Effect.runSync(connection.observations).filter((o) => o.operation === "tools/list")
+const listings = (connection: McpClient.Connection) => Effect.runSync(connection.observations).filter((o) => o.operation === "tools/list")
 
 /** The server announces a change on its own where it can, else through a `change_tools` call. */
 const announce = (live: Live, connection: McpClient.Connection, count = 1) =>
@@ -197,9 +196,7 @@ describe.concurrent.each(rows.map((row) => [row.name, row] as const))("live tool
     Effect.gen(function*() {
       const live = yield* row.start()
       const seen: Array<ReadonlyArray<string>> = []
-      const connection = yield* Effect.promise(() =>
-        live.promise({ policy: { relistDelay: 50 }, onToolsChanged: (tools) => void seen.push(names(tools)) })
-      )
+      const connection = yield* Effect.promise(() => live.promise({ policy: { relistDelay: 50 }, onToolsChanged: (tools) => void seen.push(names(tools)) }))
       yield* Effect.addFinalizer(() => Effect.promise(() => connection.close()))
       yield* live.listening
       const before = names(connection.tools)
@@ -305,25 +302,29 @@ describe.concurrent.each(httpRows.filter((row) => row.transport === "sse").map((
 )
 
 describe.concurrent.each(stdioRows.map((r) => [r.name, r] as const))("an unsolicited frame past unsolicited.maxBytes, %s (a shared stream)", (_, row) => {
-  scoped(row, "read with nothing pending, a frame past the bound gives up stdout: the child is released, the next call fails at once", () =>
-    Effect.gen(function*() {
-      const live = yield* row.start()
-      // Short release steps: a child blocked writing the rest of a frame nobody reads any more
-      // goes through every step of the shutdown (stdin closed, SIGTERM, SIGKILL).
-      const connection = yield* live.connect({ ...oversized, relistDelay: 50, releaseTimeout: 500 })
-      yield* live.listening
-      // Two frames follow the answer on the same stdout. The first may still be read before the
-      // call's own request is forgotten, under that request's larger bound (then it is complete,
-      // unsolicited, dropped and counted: the case below). The second starts 2 MB after the
-      // answer, when nothing is pending: past its bound, the stream is given up.
-      expect(textOf(yield* connection.callTool("flood_notifications", { count: 2, bytes: 2_000_000 }))).toBe("flooding 2")
-      yield* until(() => !live.alive!())
-      const { error } = yield* failureOf(connection.callTool("echo", { text: "after" }))
-      expect(error).toMatchObject({ _tag: "TransportFailure", stage: "call", outcome: "not-sent" })
-      expect(yield* connection.diagnostics).toMatchObject({ pending: 0, standing: 0 })
-      expect((yield* connection.diagnostics).droppedFrames).toBeLessThanOrEqual(1)
-      expect(live.rpcCalls("tools/call")).toBe(1)
-    }))
+  scoped(
+    row,
+    "read with nothing pending, a frame past the bound gives up stdout: the child is released, the next call fails at once",
+    () =>
+      Effect.gen(function*() {
+        const live = yield* row.start()
+        // Short release steps: a child blocked writing the rest of a frame nobody reads any more
+        // goes through every step of the shutdown (stdin closed, SIGTERM, SIGKILL).
+        const connection = yield* live.connect({ ...oversized, relistDelay: 50, releaseTimeout: 500 })
+        yield* live.listening
+        // Two frames follow the answer on the same stdout. The first may still be read before the
+        // call's own request is forgotten, under that request's larger bound (then it is complete,
+        // unsolicited, dropped and counted: the case below). The second starts 2 MB after the
+        // answer, when nothing is pending: past its bound, the stream is given up.
+        expect(textOf(yield* connection.callTool("flood_notifications", { count: 2, bytes: 2_000_000 }))).toBe("flooding 2")
+        yield* until(() => !live.alive!())
+        const { error } = yield* failureOf(connection.callTool("echo", { text: "after" }))
+        expect(error).toMatchObject({ _tag: "TransportFailure", stage: "call", outcome: "not-sent" })
+        expect(yield* connection.diagnostics).toMatchObject({ pending: 0, standing: 0 })
+        expect((yield* connection.diagnostics).droppedFrames).toBeLessThanOrEqual(1)
+        expect(live.rpcCalls("tools/call")).toBe(1)
+      })
+  )
 
   scoped(row, "while a call with a larger ceiling is pending: the complete frame is dropped and counted; the call succeeds", () =>
     Effect.gen(function*() {

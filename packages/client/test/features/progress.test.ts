@@ -38,8 +38,7 @@ interface Row {
 const asIs = <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => call
 
 /** `reportsFirst` over a server whose answers can be held. */
-const answerAfterDelivery = (srv: Testkit.TestServer) =>
-<A, E, R>(call: Effect.Effect<A, E, R>, delivered: () => boolean): Effect.Effect<A, E, R> =>
+const answerAfterDelivery = (srv: Testkit.TestServer) => <A, E, R>(call: Effect.Effect<A, E, R>, delivered: () => boolean): Effect.Effect<A, E, R> =>
   Effect.acquireUseRelease(
     Effect.sync(() => srv.holdAnswers()),
     (release) =>
@@ -53,8 +52,7 @@ const answerAfterDelivery = (srv: Testkit.TestServer) =>
   )
 
 /** The reports `slow_progress` sends for `steps` steps. */
-const reportsOf = (steps: number) =>
-  Array.from({ length: steps }, (_, i) => ({ progress: i + 1, total: steps, message: `step ${i + 1} of ${steps}` }))
+const reportsOf = (steps: number) => Array.from({ length: steps }, (_, i) => ({ progress: i + 1, total: steps, message: `step ${i + 1} of ${steps}` }))
 
 const stdioPlatform = Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)
 
@@ -135,9 +133,11 @@ describe.concurrent.each(rows)("progress, $name", (row) => {
       const { connection, reportsFirst } = yield* row.open()
       let delivered = 0
       const stream = connection.callToolStream("slow_progress", { steps: 2, intervalMs: 20 }).pipe(
-        Stream.tap((event) => Effect.sync(() => {
-          if (event._tag === "Progress") delivered++
-        }))
+        Stream.tap((event) =>
+          Effect.sync(() => {
+            if (event._tag === "Progress") delivered++
+          })
+        )
       )
       const events = Chunk.toReadonlyArray(yield* reportsFirst(Stream.runCollect(stream), () => delivered === 2))
       expect(events.map((e) => e._tag)).toEqual(["Progress", "Progress", "Result"])
@@ -245,11 +245,13 @@ describe.concurrent("progress, validation and the Promise API", () => {
     Effect.gen(function*() {
       const srv = yield* Testkit.scoped({ features: true, mode: "sse" })
       const connection = yield* McpClient.connect({ url: srv.url }).pipe(Effect.provide(FetchHttpClient.layer))
-      for (const [options, option, reason] of [
-        [{ idleTimeout: 0 }, "call.idleTimeout", "not-positive"],
-        [{ idleTimeout: Number.POSITIVE_INFINITY }, "call.idleTimeout", "not-finite"],
-        [{ onProgress: "yes" as never }, "onProgress", "invalid-value"]
-      ] as const) {
+      for (
+        const [options, option, reason] of [
+          [{ idleTimeout: 0 }, "call.idleTimeout", "not-positive"],
+          [{ idleTimeout: Number.POSITIVE_INFINITY }, "call.idleTimeout", "not-finite"],
+          [{ onProgress: "yes" as never }, "onProgress", "invalid-value"]
+        ] as const
+      ) {
         const { error } = yield* failureOf(connection.callTool("slow_progress", {}, options))
         expect(error).toMatchObject({ _tag: "InvalidOption", option, reason, outcome: "not-sent", stage: "call" })
       }

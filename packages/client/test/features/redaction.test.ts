@@ -93,10 +93,12 @@ describe.each(httpClients)("credential fence through %s", (_, httpClient) => {
 
   it.effect("invalid options name the option, never its value", () =>
     Effect.gen(function*() {
-      const bad = yield* Effect.flip(McpClient.connect({
-        url: withCanaries("http://127.0.0.1:1/mcp"),
-        headers: { authorization: `${canaries.header}\r\nInjected: yes` }
-      }).pipe(Effect.scoped))
+      const bad = yield* Effect.flip(
+        McpClient.connect({
+          url: withCanaries("http://127.0.0.1:1/mcp"),
+          headers: { authorization: `${canaries.header}\r\nInjected: yes` }
+        }).pipe(Effect.scoped)
+      )
       expect(bad).toMatchObject({ _tag: "InvalidOption", option: "headers", stage: "config", outcome: "not-sent" })
       expectClean(bad)
       const badUrl = yield* Effect.flip(McpClient.connect({ url: `ftp://${canaries.user}@host/x` }).pipe(Effect.scoped))

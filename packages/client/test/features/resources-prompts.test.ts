@@ -34,8 +34,7 @@ const notFoundCode = (row: Row) => (row.era === "handshake" ? -32002 : -32602)
 const operationsOf = (connection: McpClient.Connection) =>
   Effect.map(connection.observations, (all) => all.map((o) => [o.operation, o.stage, o.outcome] as const))
 
-const textOfPrompt = (result: McpSchema.GetPromptResult) =>
-  result.messages.map((m) => (m.content as { text?: string }).text ?? "").join("")
+const textOfPrompt = (result: McpSchema.GetPromptResult) => result.messages.map((m) => (m.content as { text?: string }).text ?? "").join("")
 
 /** After a failure: nothing pending, nothing in the background (a 2026 subscription is standing, not pending). */
 const expectReleased = (connection: McpClient.Connection) =>
@@ -46,7 +45,6 @@ const expectReleased = (connection: McpClient.Connection) =>
 
 const scoped = (row: Row, name: string, body: () => Effect.Effect<void, unknown, any>, timeout = 30_000) =>
   it.scopedLive(name, () => body().pipe(Effect.provide(row.layer)) as Effect.Effect<void, unknown, never>, timeout)
-
 
 const BLOB_BYTES = Array.from({ length: 256 }, (_, i) => i)
 

@@ -57,12 +57,10 @@ const untilSuspended = (fiber: Fiber.RuntimeFiber<unknown, unknown>) =>
     Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the log reader never subscribed") })
   )
 
-const log = (connection: McpClient.Connection, level: McpSchema.LogLevel, message: string, count = 1) =>
-  connection.callTool("log", { level, message, count })
+const log = (connection: McpClient.Connection, level: McpSchema.LogLevel, message: string, count = 1) => connection.callTool("log", { level, message, count })
 
 const scoped = (name: string, row: Row, body: () => Effect.Effect<void, unknown, any>, timeout = 30_000) =>
   it.scopedLive(name, () => body().pipe(Effect.provide(row.layer)) as Effect.Effect<void, unknown, never>, timeout)
-
 
 // ---------------------------------------------------------------------------------------------
 // The library prints nothing

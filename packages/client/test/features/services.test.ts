@@ -25,8 +25,7 @@ const platform = Layer.mergeAll(FetchHttpClient.layer, commandExecutor, NodeFile
 const stdioFixture = Effect.acquireRelease(Effect.sync(() => Testkit.makeStdioFixture()), (f) => Effect.sync(() => f.cleanup()))
 
 const initializes = (srv: Testkit.TestServer) => srv.requests.filter((r) => r.rpcMethod === "initialize").length
-const authorizationOf = (srv: Testkit.TestServer, method: string) =>
-  srv.requests.find((r) => r.rpcMethod === method)?.headers["authorization"]
+const authorizationOf = (srv: Testkit.TestServer, method: string) => srv.requests.find((r) => r.rpcMethod === method)?.headers["authorization"]
 
 /** Builds `layer` in a scope of its own, so a test can release it and look at what is left. */
 const buildIn = <A, E>(layer: Layer.Layer<A, E, never>) =>
@@ -76,9 +75,14 @@ describe.concurrent("McpConnection", () => {
       expect(answer.content[0]).toMatchObject({ text: "2" })
       expect(authorizationOf(srv, "initialize")).toBe(`Bearer ${TOKEN}`)
       const before = srv.requests.length
-      const missing = yield* Effect.flip(Effect.provide(McpConnection.McpConnection, McpConnection.layerHttpConfig(config).pipe(Layer.provide(Layer.merge(FetchHttpClient.layer, Authorization.layerDefaults)))).pipe(
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["MCP_URL", srv.url]])))
-      ))
+      const missing = yield* Effect.flip(
+        Effect.provide(
+          McpConnection.McpConnection,
+          McpConnection.layerHttpConfig(config).pipe(Layer.provide(Layer.merge(FetchHttpClient.layer, Authorization.layerDefaults)))
+        ).pipe(
+          Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["MCP_URL", srv.url]])))
+        )
+      )
       expect(ConfigError.isConfigError(missing)).toBe(true)
       expect(missing).toMatchObject({ _op: "MissingData", path: ["MCP_AUTHORIZATION"] })
       expect(String(missing)).not.toContain(TOKEN)
@@ -98,7 +102,10 @@ describe.concurrent("McpConnection", () => {
       const config = {
         command: Config.succeed(f.command),
         args: Config.succeed([...f.args]),
-        env: Config.all({ ...Object.fromEntries(Object.entries(f.env ?? {}).map(([k, v]) => [k, Config.succeed(v)])), SERVICE_TOKEN: Config.redacted("SERVICE_TOKEN") })
+        env: Config.all({
+          ...Object.fromEntries(Object.entries(f.env ?? {}).map(([k, v]) => [k, Config.succeed(v)])),
+          SERVICE_TOKEN: Config.redacted("SERVICE_TOKEN")
+        })
       }
       const built = yield* buildIn(McpConnection.layerStdioConfig(config).pipe(Layer.provide(commandExecutor))).pipe(
         Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["SERVICE_TOKEN", TOKEN]])))
@@ -117,7 +124,9 @@ describe.concurrent("McpConnection", () => {
     Effect.gen(function*() {
       const srv = yield* server()
       srv.script({ on: "initialize", kind: "status", status: 503 })
-      const error = yield* Effect.flip(Effect.provide(McpConnection.McpConnection, McpConnection.layer({ url: srv.url, transport: "streamable-http" }).pipe(Layer.provide(platform))))
+      const error = yield* Effect.flip(
+        Effect.provide(McpConnection.McpConnection, McpConnection.layer({ url: srv.url, transport: "streamable-http" }).pipe(Layer.provide(platform)))
+      )
       expect(error).toMatchObject({ _tag: "UpstreamFailure", stage: "initialize" })
     }))
 })
@@ -131,7 +140,9 @@ describe.concurrent("McpServers", () => {
       const servers = Context.get(built.context, McpServers.McpServers)
       expect(servers.names).toEqual(["a", "b"])
       expect(a.requests.length + b.requests.length).toBe(0)
-      const results = yield* Effect.forEach(Array.from({ length: 12 }, (_, i) => i), (i) => servers.callTool("a", "add", { a: i, b: 1 }), { concurrency: "unbounded" })
+      const results = yield* Effect.forEach(Array.from({ length: 12 }, (_, i) => i), (i) => servers.callTool("a", "add", { a: i, b: 1 }), {
+        concurrency: "unbounded"
+      })
       expect(results.map((r) => (r.content[0] as unknown as { text: string }).text)).toEqual(Array.from({ length: 12 }, (_, i) => String(i + 1)))
       expect(initializes(a)).toBe(1)
       expect(b.requests.length).toBe(0)
@@ -215,7 +226,9 @@ describe.concurrent("McpServers", () => {
     Effect.gen(function*() {
       const srv = yield* server()
       const layer = McpServers.layerConfig({
-        servers: Config.all({ remote: Config.all({ url: Config.string("REMOTE_URL"), headers: Config.all({ authorization: Config.redacted("REMOTE_AUTH") }) }) })
+        servers: Config.all({
+          remote: Config.all({ url: Config.string("REMOTE_URL"), headers: Config.all({ authorization: Config.redacted("REMOTE_AUTH") }) })
+        })
       })
       yield* Effect.flatMap(McpServers.McpServers, (servers) => servers.callTool("remote", "add", { a: 1, b: 2 })).pipe(
         Effect.provide(layer.pipe(Layer.provide(platform))),

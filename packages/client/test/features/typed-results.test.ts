@@ -64,11 +64,13 @@ describe.concurrent.each(rows)("typed results, $name", (row) => {
       expect(runs("weather")).toBe(1)
     }))
 
-  for (const [mode, reason] of [
-    ["mismatch", "structured-content-mismatch"],
-    ["extra", "structured-content-mismatch"],
-    ["missing", "missing-structured-content"]
-  ] as const) {
+  for (
+    const [mode, reason] of [
+      ["mismatch", "structured-content-mismatch"],
+      ["extra", "structured-content-mismatch"],
+      ["missing", "missing-structured-content"]
+    ] as const
+  ) {
     it.scopedLive(`${mode}: ProtocolViolation ${reason}, outcome applied, not retryable, sent once`, () =>
       Effect.gen(function*() {
         const { connection, runs } = yield* row.open()
@@ -138,8 +140,7 @@ describe.concurrent("output schemas a server declares", () => {
     Effect.gen(function*() {
       const srv = yield* rawMcpServer({
         tools,
-        onCall: ({ message, res }) =>
-          json(res, { jsonrpc: "2.0", id: message.id, result: { content: [], structuredContent: { n: 1 } } })
+        onCall: ({ message, res }) => json(res, { jsonrpc: "2.0", id: message.id, result: { content: [], structuredContent: { n: 1 } } })
       })
       const connection = yield* McpClient.connect({ url: srv.url, transport: "streamable-http" })
       expect(connection.tools.map((t) => t.name)).toEqual(["fine"])

@@ -89,8 +89,10 @@ const inputSchema = fc.oneof(
 
 /** `$defs` d0..d{n-1}, each d_i referring to d_{i+1} twice: 2^n paths through one document. */
 export const refFanOut = (levels: number): string => {
-  const defs = Array.from({ length: levels }, (_, i) =>
-    i === levels - 1 ? `"d${i}":{"type":"object"}` : `"d${i}":{"allOf":[{"$ref":"#/$defs/d${i + 1}"},{"$ref":"#/$defs/d${i + 1}"}]}`)
+  const defs = Array.from(
+    { length: levels },
+    (_, i) => i === levels - 1 ? `"d${i}":{"type":"object"}` : `"d${i}":{"allOf":[{"$ref":"#/$defs/d${i + 1}"},{"$ref":"#/$defs/d${i + 1}"}]}`
+  )
   return `{"$defs":{${defs.join(",")}},"$ref":"#/$defs/d0"}`
 }
 
@@ -129,7 +131,9 @@ const cursor = fc.oneof(
 const pageText = fc.record({
   tools: fc.oneof(
     fc.array(toolText, { maxLength: 4 }).map((tools) => `[${tools.join(",")}]`),
-    fc.integer({ min: 1_000, max: 20_000 }).map((n) => `[${Array.from({ length: n }, (_, i) => `{"name":"t${i}","inputSchema":{"type":"object"}}`).join(",")}]`),
+    fc.integer({ min: 1_000, max: 20_000 }).map((n) =>
+      `[${Array.from({ length: n }, (_, i) => `{"name":"t${i}","inputSchema":{"type":"object"}}`).join(",")}]`
+    ),
     hostileJson
   ),
   cursor
@@ -141,7 +145,12 @@ export const listing: fc.Arbitrary<ReadonlyArray<string>> = fc.oneof(
   { arbitrary: fc.array(toolText, { minLength: 1, maxLength: 3 }).map((tools) => [`{"tools":[${tools.join(",")}]}`]), weight: 3 },
   { arbitrary: fc.array(pageText, { minLength: 1, maxLength: 3 }), weight: 2 },
   // Many pages: a cursor on every one, so the client pages until a bound stops it.
-  { arbitrary: fc.integer({ min: 1, max: 3 }).map((n) => [`{"tools":[${Array.from({ length: n }, (_, i) => `{"name":"p${i}","inputSchema":{"type":"object"}}`).join(",")}],"nextCursor":"more"}`]), weight: 1 },
+  {
+    arbitrary: fc.integer({ min: 1, max: 3 }).map((
+      n
+    ) => [`{"tools":[${Array.from({ length: n }, (_, i) => `{"name":"p${i}","inputSchema":{"type":"object"}}`).join(",")}],"nextCursor":"more"}`]),
+    weight: 1
+  },
   { arbitrary: hostileJson.map((text) => [text]), weight: 1 }
 )
 
@@ -149,7 +158,16 @@ export const listing: fc.Arbitrary<ReadonlyArray<string>> = fc.oneof(
 
 /** A secret embedded the ways a server might echo it back. */
 export type SecretForm = "raw" | "percent" | "nul-split" | "esc-split" | "crlf-split" | "ls-split" | "zwsp-split" | "base64"
-export const secretForm: fc.Arbitrary<SecretForm> = fc.constantFrom("raw", "percent", "nul-split", "esc-split", "crlf-split", "ls-split", "zwsp-split", "base64")
+export const secretForm: fc.Arbitrary<SecretForm> = fc.constantFrom(
+  "raw",
+  "percent",
+  "nul-split",
+  "esc-split",
+  "crlf-split",
+  "ls-split",
+  "zwsp-split",
+  "base64"
+)
 
 /** The form of `secret`, as raw text. */
 export const rawFormOf = (secret: string, form: SecretForm): string => {
@@ -180,8 +198,17 @@ export const withSecret = (text: string, secret: string, form: SecretForm): stri
 
 const content = fc.oneof(
   fc.constant(`[{"type":"text","text":"ok"}]`),
-  fc.constantFrom(`[]`, `{}`, `"text"`, `[{"type":"bogus"}]`, `[{"type":"image","data":"%%%","mimeType":1}]`, `[{"type":"text"}]`, `[null,1,"x"]`,
-    `[{"type":"resource_link","uri":"http://169.254.169.254/latest/meta-data"}]`, `[{"type":"text","text":"${SECRET_SLOT}"}]`),
+  fc.constantFrom(
+    `[]`,
+    `{}`,
+    `"text"`,
+    `[{"type":"bogus"}]`,
+    `[{"type":"image","data":"%%%","mimeType":1}]`,
+    `[{"type":"text"}]`,
+    `[null,1,"x"]`,
+    `[{"type":"resource_link","uri":"http://169.254.169.254/latest/meta-data"}]`,
+    `[{"type":"text","text":"${SECRET_SLOT}"}]`
+  ),
   hostileJson
 )
 
@@ -325,8 +352,8 @@ export const splitBetweenValues = (text: string): ReadonlyArray<string> => {
     const char = text[i]
     if (inString) {
       if (char === "\\") i++
-      else if (char === '"') inString = false
-    } else if (char === '"') inString = true
+      else if (char === "\"") inString = false
+    } else if (char === "\"") inString = true
     else if (char === ",") cuts.push(i + 1)
   }
   if (cuts.length === 0) return [text]

@@ -83,7 +83,8 @@ const places: ReadonlyArray<Place> = [
 const place = fc.constantFrom(...places)
 
 /** The hosts of the addresses nobody may steer the client to (without `allowPrivateAuthority`). */
-const PRIVATE_HOST = /^(10\.|172\.(1[6-9]|2\d|3[01])\.|192\.168\.|169\.254\.|100\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7])\.|0\.0\.0\.0$|\[(f[cd]|fe[89ab])[0-9a-f]*:|\[::\]$)/i
+const PRIVATE_HOST =
+  /^(10\.|172\.(1[6-9]|2\d|3[01])\.|192\.168\.|169\.254\.|100\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7])\.|0\.0\.0\.0$|\[(f[cd]|fe[89ab])[0-9a-f]*:|\[::\]$)/i
 
 const authCase = fc.record({
   /** Where the challenge's resource_metadata points (undefined: none, so the well-known URLs). */
@@ -149,7 +150,16 @@ for (const era of ["stateless", "handshake"] as const) {
         script: (request) => {
           const origin = `http://127.0.0.2:${new URL(bystander.url).port}`
           const document = request.httpMethod === "GET"
-            ? { resource: hostile.url, authorization_servers: [origin], issuer: origin, token_endpoint: `${origin}/token`, registration_endpoint: `${origin}/register`, authorization_endpoint: `${origin}/authorize`, code_challenge_methods_supported: ["S256"], grant_types_supported: ["client_credentials"] }
+            ? {
+              resource: hostile.url,
+              authorization_servers: [origin],
+              issuer: origin,
+              token_endpoint: `${origin}/token`,
+              registration_endpoint: `${origin}/register`,
+              authorization_endpoint: `${origin}/authorize`,
+              code_challenge_methods_supported: ["S256"],
+              grant_types_supported: ["client_credentials"]
+            }
             : { access_token: "lure-token", token_type: "Bearer", expires_in: 3600, client_id: "lure" }
           return { headers: [["content-type", "application/json"]], body: JSON.stringify(document) }
         }
@@ -233,14 +243,16 @@ for (const era of ["stateless", "handshake"] as const) {
           })
           const instrument = recorder(NodeHttpClient.layerUndici)
           const started = performance.now()
-          const exit = yield* Effect.exit(Effect.scoped(Effect.asVoid(McpClient.connect({
-            url: secretUrl(hostile).replace(/\/\/[^@]*@/, "//"),
-            headers: { "x-canary": SECRETS.header },
-            revisions: [era === "stateless" ? "2026-07-28" : "2025-11-25"],
-            transport: "streamable-http",
-            auth: { grant: "client_credentials", clientId: "svc", clientSecret: SECRETS.clientSecret, ...(c.bound ? { issuer: legit.issuer } : {}) },
-            policy: { discovery: { timeout: DISCOVERY_MS }, authorization: { timeout: AUTHORIZATION_MS }, releaseTimeout: 500 }
-          }))).pipe(Effect.provide(instrument.layer), Effect.provide(Authorization.layerMemoryTokenStore)))
+          const exit = yield* Effect.exit(
+            Effect.scoped(Effect.asVoid(McpClient.connect({
+              url: secretUrl(hostile).replace(/\/\/[^@]*@/, "//"),
+              headers: { "x-canary": SECRETS.header },
+              revisions: [era === "stateless" ? "2026-07-28" : "2025-11-25"],
+              transport: "streamable-http",
+              auth: { grant: "client_credentials", clientId: "svc", clientSecret: SECRETS.clientSecret, ...(c.bound ? { issuer: legit.issuer } : {}) },
+              policy: { discovery: { timeout: DISCOVERY_MS }, authorization: { timeout: AUTHORIZATION_MS }, releaseTimeout: 500 }
+            }))).pipe(Effect.provide(instrument.layer), Effect.provide(Authorization.layerMemoryTokenStore))
+          )
           const elapsed = performance.now() - started
 
           const privateAsked = instrument.requested.filter((r) => {
@@ -250,7 +262,10 @@ for (const era of ["stateless", "handshake"] as const) {
               return false
             }
           })
-          const secretForms = leakFormsOf(SECRETS.clientSecret).concat([btoa(`svc:${SECRETS.clientSecret}`), btoa(`svc:${encodeURIComponent(SECRETS.clientSecret)}`)])
+          const secretForms = leakFormsOf(SECRETS.clientSecret).concat([
+            btoa(`svc:${SECRETS.clientSecret}`),
+            btoa(`svc:${encodeURIComponent(SECRETS.clientSecret)}`)
+          ])
           const headerForms = leakFormsOf(SECRETS.header)
           const misplaced: Array<string> = []
           for (const r of instrument.requested) {
@@ -261,13 +276,20 @@ for (const era of ["stateless", "handshake"] as const) {
                 return ""
               }
             })()
-            if (c.bound && origin !== legit.origin && secretForms.some((form) => r.text.includes(form))) misplaced.push(`the client secret was sent to ${r.url}`)
+            if (c.bound && origin !== legit.origin && secretForms.some((form) => r.text.includes(form))) {
+              misplaced.push(`the client secret was sent to ${r.url}`)
+            }
             if (origin !== hostile.origin && headerForms.some((form) => r.text.includes(form))) misplaced.push(`the canary header was sent to ${r.url}`)
           }
           for (const r of c.bound ? bystander.requests : []) {
-            if (secretForms.some((form) => JSON.stringify(r.headers).includes(form) || r.body.includes(form))) misplaced.push(`the lure at 127.0.0.2 received the client secret (${r.httpMethod} ${r.path})`)
+            if (secretForms.some((form) => JSON.stringify(r.headers).includes(form) || r.body.includes(form))) {
+              misplaced.push(`the lure at 127.0.0.2 received the client secret (${r.httpMethod} ${r.path})`)
+            }
           }
-          const summary = `${c.bound ? "secret bound to the OAuthServer" : "secret unbound"}; challenge ${describeText(challenge)}; resource metadata at ${c.path}: ${describeText(JSON.stringify(prm))}; ` +
+          const summary =
+            `${c.bound ? "secret bound to the OAuthServer" : "secret unbound"}; challenge ${describeText(challenge)}; resource metadata at ${c.path}: ${
+              describeText(JSON.stringify(prm))
+            }; ` +
             `authority metadata ${describeText(JSON.stringify(asMetadata))}; requested [${instrument.requested.map((r) => r.url).join(", ")}]`
           verdict(`authorization, ${era} era`, summary, [
             ...checkDeadline("connect", elapsed, BOUND_MS),

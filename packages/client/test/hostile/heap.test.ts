@@ -105,7 +105,9 @@ describe("P5 heap: the maximal listing and answer, in a child with a 768 MiB old
       server.setScript((request) => {
         if (request.method === "tools/list") {
           if (c.child === "answer") {
-            return json(`{"jsonrpc":"2.0","id":${JSON.stringify(request.id)},"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}],"resultType":"complete"}}`)
+            return json(
+              `{"jsonrpc":"2.0","id":${JSON.stringify(request.id)},"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}],"resultType":"complete"}}`
+            )
           }
           pagesServed += 1
           return json(page(c.shape, request.id, cursorIndex(request)))
@@ -117,9 +119,15 @@ describe("P5 heap: the maximal listing and answer, in a child with a 768 MiB old
       const { code, signal, stderr, stdout } = await runChild(server.url, c.child)
       const record = readReport(stdout)
       // For the record: what the child measured (and how many pages it was served).
-      const measured = record._tag === "Report" ? record.report.results.map((r) => `${r.name} ${r.detail}${r.ms === undefined ? "" : ` in ${r.ms} ms`}`).join("; ") : record.why
+      const measured = record._tag === "Report"
+        ? record.report.results.map((r) => `${r.name} ${r.detail}${r.ms === undefined ? "" : ` in ${r.ms} ms`}`).join("; ")
+        : record.why
       console.log(`heap, ${c.name}: ${measured}; pages served ${pagesServed}; exit ${code ?? signal}`)
-      expect({ code, signal, crash: /heap out of memory|Allocation failed|FATAL ERROR/.test(stderr) ? stderr.slice(-600) : undefined }).toEqual({ code: 0, signal: null, crash: undefined })
+      expect({ code, signal, crash: /heap out of memory|Allocation failed|FATAL ERROR/.test(stderr) ? stderr.slice(-600) : undefined }).toEqual({
+        code: 0,
+        signal: null,
+        crash: undefined
+      })
       expectChecksPassed({ stdout, stderr }, ["typed result", "heap limit"])
     }, 120_000)
   }

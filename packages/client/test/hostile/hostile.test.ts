@@ -117,7 +117,10 @@ const callCase = fc.oneof(
   }),
   // Half the cases: an answer that is valid but for what checking it costs, honestly framed.
   fc.record({
-    answer: costlyCallResult.map((result) => ({ outputSchema: result.outputSchema, message: `{"jsonrpc":"2.0","id":${ID_PLACEHOLDER},"result":${result.text}}` })),
+    answer: costlyCallResult.map((result) => ({
+      outputSchema: result.outputSchema,
+      message: `{"jsonrpc":"2.0","id":${ID_PLACEHOLDER},"result":${result.text}}`
+    })),
     framing: honestFraming
   })
 )
@@ -169,33 +172,39 @@ for (const row of rows) {
           policy
         })
 
-    it.live("baseline: an honest answer, framed oddly but validly (comments, huge retry, mixed line ends, split data, byte-sized writes), succeeds once", () =>
-      Effect.gen(function*() {
-        server?.reset()
-        const odd: Framing = {
-          status: 200,
-          contentType: "default",
-          extraHeaders: [],
-          sse: { comments: true, retry: "99999999999999999999999", eventId: true, lineEnd: "mixed", splitData: true, finalBlankLine: true },
-          stdio: { banner: true, lineEnd: "\n" },
-          chunkSize: 1,
-          then: "end"
-        }
-        const echo: Echo = { secret: row.transport === "stdio" ? "env" : "header", form: "raw" }
-        const message = `{"jsonrpc":"2.0","id":${ID_PLACEHOLDER},"result":{"content":[{"type":"text","text":"fine"}]${row.era === "stateless" ? `,"resultType":"complete"` : ""}}}`
-        server?.setScript((request) => (request.method === "tools/call" ? httpAnswer(message, mode, odd, echo) : "normal"))
-        const child = stdioChild({ "tools/call": [stdioAnswer(message, odd, echo)] })
-        const nonce = `baseline-${process.pid}-${nonces++}`
-        const result = yield* Effect.scoped(Effect.gen(function*() {
-          const connection = yield* connect({ timeout: 10_000, releaseTimeout: RELEASE_MS }, child)
-          return yield* connection.callTool("echo", { nonce }, { effectIdentity: nonce })
-        }))
-        yield* quiet(server)
-        const arrivals = child?.toolCallArrivals() ?? server?.toolCallArrivals() ?? []
-        child?.cleanup()
-        expect(result.content).toEqual([{ type: "text", text: "fine" }])
-        expect(arrivals.filter((arrival) => arrival.nonce === nonce)).toHaveLength(1)
-      }).pipe(Effect.provide(platform)), 30_000)
+    it.live(
+      "baseline: an honest answer, framed oddly but validly (comments, huge retry, mixed line ends, split data, byte-sized writes), succeeds once",
+      () =>
+        Effect.gen(function*() {
+          server?.reset()
+          const odd: Framing = {
+            status: 200,
+            contentType: "default",
+            extraHeaders: [],
+            sse: { comments: true, retry: "99999999999999999999999", eventId: true, lineEnd: "mixed", splitData: true, finalBlankLine: true },
+            stdio: { banner: true, lineEnd: "\n" },
+            chunkSize: 1,
+            then: "end"
+          }
+          const echo: Echo = { secret: row.transport === "stdio" ? "env" : "header", form: "raw" }
+          const message = `{"jsonrpc":"2.0","id":${ID_PLACEHOLDER},"result":{"content":[{"type":"text","text":"fine"}]${
+            row.era === "stateless" ? `,"resultType":"complete"` : ""
+          }}}`
+          server?.setScript((request) => (request.method === "tools/call" ? httpAnswer(message, mode, odd, echo) : "normal"))
+          const child = stdioChild({ "tools/call": [stdioAnswer(message, odd, echo)] })
+          const nonce = `baseline-${process.pid}-${nonces++}`
+          const result = yield* Effect.scoped(Effect.gen(function*() {
+            const connection = yield* connect({ timeout: 10_000, releaseTimeout: RELEASE_MS }, child)
+            return yield* connection.callTool("echo", { nonce }, { effectIdentity: nonce })
+          }))
+          yield* quiet(server)
+          const arrivals = child?.toolCallArrivals() ?? server?.toolCallArrivals() ?? []
+          child?.cleanup()
+          expect(result.content).toEqual([{ type: "text", text: "fine" }])
+          expect(arrivals.filter((arrival) => arrival.nonce === nonce)).toHaveLength(1)
+        }).pipe(Effect.provide(platform)),
+      30_000
+    )
 
     if (row.era === "stateless") {
       // docs/SECURITY.md, "1. The MCP server": where the protocol allows a wider value (2026-07-28's
@@ -241,7 +250,9 @@ for (const row of rows) {
           server?.setScript((request) => {
             if (c.target === "list" && request.method === "tools/list") return httpAnswer(page(), mode, c.framing, echo)
             if (c.target === "probe" && request.method === probeMethod) {
-              return c.probe.wrap ? httpAnswer(probeText, mode, c.framing, echo) : messageAnswer(probeText, mode, probeMethod === "initialize" ? [["mcp-session-id", "s"]] : [])
+              return c.probe.wrap
+                ? httpAnswer(probeText, mode, c.framing, echo)
+                : messageAnswer(probeText, mode, probeMethod === "initialize" ? [["mcp-session-id", "s"]] : [])
             }
             return "normal"
           })
@@ -254,7 +265,8 @@ for (const row of rows) {
           const exit = yield* Effect.exit(Effect.scoped(Effect.asVoid(connect(policy, child))))
           const elapsed = performance.now() - started
           child?.cleanup()
-          const summary = `${c.target === "list" ? `tools/list pages [${c.pages.map(describeText).join(", ")}]` : `${probeMethod} answered ${describeText(probeText)}`}; ` +
+          const summary =
+            `${c.target === "list" ? `tools/list pages [${c.pages.map(describeText).join(", ")}]` : `${probeMethod} answered ${describeText(probeText)}`}; ` +
             `${framingSummary(c.framing)}; echo ${echo.secret} as ${echo.form}`
           verdict(rowName(row), summary, [
             ...checkDeadline("connect", elapsed, DEADLINE_MS),

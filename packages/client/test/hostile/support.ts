@@ -154,7 +154,9 @@ export const checkNoSecret = (label: string, exit: Exit.Exit<unknown, unknown>, 
       // Also as a reader would see it: invisible and control characters (raw or JSON-escaped) taken out.
       const visible = text.replace(INVISIBLE, "")
       for (const name of secrets) {
-        if (leakFormsOf(SECRETS[name]).some((form) => text.includes(form) || visible.includes(form))) found.push(`P3 secret: the ${name} secret in ${view} of ${label}: ${text.slice(0, 300)}`)
+        if (leakFormsOf(SECRETS[name]).some((form) => text.includes(form) || visible.includes(form))) {
+          found.push(`P3 secret: the ${name} secret in ${view} of ${label}: ${text.slice(0, 300)}`)
+        }
       }
     }
   }
@@ -210,7 +212,9 @@ export const outcomeOf = (exit: Exit.Exit<unknown, unknown>, elapsedMs: number):
   const time = `${Math.round(elapsedMs)} ms`
   if (Exit.isSuccess(exit)) return `success in ${time}`
   const failure = Cause.failures(exit.cause).pipe((failures) => [...failures][0])
-  if (McpConnectionError.isMcpConnectionError(failure)) return `${failure._tag} (${failure.stage}${failure.reason === undefined ? "" : `, ${failure.reason}`}) in ${time}`
+  if (McpConnectionError.isMcpConnectionError(failure)) {
+    return `${failure._tag} (${failure.stage}${failure.reason === undefined ? "" : `, ${failure.reason}`}) in ${time}`
+  }
   const defect = [...Cause.defects(exit.cause)][0]
   return defect === undefined ? `${Cause.isInterrupted(exit.cause) ? "interrupted" : "failure"} in ${time}` : `defect ${brief(defect)} in ${time}`
 }
@@ -233,7 +237,15 @@ export const runs = (fallback: number): number => {
 export const fastCheck = (numRuns: number) => ({
   numRuns: runs(numRuns),
   endOnFailure: true,
-  reporter: (details: { readonly failed: boolean; readonly seed: number; readonly counterexamplePath: string | null; readonly errorInstance: unknown; readonly numRuns: number }) => {
+  reporter: (
+    details: {
+      readonly failed: boolean
+      readonly seed: number
+      readonly counterexamplePath: string | null
+      readonly errorInstance: unknown
+      readonly numRuns: number
+    }
+  ) => {
     if (!details.failed) return
     const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)
     throw new Error(`Property failed after ${details.numRuns} run(s) (seed ${details.seed}, path ${details.counterexamplePath}):\n${cause}`)

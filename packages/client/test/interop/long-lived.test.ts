@@ -175,11 +175,9 @@ const peers: ReadonlyArray<PeerSpec> = [
   }
 ]
 
-const scopedPeer = (spec: PeerSpec) =>
-  Effect.acquireRelease(Effect.promise(() => spec.start()), (peer) => Effect.promise(() => peer.close()))
+const scopedPeer = (spec: PeerSpec) => Effect.acquireRelease(Effect.promise(() => spec.start()), (peer) => Effect.promise(() => peer.close()))
 
-const connectTo = (peer: RichPeer) =>
-  McpClient.connect({ url: peer.url, policy, headers: { "x-peer-key": PEER_KEY } })
+const connectTo = (peer: RichPeer) => McpClient.connect({ url: peer.url, policy, headers: { "x-peer-key": PEER_KEY } })
 
 /** Waits (in real time) until the predicate holds; fails the test after `timeoutMs`. */
 const until = (what: string, predicate: () => boolean, timeoutMs = WAIT_MS) =>
@@ -191,8 +189,7 @@ const until = (what: string, predicate: () => boolean, timeoutMs = WAIT_MS) =>
     }
   })
 
-const textOf = (result: { readonly content: ReadonlyArray<unknown> }) =>
-  result.content.map((c) => (c as { text?: string }).text ?? "").join("")
+const textOf = (result: { readonly content: ReadonlyArray<unknown> }) => result.content.map((c) => (c as { text?: string }).text ?? "").join("")
 
 /** The JSON-RPC POSTs an SDK v2 peer received, parsed. */
 const posts = (peer: RichPeer) =>
@@ -632,10 +629,12 @@ describe.concurrent.each(peers)("$name", (spec) => {
  *   `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}`.
  *   Not the spec's 404: the client does not heal on it (below, pinned as it is).
  */
-describe.concurrent.each([
-  ["JSON answers", "json"],
-  ["SSE answers", "sse"]
-] as const)("SDK v2 2.4.0 stateful 2025, %s: a session the server forgot", (_, answers) => {
+describe.concurrent.each(
+  [
+    ["JSON answers", "json"],
+    ["SSE answers", "sse"]
+  ] as const
+)("SDK v2 2.4.0 stateful 2025, %s: a session the server forgot", (_, answers) => {
   describe.each(clients)("through %s", (_, layer) => {
     const live = (name: string, body: () => Effect.Effect<void, unknown, HttpClient | Scope.Scope>) =>
       it.scopedLive(name, () => body().pipe(Effect.provide(layer)), TEST_TIMEOUT)
@@ -712,55 +711,56 @@ describe.concurrent.each([
         ])
       })
 
-    live("the SDK transport's own 404 (its session closed): SessionExpired once, then a new SDK session; each call ran once", () =>
-      heals("closed"))
+    live("the SDK transport's own 404 (its session closed): SessionExpired once, then a new SDK session; each call ran once", () => heals("closed"))
 
-    live("the router's 404 (not the SDK's) for a forgotten session: SessionExpired once, then a new SDK session; each call ran once", () =>
-      heals("router-404"))
+    live("the router's 404 (not the SDK's) for a forgotten session: SessionExpired once, then a new SDK session; each call ran once", () => heals("router-404"))
 
-    live("a restarted server: the SDK's fresh transport answers 400 `Server not initialized`: RemoteRefusal, not re-sent, and no new session", () =>
-      Effect.gen(function*() {
-        const peer = yield* statefulPeer
-        const { connection, session } = yield* connected(peer)
-        yield* Effect.promise(() => peer.forgetSessions("restart"))
-        const mark = peer.requests.length
-        const notInitialized = { jsonrpc: "2.0", error: { code: -32000, message: "Bad Request: Server not initialized" }, id: null }
-        const refusal = {
-          _tag: "RemoteRefusal",
-          status: 400,
-          code: -32000,
-          remoteMessage: "Bad Request: Server not initialized",
-          stage: "call",
-          phase: "call",
-          outcome: "not-applied",
-          retryable: false
-        }
+    live(
+      "a restarted server: the SDK's fresh transport answers 400 `Server not initialized`: RemoteRefusal, not re-sent, and no new session",
+      () =>
+        Effect.gen(function*() {
+          const peer = yield* statefulPeer
+          const { connection, session } = yield* connected(peer)
+          yield* Effect.promise(() => peer.forgetSessions("restart"))
+          const mark = peer.requests.length
+          const notInitialized = { jsonrpc: "2.0", error: { code: -32000, message: "Bad Request: Server not initialized" }, id: null }
+          const refusal = {
+            _tag: "RemoteRefusal",
+            status: 400,
+            code: -32000,
+            remoteMessage: "Bad Request: Server not initialized",
+            stage: "call",
+            phase: "call",
+            outcome: "not-applied",
+            retryable: false
+          }
 
-        const refused = yield* Effect.flip(connection.callTool("echo", { text: "lost" }))
-        expect(refused).toBeInstanceOf(McpConnectionError.RemoteRefusal)
-        expect(refused).toMatchObject(refusal)
-        expect(echoesSince(peer, mark)).toEqual([{ session, status: 400, answer: notInitialized }])
-        expect(peer.calls("echo")).toBe(1)
+          const refused = yield* Effect.flip(connection.callTool("echo", { text: "lost" }))
+          expect(refused).toBeInstanceOf(McpConnectionError.RemoteRefusal)
+          expect(refused).toMatchObject(refusal)
+          expect(echoesSince(peer, mark)).toEqual([{ session, status: 400, answer: notInitialized }])
+          expect(peer.calls("echo")).toBe(1)
 
-        // Not a 404: the session is not taken as lost. The next call goes on the same session
-        // and meets the same answer; no new session is started, the tool never runs.
-        const again = yield* Effect.flip(connection.callTool("echo", { text: "again" }))
-        expect(again).toMatchObject(refusal)
-        expect(echoesSince(peer, mark)).toEqual([
-          { session, status: 400, answer: notInitialized },
-          { session, status: 400, answer: notInitialized }
-        ])
-        expect(peer.calls("echo")).toBe(1)
-        expect(yield* connection.sessions).toBe(1)
-        expect(peer.sessions()).toBe(1)
-        expect(posts(peer).filter((p) => p.body.method === "initialize")).toHaveLength(1)
-        const observed = (yield* connection.observations).filter((o) => o.operation === "tools/call" || o.operation === "new-session")
-        expect(observed.map((o) => [o.operation, o.outcome])).toEqual([
-          ["tools/call", "ok"],
-          ["tools/call", "RemoteRefusal"],
-          ["tools/call", "RemoteRefusal"]
-        ])
-      }))
+          // Not a 404: the session is not taken as lost. The next call goes on the same session
+          // and meets the same answer; no new session is started, the tool never runs.
+          const again = yield* Effect.flip(connection.callTool("echo", { text: "again" }))
+          expect(again).toMatchObject(refusal)
+          expect(echoesSince(peer, mark)).toEqual([
+            { session, status: 400, answer: notInitialized },
+            { session, status: 400, answer: notInitialized }
+          ])
+          expect(peer.calls("echo")).toBe(1)
+          expect(yield* connection.sessions).toBe(1)
+          expect(peer.sessions()).toBe(1)
+          expect(posts(peer).filter((p) => p.body.method === "initialize")).toHaveLength(1)
+          const observed = (yield* connection.observations).filter((o) => o.operation === "tools/call" || o.operation === "new-session")
+          expect(observed.map((o) => [o.operation, o.outcome])).toEqual([
+            ["tools/call", "ok"],
+            ["tools/call", "RemoteRefusal"],
+            ["tools/call", "RemoteRefusal"]
+          ])
+        })
+    )
   })
 })
 

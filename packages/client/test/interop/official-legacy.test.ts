@@ -35,12 +35,14 @@ describe.each(httpClients)("interop through %s", (_, httpClient) => {
       }).pipe(Effect.provide(httpClient)), 30_000)
   }
 
-  for (const [mode, transport, expected] of [
-    ["sse", "auto", "sse"],
-    ["sse", "sse", "sse"],
-    ["streamableHttp", "auto", "streamable-http"],
-    ["streamableHttp", "streamable-http", "streamable-http"]
-  ] as const) {
+  for (
+    const [mode, transport, expected] of [
+      ["sse", "auto", "sse"],
+      ["sse", "sse", "sse"],
+      ["streamableHttp", "auto", "streamable-http"],
+      ["streamableHttp", "streamable-http", "streamable-http"]
+    ] as const
+  ) {
     it.scopedLive(`server-everything in ${mode} mode, transport ${transport}`, () =>
       Effect.gen(function*() {
         const server = yield* resource(() => startEverythingServer(mode))

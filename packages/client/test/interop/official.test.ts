@@ -19,10 +19,12 @@ const clients = [
   ["NodeHttpClient (undici)", NodeHttpClient.layerUndici]
 ] as const satisfies ReadonlyArray<readonly [string, Layer.Layer<any>]>
 
-describe.each([
-  ["JSON", true],
-  ["SSE", false]
-] as const)("official SDK 1.32.2 StreamableHTTPServerTransport, %s mode", (_, jsonResponse) => {
+describe.each(
+  [
+    ["JSON", true],
+    ["SSE", false]
+  ] as const
+)("official SDK 1.32.2 StreamableHTTPServerTransport, %s mode", (_, jsonResponse) => {
   describe.each(clients)("through %s", (_, layer) => {
     it.scopedLive("discovers and calls tools", () =>
       Effect.gen(function*() {

@@ -143,4 +143,3 @@ describe("SDK v2 (2.4.0) server, pinned revisions", () => {
       }).pipe(Effect.provide(FetchHttpClient.layer)), TEST_TIMEOUT)
   }
 })
-

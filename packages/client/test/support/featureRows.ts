@@ -103,8 +103,7 @@ export const subscribed = (era: Era, rpcCalls: (method: string) => number) => ()
   era === "stateless" ? until(() => rpcCalls("subscriptions/listen") === 1) : Effect.void
 
 /** `connect` as the row options ask: with or without the wait for a 2026-07-28 subscription. */
-const settle = (options: RowOptions, era: Era, rpcCalls: (method: string) => number) =>
-<A, E, R>(connecting: Effect.Effect<A, E, R>) =>
+const settle = (options: RowOptions, era: Era, rpcCalls: (method: string) => number) => <A, E, R>(connecting: Effect.Effect<A, E, R>) =>
   options.connectWaitsForSubscription ? Effect.tap(connecting, subscribed(era, rpcCalls)) : connecting
 
 /** What both HTTP test servers (Streamable HTTP and legacy HTTP+SSE) have alike. */

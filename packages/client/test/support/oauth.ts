@@ -44,8 +44,7 @@ export const protectedServer = (
   )
 
 /** A server that has nothing to do with the connection: it must never be contacted. */
-export const bystanderServer = () =>
-  Effect.acquireRelease(Effect.promise(() => startServer()), (server) => Effect.promise(() => server.close()))
+export const bystanderServer = () => Effect.acquireRelease(Effect.promise(() => startServer()), (server) => Effect.promise(() => server.close()))
 
 export interface ConsentingUser {
   /** Every authorization URL shown to the user. */
@@ -74,8 +73,7 @@ export const consentingUser = (oauth: OAuthTestServer): ConsentingUser => {
 export const mcpRequests = (server: TestServer): ReadonlyArray<RecordedHttpRequest> =>
   server.requests.filter((request) => new URL(request.url, "http://x").pathname === "/mcp")
 
-export const toolCalls = (server: TestServer): ReadonlyArray<RecordedHttpRequest> =>
-  server.requests.filter((request) => request.rpcMethod === "tools/call")
+export const toolCalls = (server: TestServer): ReadonlyArray<RecordedHttpRequest> => server.requests.filter((request) => request.rpcMethod === "tools/call")
 
 export const bearerOf = (request: { readonly headers: Readonly<Record<string, string | Array<string> | undefined>> }) =>
   bearerTokenOf(request.headers["authorization"])
@@ -84,12 +82,10 @@ export const bearerOf = (request: { readonly headers: Readonly<Record<string, st
 export const tokenRequests = (oauth: OAuthTestServer, grant?: string): ReadonlyArray<OAuthRecordedRequest> =>
   oauth.requests.filter((request) => request.endpoint === "token" && (grant === undefined || request.form["grant_type"] === grant))
 
-export const textOf = (result: McpSchema.CallToolResult): string =>
-  (result.content[0] as { readonly text?: string } | undefined)?.text ?? ""
+export const textOf = (result: McpSchema.CallToolResult): string => (result.content[0] as { readonly text?: string } | undefined)?.text ?? ""
 
 /** The operation, outcome and `resent` of each observation. */
-export const summaryOf = (observations: ReadonlyArray<McpClient.Observation>) =>
-  observations.map((o) => [o.operation, o.outcome, o.resent ?? false] as const)
+export const summaryOf = (observations: ReadonlyArray<McpClient.Observation>) => observations.map((o) => [o.operation, o.outcome, o.resent ?? false] as const)
 
 /** No view of `value` (an error, an observation list) contains any of `secrets`. */
 export const expectNoSecret = (value: unknown, secrets: ReadonlyArray<string>) => {

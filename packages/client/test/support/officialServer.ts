@@ -86,12 +86,11 @@ export const serveSessions = async (
       transports.clear()
       for (const transport of forgotten) await transport.close().catch(() => undefined)
     },
-    close: () =>
-      (closing ??= (async () => {
-        for (const transport of [...transports.values()]) await transport.close().catch(() => undefined)
-        for (const socket of sockets) socket.destroy()
-        await new Promise<void>((resolve) => httpServer.close(() => resolve()))
-      })())
+    close: () => (closing ??= (async () => {
+      for (const transport of [...transports.values()]) await transport.close().catch(() => undefined)
+      for (const socket of sockets) socket.destroy()
+      await new Promise<void>((resolve) => httpServer.close(() => resolve()))
+    })())
   }
 }
 

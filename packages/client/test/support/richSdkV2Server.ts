@@ -273,8 +273,7 @@ export const startRichSdkV2Server = async (options: {
 
   let handle: (request: Request) => Promise<Response>
   let shutdown: () => Promise<void>
-  let forgetSessions: (how: ForgetHow) => Promise<void> = () =>
-    Promise.reject(new Error("a stateless peer has no session to forget"))
+  let forgetSessions: (how: ForgetHow) => Promise<void> = () => Promise.reject(new Error("a stateless peer has no session to forget"))
 
   if (options.mode === "stateful") {
     const transports = new Map<string, WebStandardStreamableHTTPServerTransport>()
@@ -311,7 +310,7 @@ export const startRichSdkV2Server = async (options: {
     forgetSessions = async (how) => {
       const known = [...transports]
       if (how !== "closed") transports.clear()
-      if (how === "router-404") for (const [id] of known) forgotten.add(id)
+      if (how === "router-404") { for (const [id] of known) forgotten.add(id) }
       for (const [, transport] of known) await transport.close().catch(() => undefined)
     }
   } else {

@@ -98,11 +98,10 @@ export const serveWebHandler = async (
   return {
     port: (httpServer.address() as AddressInfo).port,
     requests,
-    close: (shutdown) =>
-      (closing ??= (async () => {
-        await shutdown().catch(() => undefined)
-        for (const socket of sockets) socket.destroy()
-        await new Promise<void>((resolve) => httpServer.close(() => resolve()))
-      })())
+    close: (shutdown) => (closing ??= (async () => {
+      await shutdown().catch(() => undefined)
+      for (const socket of sockets) socket.destroy()
+      await new Promise<void>((resolve) => httpServer.close(() => resolve()))
+    })())
   }
 }

@@ -148,36 +148,39 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
         ])
       }))
 
-    scoped("a deadline that ends the negotiation after a fallback lists the attempts before it and the one it ended; on the first attempt or at tools/list, none", () =>
-      Effect.gen(function*() {
-        // POSTs are refused with 404 (no MCP endpoint); the legacy GET opens and never names an endpoint.
-        const raw = yield* rawHttpServer((req, res) => {
-          if (req.method === "GET") res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n")
-          else res.writeHead(404, { "content-type": "text/plain" }).end("not here")
+    scoped(
+      "a deadline that ends the negotiation after a fallback lists the attempts before it and the one it ended; on the first attempt or at tools/list, none",
+      () =>
+        Effect.gen(function*() {
+          // POSTs are refused with 404 (no MCP endpoint); the legacy GET opens and never names an endpoint.
+          const raw = yield* rawHttpServer((req, res) => {
+            if (req.method === "GET") res.writeHead(200, { "content-type": "text/event-stream" }).write(": open\n\n")
+            else res.writeHead(404, { "content-type": "text/plain" }).end("not here")
+          })
+          const { error } = yield* failureOf(McpClient.connect({ url: `${raw.origin}/mcp`, policy: { discovery: { timeout: 800 } } }))
+          expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "endpoint", phase: "discovery", limits: { timeoutMs: 800 } })
+          expect(McpConnectionError.toRecord(error).attempts).toEqual([
+            { era: "stateless", transport: "streamable-http", tag: "UpstreamFailure", stage: "discover", status: 404 },
+            { era: "handshake", transport: "streamable-http", tag: "UpstreamFailure", stage: "initialize", status: 404 },
+            { era: "handshake", transport: "sse", tag: "DeadlineExceeded", stage: "endpoint" }
+          ])
+          expect(error.message).toContain("after 3 attempts")
+
+          // A stalled first POST: the deadline ends the only attempt.
+          const stalled = yield* rawHttpServer(() => {})
+          const first = yield* failureOf(McpClient.connect({ url: `${stalled.origin}/mcp`, policy: { discovery: { timeout: 300 } } }))
+          expect(first.error).toMatchObject({ _tag: "DeadlineExceeded", stage: "discover" })
+          expect(McpConnectionError.toRecord(first.error)).not.toHaveProperty("attempts")
+
+          // A 2025 server is reached after the stateless probe failed; a deadline at tools/list is
+          // the session's, after the negotiation: no attempts.
+          const srv = yield* Testkit.scoped()
+          srv.script({ on: "tools/list", kind: "headers-never-sent" })
+          const listing = yield* failureOf(McpClient.connect({ url: srv.url, policy: { discovery: { timeout: 500 } } }))
+          expect(listing.error).toMatchObject({ _tag: "DeadlineExceeded", stage: "list-tools" })
+          expect(McpConnectionError.toRecord(listing.error)).not.toHaveProperty("attempts")
         })
-        const { error } = yield* failureOf(McpClient.connect({ url: `${raw.origin}/mcp`, policy: { discovery: { timeout: 800 } } }))
-        expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "endpoint", phase: "discovery", limits: { timeoutMs: 800 } })
-        expect(McpConnectionError.toRecord(error).attempts).toEqual([
-          { era: "stateless", transport: "streamable-http", tag: "UpstreamFailure", stage: "discover", status: 404 },
-          { era: "handshake", transport: "streamable-http", tag: "UpstreamFailure", stage: "initialize", status: 404 },
-          { era: "handshake", transport: "sse", tag: "DeadlineExceeded", stage: "endpoint" }
-        ])
-        expect(error.message).toContain("after 3 attempts")
-
-        // A stalled first POST: the deadline ends the only attempt.
-        const stalled = yield* rawHttpServer(() => {})
-        const first = yield* failureOf(McpClient.connect({ url: `${stalled.origin}/mcp`, policy: { discovery: { timeout: 300 } } }))
-        expect(first.error).toMatchObject({ _tag: "DeadlineExceeded", stage: "discover" })
-        expect(McpConnectionError.toRecord(first.error)).not.toHaveProperty("attempts")
-
-        // A 2025 server is reached after the stateless probe failed; a deadline at tools/list is
-        // the session's, after the negotiation: no attempts.
-        const srv = yield* Testkit.scoped()
-        srv.script({ on: "tools/list", kind: "headers-never-sent" })
-        const listing = yield* failureOf(McpClient.connect({ url: srv.url, policy: { discovery: { timeout: 500 } } }))
-        expect(listing.error).toMatchObject({ _tag: "DeadlineExceeded", stage: "list-tools" })
-        expect(McpConnectionError.toRecord(listing.error)).not.toHaveProperty("attempts")
-      }))
+    )
 
     scoped("a failure of the only attempt carries no attempts", () =>
       Effect.gen(function*() {
@@ -222,7 +225,9 @@ describe.each(httpClients)("legacy HTTP+SSE through %s", (_, httpClient) => {
     Effect.gen(function*() {
       // This clock drives the discovery deadline: a stalled discovery ends when it passes 300 ms.
       const stalled = yield* rawHttpServer(() => {})
-      const stalling = yield* Effect.fork(failureOf(McpClient.connect({ url: `${stalled.origin}/mcp`, transport: "sse", policy: { discovery: { timeout: 300 } } })))
+      const stalling = yield* Effect.fork(
+        failureOf(McpClient.connect({ url: `${stalled.origin}/mcp`, transport: "sse", policy: { discovery: { timeout: 300 } } }))
+      )
       yield* eventually(() => stalled.received.length === 1)
       yield* TestClock.adjust("300 millis")
       expect((yield* Fiber.join(stalling)).error).toMatchObject({ _tag: "DeadlineExceeded", phase: "discovery" })

@@ -11,15 +11,13 @@ import { McpClient } from "../../src/index.js"
 import { connect } from "../../src/promise.js"
 import { eventually, expectReleased, failureOf, httpClients, server } from "../support/harness.js"
 
-const textOf = (result: { readonly content: ReadonlyArray<unknown> }) =>
-  result.content.map((c) => (c as { text?: string }).text ?? "").join("")
+const textOf = (result: { readonly content: ReadonlyArray<unknown> }) => result.content.map((c) => (c as { text?: string }).text ?? "").join("")
 
 const legacy = (options?: Testkit.LegacyServerOptions) =>
   Effect.acquireRelease(Effect.promise(() => Testkit.startLegacyServer(options)), (srv) => Effect.promise(() => srv.close()))
 
 /** The session ids the server saw on its `initialize` requests (none: a new session) and on the others. */
-const initializeSessionIds = (srv: Testkit.TestServer) =>
-  srv.requests.filter((r) => r.rpcMethod === "initialize").map((r) => r.headers["mcp-session-id"])
+const initializeSessionIds = (srv: Testkit.TestServer) => srv.requests.filter((r) => r.rpcMethod === "initialize").map((r) => r.headers["mcp-session-id"])
 
 describe.each(httpClients)("sessions that heal, through %s", (_, layer) => {
   const scoped = (name: string, body: () => Effect.Effect<unknown, unknown, any>) =>
@@ -139,22 +137,25 @@ describe.each(httpClients)("sessions that heal, through %s", (_, layer) => {
       expect(srv.rpcCalls("server/discover")).toBe(1)
     }))
 
-  scoped("closing the connection while a new session is being discovered: the waiting call fails session-closed, the request is released", () =>
-    Effect.gen(function*() {
-      const srv = yield* server()
-      const scope = yield* Scope.make()
-      const connection = yield* McpClient.connect({ url: srv.url, revisions: ["2025-11-25"] }).pipe(Scope.extend(scope))
-      srv.expireSession()
-      yield* failureOf(connection.callTool("increment"))
-      srv.script({ on: "initialize", kind: "headers-never-sent" })
-      const waiting = yield* Effect.fork(connection.callTool("increment"))
-      yield* eventually(() => srv.rpcCalls("initialize") === 2)
-      yield* Scope.close(scope, Exit.void)
-      const error = yield* Effect.flip(Fiber.join(waiting))
-      expect(error).toMatchObject({ _tag: "TransportFailure", reason: "session-closed", stage: "call", outcome: "not-sent" })
-      yield* eventually(() => srv.abortedResponses() >= 1)
-      expect(srv.counter()).toBe(0)
-    }))
+  scoped(
+    "closing the connection while a new session is being discovered: the waiting call fails session-closed, the request is released",
+    () =>
+      Effect.gen(function*() {
+        const srv = yield* server()
+        const scope = yield* Scope.make()
+        const connection = yield* McpClient.connect({ url: srv.url, revisions: ["2025-11-25"] }).pipe(Scope.extend(scope))
+        srv.expireSession()
+        yield* failureOf(connection.callTool("increment"))
+        srv.script({ on: "initialize", kind: "headers-never-sent" })
+        const waiting = yield* Effect.fork(connection.callTool("increment"))
+        yield* eventually(() => srv.rpcCalls("initialize") === 2)
+        yield* Scope.close(scope, Exit.void)
+        const error = yield* Effect.flip(Fiber.join(waiting))
+        expect(error).toMatchObject({ _tag: "TransportFailure", reason: "session-closed", stage: "call", outcome: "not-sent" })
+        yield* eventually(() => srv.abortedResponses() >= 1)
+        expect(srv.counter()).toBe(0)
+      })
+  )
 })
 
 describe("Promise API", () => {

@@ -99,43 +99,46 @@ const connectTo = (
 const textOf = (result: { readonly content: ReadonlyArray<unknown> }) => (result.content[0] as { text: string }).text
 
 describe("stdio, the stateless era", () => {
-  scoped("era stateless: server/discover with _meta first, no initialize, tools listed, a call works, the child released on close", () =>
-    Effect.gen(function*() {
-      const r = yield* recorded({ era: "stateless", ttlMs: 4321 })
-      const scope = yield* Scope.make()
-      const connection = yield* connectTo(r).pipe(Scope.extend(scope))
-      expect(connection.transport).toBe("stdio")
-      expect(connection.protocolVersion).toBe("2026-07-28")
-      expect(connection.serverInfo).toEqual({ name: "phasebound-testkit", version: "0.1.0" })
-      expect(connection.tools.map((t) => t.name)).toEqual(["add", "echo", "increment", "ask_name"])
-      expect(connection.toolsCacheHint).toEqual({ ttlMs: 4321, cacheScope: "public" })
-      expect(connection.discovery.map((o) => [o.stage, o.outcome, o.attempt?.era])).toEqual([
-        ["discover", "ok", "stateless"],
-        ["list-tools", "ok", "stateless"]
-      ])
+  scoped(
+    "era stateless: server/discover with _meta first, no initialize, tools listed, a call works, the child released on close",
+    () =>
+      Effect.gen(function*() {
+        const r = yield* recorded({ era: "stateless", ttlMs: 4321 })
+        const scope = yield* Scope.make()
+        const connection = yield* connectTo(r).pipe(Scope.extend(scope))
+        expect(connection.transport).toBe("stdio")
+        expect(connection.protocolVersion).toBe("2026-07-28")
+        expect(connection.serverInfo).toEqual({ name: "phasebound-testkit", version: "0.1.0" })
+        expect(connection.tools.map((t) => t.name)).toEqual(["add", "echo", "increment", "ask_name"])
+        expect(connection.toolsCacheHint).toEqual({ ttlMs: 4321, cacheScope: "public" })
+        expect(connection.discovery.map((o) => [o.stage, o.outcome, o.attempt?.era])).toEqual([
+          ["discover", "ok", "stateless"],
+          ["list-tools", "ok", "stateless"]
+        ])
 
-      const [first, ...rest] = r.wire()
-      expect(first).toMatchObject({ jsonrpc: "2.0", method: "server/discover" })
-      expect(first!["params"]["_meta"]).toEqual({
-        [META_VERSION]: "2026-07-28",
-        [META_CLIENT_INFO]: clientInfo,
-        [META_CAPABILITIES]: {}
+        const [first, ...rest] = r.wire()
+        expect(first).toMatchObject({ jsonrpc: "2.0", method: "server/discover" })
+        expect(first!["params"]["_meta"]).toEqual({
+          [META_VERSION]: "2026-07-28",
+          [META_CLIENT_INFO]: clientInfo,
+          [META_CAPABILITIES]: {}
+        })
+        expect(rest.map((m) => m["method"])).toEqual(["tools/list"])
+        expect(rest[0]!["params"]["_meta"][META_VERSION]).toBe("2026-07-28")
+
+        expect(yield* connection.callTool("add", { a: 2, b: 3 })).toMatchObject({ content: [{ type: "text", text: "5" }] })
+        const call = r.wire().find((m) => m["method"] === "tools/call")!
+        expect(call["params"]).toMatchObject({ name: "add", arguments: { a: 2, b: 3 }, _meta: { [META_VERSION]: "2026-07-28" } })
+
+        expect(r.f.arrivals()).toEqual(["server/discover", "tools/list", "tools/call"])
+        expect(r.f.rpcCalls("initialize")).toBe(0)
+        expect(r.f.rpcCalls("notifications/initialized")).toBe(0)
+        expect(r.spawns()).toBe(1)
+        expect(r.f.isAlive()).toBe(true)
+        yield* Scope.close(scope, Exit.void)
+        expect(r.f.isAlive()).toBe(false)
       })
-      expect(rest.map((m) => m["method"])).toEqual(["tools/list"])
-      expect(rest[0]!["params"]["_meta"][META_VERSION]).toBe("2026-07-28")
-
-      expect(yield* connection.callTool("add", { a: 2, b: 3 })).toMatchObject({ content: [{ type: "text", text: "5" }] })
-      const call = r.wire().find((m) => m["method"] === "tools/call")!
-      expect(call["params"]).toMatchObject({ name: "add", arguments: { a: 2, b: 3 }, _meta: { [META_VERSION]: "2026-07-28" } })
-
-      expect(r.f.arrivals()).toEqual(["server/discover", "tools/list", "tools/call"])
-      expect(r.f.rpcCalls("initialize")).toBe(0)
-      expect(r.f.rpcCalls("notifications/initialized")).toBe(0)
-      expect(r.spawns()).toBe(1)
-      expect(r.f.isAlive()).toBe(true)
-      yield* Scope.close(scope, Exit.void)
-      expect(r.f.isAlive()).toBe(false)
-    }))
+  )
 
   scoped("era handshake: the probe answered -32601 falls back to initialize on the same child, at once", () =>
     Effect.gen(function*() {
@@ -271,38 +274,41 @@ describe("stdio, the stateless era", () => {
       expect(r.wire().every((m) => m["params"]["_meta"][META_VERSION] === "2026-07-28")).toBe(true)
     }))
 
-  scoped("an interrupted call and a deadline each send notifications/cancelled with the request id; the late answers are dropped", () =>
-    Effect.gen(function*() {
-      // The answers trickle out for about 1.5 s each, whatever the client says meanwhile.
-      const trickle = { on: "tools/call", kind: "exact-size", bytes: 600, chunkSize: 10, chunkDelayMs: 25 } as const
-      const r = yield* recorded({ era: "stateless", faults: [{ ...trickle, times: 2 }] })
-      const connection = yield* connectTo(r, { policy: { call: { timeout: 10_000 } } })
-      const calls = () => r.wire().filter((m) => m["method"] === "tools/call")
-      const cancels = () => r.wire().filter((m) => m["method"] === "notifications/cancelled")
+  scoped(
+    "an interrupted call and a deadline each send notifications/cancelled with the request id; the late answers are dropped",
+    () =>
+      Effect.gen(function*() {
+        // The answers trickle out for about 1.5 s each, whatever the client says meanwhile.
+        const trickle = { on: "tools/call", kind: "exact-size", bytes: 600, chunkSize: 10, chunkDelayMs: 25 } as const
+        const r = yield* recorded({ era: "stateless", faults: [{ ...trickle, times: 2 }] })
+        const connection = yield* connectTo(r, { policy: { call: { timeout: 10_000 } } })
+        const calls = () => r.wire().filter((m) => m["method"] === "tools/call")
+        const cancels = () => r.wire().filter((m) => m["method"] === "notifications/cancelled")
 
-      const fiber = yield* Effect.fork(connection.callTool("increment"))
-      yield* eventually(() => r.f.rpcCalls("tools/call") === 1)
-      const exit = yield* Fiber.interrupt(fiber)
-      expect(Exit.isInterrupted(exit)).toBe(true)
-      yield* eventually(() => r.f.rpcCalls("notifications/cancelled") === 1)
-      expect(cancels()[0]!["params"]).toMatchObject({ requestId: calls()[0]!["id"] })
-      expect(cancels()[0]).not.toHaveProperty("id")
-      yield* eventually(() => Effect.runSync(connection.diagnostics).droppedFrames === 1)
+        const fiber = yield* Effect.fork(connection.callTool("increment"))
+        yield* eventually(() => r.f.rpcCalls("tools/call") === 1)
+        const exit = yield* Fiber.interrupt(fiber)
+        expect(Exit.isInterrupted(exit)).toBe(true)
+        yield* eventually(() => r.f.rpcCalls("notifications/cancelled") === 1)
+        expect(cancels()[0]!["params"]).toMatchObject({ requestId: calls()[0]!["id"] })
+        expect(cancels()[0]).not.toHaveProperty("id")
+        yield* eventually(() => Effect.runSync(connection.diagnostics).droppedFrames === 1)
 
-      const { error } = yield* failureOf(connection.callTool("increment", {}, { timeout: 300 }))
-      expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "call", phase: "call", outcome: "unknown" })
-      yield* eventually(() => r.f.rpcCalls("notifications/cancelled") === 2)
-      expect(cancels()[1]!["params"]).toMatchObject({ requestId: calls()[1]!["id"] })
-      expect(calls()[0]!["id"]).not.toEqual(calls()[1]!["id"])
-      yield* eventually(() => Effect.runSync(connection.diagnostics).droppedFrames === 2)
+        const { error } = yield* failureOf(connection.callTool("increment", {}, { timeout: 300 }))
+        expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "call", phase: "call", outcome: "unknown" })
+        yield* eventually(() => r.f.rpcCalls("notifications/cancelled") === 2)
+        expect(cancels()[1]!["params"]).toMatchObject({ requestId: calls()[1]!["id"] })
+        expect(calls()[0]!["id"]).not.toEqual(calls()[1]!["id"])
+        yield* eventually(() => Effect.runSync(connection.diagnostics).droppedFrames === 2)
 
-      // Both were applied (the server works on arrival); nothing was re-sent; the session goes on.
-      expect(r.f.counter()).toBe(2)
-      expect(yield* connection.callTool("increment")).toMatchObject({ content: [{ text: "3" }] })
-      expect(r.f.rpcCalls("tools/call")).toBe(3)
-      expect(r.f.rpcCalls("notifications/cancelled")).toBe(2)
-      yield* expectReleased(connection)
-    }))
+        // Both were applied (the server works on arrival); nothing was re-sent; the session goes on.
+        expect(r.f.counter()).toBe(2)
+        expect(yield* connection.callTool("increment")).toMatchObject({ content: [{ text: "3" }] })
+        expect(r.f.rpcCalls("tools/call")).toBe(3)
+        expect(r.f.rpcCalls("notifications/cancelled")).toBe(2)
+        yield* expectReleased(connection)
+      })
+  )
 
   describe("-32022 on server/discover", () => {
     scoped("once: retried once with the revision it names", () =>

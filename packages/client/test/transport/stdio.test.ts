@@ -74,15 +74,17 @@ describe("stdio", () => {
   // The exact line ceiling and one byte more in both phases, a complete line over its request's
   // ceiling failing that request only, and a never-ending line: the contract suite's (ceilings,
   // overrides, no replay) on this row.
-  for (const [name, fault, expected] of [
-    ["invalid UTF-8 on stdout", { on: "tools/call", kind: "invalid-utf8" }, { _tag: "ProtocolViolation", reason: "invalid-utf8" }],
-    // Past the largest bound (the call's 64 KiB): the session is given up.
-    ["a line past every bound", { on: "tools/call", kind: "never-ending-line" }, {
-      _tag: "ByteCeilingExceeded",
-      limits: { maxBytes: 64 * 1024 }
-    }],
-    ["a cut-off JSON line", { on: "tools/call", kind: "invalid-json" }, { _tag: "ProtocolViolation", reason: "invalid-json" }]
-  ] as const) {
+  for (
+    const [name, fault, expected] of [
+      ["invalid UTF-8 on stdout", { on: "tools/call", kind: "invalid-utf8" }, { _tag: "ProtocolViolation", reason: "invalid-utf8" }],
+      // Past the largest bound (the call's 64 KiB): the session is given up.
+      ["a line past every bound", { on: "tools/call", kind: "never-ending-line" }, {
+        _tag: "ByteCeilingExceeded",
+        limits: { maxBytes: 64 * 1024 }
+      }],
+      ["a cut-off JSON line", { on: "tools/call", kind: "invalid-json" }, { _tag: "ProtocolViolation", reason: "invalid-json" }]
+    ] as const
+  ) {
     scoped(`after ${name}, closing at once still stops a child that ignores SIGTERM, within the bound`, () =>
       Effect.gen(function*() {
         const f = yield* fixture({ faults: [{ kind: "ignore-sigterm" }, fault] })

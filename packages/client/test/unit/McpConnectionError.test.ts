@@ -78,9 +78,11 @@ describe("McpConnectionError", () => {
   })
 
   it("is a yieldable, catchable tagged error", () => {
-    const exit = Effect.runSyncExit(Effect.gen(function*() {
-      return yield* error
-    }).pipe(Effect.catchTag("ByteCeilingExceeded", (e) => Effect.succeed(e.observedBytes))))
+    const exit = Effect.runSyncExit(
+      Effect.gen(function*() {
+        return yield* error
+      }).pipe(Effect.catchTag("ByteCeilingExceeded", (e) => Effect.succeed(e.observedBytes)))
+    )
     expect(exit).toEqual(Exit.succeed(65))
     expect(McpConnectionError.isMcpConnectionError(error)).toBe(true)
     expect(McpConnectionError.isMcpConnectionError(new Error("x"))).toBe(false)
@@ -121,12 +123,35 @@ describe("McpConnectionError", () => {
     const base = { limits, outcome: "not-applied", retryable: false } as const
     /** One error of every tag, each with the fields its call sites give it. */
     const samples: ReadonlyArray<McpConnectionError.McpConnectionError> = [
-      new McpConnectionError.InvalidOption({ ...base, stage: "config", phase: "discovery", option: "discovery.timeout", reason: "not-positive", outcome: "not-sent" }),
-      new McpConnectionError.DeadlineExceeded({ ...base, stage: "call", phase: "call", limits: { ...limits, idleTimeoutMs: 10 }, reason: "idle-timeout", outcome: "unknown" }),
+      new McpConnectionError.InvalidOption({
+        ...base,
+        stage: "config",
+        phase: "discovery",
+        option: "discovery.timeout",
+        reason: "not-positive",
+        outcome: "not-sent"
+      }),
+      new McpConnectionError.DeadlineExceeded({
+        ...base,
+        stage: "call",
+        phase: "call",
+        limits: { ...limits, idleTimeoutMs: 10 },
+        reason: "idle-timeout",
+        outcome: "unknown"
+      }),
       new McpConnectionError.ByteCeilingExceeded({ ...base, stage: "call", phase: "call", observedBytes: 65, status: 200, outcome: "applied" }),
       new McpConnectionError.Unauthorized({ ...base, stage: "list-tools", phase: "discovery", status: 401 }),
       new McpConnectionError.Forbidden({ ...base, stage: "call", phase: "call", status: 403 }),
-      new McpConnectionError.AuthorizationFailed({ ...base, stage: "connect", phase: "authorization", authorizationStep: "token", reason: "invalid-grant", oauthError: "invalid_grant", status: 400, outcome: "not-sent" }),
+      new McpConnectionError.AuthorizationFailed({
+        ...base,
+        stage: "connect",
+        phase: "authorization",
+        authorizationStep: "token",
+        reason: "invalid-grant",
+        oauthError: "invalid_grant",
+        status: 400,
+        outcome: "not-sent"
+      }),
       new McpConnectionError.UpstreamFailure({
         ...base,
         stage: "discover",
@@ -139,7 +164,15 @@ describe("McpConnectionError", () => {
       }),
       new McpConnectionError.RemoteRefusal({ ...base, stage: "call", phase: "call", code: -32602, remoteMessage: "bad arguments [redacted]", status: 200 }),
       new McpConnectionError.ProtocolViolation({ ...base, stage: "initialize", phase: "discovery", reason: "undeclared-capability", capability: "sampling" }),
-      new McpConnectionError.TransportFailure({ ...base, stage: "connect", phase: "discovery", reason: "process-exited", exitCode: 3, outcome: "unknown", retryable: true }),
+      new McpConnectionError.TransportFailure({
+        ...base,
+        stage: "connect",
+        phase: "discovery",
+        reason: "process-exited",
+        exitCode: 3,
+        outcome: "unknown",
+        retryable: true
+      }),
       new McpConnectionError.SessionExpired({ ...base, stage: "call", phase: "call", status: 404, retryable: true }),
       new McpConnectionError.LimitExceeded({ ...base, stage: "list-tools", phase: "discovery", limit: "maxTools", observedBytes: 4096, outcome: "applied" }),
       new McpConnectionError.HandlerFailed({ ...base, stage: "call", phase: "call", capability: "elicitation" }),
@@ -291,8 +324,7 @@ describe("McpConnectionError", () => {
       const all = Array.from(new TextEncoder().encode(secret), (byte) => `%${byte.toString(16).padStart(2, "0")}`).join("")
       return lower ? all : all.toUpperCase()
     }
-    const jsonEscaped = (secret: string) =>
-      Array.from(secret, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")
+    const jsonEscaped = (secret: string) => Array.from(secret, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")
     const base64urlOf = (secret: string) => btoa(secret).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
     /** Every form a secret travels in, and a message's way of carrying it. */
     const embeddings = (secret: string, split: number, control: string): ReadonlyArray<string> => [
@@ -314,8 +346,8 @@ describe("McpConnectionError", () => {
       [printable, noise, noise, fc.nat(), fc.constantFrom("\u0000", "\n", "\r\n", "\u001b", "\u2028", "\u200b"), fc.constantFrom("cookie", "path", "query")],
       ([secret, before, after, at, control, where]) => {
         const secrets = where === "cookie"
-          ? // A cookie value is percent-encoded where its octets do not allow the secret as it is.
-          McpConnectionError.secretsOf(undefined, { cookie: `sid=${encodeURIComponent(secret)}; theme=dark` })
+          // A cookie value is percent-encoded where its octets do not allow the secret as it is.
+          ? McpConnectionError.secretsOf(undefined, { cookie: `sid=${encodeURIComponent(secret)}; theme=dark` })
           : where === "path"
           ? McpConnectionError.secretsOf(new URL(`https://h.example/mcp/${encodeURIComponent(secret)}/tools`), {})
           : McpConnectionError.secretsOf(new URL(`https://h.example/mcp?key=${encodeURIComponent(secret)}`), {})

@@ -2,8 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either } from "effect"
 import { PhasePolicy } from "../../src/index.js"
 
-const refusal = (options: PhasePolicy.Options) =>
-  Effect.runSync(PhasePolicy.make(options).pipe(Effect.flip))
+const refusal = (options: PhasePolicy.Options) => Effect.runSync(PhasePolicy.make(options).pipe(Effect.flip))
 
 describe("PhasePolicy", () => {
   it("applies the documented defaults (docs/DESIGN.md)", () => {
@@ -32,12 +31,14 @@ describe("PhasePolicy", () => {
   it("validates relistDelay like every duration and logBuffer like every count", () => {
     const policy = Effect.runSync(PhasePolicy.make({ relistDelay: "1 second", logBuffer: 5 }))
     expect([policy.relistDelayMs, policy.logBuffer]).toEqual([1_000, 5])
-    for (const [options, option, reason] of [
-      [{ relistDelay: 0 }, "relistDelay", "not-positive"],
-      [{ relistDelay: "soon" }, "relistDelay", "not-a-duration"],
-      [{ logBuffer: 0 }, "logBuffer", "not-positive"],
-      [{ logBuffer: 2.5 }, "logBuffer", "not-integer"]
-    ] as const) {
+    for (
+      const [options, option, reason] of [
+        [{ relistDelay: 0 }, "relistDelay", "not-positive"],
+        [{ relistDelay: "soon" }, "relistDelay", "not-a-duration"],
+        [{ logBuffer: 0 }, "logBuffer", "not-positive"],
+        [{ logBuffer: 2.5 }, "logBuffer", "not-integer"]
+      ] as const
+    ) {
       const error = Effect.runSync(Effect.flip(PhasePolicy.make(options as PhasePolicy.Options)))
       expect(error).toMatchObject({ _tag: "InvalidOption", option, reason, stage: "config" })
     }
@@ -64,13 +65,15 @@ describe("PhasePolicy", () => {
     // The bound travels with every budget, a per-call one included.
     expect(policy.discovery).toMatchObject({ maxDepth: 1_000, maxNodes: 10 })
     expect(Effect.runSync(PhasePolicy.callBudget(policy, { maxBytes: 7 }))).toMatchObject({ maxDepth: 1_000, maxNodes: 10 })
-    for (const [options, option, reason] of [
-      [{ maxDepth: 1_001 }, "maxDepth", "invalid-value"],
-      [{ maxDepth: 0 }, "maxDepth", "not-positive"],
-      [{ maxNodes: 1.5 }, "maxNodes", "not-integer"],
-      [{ maxNodes: Infinity }, "maxNodes", "not-finite"],
-      [{ maxListingBytes: -1 }, "maxListingBytes", "not-positive"]
-    ] as const) {
+    for (
+      const [options, option, reason] of [
+        [{ maxDepth: 1_001 }, "maxDepth", "invalid-value"],
+        [{ maxDepth: 0 }, "maxDepth", "not-positive"],
+        [{ maxNodes: 1.5 }, "maxNodes", "not-integer"],
+        [{ maxNodes: Infinity }, "maxNodes", "not-finite"],
+        [{ maxListingBytes: -1 }, "maxListingBytes", "not-positive"]
+      ] as const
+    ) {
       const error = Effect.runSync(Effect.flip(PhasePolicy.make(options as PhasePolicy.Options)))
       expect(error).toMatchObject({ _tag: "InvalidOption", option, reason, stage: "config" })
     }
@@ -177,16 +180,18 @@ describe("PhasePolicy", () => {
     })
   })
 
-  it.each([
-    ["unsolicited.maxBytes", { unsolicited: { maxBytes: 0 } }],
-    ["maxTools", { maxTools: 1.5 }],
-    ["maxPages", { maxPages: -1 }],
-    ["maxSchemaBytes", { maxSchemaBytes: Number.NaN }],
-    ["maxInputRounds", { maxInputRounds: 0 }],
-    ["maxInputRounds", { maxInputRounds: 2.5 }],
-    ["maxInputRounds", { maxInputRounds: Infinity }],
-    ["releaseTimeout", { releaseTimeout: Duration.infinity }]
-  ] as const)("refuses a bad %s", (option, options) => {
+  it.each(
+    [
+      ["unsolicited.maxBytes", { unsolicited: { maxBytes: 0 } }],
+      ["maxTools", { maxTools: 1.5 }],
+      ["maxPages", { maxPages: -1 }],
+      ["maxSchemaBytes", { maxSchemaBytes: Number.NaN }],
+      ["maxInputRounds", { maxInputRounds: 0 }],
+      ["maxInputRounds", { maxInputRounds: 2.5 }],
+      ["maxInputRounds", { maxInputRounds: Infinity }],
+      ["releaseTimeout", { releaseTimeout: Duration.infinity }]
+    ] as const
+  )("refuses a bad %s", (option, options) => {
     expect(refusal(options as PhasePolicy.Options).option).toBe(option)
   })
 

@@ -72,7 +72,13 @@ const serve = Effect.acquireRelease(
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, aborted: () => aborted }
   }),
-  ({ server }) => Effect.promise(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
+  ({ server }) =>
+    Effect.promise(() =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+    )
 )
 
 /** Waits (up to 5 s) until the server has seen a response closed before it finished. */
@@ -203,8 +209,7 @@ describe("readFrames over the Effect stream of an unknown HTTP client", () => {
         pulls++
         return utf8(`data: ${pulls}\n\n`)
       }))
-      const result = yield* readFrames(streamResponse(body), sseParser({ maxFrameBytes: () => 20 }), (e) =>
-        Effect.succeed(e.data === "3" ? e.data : undefined))
+      const result = yield* readFrames(streamResponse(body), sseParser({ maxFrameBytes: () => 20 }), (e) => Effect.succeed(e.data === "3" ? e.data : undefined))
       expect(result).toBe("3")
       expect(pulls).toBe(3)
     }))

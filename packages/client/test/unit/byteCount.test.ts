@@ -17,7 +17,9 @@ const endless = (size: number) => {
       state.pulls++
       return new Uint8Array(size).fill(0x61)
     })
-  ).pipe(Stream.ensuring(Effect.sync(() => { state.finalized = true })))
+  ).pipe(Stream.ensuring(Effect.sync(() => {
+    state.finalized = true
+  })))
   return { state, body }
 }
 

@@ -73,10 +73,12 @@ describe("withDeadline", () => {
   it.live("an operation that finishes while being interrupted is waited for; the deadline still fails (live clock)", () =>
     Effect.gen(function*() {
       let finished = false
-      const operation = Effect.uninterruptible(Effect.sleep("100 millis").pipe(Effect.zipRight(Effect.sync(() => {
-        finished = true
-        return "done"
-      }))))
+      const operation = Effect.uninterruptible(
+        Effect.sleep("100 millis").pipe(Effect.zipRight(Effect.sync(() => {
+          finished = true
+          return "done"
+        })))
+      )
       const error = yield* Effect.flip(withDeadline(operation, 20, () => "late" as const))
       expect(error).toBe("late")
       expect(finished).toBe(true)
@@ -85,10 +87,12 @@ describe("withDeadline", () => {
   it.effect("an operation that finishes while being interrupted is waited for; the deadline still fails (TestClock)", () =>
     Effect.gen(function*() {
       let finished = false
-      const operation = Effect.uninterruptible(Effect.sleep("2 minutes").pipe(Effect.zipRight(Effect.sync(() => {
-        finished = true
-        return "done"
-      }))))
+      const operation = Effect.uninterruptible(
+        Effect.sleep("2 minutes").pipe(Effect.zipRight(Effect.sync(() => {
+          finished = true
+          return "done"
+        })))
+      )
       const fiber = yield* Effect.fork(withDeadline(operation, 60_000, () => "late"))
       yield* TestClock.adjust("60 seconds")
       expect(fiber.unsafePoll()).toBeNull()
@@ -134,8 +138,7 @@ describe("withDeadline", () => {
     )
   }
 
-  it.live("interrupting the caller while the operation is being released still waits for it (live clock)", () =>
-    interruptDuringRelease(20, Effect.void))
+  it.live("interrupting the caller while the operation is being released still waits for it (live clock)", () => interruptDuringRelease(20, Effect.void))
 
   it.effect("interrupting the caller while the operation is being released still waits for it (TestClock)", () =>
     interruptDuringRelease(60_000, TestClock.adjust("60 seconds")))
@@ -146,9 +149,11 @@ describe("withDeadline", () => {
       const started = yield* Deferred.make<void>()
       const operation = Deferred.succeed(started, undefined).pipe(
         Effect.zipRight(Effect.never),
-        Effect.ensuring(Effect.sleep("30 millis").pipe(Effect.zipRight(Effect.sync(() => {
-          finalized = true
-        }))))
+        Effect.ensuring(
+          Effect.sleep("30 millis").pipe(Effect.zipRight(Effect.sync(() => {
+            finalized = true
+          })))
+        )
       )
       const fiber = yield* Effect.fork(withDeadline(operation, 10_000, () => "late"))
       yield* Deferred.await(started)

@@ -21,8 +21,7 @@ const run = (chunks: ReadonlyArray<Uint8Array>, maxLineBytes: number | (() => nu
   )
   return { lines, error: Either.isLeft(result) ? result.left : undefined }
 }
-const plain = (error: FrameTooLarge | InvalidUtf8 | undefined) =>
-  error === undefined ? undefined : { ...error, _tag: error._tag }
+const plain = (error: FrameTooLarge | InvalidUtf8 | undefined) => error === undefined ? undefined : { ...error, _tag: error._tag }
 
 describe("decodeLines", () => {
   it("splits on LF, drops a CR before it, counts both", () => {
@@ -102,7 +101,9 @@ describe("decodeLines", () => {
           state.pulls++
           return utf8("\"x\":1,\"y\":2,")
         }))
-      ).pipe(Stream.ensuring(Effect.sync(() => { state.finalized = true })))
+      ).pipe(Stream.ensuring(Effect.sync(() => {
+        state.finalized = true
+      })))
       const lines: Array<Line> = []
       const error = yield* Effect.flip(
         Stream.runForEach(decodeLines(body, { maxLineBytes: () => 1000 }), (l) => Effect.sync(() => lines.push(l)))

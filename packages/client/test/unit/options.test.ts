@@ -52,7 +52,7 @@ const refusalOf = (options: McpClient.ConnectOptions) =>
 const refusalOfStdio = (options: McpClient.StdioConnectOptions) =>
   Effect.runPromise(
     // Refused before any process is started: no CommandExecutor is ever asked for.
-    (McpClient.connectStdio(options).pipe(Effect.flip, Effect.scoped) as Effect.Effect<McpConnectionError.McpConnectionError>)
+    McpClient.connectStdio(options).pipe(Effect.flip, Effect.scoped) as Effect.Effect<McpConnectionError.McpConnectionError>
   )
 
 describe("connect options", () => {
@@ -101,8 +101,7 @@ describe("connect options", () => {
   })
 
   it("checks the stdio options in their own order, before any process is started", async () => {
-    const first = async (options: McpClient.StdioConnectOptions) =>
-      (await refusalOfStdio(options) as McpConnectionError.InvalidOption).option
+    const first = async (options: McpClient.StdioConnectOptions) => (await refusalOfStdio(options) as McpConnectionError.InvalidOption).option
     expect(await first({ command: "", clientInfo: 5 as never })).toBe("clientInfo")
     expect(await first({ command: "a\0b", args: [5 as never] })).toBe("command")
     expect(await first({ command: "node", args: [5 as never], env: { A: 5 as never } })).toBe("args")

@@ -74,9 +74,7 @@ describe("Promise API", () => {
       }
     })
     child.stderr.on("data", (chunk) => (err += chunk))
-    const [status, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-      child.on("exit", (code, signal) => resolve([code, signal]))
-    )
+    const [status, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on("exit", (code, signal) => resolve([code, signal])))
     const exitedAfterMs = printedAt === undefined ? undefined : Date.now() - printedAt
     clearTimeout(killer)
     expect({ status, signal }, err.slice(-3_000)).toEqual({ status: 0, signal: null })

@@ -6,8 +6,7 @@ import { type SseDecodeOptions, type SseEvent, sseParser } from "../../src/inter
 import { bytesEach, concat, cut, pulled, utf8 } from "../support/chunking.js"
 
 /** The SSE parser over an Effect stream of chunks. */
-const decodeSse = <E>(body: Stream.Stream<Uint8Array, E>, options: SseDecodeOptions) =>
-  parseFrames(body, () => sseParser(options))
+const decodeSse = <E>(body: Stream.Stream<Uint8Array, E>, options: SseDecodeOptions) => parseFrames(body, () => sseParser(options))
 
 interface Outcome {
   readonly events: Array<SseEvent>
@@ -29,8 +28,7 @@ const run = (
   )
   return { events, error: Either.isLeft(result) ? result.left : undefined }
 }
-const plain = (error: FrameTooLarge | InvalidUtf8 | undefined) =>
-  error === undefined ? undefined : { ...error, _tag: error._tag }
+const plain = (error: FrameTooLarge | InvalidUtf8 | undefined) => error === undefined ? undefined : { ...error, _tag: error._tag }
 
 const ev = (fields: Partial<SseEvent> & { readonly bytes: number }): SseEvent => ({
   event: "message",
@@ -196,7 +194,9 @@ describe("decodeSse: frame bound", () => {
           state.pulls++
           return utf8("xxxxxxxxxx")
         }))
-      ).pipe(Stream.ensuring(Effect.sync(() => { state.finalized = true })))
+      ).pipe(Stream.ensuring(Effect.sync(() => {
+        state.finalized = true
+      })))
       const events: Array<SseEvent> = []
       const error = yield* Effect.flip(
         Stream.runForEach(decodeSse(body, { maxFrameBytes: () => 1000 }), (e) => Effect.sync(() => events.push(e)))

@@ -43,7 +43,9 @@ export const failureOf = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effec
       const failure = Cause.failureOption(exit.cause)
       if (failure._tag === "None") {
         throw new ContractFailure(
-          Cause.isInterruptedOnly(exit.cause) ? "interrupted where a typed failure was expected" : `a defect where a typed failure was expected: ${Cause.pretty(exit.cause).split("\n")[0]}`
+          Cause.isInterruptedOnly(exit.cause)
+            ? "interrupted where a typed failure was expected"
+            : `a defect where a typed failure was expected: ${Cause.pretty(exit.cause).split("\n")[0]}`
         )
       }
       return failure.value as ClientError

@@ -186,8 +186,7 @@ const streamableRow = <R>(
         abandoned: srv.abortedResponses,
         unansweredClosed: srv.abortedResponses,
         releaseSign: era === "handshake" ? "the session DELETEd" : "nothing held between requests",
-        released: (timeoutMs) =>
-          era === "handshake" ? waitFor(() => srv.deletes() >= 1, "the session DELETEd", timeoutMs) : Promise.resolve(),
+        released: (timeoutMs) => era === "handshake" ? waitFor(() => srv.deletes() >= 1, "the session DELETEd", timeoutMs) : Promise.resolve(),
         receivedSecrets: () => srv.requests.flatMap(sentSecrets),
         waitFor,
         close: srv.close
@@ -308,4 +307,3 @@ export const rows = <R>(client: ClientUnderTest<R>): ReadonlyArray<Row<R>> => {
 /** Starts a peer for the length of a program; the server is closed with the program's scope. */
 export const peer = <R>(row: Row<R>, setup?: PeerSetup): Effect.Effect<Peer<R>, never, Scope.Scope> =>
   Effect.acquireRelease(Effect.promise(() => row.start(setup)), (p) => Effect.promise(() => p.close()))
-

@@ -95,9 +95,7 @@ const serverNames = <R>(all: ReadonlyArray<Row<R>>): ReadonlyArray<string> => [.
 /** Every case of `family` on the rows over its axes: all HTTP clients, or only the first. */
 const matrixOf = <R>(client: ClientUnderTest<R>, family: Family): ReadonlyArray<ContractCase> => {
   const [firstHttp] = client.httpClients
-  const over = rows(client).filter((row) =>
-    family.dependsOn.includes("http-client") || row.http === undefined || row.http === firstHttp
-  )
+  const over = rows(client).filter((row) => family.dependsOn.includes("http-client") || row.http === undefined || row.http === firstHttp)
   return over.flatMap((row) => family.cases(row).map((spec) => bind(family, row, spec)))
 }
 

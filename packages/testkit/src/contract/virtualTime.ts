@@ -13,14 +13,11 @@ import { type Peer, peer, type Row } from "./rows.js"
 import type { Connection, Policy } from "./client.js"
 
 /** Runs `program` with the `TestClock` (and the rest of Effect's test services). */
-export const underTestClock = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.provide(program, TestContext.TestContext)
+export const underTestClock = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Effect.provide(program, TestContext.TestContext)
 
 /** Waits (real time, a sync point) until `site`'s request has arrived at the server `count` times. */
 export const arrivedAt = <R>(server: Peer<R>, site: Site, count = 1) =>
-  Effect.promise(() =>
-    server.waitFor(() => server.calls(methodOf(site)) >= count, `${methodOf(site)} arrived at the server`)
-  )
+  Effect.promise(() => server.waitFor(() => server.calls(methodOf(site)) >= count, `${methodOf(site)} arrived at the server`))
 
 /**
  * Forks `operation`, waits until the server has seen the request the fault stalls (`site`'s
@@ -57,7 +54,10 @@ export const stillRunningAfter = <A, E, R>(
   Effect.gen(function*() {
     yield* laterEvent
     const early = yield* Fiber.poll(fiber)
-    check(Option.isNone(early), `${what} had ended 1 ms short of its deadline${Option.isSome(early) ? ` (${Exit.isFailure(early.value) ? "failed" : "succeeded"})` : ""}`)
+    check(
+      Option.isNone(early),
+      `${what} had ended 1 ms short of its deadline${Option.isSome(early) ? ` (${Exit.isFailure(early.value) ? "failed" : "succeeded"})` : ""}`
+    )
   })
 
 /**

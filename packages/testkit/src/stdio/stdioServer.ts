@@ -59,7 +59,17 @@ import { appendFileSync, readFileSync, renameSync, writeFileSync } from "node:fs
 import { parseArgs } from "node:util"
 import { FAULT_FRAMINGS } from "../faults.js"
 import { STATELESS_FEATURE_METHODS } from "../features.js"
-import { ErrorCode, errorMessage, isRecord, notificationMessage, resultMessage, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcNotification, type JsonRpcOutgoing } from "../jsonrpc.js"
+import {
+  ErrorCode,
+  errorMessage,
+  isRecord,
+  notificationMessage,
+  resultMessage,
+  type JsonRpcErrorObject,
+  type JsonRpcId,
+  type JsonRpcNotification,
+  type JsonRpcOutgoing
+} from "../jsonrpc.js"
 import { makeMcpBehaviour, SUPPORTED_PROTOCOL_VERSIONS, type ModernOutcome } from "../mcp.js"
 import {
   ASK_NAME_INPUT_REQUESTS,
@@ -90,8 +100,7 @@ const NEVER_ENDING_CHUNK = Buffer.alloc(64 * 1024, 0x61) // "a"
 const USAGE_EXIT_CODE = 64
 
 /** The fault kinds of faults.ts this framing has (StdioServer.ts refuses the others before the child starts). */
-const isMethodFaultKind = (kind: string): boolean =>
-  (FAULT_FRAMINGS as Readonly<Record<string, ReadonlyArray<string>>>)[kind]?.includes("stdio") === true
+const isMethodFaultKind = (kind: string): boolean => (FAULT_FRAMINGS as Readonly<Record<string, ReadonlyArray<string>>>)[kind]?.includes("stdio") === true
 const GLOBAL_FAULTS: ReadonlySet<string> = new Set(["banner", "stderr-flood", "ignore-sigterm", "linger-after-stdin-close", "write-pid"])
 
 // ---------------------------------------------------------------------------------------------
@@ -264,8 +273,7 @@ const requestedVersion = (params: unknown): string => {
 
 const failure = (error: JsonRpcErrorObject): ModernOutcome => ({ _tag: "error", error })
 
-const methodNotFound = (method: string): ModernOutcome =>
-  failure({ code: ErrorCode.MethodNotFound, message: `Method not found: ${method}` })
+const methodNotFound = (method: string): ModernOutcome => failure({ code: ErrorCode.MethodNotFound, message: `Method not found: ${method}` })
 
 /** Runs one request of the stateless era (its _meta checked first), side effects included. */
 const handleModern = (method: string, params: unknown): ModernOutcome => {
@@ -375,9 +383,9 @@ const onSubscription = (message: JsonRpcNotification, id: string | number): Json
 
 /** Sends each notification to every listener. */
 const broadcast = (notifications: ReadonlyArray<JsonRpcNotification>): void => {
-  if (initialized && config.era !== "stateless") for (const message of notifications) void sendNotification(message)
+  if (initialized && config.era !== "stateless") { for (const message of notifications) void sendNotification(message) }
   for (const [id, subscription] of subscriptions) {
-    if (subscription.toolsListChanged) for (const message of notifications) void sendNotification(onSubscription(message, id))
+    if (subscription.toolsListChanged) { for (const message of notifications) void sendNotification(onSubscription(message, id)) }
   }
 }
 
@@ -537,10 +545,13 @@ const respondWithFault = (
     case "unsupported-version":
       return void sendMessage(errorMessage(id, unsupportedVersionError(fault.supported ?? config.supportedVersions, requestedVersion(request.params))))
     case "input-required":
-      return void sendMessage(resultMessage(id, inputRequiredResult(
-        fault.inputRequests === null ? undefined : fault.inputRequests ?? ASK_NAME_INPUT_REQUESTS,
-        fault.requestState === null ? undefined : fault.requestState ?? mcp.issueRequestState()
-      )))
+      return void sendMessage(resultMessage(
+        id,
+        inputRequiredResult(
+          fault.inputRequests === null ? undefined : fault.inputRequests ?? ASK_NAME_INPUT_REQUESTS,
+          fault.requestState === null ? undefined : fault.requestState ?? mcp.issueRequestState()
+        )
+      ))
     case "result-type": {
       if (!("result" in normal && isRecord(normal.result))) return void sendMessage(normal) // an error answer as is
       const { resultType: _, ...rest } = normal.result

@@ -90,17 +90,13 @@ export interface Measured {
   readonly killPoints: ReadonlyArray<{ readonly key: string; readonly at: KillPointAt; readonly exit: EncodedExit["_tag"] }>
 }
 
-const isEvent = <K extends RunnerEvent["event"]>(kind: K) => (event: RunnerEvent): event is Extract<RunnerEvent, { event: K }> =>
-  event.event === kind
+const isEvent = <K extends RunnerEvent["event"]>(kind: K) => (event: RunnerEvent): event is Extract<RunnerEvent, { event: K }> => event.event === kind
 
-const startedOf = (key: string) => (event: RunnerEvent): event is Extract<RunnerEvent, { event: "started" }> =>
-  event.event === "started" && event.key === key
+const startedOf = (key: string) => (event: RunnerEvent): event is Extract<RunnerEvent, { event: "started" }> => event.event === "started" && event.key === key
 
-const haltedOf = (key: string) => (event: RunnerEvent): event is Extract<RunnerEvent, { event: "halted" }> =>
-  event.event === "halted" && event.key === key
+const haltedOf = (key: string) => (event: RunnerEvent): event is Extract<RunnerEvent, { event: "halted" }> => event.event === "halted" && event.key === key
 
-const resultOf = (key: string) => (event: RunnerEvent): event is Extract<RunnerEvent, { event: "result" }> =>
-  event.event === "result" && event.key === key
+const resultOf = (key: string) => (event: RunnerEvent): event is Extract<RunnerEvent, { event: "result" }> => event.event === "result" && event.key === key
 
 /** The effect identities of the `append` calls of `entry` that reached the server, in order. */
 const appendsOf = (server: TestServer, entry: string): ReadonlyArray<string | undefined> =>
@@ -118,15 +114,15 @@ const appendsOf = (server: TestServer, entry: string): ReadonlyArray<string | un
 
 /** The effect identities `ToolCall.call` derives for these activities of the execution. */
 const identitiesOf = (executionId: string, activities: ReadonlyArray<string>): Promise<ReadonlyArray<string>> =>
-  Effect.runPromise(Effect.forEach(activities, EffectIdentity.derive).pipe(
-    Effect.provideService(WorkflowInstance, WorkflowInstance.initial(ToolChain, executionId))
-  ))
+  Effect.runPromise(
+    Effect.forEach(activities, EffectIdentity.derive).pipe(
+      Effect.provideService(WorkflowInstance, WorkflowInstance.initial(ToolChain, executionId))
+    )
+  )
 
 /** The live runner whose workflow reached `activity`: the one executing it (a dead one ran it before). */
 const executorOf = (runners: ReadonlyArray<Runner>, activity: string): Runner | undefined =>
-  runners.find((runner) =>
-    runner.alive() && runner.events.some((event) => event.event === "step" && event.activity === activity)
-  )
+  runners.find((runner) => runner.alive() && runner.events.some((event) => event.event === "step" && event.activity === activity))
 
 /** `executorOf`, once its "step" line is read (it is written before the call, but read apart from it). */
 const executorWhen = async (runners: ReadonlyArray<Runner>, activity: string): Promise<Runner> => {
@@ -146,8 +142,7 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
   const server = await startServer({ effectTools: true })
   const runners: Array<Runner> = []
   const alive = () => runners.filter((runner) => runner.alive() && runner.events.some(isEvent("ready")))
-  const describe = () =>
-    runners.map((runner) => `${runner.name}: ${JSON.stringify(runner.events)}\n${runner.stderrTail()}`).join("\n")
+  const describe = () => runners.map((runner) => `${runner.name}: ${JSON.stringify(runner.events)}\n${runner.stderrTail()}`).join("\n")
   const joinMs: Array<number> = []
   const join = async (runner: Runner) => {
     const asked = Date.now()
@@ -155,8 +150,7 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
     joinMs.push(Date.now() - asked)
     return runner
   }
-  const calls = (tool: string, count: number) =>
-    until(`${count} ${tool} calls at the server`, () => server.toolCalls(tool) >= count, RESUME_MS, describe)
+  const calls = (tool: string, count: number) => until(`${count} ${tool} calls at the server`, () => server.toolCalls(tool) >= count, RESUME_MS, describe)
 
   try {
     // Every process the story needs is loaded up front (loading is not what a takeover measures);
@@ -249,8 +243,12 @@ export const crashTwice = async (options: { readonly store: Store; readonly init
     // body has arrived, which TCP orders before the socket's end. Nothing is waited for by time.
     const killedAll = Date.now()
     await Promise.all(runners.map((runner) => runner.kill()))
-    await until("the runners' sockets closed at the server", () => server.openConnections() === 0, RESUME_MS, () =>
-      `${server.openConnections()} open\n${describe()}`)
+    await until(
+      "the runners' sockets closed at the server",
+      () => server.openConnections() === 0,
+      RESUME_MS,
+      () => `${server.openConnections()} open\n${describe()}`
+    )
     const drainMs = Date.now() - killedAll
 
     const exit: EncodedExit = result.exit

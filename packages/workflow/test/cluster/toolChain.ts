@@ -69,17 +69,14 @@ const connectionFor = (key: string, activity: string, step: Step) =>
     const at = step.killPoint?.runner === killPoints.runner ? step.killPoint.at : undefined
     if (at === "before-marker") return yield* killPoints.halt({ key, activity, at })
     if (at === "before-send") {
-      const callTool: Connection["callTool"] = (...args) =>
-        Effect.zipRight(killPoints.halt({ key, activity, at }), mcp.callTool(...args))
+      const callTool: Connection["callTool"] = (...args) => Effect.zipRight(killPoints.halt({ key, activity, at }), mcp.callTool(...args))
       return { ...mcp, callTool }
     }
     return mcp
   })
 
 const textOf = (content: ReadonlyArray<unknown>): string =>
-  content.map((part) =>
-    typeof part === "object" && part !== null && "text" in part && typeof part.text === "string" ? part.text : ""
-  ).join("")
+  content.map((part) => typeof part === "object" && part !== null && "text" in part && typeof part.text === "string" ? part.text : "").join("")
 
 export const ToolChainLive = ToolChain.toLayer(Effect.fn(function*({ key, steps }) {
   const observe = yield* StepObserver

@@ -177,19 +177,22 @@ export const make = (core: Core): CallTool => {
   const callTool: CallTool["callTool"] = (name, args, options) => callToolWith(name, args, options, asIs)
 
   const callToolStream: CallTool["callToolStream"] = (name, args, options) =>
-    Stream.asyncScoped<McpClient.CallEvent, McpConnectionError>((emit) =>
-      callTool(name, args, { ...options, onProgress: (progress) => void emit.single({ _tag: "Progress", progress }) }).pipe(
-        Effect.matchEffect({
-          onFailure: (error) => Effect.promise(() => emit.fail(error)),
-          onSuccess: (result) =>
-            Effect.promise(async () => {
-              await emit.single({ _tag: "Result", result })
-              await emit.end()
-            })
-        }),
-        Effect.interruptible,
-        Effect.forkScoped
-      ), { bufferSize: progressBuffer, strategy: "sliding" })
+    Stream.asyncScoped<McpClient.CallEvent, McpConnectionError>(
+      (emit) =>
+        callTool(name, args, { ...options, onProgress: (progress) => void emit.single({ _tag: "Progress", progress }) }).pipe(
+          Effect.matchEffect({
+            onFailure: (error) => Effect.promise(() => emit.fail(error)),
+            onSuccess: (result) =>
+              Effect.promise(async () => {
+                await emit.single({ _tag: "Result", result })
+                await emit.end()
+              })
+          }),
+          Effect.interruptible,
+          Effect.forkScoped
+        ),
+      { bufferSize: progressBuffer, strategy: "sliding" }
+    )
 
   const callToolDecoded: CallTool["callToolDecoded"] = (output, name, args, options) => {
     const decode = Schema.decodeUnknownEither(output)

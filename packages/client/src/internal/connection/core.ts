@@ -93,8 +93,7 @@ export interface Core extends Setup {
   ) => Effect.Effect<A, McpConnectionError>
 }
 
-const sameTools = (a: ReadonlyArray<McpSchema.Tool>, b: ReadonlyArray<McpSchema.Tool>) =>
-  a === b || JSON.stringify(a) === JSON.stringify(b)
+const sameTools = (a: ReadonlyArray<McpSchema.Tool>, b: ReadonlyArray<McpSchema.Tool>) => a === b || JSON.stringify(a) === JSON.stringify(b)
 
 /** An input found invalid: refused before any I/O. */
 export const refusedOption = (exchange: Exchange, option: string) =>
@@ -147,10 +146,13 @@ export const make = (setup: Setup): Effect.Effect<Core> =>
     const inFlight = new Set<() => void>()
     // Closing the connection's scope marks it closed first, so later calls fail without I/O, and
     // fails what is in flight (its requests released) before the sessions are released.
-    yield* Scope.addFinalizer(scope, Effect.sync(() => {
-      closed = true
-      for (const abandon of [...inFlight]) abandon()
-    }))
+    yield* Scope.addFinalizer(
+      scope,
+      Effect.sync(() => {
+        closed = true
+        for (const abandon of [...inFlight]) abandon()
+      })
+    )
 
     /** A request in flight when the connection closed may have reached the server: `unknown`. */
     const abandonOnClose = (exchange: Exchange): Abandon<McpConnectionError> => ({

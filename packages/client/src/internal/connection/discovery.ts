@@ -66,8 +66,7 @@ const deadlineAfterAttempts = (
     : withAttempts(deadline, [...failed, attemptOf(current.era, current.transport, deadline)])
 
 /** What is known about the remote effect when a deadline passes at a stage. */
-const deadlineOutcome = (stage: Stage): Outcome =>
-  stage === "config" || stage === "connect" || stage === "endpoint" ? "not-sent" : "unknown"
+const deadlineOutcome = (stage: Stage): Outcome => stage === "config" || stage === "connect" || stage === "endpoint" ? "not-sent" : "unknown"
 
 /**
  * The record of one pass of a discovery (a whole pass runs again after an authorization): its
@@ -115,8 +114,7 @@ const makeRecorder = (clock: Clock.Clock, budget: PhasePolicy.Budget, into: Arra
     negotiated: () => {
       negotiated = true
     },
-    deadline: () =>
-      deadlineAfterAttempts(Failures.deadline(exchange(stage), deadlineOutcome(stage)), attempt, negotiated ? [] : failedAttempts)
+    deadline: () => deadlineAfterAttempts(Failures.deadline(exchange(stage), deadlineOutcome(stage)), attempt, negotiated ? [] : failedAttempts)
   }
 }
 

@@ -10,7 +10,13 @@ import type * as PhasePolicy from "../../PhasePolicy.js"
 import { listAll } from "../listing.js"
 import type { Core, Operation } from "./core.js"
 
-export const listOf = <A, I>(core: Core, operation: Operation, stage: Stage, key: string, item: Schema.Schema<A, I>) =>
-(options?: PhasePolicy.BudgetOptions): Effect.Effect<ReadonlyArray<A>, McpConnectionError> =>
-  core.callPhase(operation, stage, options, undefined, (on, exchange) =>
-    Effect.map(listAll(on.session, operation, key, item, exchange, core.policy), ({ bytes, items }) => ({ value: items, bytes })))
+export const listOf =
+  <A, I>(core: Core, operation: Operation, stage: Stage, key: string, item: Schema.Schema<A, I>) =>
+  (options?: PhasePolicy.BudgetOptions): Effect.Effect<ReadonlyArray<A>, McpConnectionError> =>
+    core.callPhase(
+      operation,
+      stage,
+      options,
+      undefined,
+      (on, exchange) => Effect.map(listAll(on.session, operation, key, item, exchange, core.policy), ({ bytes, items }) => ({ value: items, bytes }))
+    )

@@ -18,8 +18,7 @@ export const ping = (core: Core): McpClient.Connection["ping"] => {
       "ping",
       1,
       (resent) =>
-        core.observed("ping", exchange, (on) =>
-          on.session.request(on.session.era === "stateless" ? "server/discover" : "ping", undefined, exchange), resent),
+        core.observed("ping", exchange, (on) => on.session.request(on.session.era === "stateless" ? "server/discover" : "ping", undefined, exchange), resent),
       core.observe
     ).pipe(Effect.map(() => clock.unsafeCurrentTimeMillis() - started))
   })

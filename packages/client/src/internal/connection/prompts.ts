@@ -22,7 +22,6 @@ export const make = (core: Core): Prompts => ({
       "get-prompt",
       options,
       typeof name !== "string" || name.length === 0 ? "name" : args !== undefined && !isStringRecord(args) ? "arguments" : undefined,
-      (on, exchange) =>
-        Effect.flatMap(on.session.request("prompts/get", { name, arguments: args ?? {} }, exchange), decodedAs(decodePrompt, exchange))
+      (on, exchange) => Effect.flatMap(on.session.request("prompts/get", { name, arguments: args ?? {} }, exchange), decodedAs(decodePrompt, exchange))
     )
 })

@@ -18,9 +18,16 @@ export const listTools = (core: Core): McpClient.Connection["listTools"] => {
       "list-tools",
       maxDiscoveryAuthorizations,
       (resent) =>
-        core.observed("tools/list", exchange, (on) =>
-          Effect.tap(listAllTools(on.session, core.policy, () => {}), (listing) =>
-            core.live.relisted(on, listing) ? core.publish(listing.tools) : Effect.void), resent),
+        core.observed(
+          "tools/list",
+          exchange,
+          (on) =>
+            Effect.tap(
+              listAllTools(on.session, core.policy, () => {}),
+              (listing) => core.live.relisted(on, listing) ? core.publish(listing.tools) : Effect.void
+            ),
+          resent
+        ),
       core.observe
     ),
     (listing) => listing.tools

@@ -57,8 +57,7 @@ const ipv4Ranges: ReadonlyArray<readonly [number, number, AddressKind]> = [
 ]
 
 /** The kind of a 32-bit IPv4 address. */
-export const ipv4Kind = (address: number): AddressKind =>
-  ipv4Ranges.find(([base, bits]) => inIpv4(address, base, bits))?.[2] ?? "public"
+export const ipv4Kind = (address: number): AddressKind => ipv4Ranges.find(([base, bits]) => inIpv4(address, base, bits))?.[2] ?? "public"
 
 /**
  * The eight 16-bit groups of an IPv6 address (without brackets, without a zone), else

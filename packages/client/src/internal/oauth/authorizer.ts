@@ -148,8 +148,7 @@ export const makeAuthorizer = (
     // A store that fails is not a reason to fail the operation: the tokens live on in memory.
     const save = (entry: TokenStoreEntry) => Effect.ignore(store.set(storeKey, entry))
     /** Drops the stored entry only while it holds `failed`'s tokens (another process may have stored newer ones). */
-    const forget = (failed: Current) =>
-      Effect.ignore(store.remove(storeKey, { onlyIf: (stored) => holdsTokensOf(stored, failed) }))
+    const forget = (failed: Current) => Effect.ignore(store.remove(storeKey, { onlyIf: (stored) => holdsTokensOf(stored, failed) }))
     /**
      * `effect` alone among the store's users (across processes, for the file store), its wait
      * bounded by the authorization budget. A store that cannot keep them apart (none offered,
@@ -384,8 +383,7 @@ export const makeAuthorizer = (
     const clientFor = (stage: Stage, found: DiscoveredAuthority, stored: StoredClient) =>
       stored.method === "private_key_jwt" ? resolveClient(stage, found) : Effect.succeed<Token.TokenClient>(stored)
 
-    const canRefresh = (held: Current) =>
-      held.tokens.refreshToken !== undefined || options.grant === "client_credentials"
+    const canRefresh = (held: Current) => held.tokens.refreshToken !== undefined || options.grant === "client_credentials"
 
     // The tokens that failed are the current ones (a refresh installs what it adopts before it sends).
     const dropTokens = Effect.suspend(() => {
@@ -424,44 +422,47 @@ export const makeAuthorizer = (
       (config.interactive !== undefined && options.redirectUri !== undefined)
 
     const recover: ConnectionAuthorization["recover"] = (refusal, challenge, { generation: started, stage }) =>
-      semaphore.withPermits(1)(Effect.zipRight(load, Effect.suspend(() => {
-        // Another operation already replaced the refused credential.
-        if (generation !== started) return Effect.void
-        // Nothing can be obtained: the refusal, as it is (no request to the authority).
-        const refreshable = current?.tokens.refreshToken !== undefined && refusal._tag === "Unauthorized"
-        if (!canAuthorize && !refreshable) return Effect.fail(refusal)
-        const bearer = parseBearerChallenge(challenge.wwwAuthenticate)
-        const challenged = bearer._tag === "BearerChallenge" ? bearer : undefined
-        if (refusal._tag === "Forbidden") {
-          if (challenged?.error !== "insufficient_scope") return Effect.fail(refusal)
-          const exchange = exchangeOf(stage, "step-up")
-          const previous = current?.scope ?? options.scope
-          const wider = stepUpScope(previous, challenged.scope)
-          const grows = wider !== undefined && wider.some((scope) => !(previous ?? []).includes(scope))
-          if (!grows) return Effect.fail(failure(exchange, "step-up-limit"))
-          // A service's configured scope is what it may hold: a server cannot widen it.
-          const ceiling = options.grant === "client_credentials" && !options.allowScopeStepUp ? options.scope : undefined
-          if (ceiling !== undefined && wider.some((scope) => !ceiling.includes(scope))) {
-            return Effect.fail(failure(exchange, "scope-ceiling"))
+      semaphore.withPermits(1)(Effect.zipRight(
+        load,
+        Effect.suspend(() => {
+          // Another operation already replaced the refused credential.
+          if (generation !== started) return Effect.void
+          // Nothing can be obtained: the refusal, as it is (no request to the authority).
+          const refreshable = current?.tokens.refreshToken !== undefined && refusal._tag === "Unauthorized"
+          if (!canAuthorize && !refreshable) return Effect.fail(refusal)
+          const bearer = parseBearerChallenge(challenge.wwwAuthenticate)
+          const challenged = bearer._tag === "BearerChallenge" ? bearer : undefined
+          if (refusal._tag === "Forbidden") {
+            if (challenged?.error !== "insufficient_scope") return Effect.fail(refusal)
+            const exchange = exchangeOf(stage, "step-up")
+            const previous = current?.scope ?? options.scope
+            const wider = stepUpScope(previous, challenged.scope)
+            const grows = wider !== undefined && wider.some((scope) => !(previous ?? []).includes(scope))
+            if (!grows) return Effect.fail(failure(exchange, "step-up-limit"))
+            // A service's configured scope is what it may hold: a server cannot widen it.
+            const ceiling = options.grant === "client_credentials" && !options.allowScopeStepUp ? options.scope : undefined
+            if (ceiling !== undefined && wider.some((scope) => !ceiling.includes(scope))) {
+              return Effect.fail(failure(exchange, "scope-ceiling"))
+            }
+            if (stepUps >= options.maxStepUps) return Effect.fail(failure(exchange, "step-up-limit"))
+            stepUps++
+            return Effect.flatMap(discover(stage, challenge.wwwAuthenticate), (found) => authorize(stage, found, wider, "step-up"))
           }
-          if (stepUps >= options.maxStepUps) return Effect.fail(failure(exchange, "step-up-limit"))
-          stepUps++
-          return Effect.flatMap(discover(stage, challenge.wwwAuthenticate), (found) => authorize(stage, found, wider, "step-up"))
-        }
-        // Discovered anew at every 401: an authority that moved is seen at once.
-        return Effect.flatMap(discover(stage, challenge.wwwAuthenticate), (found) => {
-          const held = current
-          const sameIssuer = held !== undefined && held.issuer === found.authorizationServer.issuer
-          if (held !== undefined && sameIssuer && held.tokens.refreshToken !== undefined) {
-            // Refreshed once; a failed refresh ends the operation (nothing is re-sent after it).
-            return refresh(stage, found, held).pipe(
-              Effect.tapError((error) => error.reason === "invalid-grant" ? dropTokens : Effect.void)
-            )
-          }
-          if (!canAuthorize) return Effect.fail(refusal)
-          return authorize(stage, found, undefined, options.grant === "client_credentials" ? "token" : "authorization")
+          // Discovered anew at every 401: an authority that moved is seen at once.
+          return Effect.flatMap(discover(stage, challenge.wwwAuthenticate), (found) => {
+            const held = current
+            const sameIssuer = held !== undefined && held.issuer === found.authorizationServer.issuer
+            if (held !== undefined && sameIssuer && held.tokens.refreshToken !== undefined) {
+              // Refreshed once; a failed refresh ends the operation (nothing is re-sent after it).
+              return refresh(stage, found, held).pipe(
+                Effect.tapError((error) => error.reason === "invalid-grant" ? dropTokens : Effect.void)
+              )
+            }
+            if (!canAuthorize) return Effect.fail(refusal)
+            return authorize(stage, found, undefined, options.grant === "client_credentials" ? "token" : "authorization")
+          })
         })
-      }))).pipe(Effect.provide(context))
+      )).pipe(Effect.provide(context))
 
     return { credential, generation: () => generation, prepare, recover }
   })

@@ -124,7 +124,6 @@ const invalid = (option: string, problem?: ClientAssertionKeyProblem["problem"])
     problem === undefined ? undefined : { _tag: "ClientAssertionKeyProblem", problem } satisfies ClientAssertionKeyProblem
   )
 
-
 const base64UrlJson = (value: unknown): string => Encoding.encodeBase64Url(new TextEncoder().encode(JSON.stringify(value)))
 
 const importParams = {
@@ -249,8 +248,7 @@ export const makeClientAssertionSigner = (
 /** One fresh client assertion (a compact JWS, `Redacted`): `makeClientAssertionSigner` and one `sign`. */
 export const makeClientAssertion = (
   options: ClientAssertionOptions
-): Effect.Effect<Redacted.Redacted<string>, InvalidOption> =>
-  Effect.flatMap(makeClientAssertionSigner(options), (signer) => signer.sign)
+): Effect.Effect<Redacted.Redacted<string>, InvalidOption> => Effect.flatMap(makeClientAssertionSigner(options), (signer) => signer.sign)
 
 /** The form parameters of the assertion, for the token request (RFC 7523 §2.2). */
 export const clientAssertionParameters = (

@@ -247,8 +247,7 @@ const fetchDocument = (
               retryable: false
             })
           ),
-        BodyReadFailed: (failed: BodyReadFailed) =>
-          Effect.fail(Failures.transport(exchange, "connection-closed", "not-sent", {}, failed.cause)),
+        BodyReadFailed: (failed: BodyReadFailed) => Effect.fail(Failures.transport(exchange, "connection-closed", "not-sent", {}, failed.cause)),
         ResponseError: (error) => Effect.fail(Failures.transport(exchange, "connection-closed", "not-sent", {}, error))
       }),
       Effect.flatMap((bytes) => {
@@ -256,8 +255,7 @@ const fetchDocument = (
         const text = decodeUtf8(bytes)
         if (Either.isLeft(text)) return Effect.fail(violation(exchange, "invalid-utf8", { observedBytes, status }))
         return Either.match(parseAuthorityJson(exchange, text.right, { observedBytes, status }), {
-          onLeft: (refused) =>
-            Effect.fail(refused === "invalid-json" ? violation(exchange, "invalid-json", { observedBytes, status }) : refused),
+          onLeft: (refused) => Effect.fail(refused === "invalid-json" ? violation(exchange, "invalid-json", { observedBytes, status }) : refused),
           onRight: (json) => Effect.succeed<Fetched>({ _tag: "Found", json, observedBytes })
         })
       })

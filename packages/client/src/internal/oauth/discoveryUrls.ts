@@ -43,8 +43,7 @@ export const isLoopback = (url: URL): boolean => isLoopbackHost(url)
  * Served over a secure channel: `https`, or `http` on a loopback host (MCP authorization,
  * "Communication Security": every authorization server endpoint is HTTPS).
  */
-export const isSecure = (url: URL): boolean =>
-  url.protocol === "https:" || (url.protocol === "http:" && isLoopback(url))
+export const isSecure = (url: URL): boolean => url.protocol === "https:" || (url.protocol === "http:" && isLoopback(url))
 
 /**
  * An issuer identifier (RFC 8414 §2): an absolute URL without query or fragment, served
@@ -76,8 +75,7 @@ const originOf = (url: URL): string => `${url.protocol}//${url.host}`
  * trailing slash after a longer path may be significant and is kept). No userinfo, query or
  * fragment.
  */
-export const canonicalResource = (serverUrl: URL): string =>
-  originOf(serverUrl) + (serverUrl.pathname === "/" ? "" : serverUrl.pathname)
+export const canonicalResource = (serverUrl: URL): string => originOf(serverUrl) + (serverUrl.pathname === "/" ? "" : serverUrl.pathname)
 
 const protectedResourceSuffix = "/.well-known/oauth-protected-resource"
 

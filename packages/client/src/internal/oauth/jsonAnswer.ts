@@ -60,8 +60,7 @@ export const readJsonAnswer = (
 ): Effect.Effect<JsonAnswer, ByteCeilingExceeded | TransportFailure | ProtocolViolation | LimitExceeded> => {
   const base = Failures.fields(exchange)
   const status = response.status
-  const closed = () =>
-    new TransportFailure({ ...base, reason: "connection-closed", outcome: "not-sent", retryable: repeatable })
+  const closed = () => new TransportFailure({ ...base, reason: "connection-closed", outcome: "not-sent", retryable: repeatable })
   const violation = (reason: "invalid-utf8" | "invalid-json", observedBytes: number) =>
     new ProtocolViolation({ ...base, reason, observedBytes, status, outcome: "not-sent", retryable: false })
   return readBody(response, exchange.budget.maxBytes).pipe(

@@ -237,8 +237,7 @@ export type OAuthErrorCode = OAuthError
 const knownCodes: ReadonlySet<string> = new Set(oauthErrorCodes)
 
 /** The error code when it is one of `oauthErrorCodes` (exactly, case included); else `undefined`. */
-export const knownErrorCode = (error: string): OAuthErrorCode | undefined =>
-  knownCodes.has(error) ? (error as OAuthErrorCode) : undefined
+export const knownErrorCode = (error: string): OAuthErrorCode | undefined => knownCodes.has(error) ? (error as OAuthErrorCode) : undefined
 
 const annotatedProblem = (ast: AST.AST): Problem | undefined => ast.annotations[ProblemAnnotationId] as Problem | undefined
 
@@ -289,8 +288,10 @@ const decoder = <A, I>(schema: Schema.Schema<A, I>, document: Document) => {
 }
 
 /** Decodes a Protected Resource Metadata document (whether its `resource` names the server is `resourceMatches`). */
-export const decodeProtectedResourceMetadata: (json: unknown) => Either.Either<ProtectedResourceMetadata, DocumentProblem> =
-  decoder(ProtectedResourceMetadata, "protected-resource-metadata")
+export const decodeProtectedResourceMetadata: (json: unknown) => Either.Either<ProtectedResourceMetadata, DocumentProblem> = decoder(
+  ProtectedResourceMetadata,
+  "protected-resource-metadata"
+)
 
 const decodeAuthorizationServer = decoder(AuthorizationServerMetadata, "authorization-server-metadata")
 
@@ -321,5 +322,7 @@ export const decodeTokenErrorResponse: (json: unknown) => Either.Either<TokenErr
 )
 
 /** Decodes the client information response of a dynamic registration. */
-export const decodeRegistrationResponse: (json: unknown) => Either.Either<RegistrationResponse, DocumentProblem> =
-  decoder(RegistrationResponse, "registration-response")
+export const decodeRegistrationResponse: (json: unknown) => Either.Either<RegistrationResponse, DocumentProblem> = decoder(
+  RegistrationResponse,
+  "registration-response"
+)

@@ -26,10 +26,7 @@ export const codeChallengeMethod = "S256"
  */
 const randomOctets = 32
 
-
-const randomBase64Url: Effect.Effect<string> = Effect.sync(() =>
-  Encoding.encodeBase64Url(globalThis.crypto.getRandomValues(new Uint8Array(randomOctets)))
-)
+const randomBase64Url: Effect.Effect<string> = Effect.sync(() => Encoding.encodeBase64Url(globalThis.crypto.getRandomValues(new Uint8Array(randomOctets))))
 
 /** RFC 7636 §4.1: code-verifier = 43*128unreserved, unreserved = ALPHA / DIGIT / "-" / "." / "_" / "~". */
 export const isCodeVerifier = (text: string): boolean => {

@@ -171,8 +171,7 @@ const post = (
     }
     // Another 2xx: not an answer RFC 7591 gives (and the client may or may not be registered).
     if (status >= 200 && status < 300) return Effect.fail(violation("invalid-registration-response", { status }))
-    const upstream = (observedBytes?: number) =>
-      new UpstreamFailure({ ...base, status, observedBytes, outcome: "not-sent", retryable: false })
+    const upstream = (observedBytes?: number) => new UpstreamFailure({ ...base, status, observedBytes, outcome: "not-sent", retryable: false })
     if (!isJson) return Effect.fail(upstream())
     return Effect.flatMap(readJsonAnswer(response, exchange, false), ({ json, observedBytes }): Effect.Effect<never, McpConnectionError> => {
       // RFC 7591 §3.2.2 has the shape of RFC 6749 §5.2: `error`, `error_description`.

@@ -202,8 +202,7 @@ const post = (
         })
       })
     }
-    const upstream = (retryable: boolean, observedBytes?: number) =>
-      new UpstreamFailure({ ...base, status, observedBytes, outcome: "not-sent", retryable })
+    const upstream = (retryable: boolean, observedBytes?: number) => new UpstreamFailure({ ...base, status, observedBytes, outcome: "not-sent", retryable })
     const transientStatus = status >= 500 || status === 429
     if (!isJson) return Effect.fail(upstream(repeatable && transientStatus))
     return Effect.flatMap(readJson(response), ({ json, observedBytes }): Effect.Effect<never, McpConnectionError> => {
@@ -269,8 +268,7 @@ const run = (
     for (const [name, value] of fields) form.append(name, value)
     form.append("resource", options.resource)
     let authorization: string | undefined
-    const missing = (option: string) =>
-      Effect.fail(new InvalidOption({ ...base, option, reason: "invalid-value", outcome: "not-sent", retryable: false }))
+    const missing = (option: string) => Effect.fail(new InvalidOption({ ...base, option, reason: "invalid-value", outcome: "not-sent", retryable: false }))
     if (client.method === "none") {
       form.append("client_id", client.clientId)
     } else if (client.method === "private_key_jwt") {

@@ -164,8 +164,7 @@ const reentrant = <A, E, R, E2>(
   lock: <A1, E1, R1>(locked: Effect.Effect<A1, E1, R1>) => Effect.Effect<A1, E1 | E2, R1>,
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | E2, R> =>
-  Effect.flatMap(FiberRef.get(heldLocks), (held) =>
-    held.has(name) ? effect : lock(Effect.locally(effect, heldLocks, new Set([...held, name]))))
+  Effect.flatMap(FiberRef.get(heldLocks), (held) => held.has(name) ? effect : lock(Effect.locally(effect, heldLocks, new Set([...held, name]))))
 
 /** `effect` with the semaphore's one permit, waited for at most `timeoutMs` (`lock-timeout`, as `exclusive`). */
 const withPermit = <A, E, R>(
@@ -183,8 +182,7 @@ const withPermit = <A, E, R>(
     )
   )
 
-const lockTimeout = (operation: TokenStoreError["operation"]) =>
-  new TokenStoreError({ operation, reason: "lock-timeout" })
+const lockTimeout = (operation: TokenStoreError["operation"]) => new TokenStoreError({ operation, reason: "lock-timeout" })
 
 /** A wait of `timeoutMs` at most (NaN and negatives: none at all). */
 const boundedWait = (timeoutMs: number): Duration.Duration => timeoutMs > 0 ? Duration.millis(timeoutMs) : Duration.zero
@@ -215,8 +213,7 @@ export const makeMemory: Effect.Effect<TokenStoreService> = Effect.gen(function*
         next.delete(mapKey(key))
         return next
       }),
-    exclusive: (_key, effect, { timeoutMs }) =>
-      reentrant(lockName, (locked) => withPermit(semaphore, timeoutMs, locked), effect)
+    exclusive: (_key, effect, { timeoutMs }) => reentrant(lockName, (locked) => withPermit(semaphore, timeoutMs, locked), effect)
   } satisfies TokenStoreService
 })
 
@@ -294,8 +291,7 @@ const fromFileEntry = (entry: FileEntry): TokenStoreEntry => ({
   issuer: entry.issuer
 })
 
-const sameKey = (entry: FileEntry, key: TokenStoreKey): boolean =>
-  entry.resource === key.resource && entry.clientId === key.clientId
+const sameKey = (entry: FileEntry, key: TokenStoreKey): boolean => entry.resource === key.resource && entry.clientId === key.clientId
 
 export interface FileStoreOptions {
   /** The largest file read, in bytes; default 1 MiB. */
@@ -346,8 +342,7 @@ export const makeFile = (
     const semaphore = yield* Effect.makeSemaphore(1)
 
     type Operation = TokenStoreError["operation"]
-    const fail = (operation: Operation, reason: TokenStoreErrorReason) =>
-      Effect.fail(new TokenStoreError({ operation, reason }))
+    const fail = (operation: Operation, reason: TokenStoreErrorReason) => Effect.fail(new TokenStoreError({ operation, reason }))
     const ioError = (operation: Operation) => (error: PlatformError) =>
       new TokenStoreError({
         operation,
@@ -441,9 +436,7 @@ export const makeFile = (
 
     const lockAge = Effect.flatMap(
       Effect.option(fs.stat(lockPath)),
-      (info) =>
-        Effect.map(wallClock, (now) =>
-          Option.flatMap(info, (stat) => Option.map(stat.mtime, (mtime) => now - mtime.getTime())))
+      (info) => Effect.map(wallClock, (now) => Option.flatMap(info, (stat) => Option.map(stat.mtime, (mtime) => now - mtime.getTime())))
     )
 
     /** A lock untouched for `staleLockMs` is removed, if it is still the one judged stale. */
@@ -494,8 +487,10 @@ export const makeFile = (
           Effect.tap(tryLock(operation, nonce), (taken) => Effect.sync(() => void (owned = taken)))
         )
         const poll = Effect.sleep(Duration.millis(5 + Math.floor(Math.random() * 20)))
-        const acquire: Effect.Effect<void, TokenStoreError> = Effect.flatMap(attempt, (taken) =>
-          taken ? Effect.void : Effect.zipRight(Effect.zipRight(takeOverIfStale(operation), poll), acquire))
+        const acquire: Effect.Effect<void, TokenStoreError> = Effect.flatMap(
+          attempt,
+          (taken) => taken ? Effect.void : Effect.zipRight(Effect.zipRight(takeOverIfStale(operation), poll), acquire)
+        )
         const release = Effect.suspend(() => {
           if (!owned) return Effect.void
           // Removed only while it is ours: a holder judged stale must not remove its successor's lock.

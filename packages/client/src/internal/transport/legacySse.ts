@@ -89,8 +89,7 @@ export const make = (
      * also interrupts it (see `send`).
      */
     const terminate = (termination: SharedStream.Termination) =>
-      Effect.flatMap(stream.terminate(termination), (first) =>
-        first ? Deferred.fail(endpointReady, termination(readiness)) : Effect.void)
+      Effect.flatMap(stream.terminate(termination), (first) => first ? Deferred.fail(endpointReady, termination(readiness)) : Effect.void)
 
     const acceptEndpoint = (event: SseEvent): Effect.Effect<void> => {
       let url: URL | undefined

@@ -226,8 +226,7 @@ export const make = (
     const release = Effect.zipRight(releaseInBackground, Effect.suspend(() => Fiber.join(releasing!)))
 
     /** Gives up the session from one of its own fibers: the child is released in the background. */
-    const terminate = (termination: SharedStream.Termination) =>
-      Effect.zipRight(stream.terminate(termination), releaseInBackground)
+    const terminate = (termination: SharedStream.Termination) => Effect.zipRight(stream.terminate(termination), releaseInBackground)
 
     const onLine = (line: Line): Effect.Effect<void> => {
       const text = line.text.trim()
@@ -282,9 +281,7 @@ export const make = (
     const exitedWith = (code: number | undefined) =>
       Effect.zipRight(
         Effect.zipRight(Deferred.succeed(exited, code), stdoutDrained),
-        terminate((exchange) =>
-          Failures.transport(exchange, "process-exited", outcomeOf(exchange), code === undefined ? {} : { exitCode: code })
-        )
+        terminate((exchange) => Failures.transport(exchange, "process-exited", outcomeOf(exchange), code === undefined ? {} : { exitCode: code }))
       )
     yield* child.exitCode.pipe(
       Effect.matchCauseEffect({
@@ -322,8 +319,7 @@ export const make = (
     )
     const releaseTimeout = Duration.millis(options.releaseTimeoutMs)
     /** Waits for `effect` at most one release step (interruptible, as finalizers are not). */
-    const step = <A, E>(effect: Effect.Effect<A, E>) =>
-      effect.pipe(Effect.ignore, Effect.interruptible, Effect.timeoutOption(releaseTimeout))
+    const step = <A, E>(effect: Effect.Effect<A, E>) => effect.pipe(Effect.ignore, Effect.interruptible, Effect.timeoutOption(releaseTimeout))
     /** Bounded shutdown: stdin EOF, wait, SIGTERM, wait, SIGKILL, wait. Never unbounded. */
     const shutdown = Effect.gen(function*() {
       yield* Queue.shutdown(stdinQueue)

@@ -97,11 +97,9 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
     const postTarget = HttpClientRequest.post(options.url)
     const accept = { accept: "application/json, text/event-stream" }
     /** A POST of one message, with the session's headers and the message's own. */
-    const post = (body: unknown, headers: Outgoing["headers"]) =>
-      Http.postJson(postTarget, body, { ...accept, ...session.current, ...headers })
+    const post = (body: unknown, headers: Outgoing["headers"]) => Http.postJson(postTarget, body, { ...accept, ...session.current, ...headers })
     /** A best-effort message: nobody waits for it, its answer does not matter. */
-    const postNotice = (body: unknown, headers: Outgoing["headers"]) =>
-      client.execute(post(body, headers), identity, Http.ignoreResponse)
+    const postNotice = (body: unknown, headers: Outgoing["headers"]) => client.execute(post(body, headers), identity, Http.ignoreResponse)
 
     const statusFailure = (exchange: Exchange, response: HttpClientResponse.HttpClientResponse) =>
       Http.statusFailure(exchange, response, { sentSession: false, secrets: options.secrets })
@@ -164,8 +162,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       }
       return readFrames(response, sseParser({ maxFrameBytes: () => exchange.budget.maxBytes }), onEvent).pipe(
         Effect.catchTags({
-          FrameTooLarge: (e: FrameTooLarge) =>
-            Effect.fail(Failures.ceiling(exchange, counted.bytes + e.observedBytes, status)),
+          FrameTooLarge: (e: FrameTooLarge) => Effect.fail(Failures.ceiling(exchange, counted.bytes + e.observedBytes, status)),
           InvalidUtf8: (e) =>
             Effect.fail(
               Failures.protocol(exchange, "invalid-utf8", { observedBytes: counted.bytes + e.observedBytes, status })

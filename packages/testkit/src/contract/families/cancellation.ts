@@ -48,8 +48,7 @@ const deadlinePolicy = (site: Site): Policy =>
     : { timeout: LONG_MS, discovery: { timeout: DEADLINE_MS.discovery } }
 
 /** The stalled request arrived: the server has seen it (so interrupting it abandons a sent request). */
-const arrived = <R>(server: Peer<R>, site: Site) =>
-  server.waitFor(() => server.calls(methodOf(site)) === 1, `${methodOf(site)} arrived at the server`, SYNC_MS)
+const arrived = <R>(server: Peer<R>, site: Site) => server.waitFor(() => server.calls(methodOf(site)) === 1, `${methodOf(site)} arrived at the server`, SYNC_MS)
 
 /** The server saw the abandoned request released: its answer closed, or a cancellation notice. */
 const abandonedSeen = <R>(server: Peer<R>, what: string) =>
@@ -75,9 +74,7 @@ const checkNoticeRule = <R>(server: Peer<R>, connection: Connection) =>
       check(notices === 0, `${notices} cancellation notices over stateless HTTP, where closing the answer stream is the signal`)
       return
     }
-    yield* Effect.promise(() =>
-      server.waitFor(() => server.calls("notifications/cancelled") >= 1, "a notifications/cancelled arrived", SYNC_MS)
-    )
+    yield* Effect.promise(() => server.waitFor(() => server.calls("notifications/cancelled") >= 1, "a notifications/cancelled arrived", SYNC_MS))
     yield* expectReleased(connection)
     const notices = server.calls("notifications/cancelled")
     check(notices === 1, `${notices} cancellation notices for one call`)

@@ -48,16 +48,14 @@ const NEVER_ENDING_SLACK = "Bun" in globalThis ? 1024 * 1024 : 64 * 1024
 
 const SIZES = [CEILING - 1, CEILING, CEILING + 1] as const
 
-const describeSize = (bytes: number) =>
-  bytes === CEILING ? "exactly the ceiling" : bytes < CEILING ? "the ceiling - 1" : "the ceiling + 1"
+const describeSize = (bytes: number) => bytes === CEILING ? "exactly the ceiling" : bytes < CEILING ? "the ceiling - 1" : "the ceiling + 1"
 
 const checkCounter = <R>(server: Peer<R>, runs: number, what: string) => {
   check(server.counter() === runs, `${what}: the tool ran ${server.counter()} times, expected ${runs}`)
   check(server.calls("tools/call") === runs, `${what}: tools/call arrived ${server.calls("tools/call")} times, expected ${runs}`)
 }
 
-const checkListedOnce = <R>(server: Peer<R>) =>
-  check(server.calls("tools/list") === 1, `tools/list arrived ${server.calls("tools/list")} times, expected once`)
+const checkListedOnce = <R>(server: Peer<R>) => check(server.calls("tools/list") === 1, `tools/list arrived ${server.calls("tools/list")} times, expected once`)
 
 /** After a refused answer: the session goes on (a response of its own) or is gone (a shared stream). */
 const checkNextCall = <R>(row: Row<R>, server: Peer<R>, connection: Connection) =>

@@ -153,8 +153,7 @@ const liveCase = <R>(row: Row<R>, site: Site): CaseSpec => ({
 export const deadlines: Family = {
   name: "deadlines under TestClock",
   dependsOn: ["runtime"],
-  promise:
-    "in both phases a TestClock drives the deadline: not a millisecond early, DeadlineExceeded at it with the phase's limits; live timers meet it too",
+  promise: "in both phases a TestClock drives the deadline: not a millisecond early, DeadlineExceeded at it with the phase's limits; live timers meet it too",
   cases: (row) => [
     testClockCase(row, "discovery"),
     testClockCase(row, "call"),

@@ -128,7 +128,8 @@ const discoveryCase = <R>(row: Row<R>, name: string, fault: ContractFault): Case
 export const noReplay: Family = {
   name: "no replay",
   dependsOn: ["http-client", "runtime"],
-  promise: "every shared fault, in both phases: the failure the rules give, the tool run exactly once, nothing re-sent; a late answer on a shared stream dropped and counted",
+  promise:
+    "every shared fault, in both phases: the failure the rules give, the tool run exactly once, nothing re-sent; a late answer on a shared stream dropped and counted",
   cases: (row) =>
     FAULTS.filter(([, fault]) => row.supports(fault.kind)).flatMap(([name, fault]) => [
       callCase(row, name, fault),

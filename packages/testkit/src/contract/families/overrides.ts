@@ -281,10 +281,12 @@ const perCallShorterTimeout = <R>(row: Row<R>, api: "effect" | "promise"): CaseS
 /** Calls the increment tool with a budget of its own (or none), through either API; fails with the client's error. */
 const caller = <R>(server: Peer<R>, api: "effect" | "promise", policy: Policy) =>
   api === "effect"
-    ? Effect.map(server.connect(policy), (connection) => (budget?: { readonly maxBytes: number }) =>
-      connection.callTool("increment", {}, budget))
+    ? Effect.map(server.connect(policy), (connection) => (budget?: { readonly maxBytes: number }) => connection.callTool("increment", {}, budget))
     : Effect.map(promiseConnection(server, policy), (connection) => (budget?: { readonly maxBytes: number }) =>
-      Effect.tryPromise({ try: () => connection.callTool("increment", {}, budget), catch: (error) => error }))
+      Effect.tryPromise({
+        try: () => connection.callTool("increment", {}, budget),
+        catch: (error) => error
+      }))
 
 /**
  * A larger per-call ceiling accepts the answer, then the same answer without it is refused under
@@ -333,8 +335,7 @@ const perCallSmallerCeiling = <R>(row: Row<R>, api: "effect" | "promise"): CaseS
 export const overrides: Family = {
   name: "phase overrides",
   dependsOn: [],
-  promise:
-    "each phase runs under its own budget and a call's own budget replaces the call policy, in both directions; limits show the budget in force",
+  promise: "each phase runs under its own budget and a call's own budget replaces the call policy, in both directions; limits show the budget in force",
   cases: (row) => [
     shortDiscoveryLongCall(row),
     longDiscoveryShortCall(row),

@@ -59,8 +59,7 @@ const backgroundEmptied = (connection: Connection) =>
     }
   })
 
-const wait = <R>(server: Peer<R>, predicate: () => boolean, what: string) =>
-  Effect.promise(() => server.waitFor(predicate, what, SYNC_MS))
+const wait = <R>(server: Peer<R>, predicate: () => boolean, what: string) => Effect.promise(() => server.waitFor(predicate, what, SYNC_MS))
 
 /** (a) Closing a healthy connection (Effect API): released at the server; later calls are not sent. */
 const closedEffect = <R>(row: Row<R>): CaseSpec => ({

@@ -39,8 +39,7 @@ const ATTRIBUTE = {
 /** The transport as the client names it. */
 const transportOf = <R>(row: Row<R>): string => row.transport === "legacy-sse" ? "sse" : row.transport
 
-const attributesOf = (span: RecordedSpan): string =>
-  [...span.attributes].map(([key, value]) => `${key}=${JSON.stringify(value)}`).join(" ")
+const attributesOf = (span: RecordedSpan): string => [...span.attributes].map(([key, value]) => `${key}=${JSON.stringify(value)}`).join(" ")
 
 /**
  * Runs `program` under a recording tracer, inside an application span, with a peer of the row
@@ -115,7 +114,10 @@ const single = (spans: ReadonlyArray<RecordedSpan>, name: string, count = 1): Re
 /** Every `expected` attribute has that value. */
 const checkAttributes = (span: RecordedSpan, expected: Readonly<Record<string, unknown>>, what: string): void => {
   for (const [key, value] of Object.entries(expected)) {
-    check(span.attributes.get(key) === value, `${what}: ${key} is ${JSON.stringify(span.attributes.get(key))}, expected ${JSON.stringify(value)} (${attributesOf(span)})`)
+    check(
+      span.attributes.get(key) === value,
+      `${what}: ${key} is ${JSON.stringify(span.attributes.get(key))}, expected ${JSON.stringify(value)} (${attributesOf(span)})`
+    )
   }
 }
 
@@ -160,7 +162,11 @@ const everyOperation = <R>(row: Row<R>): CaseSpec => ({
       checkBytes(list!, 1, "mcp.tools.list")
       check(tooLarge._tag === "ByteCeilingExceeded", `the large answer failed with ${tooLarge._tag}, expected ByteCeilingExceeded`)
       const [refusedSpan, ok, over] = single(spans, "mcp.tools.call", 3)
-      checkAttributes(refusedSpan!, { [ATTRIBUTE.phase]: "call", [ATTRIBUTE.stage]: "call", ...where, [ATTRIBUTE.outcome]: "RemoteRefusal" }, "the refused call's span")
+      checkAttributes(
+        refusedSpan!,
+        { [ATTRIBUTE.phase]: "call", [ATTRIBUTE.stage]: "call", ...where, [ATTRIBUTE.outcome]: "RemoteRefusal" },
+        "the refused call's span"
+      )
       checkAttributes(refusedSpan!, { [ATTRIBUTE.bytes]: refused.observedBytes ?? 0 }, "the refused call's span")
       check(refusedSpan!.exit !== undefined && Exit.isFailure(refusedSpan!.exit), "the refused call's span did not end with its failure")
       checkAttributes(ok!, { [ATTRIBUTE.phase]: "call", [ATTRIBUTE.stage]: "call", ...where, [ATTRIBUTE.outcome]: "ok" }, "the call's span")
@@ -186,7 +192,12 @@ const deadline = <R>(row: Row<R>): CaseSpec => ({
       check(failure._tag === "DeadlineExceeded", `the call failed with ${failure._tag}, expected DeadlineExceeded`)
       checkAll(row, spans)
       const [span] = single(spans, "mcp.tools.call")
-      checkAttributes(span!, { [ATTRIBUTE.phase]: "call", [ATTRIBUTE.stage]: "call", [ATTRIBUTE.transport]: transportOf(row), [ATTRIBUTE.outcome]: "DeadlineExceeded" }, "the call's span")
+      checkAttributes(span!, {
+        [ATTRIBUTE.phase]: "call",
+        [ATTRIBUTE.stage]: "call",
+        [ATTRIBUTE.transport]: transportOf(row),
+        [ATTRIBUTE.outcome]: "DeadlineExceeded"
+      }, "the call's span")
       checkBytes(span!, 0, "the call's span")
     }
   )
