@@ -282,7 +282,13 @@ const expectRecord = (r: CliRun, tag: string, fields: Readonly<Record<string, un
   return record
 }
 const brief = (r: CliRun, record?: CliRecord) =>
-  `exit ${r.code}${record ? ` ${record.tag}${record.stage ? ` ${record.stage}` : ""}${record.reason ? ` ${record.reason}` : ""}${record.observedBytes !== undefined ? ` observed=${record.observedBytes}` : ""}` : ""}, ${r.ms} ms`
+  `exit ${r.code}${
+    record
+      ? ` ${record.tag}${record.stage ? ` ${record.stage}` : ""}${record.reason ? ` ${record.reason}` : ""}${
+        record.observedBytes !== undefined ? ` observed=${record.observedBytes}` : ""
+      }`
+      : ""
+  }, ${r.ms} ms`
 
 const PROBE_HEADER = "x-qualify-probe"
 /**
@@ -432,7 +438,9 @@ const stdioChild = (endpoint: { readonly args: ReadonlyArray<string> }) => {
 
 /** One case: the row's server with the fault at `site`, the CLI run against it with canaries. */
 const familyCase = (target: Target, row: ContractRow, site: Contract.Site, faultName: string, fault: Contract.ContractFault): CliCase => ({
-  name: `${target.label}: contract[cli] ${row.server}: \`${site === "call" ? "call" : "tools"}\` meets ${faultName}: the record and exit code the rules give, ${site === "call" ? "run once" : "no tool run"}, no secret printed`,
+  name: `${target.label}: contract[cli] ${row.server}: \`${site === "call" ? "call" : "tools"}\` meets ${faultName}: the record and exit code the rules give, ${
+    site === "call" ? "run once" : "no tool run"
+  }, no secret printed`,
   timeoutMs: 45_000,
   run: async () => {
     const expected = Contract.expectedFailure(row, site, fault)
@@ -482,13 +490,22 @@ const familyCase = (target: Target, row: ContractRow, site: Contract.Site, fault
       }
       check(r.code === EXIT_CODES[expected._tag], `exit ${r.code ?? r.signal}, expected ${EXIT_CODES[expected._tag]} for ${expected._tag}`)
       // The flags of the site's phase are the limits in force.
-      check(record.limits?.timeoutMs === timeoutMs && record.limits?.maxBytes === CEILING, `limits ${JSON.stringify(record.limits)}, expected ${timeoutMs} ms / ${CEILING} B`)
+      check(
+        record.limits?.timeoutMs === timeoutMs && record.limits?.maxBytes === CEILING,
+        `limits ${JSON.stringify(record.limits)}, expected ${timeoutMs} ms / ${CEILING} B`
+      )
       if (expected._tag === "ByteCeilingExceeded") {
         const exact = fault.kind === "exact-size"
-        check(exact ? record.observedBytes === fault.bytes : record.observedBytes > CEILING, `observedBytes ${record.observedBytes}, expected ${exact ? fault.bytes : `> ${CEILING}`}`)
+        check(
+          exact ? record.observedBytes === fault.bytes : record.observedBytes > CEILING,
+          `observedBytes ${record.observedBytes}, expected ${exact ? fault.bytes : `> ${CEILING}`}`
+        )
       }
       if (expected._tag === "RemoteRefusal") {
-        check(typeof record.remoteMessage === "string" && record.remoteMessage.includes("[redacted]") && record.remoteMessage.includes("[url]"), "remoteMessage shows no [redacted] and [url] where the secrets and the URL were")
+        check(
+          typeof record.remoteMessage === "string" && record.remoteMessage.includes("[redacted]") && record.remoteMessage.includes("[url]"),
+          "remoteMessage shows no [redacted] and [url] where the secrets and the URL were"
+        )
       }
       expectNothingForbidden(r, record, unknowableFor(row))
       if (site === "call") {
@@ -500,7 +517,10 @@ const familyCase = (target: Target, row: ContractRow, site: Contract.Site, fault
       }
       if (endpoint.kind === "http") {
         const received = peer.receivedSecrets()
-        check(received.includes(`Bearer ${CANARIES.header}`) && received.some((value) => value.includes(`token=${CANARIES.query}`)), "the canaries did not reach the configured origin")
+        check(
+          received.includes(`Bearer ${CANARIES.header}`) && received.some((value) => value.includes(`token=${CANARIES.query}`)),
+          "the canaries did not reach the configured origin"
+        )
       }
       return brief(r, record)
     } finally {
@@ -515,7 +535,9 @@ const cliFamily = (target: Target, only?: ReadonlyArray<readonly [string, Contra
   familyRows.flatMap((row) =>
     familyFaults(row).flatMap(([faultName, fault]) =>
       ["call", "discovery"]
-        .filter((site): site is Contract.Site => only === undefined || only.some(([server, s, kind]) => server === row.server && s === site && kind === fault.kind))
+        .filter((site): site is Contract.Site =>
+          only === undefined || only.some(([server, s, kind]) => server === row.server && s === site && kind === fault.kind)
+        )
         .map((site) => familyCase(target, row, site, faultName, fault))
     )
   )
@@ -578,16 +600,19 @@ const cliScenarios = async (target: Target, full: boolean) => {
       check(srv.counter() === 1, `counter ${srv.counter()}`)
       return `${brief(r, record)}, ${r.sigintToExitMs} ms after SIGINT`
     }))
-  await C("exit 7 (UpstreamFailure): a 500 echoing the canaries of --header, ${VAR}, URL userinfo and query prints none; they reached the origin", () =>
-    withServers([streamable()], async (srv) => {
-      const echo = `at ${CANARIES.header} ${CANARIES.query} ${CANARIES.env} ${CANARIES.password}`
-      srv.script({ on: "tools/call", kind: "status", status: 500, body: echo })
-      const r = await cli(["call", "--json", ...secretHeaderFlags(), withCanaries(srv.url), "increment"], { env: CANARY_ENV })
-      const record = expectRecord(r, "UpstreamFailure", { status: 500, stage: "call" })
-      expectDelivered(srv.requests.find((q) => q.rpcMethod === "tools/call"))
-      check(srv.counter() === 1, `counter ${srv.counter()}`)
-      return brief(r, record)
-    }))
+  await C(
+    "exit 7 (UpstreamFailure): a 500 echoing the canaries of --header, ${VAR}, URL userinfo and query prints none; they reached the origin",
+    () =>
+      withServers([streamable()], async (srv) => {
+        const echo = `at ${CANARIES.header} ${CANARIES.query} ${CANARIES.env} ${CANARIES.password}`
+        srv.script({ on: "tools/call", kind: "status", status: 500, body: echo })
+        const r = await cli(["call", "--json", ...secretHeaderFlags(), withCanaries(srv.url), "increment"], { env: CANARY_ENV })
+        const record = expectRecord(r, "UpstreamFailure", { status: 500, stage: "call" })
+        expectDelivered(srv.requests.find((q) => q.rpcMethod === "tools/call"))
+        check(srv.counter() === 1, `counter ${srv.counter()}`)
+        return brief(r, record)
+      })
+  )
 
   // The stateless era (2026-07-28): every target.
   await C("2026 call <url> increment: exit 0, called once with _meta and the Mcp-* headers; no DELETE", () =>
@@ -598,25 +623,34 @@ const cliScenarios = async (target: Target, full: boolean) => {
       check(srv.counter() === 1 && srv.deletes() === 0, `counter ${srv.counter()}, ${srv.deletes()} DELETEs`)
       const call = srv.requests.find((q) => q.rpcMethod === "tools/call")
       check(call?.meta?.[Testkit.META_PROTOCOL_VERSION] === STATELESS, "no _meta revision")
-      check(call.headers["mcp-protocol-version"] === STATELESS && call.headers["mcp-method"] === "tools/call" && call.headers["mcp-name"] === "increment", "the Mcp-* headers")
+      check(
+        call.headers["mcp-protocol-version"] === STATELESS && call.headers["mcp-method"] === "tools/call" && call.headers["mcp-name"] === "increment",
+        "the Mcp-* headers"
+      )
       return `${r.ms} ms`
     }))
-  await C("2026 discover --json: protocolVersion 2026-07-28; stages discover and list-tools, era stateless over streamable-http", () =>
-    withServers([stateless()], async (srv) => {
-      const r = await cli(["discover", "--json", srv.url])
-      const out = expectOk(r)
-      check(out.protocolVersion === STATELESS && out.transport === "streamable-http", `${out.protocolVersion} over ${out.transport}`)
-      const stages = (out.stages ?? []).map((s: CliRecord) => `${s.stage}:${s.era}:${s.transport}:${s.outcome}`).join()
-      check(stages === "discover:stateless:streamable-http:ok,list-tools:stateless:streamable-http:ok", `stages ${stages}`)
-      return `${r.ms} ms`
-    }))
-  await C("2026 --revision 2026-07-28 against a handshake-era server: exit 6 (RemoteRefusal) at stage discover; initialize never sent", () =>
-    withServers([streamable()], async (srv) => {
-      const r = await cli(["tools", "--json", "--revision", STATELESS, srv.url])
-      const record = expectRecord(r, "RemoteRefusal", { stage: "discover", phase: "discovery" })
-      check(srv.rpcCalls("initialize") === 0 && srv.requests.length === 1, `${srv.requests.length} requests, initialize ${srv.rpcCalls("initialize")}`)
-      return brief(r, record)
-    }))
+  await C(
+    "2026 discover --json: protocolVersion 2026-07-28; stages discover and list-tools, era stateless over streamable-http",
+    () =>
+      withServers([stateless()], async (srv) => {
+        const r = await cli(["discover", "--json", srv.url])
+        const out = expectOk(r)
+        check(out.protocolVersion === STATELESS && out.transport === "streamable-http", `${out.protocolVersion} over ${out.transport}`)
+        const stages = (out.stages ?? []).map((s: CliRecord) => `${s.stage}:${s.era}:${s.transport}:${s.outcome}`).join()
+        check(stages === "discover:stateless:streamable-http:ok,list-tools:stateless:streamable-http:ok", `stages ${stages}`)
+        return `${r.ms} ms`
+      })
+  )
+  await C(
+    "2026 --revision 2026-07-28 against a handshake-era server: exit 6 (RemoteRefusal) at stage discover; initialize never sent",
+    () =>
+      withServers([streamable()], async (srv) => {
+        const r = await cli(["tools", "--json", "--revision", STATELESS, srv.url])
+        const record = expectRecord(r, "RemoteRefusal", { stage: "discover", phase: "discovery" })
+        check(srv.rpcCalls("initialize") === 0 && srv.requests.length === 1, `${srv.requests.length} requests, initialize ${srv.rpcCalls("initialize")}`)
+        return brief(r, record)
+      })
+  )
   await C("2026 --revision bogus: exit 2 (InvalidOption --revision); nothing sent", () =>
     withServers([stateless()], async (srv) => {
       const r = await cli(["tools", "--json", "--revision", "bogus", srv.url])
@@ -624,16 +658,19 @@ const cliScenarios = async (target: Target, full: boolean) => {
       check(srv.requests.length === 0, `${srv.requests.length} requests`)
       return brief(r, record)
     }))
-  await C(`2026 a tools/call past --call-timeout ${DEADLINE_MS}ms (exit 4): its stream is closed, no notifications/cancelled over HTTP`, () =>
-    withServers([stateless()], async (srv) => {
-      srv.script({ on: "tools/call", kind: "headers-never-sent" })
-      const r = await cli(["call", "--json", "--call-timeout", `${DEADLINE_MS}ms`, srv.url, "increment"])
-      const record = expectRecord(r, "DeadlineExceeded", { stage: "call", phase: "call", timeoutMs: DEADLINE_MS })
-      await until(() => srv.abortedResponses() === 1, "the server sees the request closed")
-      check(srv.rpcCalls("notifications/cancelled") === 0, "notifications/cancelled was sent over HTTP")
-      check(srv.counter() === 1, `counter ${srv.counter()}`)
-      return brief(r, record)
-    }))
+  await C(
+    `2026 a tools/call past --call-timeout ${DEADLINE_MS}ms (exit 4): its stream is closed, no notifications/cancelled over HTTP`,
+    () =>
+      withServers([stateless()], async (srv) => {
+        srv.script({ on: "tools/call", kind: "headers-never-sent" })
+        const r = await cli(["call", "--json", "--call-timeout", `${DEADLINE_MS}ms`, srv.url, "increment"])
+        const record = expectRecord(r, "DeadlineExceeded", { stage: "call", phase: "call", timeoutMs: DEADLINE_MS })
+        await until(() => srv.abortedResponses() === 1, "the server sees the request closed")
+        check(srv.rpcCalls("notifications/cancelled") === 0, "notifications/cancelled was sent over HTTP")
+        check(srv.counter() === 1, `counter ${srv.counter()}`)
+        return brief(r, record)
+      })
+  )
   if (!full) return
 
   // Caller abort (SIGINT) against deadline.
@@ -657,22 +694,28 @@ const cliScenarios = async (target: Target, full: boolean) => {
       check(srv.counter() === 1, `counter ${srv.counter()}`)
       return `${brief(r, record)}, ${r.sigintToExitMs} ms after SIGINT`
     }))
-  await C("SIGINT during a stdio call: exit 130; the child is gone", () =>
-    withFixture({ faults: [{ on: "tools/call", kind: "never-answer" }] }, async (f, line) => {
-      const r = await cli(["call", "--json", "--stdio", line, "increment"], { sigintWhen: () => f.rpcCalls("tools/call") === 1 })
-      const record = expectRecord(r, "Interrupted")
-      check(r.sigintToExitMs !== undefined && r.sigintToExitMs < SIGINT_EXIT_MS, `exited ${r.sigintToExitMs} ms after SIGINT`)
-      childGone(f)
-      check(f.counter() === 1, `counter ${f.counter()}`)
-      return `${brief(r, record)}, ${r.sigintToExitMs} ms after SIGINT`
-    }))
-  await C("SIGINT with a stdio child that ignores SIGTERM: exit 130; the child is gone", () =>
-    withFixture({ faults: [{ kind: "ignore-sigterm" }, { on: "tools/call", kind: "never-answer" }] }, async (f, line) => {
-      const r = await cli(["call", "--json", "--stdio", line, "increment"], { sigintWhen: () => f.rpcCalls("tools/call") === 1 })
-      const record = expectRecord(r, "Interrupted")
-      childGone(f)
-      return `${brief(r, record)}, ${r.sigintToExitMs} ms after SIGINT`
-    }))
+  await C(
+    "SIGINT during a stdio call: exit 130; the child is gone",
+    () =>
+      withFixture({ faults: [{ on: "tools/call", kind: "never-answer" }] }, async (f, line) => {
+        const r = await cli(["call", "--json", "--stdio", line, "increment"], { sigintWhen: () => f.rpcCalls("tools/call") === 1 })
+        const record = expectRecord(r, "Interrupted")
+        check(r.sigintToExitMs !== undefined && r.sigintToExitMs < SIGINT_EXIT_MS, `exited ${r.sigintToExitMs} ms after SIGINT`)
+        childGone(f)
+        check(f.counter() === 1, `counter ${f.counter()}`)
+        return `${brief(r, record)}, ${r.sigintToExitMs} ms after SIGINT`
+      })
+  )
+  await C(
+    "SIGINT with a stdio child that ignores SIGTERM: exit 130; the child is gone",
+    () =>
+      withFixture({ faults: [{ kind: "ignore-sigterm" }, { on: "tools/call", kind: "never-answer" }] }, async (f, line) => {
+        const r = await cli(["call", "--json", "--stdio", line, "increment"], { sigintWhen: () => f.rpcCalls("tools/call") === 1 })
+        const record = expectRecord(r, "Interrupted")
+        childGone(f)
+        return `${brief(r, record)}, ${r.sigintToExitMs} ms after SIGINT`
+      })
+  )
 
   // The exit codes of failures outside the contract's shared faults (HTTP statuses), with the
   // canaries: --header values, a ${VAR} header, URL userinfo and query.
@@ -683,29 +726,35 @@ const cliScenarios = async (target: Target, full: boolean) => {
     ["a 502", { kind: "status", status: 502, body: echo }, "UpstreamFailure", "unknown"]
   ] as const
   for (const [name, fault, tag, outcome] of statuses) {
-    await C(`exit ${EXIT_CODES[tag]} (${tag}): ${name} echoing the canaries prints none; they reached the configured origin; called once`, () =>
-      withServers([streamable()], async (srv) => {
-        srv.script({ on: "tools/call", ...fault })
-        const r = await cli(["call", "--json", ...secretHeaderFlags(), withCanaries(srv.url), "increment"], { env: CANARY_ENV })
-        const record = expectRecord(r, tag, { status: fault.status, stage: "call", outcome, retryable: false })
-        expectDelivered(srv.requests.find((q) => q.rpcMethod === "tools/call"))
-        check(srv.counter() === 1 && srv.rpcCalls("tools/call") === 1, `counter ${srv.counter()}, tools/call ${srv.rpcCalls("tools/call")}`)
-        return brief(r, record)
-      }))
+    await C(
+      `exit ${EXIT_CODES[tag]} (${tag}): ${name} echoing the canaries prints none; they reached the configured origin; called once`,
+      () =>
+        withServers([streamable()], async (srv) => {
+          srv.script({ on: "tools/call", ...fault })
+          const r = await cli(["call", "--json", ...secretHeaderFlags(), withCanaries(srv.url), "increment"], { env: CANARY_ENV })
+          const record = expectRecord(r, tag, { status: fault.status, stage: "call", outcome, retryable: false })
+          expectDelivered(srv.requests.find((q) => q.rpcMethod === "tools/call"))
+          check(srv.counter() === 1 && srv.rpcCalls("tools/call") === 1, `counter ${srv.counter()}, tools/call ${srv.rpcCalls("tools/call")}`)
+          return brief(r, record)
+        })
+    )
   }
-  await C("credentials: a foreign legacy endpoint: exit 7 (ProtocolViolation), nothing reaches the foreign origin", () =>
-    withServers([legacy(), streamable()], async (srv, foreign) => {
-      srv.script({ kind: "endpoint-foreign", target: `http://127.0.0.1:${foreign.port}/messages?sessionId=x` })
-      const r = await cli(["tools", "--json", ...secretHeaderFlags(), withCanaries(srv.url)], { env: CANARY_ENV })
-      const record = expectRecord(r, "ProtocolViolation", { stage: "endpoint", reason: "foreign-endpoint" })
-      // The CLI has exited: whatever it sent was written before. A request of ours, answered,
-      // was accepted after any connection of the CLI's (one listen queue, first in first out).
-      await probe(foreign)
-      await until(() => foreign.openConnections() === 0, "the foreign origin's connections closed")
-      const others = foreign.requests.filter((q) => q.headers[PROBE_HEADER] === undefined)
-      check(others.length === 0, `${others.length} requests reached the foreign origin`)
-      return brief(r, record)
-    }))
+  await C(
+    "credentials: a foreign legacy endpoint: exit 7 (ProtocolViolation), nothing reaches the foreign origin",
+    () =>
+      withServers([legacy(), streamable()], async (srv, foreign) => {
+        srv.script({ kind: "endpoint-foreign", target: `http://127.0.0.1:${foreign.port}/messages?sessionId=x` })
+        const r = await cli(["tools", "--json", ...secretHeaderFlags(), withCanaries(srv.url)], { env: CANARY_ENV })
+        const record = expectRecord(r, "ProtocolViolation", { stage: "endpoint", reason: "foreign-endpoint" })
+        // The CLI has exited: whatever it sent was written before. A request of ours, answered,
+        // was accepted after any connection of the CLI's (one listen queue, first in first out).
+        await probe(foreign)
+        await until(() => foreign.openConnections() === 0, "the foreign origin's connections closed")
+        const others = foreign.requests.filter((q) => q.headers[PROBE_HEADER] === undefined)
+        check(others.length === 0, `${others.length} requests reached the foreign origin`)
+        return brief(r, record)
+      })
+  )
   await C("credentials: a header with CR LF (injection) exits 2 without echoing it", () =>
     withServers([streamable()], async (srv) => {
       const r = await cli(["tools", "--json", "--header", `Authorization: ${CANARIES.header}\r\nInjected: yes`, srv.url])
@@ -733,89 +782,119 @@ const cliScenarios = async (target: Target, full: boolean) => {
     }))
 
   // Release when the CLI exits.
-  await C("release: a stdio child that ignores SIGTERM does not outlive a successful run", () =>
-    withFixture({ faults: [{ kind: "ignore-sigterm" }] }, async (f, line) => {
-      const r = await cli(["call", "--json", "--stdio", line, "increment"])
-      check(expectOk(r).content?.[0]?.text === "1", "increment")
-      childGone(f)
-      return `${r.ms} ms`
-    }))
-  await C("release: every connection the CLI opened is closed when it exits (Streamable and legacy)", () =>
-    withServers([streamable(), legacy()], async (srv, old) => {
-      expectOk(await cli(["call", "--json", srv.url, "increment"]))
-      expectOk(await cli(["call", "--json", old.url, "increment"]))
-      await until(() => srv.openConnections() === 0 && old.openConnections() === 0, "no socket left open")
-      check(old.closedStreams() === 1 && old.openStreams() === 0, "the GET stream closed")
-      check(srv.deletes() === 1, `${srv.deletes()} DELETEs`)
-    }))
+  await C(
+    "release: a stdio child that ignores SIGTERM does not outlive a successful run",
+    () =>
+      withFixture({ faults: [{ kind: "ignore-sigterm" }] }, async (f, line) => {
+        const r = await cli(["call", "--json", "--stdio", line, "increment"])
+        check(expectOk(r).content?.[0]?.text === "1", "increment")
+        childGone(f)
+        return `${r.ms} ms`
+      })
+  )
+  await C(
+    "release: every connection the CLI opened is closed when it exits (Streamable and legacy)",
+    () =>
+      withServers([streamable(), legacy()], async (srv, old) => {
+        expectOk(await cli(["call", "--json", srv.url, "increment"]))
+        expectOk(await cli(["call", "--json", old.url, "increment"]))
+        await until(() => srv.openConnections() === 0 && old.openConnections() === 0, "no socket left open")
+        check(old.closedStreams() === 1 && old.openStreams() === 0, "the GET stream closed")
+        check(srv.deletes() === 1, `${srv.deletes()} DELETEs`)
+      })
+  )
 
   // The stateless era (2026-07-28): the rest of the full set.
-  await C("2026 tools <url> against a stateless server: exit 0, tools listed; no initialize, nothing but POSTs", () =>
-    withServers([stateless()], async (srv) => {
-      const r = await cli(["tools", "--json", srv.url])
-      const out = expectOk(r)
-      const names = out.tools?.map((t: { name: string }) => t.name).join() ?? ""
-      check(names.startsWith("add,echo,increment") && names.includes("region_query"), `tools ${names}`)
-      check(srv.rpcCalls("initialize") === 0 && srv.requests.every((q) => q.method === "POST"), `initialize ${srv.rpcCalls("initialize")}, ${srv.requests.map((q) => q.method).join()}`)
-      return `${r.ms} ms`
-    }))
-  await C("2026 discover --json against a handshake-era server (default revisions): 2025-11-25 after the refused probe", () =>
-    withServers([streamable()], async (srv) => {
-      const r = await cli(["discover", "--json", srv.url])
-      const out = expectOk(r)
-      check(out.protocolVersion === HANDSHAKE_LATEST, `protocolVersion ${out.protocolVersion}`)
-      const stages = (out.stages ?? []).map((s: CliRecord) => `${s.stage}:${s.era}:${s.outcome}`).join()
-      check(stages.startsWith("discover:stateless:RemoteRefusal,initialize:handshake:ok,"), `stages ${stages}`)
-      check(srv.deletes() === 1, `${srv.deletes()} DELETEs`)
-      return stages
-    }))
-  await C("2026 negotiation: a stalled server/discover fails at --discovery-timeout 300ms (exit 4, stage discover); no fallback", () =>
-    withServers([stateless()], async (srv) => {
-      srv.script({ on: "server/discover", kind: "delay", ms: 2_000 })
-      const r = await cli(["call", "--json", "--discovery-timeout", "300ms", "--call-timeout", "5s", srv.url, "increment"])
-      const record = expectRecord(r, "DeadlineExceeded", { stage: "discover", phase: "discovery", timeoutMs: 300 })
-      check(srv.requests.length === 1, `${srv.requests.length} requests (a deadline never falls back)`)
-      return brief(r, record)
-    }))
-  await C("2026 SIGINT during a call: exit 130 (Interrupted), the server sees the request closed; no notifications/cancelled", () =>
-    withServers([stateless()], async (srv) => {
-      srv.script({ on: "tools/call", kind: "headers-never-sent" })
-      const r = await cli(["call", "--json", "--call-timeout", "30s", srv.url, "increment"], { sigintWhen: () => srv.rpcCalls("tools/call") === 1 })
-      const record = expectRecord(r, "Interrupted", { stage: "call" })
-      check(r.sigintToExitMs !== undefined && r.sigintToExitMs < SIGINT_EXIT_MS, `exited ${r.sigintToExitMs} ms after SIGINT`)
-      await until(() => srv.abortedResponses() === 1, "the server sees the request closed")
-      check(srv.rpcCalls("notifications/cancelled") === 0, "notifications/cancelled was sent over HTTP")
-      check(srv.counter() === 1, `counter ${srv.counter()}`)
-      return `${brief(r, record)}, ${r.sigintToExitMs} ms after SIGINT`
-    }))
-  await C("2026 exit 3 (Unauthorized): a 401 echoing the canaries prints none; none in _meta or the Mcp-* headers", () =>
-    withServers([stateless()], async (srv) => {
-      srv.script({ on: "tools/call", kind: "status", status: 401, body: echo })
-      const r = await cli(["call", "--json", ...secretHeaderFlags(), withCanaries(srv.url), "increment"], { env: CANARY_ENV })
-      const record = expectRecord(r, "Unauthorized", { status: 401, stage: "call" })
-      expectDelivered(srv.requests.find((q) => q.rpcMethod === "tools/call"))
-      for (const q of srv.requests) {
-        const added = JSON.stringify([q.meta ?? {}, Object.entries(q.headers).filter(([header]) => header.startsWith("mcp-"))])
-        check(!Object.values(CANARIES).some((canary) => added.includes(canary)), `${q.rpcMethod}: a canary in _meta or an Mcp-* header`)
-      }
-      check(srv.counter() === 1, `counter ${srv.counter()}`)
-      return brief(r, record)
-    }))
-  await C("2026 input_required (the CLI declares no handler): exit 7 (ProtocolViolation undeclared-capability); called once, not re-sent", () =>
-    withServers([stateless()], async (srv) => {
-      srv.script({ on: "tools/call", kind: "input-required" })
-      const r = await cli(["call", "--json", srv.url, "increment"])
-      const record = expectRecord(r, "ProtocolViolation", { reason: "undeclared-capability", stage: "call" })
-      check(srv.counter() === 1 && srv.rpcCalls("tools/call") === 1, `counter ${srv.counter()}, tools/call ${srv.rpcCalls("tools/call")}`)
-      return brief(r, record)
-    }))
-  await C("2026 stdio: call over --stdio to a stateless child: exit 0, 2026-07-28 without initialize; the child is gone", () =>
-    withFixture({ era: "stateless" }, async (f, line) => {
-      const out = expectOk(await cli(["call", "--json", "--stdio", line, "add", "--args", `{"a":20,"b":22}`]))
-      check(out.content?.[0]?.text === "42", "add")
-      check(f.rpcCalls("server/discover") === 1 && f.rpcCalls("initialize") === 0, `arrivals ${f.arrivals().join()}`)
-      childGone(f)
-    }))
+  await C(
+    "2026 tools <url> against a stateless server: exit 0, tools listed; no initialize, nothing but POSTs",
+    () =>
+      withServers([stateless()], async (srv) => {
+        const r = await cli(["tools", "--json", srv.url])
+        const out = expectOk(r)
+        const names = out.tools?.map((t: { name: string }) => t.name).join() ?? ""
+        check(names.startsWith("add,echo,increment") && names.includes("region_query"), `tools ${names}`)
+        check(
+          srv.rpcCalls("initialize") === 0 && srv.requests.every((q) => q.method === "POST"),
+          `initialize ${srv.rpcCalls("initialize")}, ${srv.requests.map((q) => q.method).join()}`
+        )
+        return `${r.ms} ms`
+      })
+  )
+  await C(
+    "2026 discover --json against a handshake-era server (default revisions): 2025-11-25 after the refused probe",
+    () =>
+      withServers([streamable()], async (srv) => {
+        const r = await cli(["discover", "--json", srv.url])
+        const out = expectOk(r)
+        check(out.protocolVersion === HANDSHAKE_LATEST, `protocolVersion ${out.protocolVersion}`)
+        const stages = (out.stages ?? []).map((s: CliRecord) => `${s.stage}:${s.era}:${s.outcome}`).join()
+        check(stages.startsWith("discover:stateless:RemoteRefusal,initialize:handshake:ok,"), `stages ${stages}`)
+        check(srv.deletes() === 1, `${srv.deletes()} DELETEs`)
+        return stages
+      })
+  )
+  await C(
+    "2026 negotiation: a stalled server/discover fails at --discovery-timeout 300ms (exit 4, stage discover); no fallback",
+    () =>
+      withServers([stateless()], async (srv) => {
+        srv.script({ on: "server/discover", kind: "delay", ms: 2_000 })
+        const r = await cli(["call", "--json", "--discovery-timeout", "300ms", "--call-timeout", "5s", srv.url, "increment"])
+        const record = expectRecord(r, "DeadlineExceeded", { stage: "discover", phase: "discovery", timeoutMs: 300 })
+        check(srv.requests.length === 1, `${srv.requests.length} requests (a deadline never falls back)`)
+        return brief(r, record)
+      })
+  )
+  await C(
+    "2026 SIGINT during a call: exit 130 (Interrupted), the server sees the request closed; no notifications/cancelled",
+    () =>
+      withServers([stateless()], async (srv) => {
+        srv.script({ on: "tools/call", kind: "headers-never-sent" })
+        const r = await cli(["call", "--json", "--call-timeout", "30s", srv.url, "increment"], { sigintWhen: () => srv.rpcCalls("tools/call") === 1 })
+        const record = expectRecord(r, "Interrupted", { stage: "call" })
+        check(r.sigintToExitMs !== undefined && r.sigintToExitMs < SIGINT_EXIT_MS, `exited ${r.sigintToExitMs} ms after SIGINT`)
+        await until(() => srv.abortedResponses() === 1, "the server sees the request closed")
+        check(srv.rpcCalls("notifications/cancelled") === 0, "notifications/cancelled was sent over HTTP")
+        check(srv.counter() === 1, `counter ${srv.counter()}`)
+        return `${brief(r, record)}, ${r.sigintToExitMs} ms after SIGINT`
+      })
+  )
+  await C(
+    "2026 exit 3 (Unauthorized): a 401 echoing the canaries prints none; none in _meta or the Mcp-* headers",
+    () =>
+      withServers([stateless()], async (srv) => {
+        srv.script({ on: "tools/call", kind: "status", status: 401, body: echo })
+        const r = await cli(["call", "--json", ...secretHeaderFlags(), withCanaries(srv.url), "increment"], { env: CANARY_ENV })
+        const record = expectRecord(r, "Unauthorized", { status: 401, stage: "call" })
+        expectDelivered(srv.requests.find((q) => q.rpcMethod === "tools/call"))
+        for (const q of srv.requests) {
+          const added = JSON.stringify([q.meta ?? {}, Object.entries(q.headers).filter(([header]) => header.startsWith("mcp-"))])
+          check(!Object.values(CANARIES).some((canary) => added.includes(canary)), `${q.rpcMethod}: a canary in _meta or an Mcp-* header`)
+        }
+        check(srv.counter() === 1, `counter ${srv.counter()}`)
+        return brief(r, record)
+      })
+  )
+  await C(
+    "2026 input_required (the CLI declares no handler): exit 7 (ProtocolViolation undeclared-capability); called once, not re-sent",
+    () =>
+      withServers([stateless()], async (srv) => {
+        srv.script({ on: "tools/call", kind: "input-required" })
+        const r = await cli(["call", "--json", srv.url, "increment"])
+        const record = expectRecord(r, "ProtocolViolation", { reason: "undeclared-capability", stage: "call" })
+        check(srv.counter() === 1 && srv.rpcCalls("tools/call") === 1, `counter ${srv.counter()}, tools/call ${srv.rpcCalls("tools/call")}`)
+        return brief(r, record)
+      })
+  )
+  await C(
+    "2026 stdio: call over --stdio to a stateless child: exit 0, 2026-07-28 without initialize; the child is gone",
+    () =>
+      withFixture({ era: "stateless" }, async (f, line) => {
+        const out = expectOk(await cli(["call", "--json", "--stdio", line, "add", "--args", `{"a":20,"b":22}`]))
+        check(out.content?.[0]?.text === "42", "add")
+        check(f.rpcCalls("server/discover") === 1 && f.rpcCalls("initialize") === 0, `arrivals ${f.arrivals().join()}`)
+        childGone(f)
+      })
+  )
 }
 
 // --- authorization: the login-free client credentials flow --------------------------------------
@@ -840,10 +919,14 @@ const withProtected = async <A>(
 }
 
 const serviceFlags = (tokenFile: string) => [
-  "--auth-grant", "client_credentials",
-  "--auth-client-id", SERVICE.clientId,
-  "--auth-client-secret", `\${${SERVICE_SECRET_VARIABLE}}`,
-  "--token-file", tokenFile
+  "--auth-grant",
+  "client_credentials",
+  "--auth-client-id",
+  SERVICE.clientId,
+  "--auth-client-secret",
+  `\${${SERVICE_SECRET_VARIABLE}}`,
+  "--token-file",
+  tokenFile
 ]
 const serviceEnv = { [SERVICE_SECRET_VARIABLE]: SERVICE.clientSecret }
 
@@ -860,17 +943,23 @@ const authorizationScenarios = async (target: Target) => {
       // The token went to the MCP server, and nowhere else.
       const issued = oauth.issuedTokens().map((t) => t.accessToken)
       check(srv.bearerTokens().length > 0 && srv.bearerTokens().every((t) => issued.includes(t)), "bearer tokens")
-      check(!oauth.requests.some((request) => issued.some((token) => JSON.stringify(request.headers).includes(token))), "a token went to the authorization server")
+      check(
+        !oauth.requests.some((request) => issued.some((token) => JSON.stringify(request.headers).includes(token))),
+        "a token went to the authorization server"
+      )
       return `${r.ms} ms`
     }))
-  await C("client credentials refused, the secret echoed back: exit 3 (AuthorizationFailed), no secret printed", () =>
-    withProtected({ faults: [{ kind: "echo-secrets-in-error", times: Infinity }] }, async (srv, _oauth, tokenFile) => {
-      const r = await cli(["tools", "--json", ...serviceFlags(tokenFile), srv.url], { env: serviceEnv })
-      const record = expectRecord(r, "AuthorizationFailed", { phase: "authorization", authorizationStep: "token", outcome: "not-applied" })
-      check(!(r.stdout + r.stderr).includes(SERVICE.clientSecret), "the client secret was printed")
-      check(srv.counter() === 0, "a tool ran")
-      return brief(r, record)
-    }))
+  await C(
+    "client credentials refused, the secret echoed back: exit 3 (AuthorizationFailed), no secret printed",
+    () =>
+      withProtected({ faults: [{ kind: "echo-secrets-in-error", times: Infinity }] }, async (srv, _oauth, tokenFile) => {
+        const r = await cli(["tools", "--json", ...serviceFlags(tokenFile), srv.url], { env: serviceEnv })
+        const record = expectRecord(r, "AuthorizationFailed", { phase: "authorization", authorizationStep: "token", outcome: "not-applied" })
+        check(!(r.stdout + r.stderr).includes(SERVICE.clientSecret), "the client secret was printed")
+        check(srv.counter() === 0, "a tool ran")
+        return brief(r, record)
+      })
+  )
   await C("no way to authorize: the 401 stays Unauthorized (exit 3), nothing sent to the authority", () =>
     withProtected({}, async (srv, oauth, tokenFile) => {
       const r = await cli(["tools", "--json", "--token-file", tokenFile, srv.url])

@@ -31,8 +31,7 @@ const scenario = async (name: string, body: () => unknown, timeoutMs = 20_000) =
   results.push(await runScenario(name, body, timeoutMs))
 }
 
-const textOf = (result: { readonly content: ReadonlyArray<unknown> }): string =>
-  result.content.map((c) => (c as { text?: string }).text ?? "").join("")
+const textOf = (result: { readonly content: ReadonlyArray<unknown> }): string => result.content.map((c) => (c as { text?: string }).text ?? "").join("")
 
 /** A workflow of one order, one `increment` call: its result is the tool's text. */
 const orderWorkflow = (name: string) =>
@@ -63,13 +62,12 @@ await scenario("the public exports: EffectIdentity, SentMarker, ToolCall, ToolCa
 await scenario("a workflow on WorkflowEngine.layerMemory calls the tool once; a second run gets the persisted result", async () => {
   const server = await Testkit.startServer()
   try {
-    const layer = Order.toLayer(() =>
-      ToolCall.call({ name: "increment", connection: McpConnection.McpConnection, tool: "increment" }).pipe(Effect.map(textOf))
-    ).pipe(
-      Layer.provide(McpConnection.layerHttp({ url: server.url, policy: { timeout: "5 seconds" } })),
-      Layer.provideMerge(WorkflowEngine.layerMemory),
-      Layer.provide(FetchHttpClient.layer)
-    )
+    const layer = Order.toLayer(() => ToolCall.call({ name: "increment", connection: McpConnection.McpConnection, tool: "increment" }).pipe(Effect.map(textOf)))
+      .pipe(
+        Layer.provide(McpConnection.layerHttp({ url: server.url, policy: { timeout: "5 seconds" } })),
+        Layer.provideMerge(WorkflowEngine.layerMemory),
+        Layer.provide(FetchHttpClient.layer)
+      )
     const [first, second, other] = await Effect.runPromise(
       Effect.all([
         Order.execute({ order: "A-1" }),

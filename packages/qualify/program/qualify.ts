@@ -74,7 +74,6 @@ const noteChild = (f: Testkit.StdioFixture) => {
   if (identity !== undefined) children.set(identity.pid, identity)
 }
 
-
 /** A typed error of the client, as its public fields are read here. */
 type Failed = { readonly _tag: string; readonly [field: string]: any }
 
@@ -219,8 +218,10 @@ const recordingWire = (base: Layer.Layer<HttpClient.HttpClient>): Wire => {
   const sent: Array<SentRequest> = []
   const layer = Layer.effect(
     HttpClient.HttpClient,
-    Effect.map(HttpClient.HttpClient, (client) =>
-      HttpClient.tapRequest(client, (request) => Effect.sync(() => sent.push({ url: request.url, rpcMethod: rpcMethodOf(request.body) }))))
+    Effect.map(
+      HttpClient.HttpClient,
+      (client) => HttpClient.tapRequest(client, (request) => Effect.sync(() => sent.push({ url: request.url, rpcMethod: rpcMethodOf(request.body) })))
+    )
   ).pipe(Layer.provide(base))
   return {
     sent,
@@ -328,8 +329,7 @@ const checkChildGoneAfterFailure = (f: Testkit.StdioFixture) =>
     check(!f.isAlive(), "the stdio child is still alive after its connect failed")
   })
 
-const textOf = (result: { readonly content: ReadonlyArray<unknown> }): string =>
-  result.content.map((c) => (c as { text?: string }).text ?? "").join("")
+const textOf = (result: { readonly content: ReadonlyArray<unknown> }): string => result.content.map((c) => (c as { text?: string }).text ?? "").join("")
 
 // --- scenarios: Streamable HTTP and legacy SSE, through each HTTP client layer ------------------
 
@@ -383,14 +383,17 @@ const httpScenarios = async (label: string, layer: Layer.Layer<HttpClient.HttpCl
         })))
         expectError(error, { _tag: "ProtocolViolation", stage: "endpoint", reason: "foreign-endpoint", outcome: "not-sent" })
         expectClean(error)
-        check(wire.sent.length > 0 && wire.toPort(foreign.port) === 0, `${wire.toPort(foreign.port)} of ${wire.sent.length} requests went to the foreign origin`)
+        check(
+          wire.sent.length > 0 && wire.toPort(foreign.port) === 0,
+          `${wire.toPort(foreign.port)} of ${wire.sent.length} requests went to the foreign origin`
+        )
         check(foreign.requests.length === 0, `${foreign.requests.length} requests reached the foreign origin`)
         yield* untilE(() => srv.closedStreams() === 1, "the GET stream is closed by the client")
       }))
   }
   // Discovery stages before tools/list (the contract's faults are at tools/list and tools/call).
-  await E(`missing: initialize never answered: discovery fails at its ${DEADLINE_MS} ms deadline, never cancelled`,
-    (wire) => Effect.gen(function*() {
+  await E(`missing: initialize never answered: discovery fails at its ${DEADLINE_MS} ms deadline, never cancelled`, (wire) =>
+    Effect.gen(function*() {
       const srv = yield* Testkit.scoped()
       srv.script({ on: "initialize", kind: "headers-never-sent" })
       // The connect's own scope: closed when it fails, so a notice could only have been sent before.
@@ -513,7 +516,11 @@ const redirectingServer = (location: string) =>
         res.end("moved")
       })
       server.listen(0, "127.0.0.1", () =>
-        resume(Effect.succeed({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, hits: () => hits })))
+        resume(Effect.succeed({
+          server,
+          url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+          hits: () => hits
+        })))
     }),
     ({ server }) =>
       Effect.async<void>((resume) => {
@@ -525,26 +532,32 @@ const redirectingServer = (location: string) =>
 const statelessHttpScenarios = async (label: string, layer: Layer.Layer<HttpClient.HttpClient>) => {
   const E = <A>(name: string, body: EffectBody<A>, timeoutMs?: number) => effectScenario(`Effect[${label}] 2026 ${name}`, layer, body, timeoutMs)
 
-  await E("smoke: server/discover then tools/list, no initialize, no session, no GET, no DELETE; _meta and Mcp-* headers on every request", () =>
-    Effect.gen(function*() {
-      const srv = yield* statelessServer()
-      const scope = yield* childScope
-      const c = yield* McpClient.connect({ url: srv.url }).pipe(Scope.extend(scope))
-      check(c.protocolVersion === STATELESS && c.transport === "streamable-http", `${c.protocolVersion} over ${c.transport}`)
-      check(stagesOf(c) === "discover:stateless:ok,list-tools:stateless:ok", `stages ${stagesOf(c)}`)
-      check(c.tools.some((t) => t.name === "region_query"), "region_query listed")
-      check(textOf(yield* c.callTool("region_query", { region: "eu-west", query: "q" })) === "eu-west:q", "region_query")
-      check(textOf(yield* c.callTool("increment")) === "1", "increment")
-      yield* Scope.close(scope, Exit.void)
-      check(srv.rpcCalls("initialize") === 0, "initialize was sent")
-      check(srv.requests.every((r) => r.method === "POST"), `non-POST requests: ${srv.requests.filter((r) => r.method !== "POST").map((r) => r.method).join()}`)
-      for (const r of srv.requests) expectStatelessWire(r)
-      const region = srv.requests.find((r) => (r.json as { params?: { name?: string } } | undefined)?.params?.name === "region_query")
-      if (region === undefined) return fail("no region_query call")
-      check(region.headers["mcp-name"] === "region_query", `Mcp-Name ${region.headers["mcp-name"]}`)
-      check(region.headers["mcp-param-region"] === "eu-west", `Mcp-Param-Region ${region.headers["mcp-param-region"]}`)
-      return `${srv.requests.length} POSTs`
-    }))
+  await E(
+    "smoke: server/discover then tools/list, no initialize, no session, no GET, no DELETE; _meta and Mcp-* headers on every request",
+    () =>
+      Effect.gen(function*() {
+        const srv = yield* statelessServer()
+        const scope = yield* childScope
+        const c = yield* McpClient.connect({ url: srv.url }).pipe(Scope.extend(scope))
+        check(c.protocolVersion === STATELESS && c.transport === "streamable-http", `${c.protocolVersion} over ${c.transport}`)
+        check(stagesOf(c) === "discover:stateless:ok,list-tools:stateless:ok", `stages ${stagesOf(c)}`)
+        check(c.tools.some((t) => t.name === "region_query"), "region_query listed")
+        check(textOf(yield* c.callTool("region_query", { region: "eu-west", query: "q" })) === "eu-west:q", "region_query")
+        check(textOf(yield* c.callTool("increment")) === "1", "increment")
+        yield* Scope.close(scope, Exit.void)
+        check(srv.rpcCalls("initialize") === 0, "initialize was sent")
+        check(
+          srv.requests.every((r) => r.method === "POST"),
+          `non-POST requests: ${srv.requests.filter((r) => r.method !== "POST").map((r) => r.method).join()}`
+        )
+        for (const r of srv.requests) expectStatelessWire(r)
+        const region = srv.requests.find((r) => (r.json as { params?: { name?: string } } | undefined)?.params?.name === "region_query")
+        if (region === undefined) return fail("no region_query call")
+        check(region.headers["mcp-name"] === "region_query", `Mcp-Name ${region.headers["mcp-name"]}`)
+        check(region.headers["mcp-param-region"] === "eu-west", `Mcp-Param-Region ${region.headers["mcp-param-region"]}`)
+        return `${srv.requests.length} POSTs`
+      })
+  )
 
   // Negotiation under the one discovery deadline.
   await E("negotiation: default revisions against a handshake-era server: server/discover refused, then initialize: 2025-11-25", () =>
@@ -552,7 +565,10 @@ const statelessHttpScenarios = async (label: string, layer: Layer.Layer<HttpClie
       const srv = yield* Testkit.scoped()
       const c = yield* McpClient.connect({ url: srv.url })
       check(c.protocolVersion === HANDSHAKE_LATEST, `protocolVersion ${c.protocolVersion}`)
-      check(srv.rpcCalls("server/discover") === 1 && srv.rpcCalls("initialize") === 1, `discover ${srv.rpcCalls("server/discover")}, initialize ${srv.rpcCalls("initialize")}`)
+      check(
+        srv.rpcCalls("server/discover") === 1 && srv.rpcCalls("initialize") === 1,
+        `discover ${srv.rpcCalls("server/discover")}, initialize ${srv.rpcCalls("initialize")}`
+      )
       check(/^discover:stateless:RemoteRefusal,initialize:handshake:ok,/.test(stagesOf(c)), `stages ${stagesOf(c)}`)
       check(textOf(yield* c.callTool("increment")) === "1", "increment")
       return stagesOf(c)
@@ -573,7 +589,10 @@ const statelessHttpScenarios = async (label: string, layer: Layer.Layer<HttpClie
       check(srv.rpcCalls("initialize") === 0, "initialize sent by default")
       const old = yield* McpClient.connect({ url: srv.url, revisions: [HANDSHAKE_LATEST] })
       check(old.protocolVersion === HANDSHAKE_LATEST, `[2025-11-25]: ${old.protocolVersion}`)
-      check(srv.rpcCalls("server/discover") === 1 && srv.rpcCalls("initialize") === 1, `discover ${srv.rpcCalls("server/discover")}, initialize ${srv.rpcCalls("initialize")}`)
+      check(
+        srv.rpcCalls("server/discover") === 1 && srv.rpcCalls("initialize") === 1,
+        `discover ${srv.rpcCalls("server/discover")}, initialize ${srv.rpcCalls("initialize")}`
+      )
     }))
 
   // A deadline during the probe ends the discovery: it never falls back to the handshake.
@@ -591,23 +610,26 @@ const statelessHttpScenarios = async (label: string, layer: Layer.Layer<HttpClie
 
   // The era's rule over HTTP: a request given up is cancelled by closing its answer stream, never
   // by a notice (the contract's families check that the stream is closed).
-  await E("cancellation: an interrupted call and a call past its deadline close their streams; no notifications/cancelled over HTTP", (wire) =>
-    Effect.gen(function*() {
-      const srv = yield* statelessServer()
-      const c = yield* McpClient.connect({ url: srv.url, policy: { call: { timeout: 10_000 } } })
-      srv.script({ on: "tools/call", kind: "headers-never-sent", times: 2 })
-      const fiber = yield* Effect.fork(c.callTool("increment"))
-      yield* untilE(() => srv.rpcCalls("tools/call") === 1, "the first call arrived")
-      const exit = yield* Fiber.interrupt(fiber)
-      check(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause), "the interrupted call: not an interruption only")
-      yield* untilE(() => srv.abortedResponses() === 1, "the server sees the interrupted call closed")
-      const { error } = yield* failureOf(c.callTool("increment", {}, { timeout: 300 }))
-      expectError(error, { _tag: "DeadlineExceeded", stage: "call", phase: "call", outcome: "unknown" })
-      yield* untilE(() => srv.abortedResponses() === 2, "the server sees the call past its deadline closed")
-      yield* released(c)
-      yield* noCancelNotice(srv, wire)
-      check(textOf(yield* c.callTool("increment")) === "3", "the next call works")
-    }))
+  await E(
+    "cancellation: an interrupted call and a call past its deadline close their streams; no notifications/cancelled over HTTP",
+    (wire) =>
+      Effect.gen(function*() {
+        const srv = yield* statelessServer()
+        const c = yield* McpClient.connect({ url: srv.url, policy: { call: { timeout: 10_000 } } })
+        srv.script({ on: "tools/call", kind: "headers-never-sent", times: 2 })
+        const fiber = yield* Effect.fork(c.callTool("increment"))
+        yield* untilE(() => srv.rpcCalls("tools/call") === 1, "the first call arrived")
+        const exit = yield* Fiber.interrupt(fiber)
+        check(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause), "the interrupted call: not an interruption only")
+        yield* untilE(() => srv.abortedResponses() === 1, "the server sees the interrupted call closed")
+        const { error } = yield* failureOf(c.callTool("increment", {}, { timeout: 300 }))
+        expectError(error, { _tag: "DeadlineExceeded", stage: "call", phase: "call", outcome: "unknown" })
+        yield* untilE(() => srv.abortedResponses() === 2, "the server sees the call past its deadline closed")
+        yield* released(c)
+        yield* noCancelNotice(srv, wire)
+        check(textOf(yield* c.callTool("increment")) === "3", "the next call works")
+      })
+  )
   await E("abort: Effect interruption during server/discover is an interruption; the request is closed, nothing else sent", (wire) =>
     Effect.gen(function*() {
       const srv = yield* statelessServer()
@@ -649,7 +671,9 @@ const statelessHttpScenarios = async (label: string, layer: Layer.Layer<HttpClie
     Effect.gen(function*() {
       const foreign = yield* statelessServer()
       const origin = yield* redirectingServer(foreign.url)
-      const { error } = yield* failureOf(Effect.scoped(McpClient.connect({ url: withCanaries(origin.url), headers: { authorization: `Bearer ${CANARIES.header}` } })))
+      const { error } = yield* failureOf(
+        Effect.scoped(McpClient.connect({ url: withCanaries(origin.url), headers: { authorization: `Bearer ${CANARIES.header}` } }))
+      )
       // The client saw the 307 itself: an HTTP client that had followed it would have answered
       // with the other origin's response. And its connect's scope is closed: the wire is complete.
       expectError(error, { _tag: "UpstreamFailure", stage: "discover", status: 307 })
@@ -661,29 +685,35 @@ const statelessHttpScenarios = async (label: string, layer: Layer.Layer<HttpClie
     }))
 
   // Client capabilities: an input_required round answered by the caller's handler.
-  await E("handlers: ask_name's input_required round is answered by the elicitation handler (a new request, requestState echoed)", () =>
-    Effect.gen(function*() {
-      const srv = yield* statelessServer()
-      const asked: Array<unknown> = []
-      const c = yield* McpClient.connect({
-        url: srv.url,
-        handlers: {
-          elicitation: (params) =>
-            Effect.sync(() => {
-              asked.push(params)
-              return { action: "accept", content: { name: "qualifier" } }
-            })
-        }
+  await E(
+    "handlers: ask_name's input_required round is answered by the elicitation handler (a new request, requestState echoed)",
+    () =>
+      Effect.gen(function*() {
+        const srv = yield* statelessServer()
+        const asked: Array<unknown> = []
+        const c = yield* McpClient.connect({
+          url: srv.url,
+          handlers: {
+            elicitation: (params) =>
+              Effect.sync(() => {
+                asked.push(params)
+                return { action: "accept", content: { name: "qualifier" } }
+              })
+          }
+        })
+        check(textOf(yield* c.callTool("ask_name")) === "hello qualifier", "the greeting")
+        const calls = srv.requests.filter((r) => r.rpcMethod === "tools/call") as unknown as ReadonlyArray<Failed>
+        const [firstRound, secondRound] = calls
+        check(
+          calls.length === 2 && srv.inputRounds() === 1 && asked.length === 1,
+          `${calls.length} tools/call, ${srv.inputRounds()} rounds, ${asked.length} asked`
+        )
+        if (firstRound === undefined || secondRound === undefined) return fail("two rounds expected")
+        check(firstRound.rpcId !== secondRound.rpcId, "the second round reused the id")
+        check(typeof secondRound.json.params.requestState === "string", "requestState not echoed")
+        check(typeof firstRound.meta[Testkit.META_CLIENT_CAPABILITIES].elicitation === "object", "elicitation not declared in _meta")
       })
-      check(textOf(yield* c.callTool("ask_name")) === "hello qualifier", "the greeting")
-      const calls = srv.requests.filter((r) => r.rpcMethod === "tools/call") as unknown as ReadonlyArray<Failed>
-      const [firstRound, secondRound] = calls
-      check(calls.length === 2 && srv.inputRounds() === 1 && asked.length === 1, `${calls.length} tools/call, ${srv.inputRounds()} rounds, ${asked.length} asked`)
-      if (firstRound === undefined || secondRound === undefined) return fail("two rounds expected")
-      check(firstRound.rpcId !== secondRound.rpcId, "the second round reused the id")
-      check(typeof secondRound.json.params.requestState === "string", "requestState not echoed")
-      check(typeof firstRound.meta[Testkit.META_CLIENT_CAPABILITIES].elicitation === "object", "elicitation not declared in _meta")
-    }))
+  )
 
   // Failures of the era's own (the contract's no-replay family covers the shared faults): a
   // -32022, an unknown resultType or an input_required round without a handler is never an
@@ -693,26 +723,38 @@ const statelessHttpScenarios = async (label: string, layer: Layer.Layer<HttpClie
   // request for an undeclared capability"), through fetch and undici.
   if (!bunOnly || label !== httpLayers[0]?.[0]) return
   const eraFailures = [
-    ["negotiation", "a call refused with -32022 naming another revision", { kind: "unsupported-version", supported: [HANDSHAKE_LATEST] }, { _tag: "RemoteRefusal", code: -32022 }],
-    ["results", "a call answered with an unknown resultType", { kind: "result-type", value: "bogus" }, { _tag: "ProtocolViolation", reason: "unknown-result-type" }],
+    ["negotiation", "a call refused with -32022 naming another revision", { kind: "unsupported-version", supported: [HANDSHAKE_LATEST] }, {
+      _tag: "RemoteRefusal",
+      code: -32022
+    }],
+    ["results", "a call answered with an unknown resultType", { kind: "result-type", value: "bogus" }, {
+      _tag: "ProtocolViolation",
+      reason: "unknown-result-type"
+    }],
     ["handlers", "input_required without a handler", { kind: "input-required" }, { _tag: "ProtocolViolation", reason: "undeclared-capability" }]
   ] as const
   for (const [topic, name, fault, expected] of eraFailures) {
-    await E(`${topic}: ${name} (${expected._tag}${"reason" in expected ? ` ${expected.reason}` : ""}): called once, not re-sent, no new discovery`, (wire) =>
-      Effect.gen(function*() {
-        const srv = yield* statelessServer()
-        const c = yield* McpClient.connect({ url: srv.url, policy: { call: { timeout: 20_000, maxBytes: 1_000 } } })
-        srv.script({ on: "tools/call", ...fault })
-        const { error } = yield* failureOf(c.callTool("increment"))
-        expectError(error, expected)
-        check(error.retryable === false, "retryable")
-        // Nothing pending, no fiber: the connection sends nothing more; the wire is complete.
-        yield* released(c)
-        check(wire.count("tools/call") === 1 && wire.count("server/discover") === 1 && wire.count("initialize") === 0, `sent: ${wire.sent.map((r) => r.rpcMethod ?? "-").join()}`)
-        check(srv.counter() === 1 && srv.rpcCalls("tools/call") === 1, `counter ${srv.counter()}, tools/call ${srv.rpcCalls("tools/call")}`)
-        check(srv.rpcCalls("initialize") === 0 && srv.rpcCalls("server/discover") === 1, "discovery was run again")
-        return summarize(error)
-      }))
+    await E(
+      `${topic}: ${name} (${expected._tag}${"reason" in expected ? ` ${expected.reason}` : ""}): called once, not re-sent, no new discovery`,
+      (wire) =>
+        Effect.gen(function*() {
+          const srv = yield* statelessServer()
+          const c = yield* McpClient.connect({ url: srv.url, policy: { call: { timeout: 20_000, maxBytes: 1_000 } } })
+          srv.script({ on: "tools/call", ...fault })
+          const { error } = yield* failureOf(c.callTool("increment"))
+          expectError(error, expected)
+          check(error.retryable === false, "retryable")
+          // Nothing pending, no fiber: the connection sends nothing more; the wire is complete.
+          yield* released(c)
+          check(
+            wire.count("tools/call") === 1 && wire.count("server/discover") === 1 && wire.count("initialize") === 0,
+            `sent: ${wire.sent.map((r) => r.rpcMethod ?? "-").join()}`
+          )
+          check(srv.counter() === 1 && srv.rpcCalls("tools/call") === 1, `counter ${srv.counter()}, tools/call ${srv.rpcCalls("tools/call")}`)
+          check(srv.rpcCalls("initialize") === 0 && srv.rpcCalls("server/discover") === 1, "discovery was run again")
+          return summarize(error)
+        })
+    )
   }
 }
 
@@ -729,7 +771,12 @@ const expectClean = (error: Failed) => {
     (error.stack ?? "").split("\n")[0]
   ].map(withoutPublicVocabulary)
   for (const view of views) {
-    for (const secret of FORBIDDEN) check(!view.includes(secret), `a public view contains ${(Object.values(CANARIES) as ReadonlyArray<string>).includes(secret) ? "a canary" : JSON.stringify(secret)}`)
+    for (const secret of FORBIDDEN) {
+      check(
+        !view.includes(secret),
+        `a public view contains ${(Object.values(CANARIES) as ReadonlyArray<string>).includes(secret) ? "a canary" : JSON.stringify(secret)}`
+      )
+    }
   }
   check(!Object.keys(error).includes("cause") && !Object.keys(error).includes("stack"), "cause or stack is enumerable")
 }
@@ -800,7 +847,9 @@ const promiseScenarios = async () => {
       srv.script({ kind: "endpoint-foreign", target: `http://127.0.0.1:${foreign.port}/messages?sessionId=x` })
       const wire = recordingWire(FetchHttpClient.layer)
       // connect rejects once the connection it was making is released: the wire is complete.
-      const { error } = await rejection(connect({ url: withCanaries(srv.url), headers: { authorization: `Bearer ${CANARIES.header}` }, httpClient: wire.layer }))
+      const { error } = await rejection(
+        connect({ url: withCanaries(srv.url), headers: { authorization: `Bearer ${CANARIES.header}` }, httpClient: wire.layer })
+      )
       expectError(error, { _tag: "ProtocolViolation", reason: "foreign-endpoint" })
       expectClean(error)
       check(wire.sent.length > 0 && wire.toPort(foreign.port) === 0, `${wire.toPort(foreign.port)} of ${wire.sent.length} requests went to the foreign origin`)
@@ -815,30 +864,34 @@ const promiseScenarios = async () => {
 
 const statelessStdioScenarios = async () => {
   const S = <A>(name: string, body: EffectBody<A>, timeoutMs?: number) => effectScenario(`Effect stdio 2026 ${name}`, FetchHttpClient.layer, body, timeoutMs)
-  const connectWith = (f: Testkit.StdioFixture, options: Omit<McpClient.StdioConnectOptions, "command" | "args" | "env"> = {}) => McpClient.connectStdio({ command: f.command, args: f.args, env: f.env, ...options })
+  const connectWith = (f: Testkit.StdioFixture, options: Omit<McpClient.StdioConnectOptions, "command" | "args" | "env"> = {}) =>
+    McpClient.connectStdio({ command: f.command, args: f.args, env: f.env, ...options })
 
   for (const era of ["handshake", "stateless"] as const) {
-    await S(`long-lived, ${era} child: progress, a changed tool list (a subscription in 2026), typed results; the child is gone at close`, () =>
-      Effect.gen(function*() {
-        const f = yield* stdioFixture({ era, features: true })
-        const scope = yield* childScope
-        const c = yield* connectWith(f, { policy: { relistDelay: 50 } }).pipe(Scope.extend(scope))
-        const reports: Array<number> = []
-        yield* c.callTool("slow_progress", { steps: 2, intervalMs: 20 }, { onProgress: (p) => reports.push(p.progress) })
-        check(reports.join(",") === "1,2", `reports ${reports.join(",")}`)
-        const changed = yield* Effect.fork(
-          c.toolList.changes.pipe(Stream.filter((tools) => tools.some((t) => t.name === "added_1")), Stream.take(1), Stream.runDrain)
-        )
-        // In 2026 the change goes to the subscriptions the child has when the tool runs: the
-        // client's must have arrived (a sync point); in 2025 stdout itself is the listener.
-        if (era === "stateless") yield* Effect.promise(() => f.waitFor(() => f.rpcCalls("subscriptions/listen") >= 1, 10_000))
-        yield* c.callTool("change_tools", {})
-        yield* Fiber.join(changed).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new CheckFailed("no new tool list") }))
-        const { error } = yield* failureOf(c.callTool("weather", { city: "x", mode: "missing" }))
-        expectError(error, { _tag: "ProtocolViolation", reason: "missing-structured-content", outcome: "applied" })
-        check(f.toolCalls("weather") === 1, `${f.toolCalls("weather")} runs`)
-        yield* closeAndCheckChild(scope, f)
-      }))
+    await S(
+      `long-lived, ${era} child: progress, a changed tool list (a subscription in 2026), typed results; the child is gone at close`,
+      () =>
+        Effect.gen(function*() {
+          const f = yield* stdioFixture({ era, features: true })
+          const scope = yield* childScope
+          const c = yield* connectWith(f, { policy: { relistDelay: 50 } }).pipe(Scope.extend(scope))
+          const reports: Array<number> = []
+          yield* c.callTool("slow_progress", { steps: 2, intervalMs: 20 }, { onProgress: (p) => reports.push(p.progress) })
+          check(reports.join(",") === "1,2", `reports ${reports.join(",")}`)
+          const changed = yield* Effect.fork(
+            c.toolList.changes.pipe(Stream.filter((tools) => tools.some((t) => t.name === "added_1")), Stream.take(1), Stream.runDrain)
+          )
+          // In 2026 the change goes to the subscriptions the child has when the tool runs: the
+          // client's must have arrived (a sync point); in 2025 stdout itself is the listener.
+          if (era === "stateless") yield* Effect.promise(() => f.waitFor(() => f.rpcCalls("subscriptions/listen") >= 1, 10_000))
+          yield* c.callTool("change_tools", {})
+          yield* Fiber.join(changed).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new CheckFailed("no new tool list") }))
+          const { error } = yield* failureOf(c.callTool("weather", { city: "x", mode: "missing" }))
+          expectError(error, { _tag: "ProtocolViolation", reason: "missing-structured-content", outcome: "applied" })
+          check(f.toolCalls("weather") === 1, `${f.toolCalls("weather")} runs`)
+          yield* closeAndCheckChild(scope, f)
+        })
+    )
   }
 
   await S("smoke: a stateless child: server/discover, no initialize, 2026-07-28; closing the connection ends the child", () =>
@@ -865,37 +918,43 @@ const statelessStdioScenarios = async () => {
       yield* closeAndCheckChild(scope, f)
       return stagesOf(c)
     }))
-  await S("negotiation: a handshake-era child silent on server/discover: the probe waits half the 1.5 s discovery, then initialize on the same child", () =>
-    Effect.gen(function*() {
-      const f = yield* stdioFixture({ silentOnUnknown: true })
-      const scope = yield* childScope
-      // The client's wait runs from the probe's sending, which comes after this and before the
-      // child, still starting up, reads it: timed from here, the wait is a lower bound a loaded
-      // machine cannot fail (from the probe's arrival, the child's start-up would be left out of
-      // it). That the connect succeeded shows the discovery's 1.5 s deadline held.
-      const started = Date.now()
-      const fiber = yield* Effect.fork(connectWith(f, { policy: { discovery: { timeout: 1_500 } } }).pipe(Scope.extend(scope)))
-      yield* untilE(() => f.rpcCalls("server/discover") === 1, "the probe arrived")
-      const probeSeen = Date.now()
-      const probed = f.pid()
-      const c = yield* Fiber.join(fiber)
-      const ms = Date.now() - started
-      const sinceProbe = Date.now() - probeSeen
-      check(c.protocolVersion === HANDSHAKE_LATEST, `protocolVersion ${c.protocolVersion}`)
-      check(f.pid() === probed && f.rpcCalls("initialize") === 1, `pid ${probed} then ${f.pid()}, initialize ${f.rpcCalls("initialize")}`)
-      check(ms >= 750, `connected ${ms} ms after the connect began: the probe did not wait half the discovery (750 ms)`)
-      yield* closeAndCheckChild(scope, f)
-      return `${ms} ms, ${sinceProbe} ms after the probe was seen`
-    }))
-  await S("negotiation: revisions [2026-07-28] against a handshake-era child fail at stage discover; initialize never sent; the child is gone", () =>
-    Effect.gen(function*() {
-      const f = yield* stdioFixture()
-      const { error } = yield* failureOf(connectWith(f, { revisions: [STATELESS] }))
-      expectError(error, { _tag: "RemoteRefusal", stage: "discover", phase: "discovery" })
-      yield* checkChildGoneAfterFailure(f)
-      check(f.rpcCalls("initialize") === 0, "initialize was sent")
-      return summarize(error)
-    }))
+  await S(
+    "negotiation: a handshake-era child silent on server/discover: the probe waits half the 1.5 s discovery, then initialize on the same child",
+    () =>
+      Effect.gen(function*() {
+        const f = yield* stdioFixture({ silentOnUnknown: true })
+        const scope = yield* childScope
+        // The client's wait runs from the probe's sending, which comes after this and before the
+        // child, still starting up, reads it: timed from here, the wait is a lower bound a loaded
+        // machine cannot fail (from the probe's arrival, the child's start-up would be left out of
+        // it). That the connect succeeded shows the discovery's 1.5 s deadline held.
+        const started = Date.now()
+        const fiber = yield* Effect.fork(connectWith(f, { policy: { discovery: { timeout: 1_500 } } }).pipe(Scope.extend(scope)))
+        yield* untilE(() => f.rpcCalls("server/discover") === 1, "the probe arrived")
+        const probeSeen = Date.now()
+        const probed = f.pid()
+        const c = yield* Fiber.join(fiber)
+        const ms = Date.now() - started
+        const sinceProbe = Date.now() - probeSeen
+        check(c.protocolVersion === HANDSHAKE_LATEST, `protocolVersion ${c.protocolVersion}`)
+        check(f.pid() === probed && f.rpcCalls("initialize") === 1, `pid ${probed} then ${f.pid()}, initialize ${f.rpcCalls("initialize")}`)
+        check(ms >= 750, `connected ${ms} ms after the connect began: the probe did not wait half the discovery (750 ms)`)
+        yield* closeAndCheckChild(scope, f)
+        return `${ms} ms, ${sinceProbe} ms after the probe was seen`
+      })
+  )
+  await S(
+    "negotiation: revisions [2026-07-28] against a handshake-era child fail at stage discover; initialize never sent; the child is gone",
+    () =>
+      Effect.gen(function*() {
+        const f = yield* stdioFixture()
+        const { error } = yield* failureOf(connectWith(f, { revisions: [STATELESS] }))
+        expectError(error, { _tag: "RemoteRefusal", stage: "discover", phase: "discovery" })
+        yield* checkChildGoneAfterFailure(f)
+        check(f.rpcCalls("initialize") === 0, "initialize was sent")
+        return summarize(error)
+      })
+  )
 }
 
 // --- scenarios: the Promise API in the stateless era ----------------------------------------------
@@ -912,23 +971,32 @@ const statelessPromiseScenarios = async () => {
       await Promise.all([c.close(), c.close()])
       check(srv.rpcCalls("initialize") === 0 && srv.deletes() === 0, `initialize ${srv.rpcCalls("initialize")}, DELETEs ${srv.deletes()}`)
     }))
-  await P("negotiation: default revisions against a handshake-era server connect at 2025-11-25 (initialize after the refused probe)", () =>
-    withServer(() => Testkit.startServer(), async (srv) => {
-      const c = await connect({ url: srv.url })
-      try {
-        check(c.protocolVersion === HANDSHAKE_LATEST, `protocolVersion ${c.protocolVersion}`)
-        check(srv.rpcCalls("server/discover") === 1 && srv.rpcCalls("initialize") === 1, `discover ${srv.rpcCalls("server/discover")}, initialize ${srv.rpcCalls("initialize")}`)
-      } finally {
-        await c.close()
-      }
-    }))
-  await P("negotiation: revisions [2026-07-28] against a handshake-era server reject at stage discover; initialize never sent", () =>
-    withServer(() => Testkit.startServer(), async (srv) => {
-      const { error } = await rejection(connect({ url: srv.url, revisions: [STATELESS] }))
-      expectError(error, { _tag: "RemoteRefusal", stage: "discover" })
-      check(srv.rpcCalls("initialize") === 0, "initialize was sent")
-      return summarize(error)
-    }))
+  await P(
+    "negotiation: default revisions against a handshake-era server connect at 2025-11-25 (initialize after the refused probe)",
+    () =>
+      withServer(() => Testkit.startServer(), async (srv) => {
+        const c = await connect({ url: srv.url })
+        try {
+          check(c.protocolVersion === HANDSHAKE_LATEST, `protocolVersion ${c.protocolVersion}`)
+          check(
+            srv.rpcCalls("server/discover") === 1 && srv.rpcCalls("initialize") === 1,
+            `discover ${srv.rpcCalls("server/discover")}, initialize ${srv.rpcCalls("initialize")}`
+          )
+        } finally {
+          await c.close()
+        }
+      })
+  )
+  await P(
+    "negotiation: revisions [2026-07-28] against a handshake-era server reject at stage discover; initialize never sent",
+    () =>
+      withServer(() => Testkit.startServer(), async (srv) => {
+        const { error } = await rejection(connect({ url: srv.url, revisions: [STATELESS] }))
+        expectError(error, { _tag: "RemoteRefusal", stage: "discover" })
+        check(srv.rpcCalls("initialize") === 0, "initialize was sent")
+        return summarize(error)
+      })
+  )
   await P("negotiation: revisions naming no revision the client speaks reject InvalidOption before any I/O", () =>
     withServer(startStateless, async (srv) => {
       const { error } = await rejection(connect({ url: srv.url, revisions: ["1999-01-01"] }))
@@ -992,7 +1060,10 @@ const longLivedScenarios = async (label: string, layer: Layer.Layer<HttpClient.H
       Effect.gen(function*() {
         const srv = yield* Testkit.scoped(features)
         const c = yield* McpClient.connect({ url: srv.url })
-        check(((yield* c.callTool("weather", { city: "Lisbon" })).structuredContent as { conditions?: string } | undefined)?.conditions === "sunny", "a matching result")
+        check(
+          ((yield* c.callTool("weather", { city: "Lisbon" })).structuredContent as { conditions?: string } | undefined)?.conditions === "sunny",
+          "a matching result"
+        )
         const { error } = yield* failureOf(c.callTool("weather", { city: "Lisbon", mode: "mismatch" }))
         expectError(error, { _tag: "ProtocolViolation", reason: "structured-content-mismatch", outcome: "applied" })
         check(srv.toolCalls("weather") === 2, `${srv.toolCalls("weather")} runs`)
@@ -1146,16 +1217,19 @@ const authorizationPromiseScenarios = async () => {
         await c.close()
       }
     }))
-  await P("code grant: a resource mismatch ends it before any authorization request", () =>
-    withProtectedServer({ auth: { resource: "https://attacker.example/mcp" } }, async (srv, oauth) => {
-      let asked = false
-      const { error } = await rejection(connect({
-        url: srv.url,
-        auth: { redirectUri: "http://127.0.0.1:9/callback", authorize: () => (asked = true, "http://127.0.0.1:9/callback") }
-      }))
-      expectError(error, { _tag: "ProtocolViolation", reason: "resource-mismatch", phase: "authorization", authorizationStep: "metadata" })
-      check(!asked && oauth.calls("authorize") === 0 && oauth.calls("token") === 0, "the authority was used")
-    }))
+  await P(
+    "code grant: a resource mismatch ends it before any authorization request",
+    () =>
+      withProtectedServer({ auth: { resource: "https://attacker.example/mcp" } }, async (srv, oauth) => {
+        let asked = false
+        const { error } = await rejection(connect({
+          url: srv.url,
+          auth: { redirectUri: "http://127.0.0.1:9/callback", authorize: () => (asked = true, "http://127.0.0.1:9/callback") }
+        }))
+        expectError(error, { _tag: "ProtocolViolation", reason: "resource-mismatch", phase: "authorization", authorizationStep: "metadata" })
+        check(!asked && oauth.calls("authorize") === 0 && oauth.calls("token") === 0, "the authority was used")
+      })
+  )
 }
 
 // --- main ----------------------------------------------------------------------------------------

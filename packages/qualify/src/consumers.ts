@@ -207,13 +207,19 @@ const effectConsumer = async (
     return
   }
   const bundled = await bundleInto(project, "readme-example.mjs", { contents: runnableExample(example, exampleUrl) })
-  const ran = bundled ? await input.time(`${label}: README example`, () => run(process.execPath, ["readme-example.mjs"], project, cleanEnv({ MCP_URL: url }))) : undefined
+  const ran = bundled
+    ? await input.time(`${label}: README example`, () => run(process.execPath, ["readme-example.mjs"], project, cleanEnv({ MCP_URL: url })))
+    : undefined
   const value = ran === undefined ? undefined : lastJson(ran.stdout)?.["value"]
   const listed = ran?.stdout.split("\n")[0] ?? ""
   record(
     `${label}: the README's Effect example connects, lists the tools and calls add (1 + 2 = 3)`,
     ran !== undefined && ran.ok && ran.stderr.trim() === "" && listed.includes("add") && saysThree(value),
-    ran === undefined ? "esbuild could not bundle the example" : ran.ok ? `${ran.ms} ms; printed: ${listed.slice(0, 60)}` : `exit ${ran.status}: ${lastLines(ran.stderr || ran.stdout)}`
+    ran === undefined
+      ? "esbuild could not bundle the example"
+      : ran.ok
+      ? `${ran.ms} ms; printed: ${listed.slice(0, 60)}`
+      : `exit ${ran.status}: ${lastLines(ran.stderr || ran.stdout)}`
   )
   const outputs = [installed.stdout, installed.stderr, loads.stdout, loads.stderr, ran?.stdout ?? "", ran?.stderr ?? ""].join("\n")
   record(`${label}: no "Executing an Effect versioned" warning in any output (install, loading, example)`, !VERSION_WARNING.test(outputs), "")
@@ -249,7 +255,11 @@ const promiseConsumer = async (input: ConsumersInput, record: RecordRow, url: st
   const tarball = input.tarballs.get("@phasebound/promise")
   const effect4 = /^npm:effect@(.+)$/.exec(input.devDependencies["effect4"] ?? "")?.[1]
   if (tarball === undefined || effect4 === undefined) {
-    record(`${label}: the project can be made`, false, tarball === undefined ? "@phasebound/promise was not packed" : "no effect4 alias (npm:effect@4.x) in the root devDependencies")
+    record(
+      `${label}: the project can be made`,
+      false,
+      tarball === undefined ? "@phasebound/promise was not packed" : "no effect4 alias (npm:effect@4.x) in the root devDependencies"
+    )
     return
   }
   const project = join(input.temp, "consumer-promise")
@@ -289,39 +299,65 @@ const promiseConsumer = async (input: ConsumersInput, record: RecordRow, url: st
       .filter((specifier) => !specifier.startsWith("./"))
       .map((specifier) => `${file}: ${specifier}`)
   )
-  record(`${label}: its declarations (${declarations.join(", ")}) import nothing but each other`, declarations.length > 0 && imports.length === 0, imports.slice(0, 4).join(", "))
+  record(
+    `${label}: its declarations (${declarations.join(", ")}) import nothing but each other`,
+    declarations.length > 0 && imports.length === 0,
+    imports.slice(0, 4).join(", ")
+  )
 
   // The consumer file, type-checked in the project (its node_modules only) by the workspace's tsc.
   writeFileSync(join(project, "consumer.ts"), readFileSync(join(input.root, "packages/qualify/program/consumer-promise.ts"), "utf8"))
   writeFileSync(
     join(project, "tsconfig.json"),
-    JSON.stringify({
-      compilerOptions: {
-        target: "ES2022",
-        module: "NodeNext",
-        moduleResolution: "NodeNext",
-        strict: true,
-        exactOptionalPropertyTypes: true,
-        noEmit: true,
-        skipLibCheck: false,
-        types: ["node"]
+    JSON.stringify(
+      {
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          exactOptionalPropertyTypes: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: ["node"]
+        },
+        files: ["consumer.ts"]
       },
-      files: ["consumer.ts"]
-    }, null, 2) + "\n"
+      null,
+      2
+    ) + "\n"
   )
-  const tsc = await input.time(`${label}: tsc`, () => run(process.execPath, [join(input.root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], project))
-  record(`${label}: tsc --noEmit of a TypeScript consumer against the installed declarations (skipLibCheck off)`, tsc.ok, tsc.ok ? `${tsc.ms} ms` : lastLines(tsc.stdout || tsc.stderr, 6))
+  const tsc = await input.time(
+    `${label}: tsc`,
+    () => run(process.execPath, [join(input.root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], project)
+  )
+  record(
+    `${label}: tsc --noEmit of a TypeScript consumer against the installed declarations (skipLibCheck off)`,
+    tsc.ok,
+    tsc.ok ? `${tsc.ms} ms` : lastLines(tsc.stdout || tsc.stderr, 6)
+  )
 
   const node22 = node22Of(input.root)
   const bundled = await bundleInto(project, "consumer.mjs", { file: join(project, "consumer.ts") })
-  const ran = bundled ? await input.time(`${label}: consumer under Node 22`, () => run(node22, ["consumer.mjs"], project, cleanEnv({ MCP_URL: url }))) : undefined
+  const ran = bundled
+    ? await input.time(`${label}: consumer under Node 22`, () => run(node22, ["consumer.mjs"], project, cleanEnv({ MCP_URL: url })))
+    : undefined
   const seen = ran === undefined ? undefined : lastJson(ran.stdout)
   record(
     `${label}: the consumer runs under Node 22: connects, lists the tools, calls add (1 + 2 = 3)`,
-    ran !== undefined && ran.ok && ran.stderr.trim() === "" && Array.isArray(seen?.["tools"]) && (seen["tools"] as Array<unknown>).includes("add") && saysThree(seen?.["result"]),
-    ran === undefined ? "esbuild could not bundle the consumer" : ran.ok ? `${ran.ms} ms, ${String(seen?.["protocolVersion"])}` : `exit ${ran.status}: ${lastLines(ran.stderr || ran.stdout)}`
+    ran !== undefined && ran.ok && ran.stderr.trim() === "" && Array.isArray(seen?.["tools"]) && (seen["tools"] as Array<unknown>).includes("add") &&
+      saysThree(seen?.["result"]),
+    ran === undefined
+      ? "esbuild could not bundle the consumer"
+      : ran.ok
+      ? `${ran.ms} ms, ${String(seen?.["protocolVersion"])}`
+      : `exit ${ran.status}: ${lastLines(ran.stderr || ran.stdout)}`
   )
-  record(`${label}: no "Executing an Effect versioned" warning in any output`, !VERSION_WARNING.test([installed.stdout, installed.stderr, ran?.stdout, ran?.stderr].join("\n")), "")
+  record(
+    `${label}: no "Executing an Effect versioned" warning in any output`,
+    !VERSION_WARNING.test([installed.stdout, installed.stderr, ran?.stdout, ran?.stderr].join("\n")),
+    ""
+  )
 
   const bytes = existsSync(join(installedDir, "dist/index.js")) ? readFileSync(join(installedDir, "dist/index.js")).length : 0
   const [importing, bare] = await input.time(`${label}: start-up, median of 5`, async () => [
@@ -351,9 +387,11 @@ export const qualifyConsumers = async (input: ConsumersInput): Promise<ReadonlyA
     // which the seeded lock places): npm resolves a peer that no dependency of the project pins
     // (@effect/cluster, a peer of @effect/platform-node) at the newest version its range allows,
     // not at the locked one, and that newest one wants a newer @effect/platform than the floor's.
-    const dependedOn = new Set(Object.keys(aliases).flatMap((alias) =>
-      Object.keys((input.workspaceLock.packages?.[`node_modules/${alias}`]?.["dependencies"] ?? {}) as Record<string, string>)
-    ))
+    const dependedOn = new Set(
+      Object.keys(aliases).flatMap((alias) =>
+        Object.keys((input.workspaceLock.packages?.[`node_modules/${alias}`]?.["dependencies"] ?? {}) as Record<string, string>)
+      )
+    )
     const floor = Object.fromEntries(
       Object.values(aliases).filter(({ name }) => !dependedOn.has(name)).map(({ name, version }) => [name, version])
     )
@@ -363,7 +401,11 @@ export const qualifyConsumers = async (input: ConsumersInput): Promise<ReadonlyA
     await Promise.all([
       EFFECT_PACKAGES.every((name) => floor[name] !== undefined)
         ? effectConsumer(input, recordIn(lowestRows), `effect ${floor["effect"]} (lowest supported)`, floor, floorSubstitutes, server.url)
-        : recordIn(lowestRows)("the lowest supported Effect set is locked in the workspace", false, `root devDependencies need effect-floor aliases of ${EFFECT_PACKAGES.join(", ")}`),
+        : recordIn(lowestRows)(
+          "the lowest supported Effect set is locked in the workspace",
+          false,
+          `root devDependencies need effect-floor aliases of ${EFFECT_PACKAGES.join(", ")}`
+        ),
       effectConsumer(input, recordIn(newestRows), `effect ${newest["effect"]} (newest)`, newest, {}, server.url),
       promiseConsumer(input, recordIn(promiseRows), server.url)
     ])

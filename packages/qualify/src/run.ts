@@ -114,9 +114,7 @@ const bundleProgram = async (name: string): Promise<{ ok: true; file: string } |
     // The program and the programs' harness alone are bundled: any other relative import would
     // carry workspace code into the project, and the qualification would judge that instead of
     // the tarballs.
-    const inlined = Object.keys(result.metafile.inputs).filter((input) =>
-      !input.endsWith(`program/${name}.ts`) && !input.endsWith("program/harness.ts")
-    )
+    const inlined = Object.keys(result.metafile.inputs).filter((input) => !input.endsWith(`program/${name}.ts`) && !input.endsWith("program/harness.ts"))
     return inlined.length === 0 ? { ok: true, file } : { ok: false, why: `bundles workspace files, not only package imports: ${inlined.join(", ")}` }
   } catch (error) {
     return { ok: false, why: error instanceof Error ? error.message.split("\n").slice(0, 4).join(" ") : String(error) }
@@ -208,7 +206,12 @@ const runProgram = (command: string, args: ReadonlyArray<string>, cwd: string) =
 const judgeProgram = (table: string, label: string, outcome: ProgramOutcome) => {
   const { report } = outcome
   if (report._tag === "NoReport") {
-    record(table, `${label}: ran to its end and printed its report`, false, `${report.why}; exit ${outcome.code ?? outcome.signal}: ${tail(outcome.stderr || outcome.stdout, 10)}`)
+    record(
+      table,
+      `${label}: ran to its end and printed its report`,
+      false,
+      `${report.why}; exit ${outcome.code ?? outcome.signal}: ${tail(outcome.stderr || outcome.stdout, 10)}`
+    )
   } else {
     for (const row of report.report.results) record(table, row.name, row.ok, row.detail)
   }
@@ -277,38 +280,62 @@ try {
   const plan = buildPlan([...chains.values()].filter((chain) => chain !== undefined))
   const builds = new Map<string, Promise<Ran & { readonly startedAt: number }>>()
   for (const { dir, after } of plan) {
-    builds.set(dir, (async () => {
-      const before = await Promise.all(after.map((earlier) => builds.get(earlier)!))
-      const failed = after.filter((_, index) => !before[index]!.ok)
-      if (failed.length > 0) {
-        return { ok: false, status: null, stdout: "", stderr: `not run: the build of ${failed.join(", ")} failed`, error: undefined, ms: 0, startedAt: Date.now() }
-      }
-      return jobs(async () => {
-        const startedAt = Date.now()
-        // --silent: npm prints no banner, so stdout is the build's own (none: `npm pack --json`,
-        // which runs it as the prepack, keeps stdout for its JSON).
-        const built = await timed(`npm run build in ${dir}`, () => runCommand("npm", ["run", "build", "--silent"], { cwd: join(root, dir) }))
-        return { ...built, startedAt }
-      })
-    })())
+    builds.set(
+      dir,
+      (async () => {
+        const before = await Promise.all(after.map((earlier) => builds.get(earlier)!))
+        const failed = after.filter((_, index) => !before[index]!.ok)
+        if (failed.length > 0) {
+          return {
+            ok: false,
+            status: null,
+            stdout: "",
+            stderr: `not run: the build of ${failed.join(", ")} failed`,
+            error: undefined,
+            ms: 0,
+            startedAt: Date.now()
+          }
+        }
+        return jobs(async () => {
+          const startedAt = Date.now()
+          // --silent: npm prints no banner, so stdout is the build's own (none: `npm pack --json`,
+          // which runs it as the prepack, keeps stdout for its JSON).
+          const built = await timed(`npm run build in ${dir}`, () => runCommand("npm", ["run", "build", "--silent"], { cwd: join(root, dir) }))
+          return { ...built, startedAt }
+        })
+      })()
+    )
   }
   const packing = new Map(publicPackages.map((pkg) => {
     const chain = chains.get(pkg.name)
-    return [pkg.name, (async () => {
-      if (chain === undefined) return undefined
-      const built = await Promise.all(chain.map((dir) => builds.get(dir)!))
-      if (!built.every((b) => b.ok)) return { built, packed: undefined }
-      const packed = await jobs(() =>
-        timed(`npm pack ${pkg.name}`, () => runCommand("npm", ["pack", "-w", pkg.name, "--ignore-scripts", "--pack-destination", packs, "--json"], { cwd: root }))
-      )
-      return { built, packed }
-    })()]
+    return [
+      pkg.name,
+      (async () => {
+        if (chain === undefined) return undefined
+        const built = await Promise.all(chain.map((dir) => builds.get(dir)!))
+        if (!built.every((b) => b.ok)) return { built, packed: undefined }
+        const packed = await jobs(() =>
+          timed(
+            `npm pack ${pkg.name}`,
+            () => runCommand("npm", ["pack", "-w", pkg.name, "--ignore-scripts", "--pack-destination", packs, "--json"], { cwd: root })
+          )
+        )
+        return { built, packed }
+      })()
+    ]
   }))
   const tarballs = new Map<string, { file: string; files: ReadonlyArray<string>; manifest: Manifest }>()
   for (const pkg of publicPackages) {
     const manifest = manifests.get(pkg.name)!
     const chain = chains.get(pkg.name)
-    record("package", `npm pack builds ${pkg.name} (prepack runs its build)`, chain !== undefined, chain !== undefined ? `prepack: ${manifest.scripts?.prepack}` : `no prepack that is a chain of builds ending in its own: ${manifest.scripts?.prepack ?? "none"}`)
+    record(
+      "package",
+      `npm pack builds ${pkg.name} (prepack runs its build)`,
+      chain !== undefined,
+      chain !== undefined
+        ? `prepack: ${manifest.scripts?.prepack}`
+        : `no prepack that is a chain of builds ending in its own: ${manifest.scripts?.prepack ?? "none"}`
+    )
     const outcome = await packing.get(pkg.name)!
     if (outcome === undefined || chain === undefined) continue
     const { built, packed } = outcome
@@ -361,7 +388,12 @@ try {
   const testkitFiles = tarballs.get("@phasebound/testkit")?.files ?? []
   const children = ["dist/stdio/stdio-server.mjs", "dist/stdio/hostile-stdio-server.mjs"]
   const unbundled = children.filter((file) => !testkitFiles.includes(file))
-  record("package", "@phasebound/testkit: its stdio child programs ship bundled beside the dist that spawns them", unbundled.length === 0, unbundled.length === 0 ? "" : `missing: ${unbundled.join(", ")}`)
+  record(
+    "package",
+    "@phasebound/testkit: its stdio child programs ship bundled beside the dist that spawns them",
+    unbundled.length === 0,
+    unbundled.length === 0 ? "" : `missing: ${unbundled.join(", ")}`
+  )
 
   // 2. A fresh project that depends on the tarballs and the pinned Effect packages only (the
   // tarballs' peers), installed with `npm install --offline` from the npm cache that the
@@ -397,7 +429,12 @@ try {
       result = await install(libraries)
       if (result.ok) installed = libraries
     }
-    record("package", `npm install ${installed.join(", ") || "(failed)"} into a fresh project`, result.ok, result.ok ? `${result.ms} ms, ${project}` : whyInstall(result))
+    record(
+      "package",
+      `npm install ${installed.join(", ") || "(failed)"} into a fresh project`,
+      result.ok,
+      result.ok ? `${result.ms} ms, ${project}` : whyInstall(result)
+    )
     const offline = result.ok && result.network.length === 0 && result.fromCache > 0
     record(
       "package",
@@ -406,8 +443,8 @@ try {
       offline
         ? `${result.added ?? "?"} packages; ${result.fromCache} reads, all from the cache; 0 network requests`
         : result.ok
-          ? `${result.network.length} request(s) not served from the cache: ${result.network.slice(0, 3).join(" | ")}`
-          : whyInstall(result)
+        ? `${result.network.length} request(s) not served from the cache: ${result.network.slice(0, 3).join(" | ")}`
+        : whyInstall(result)
     )
   } else {
     record("package", "npm install into a fresh project", false, "the client and testkit tarballs are needed")
@@ -417,7 +454,12 @@ try {
     const path = join(project, "node_modules", name)
     const stat = lstatSync(path)
     const manifest = JSON.parse(readFileSync(join(path, "package.json"), "utf8")) as { version: string }
-    record("package", `${name} is installed from its tarball (a real directory, not a workspace link)`, !stat.isSymbolicLink() && stat.isDirectory(), `version ${manifest.version}`)
+    record(
+      "package",
+      `${name} is installed from its tarball (a real directory, not a workspace link)`,
+      !stat.isSymbolicLink() && stat.isDirectory(),
+      `version ${manifest.version}`
+    )
   }
   if (installed.length > 0) {
     const copies = await timed("npm ls effect", () => copiesOf(project, "effect"))
@@ -426,13 +468,16 @@ try {
   const clientFiles = tarballs.get("@phasebound/client")?.files
   if (installed.includes("@phasebound/client") && clientFiles !== undefined) {
     const modules = exportedModules(clientFiles)
-    const probed = await timed("the exposure probe", () =>
-      runCommand(process.execPath, ["--input-type=module", "-e", probeProgram("@phasebound/client", modules)], { cwd: project, env: programEnv })
+    const probed = await timed(
+      "the exposure probe",
+      () => runCommand(process.execPath, ["--input-type=module", "-e", probeProgram("@phasebound/client", modules)], { cwd: project, env: programEnv })
     )
     const problems = probed.ok ? judgeExposure(modules, probed.stdout) : [why(probed)]
     record(
       "package",
-      `@phasebound/client exposes its public modules only: each loads, the index holds the others; ${closedSubpaths.join(", ")} do not resolve; no public value is a transport's or an era's`,
+      `@phasebound/client exposes its public modules only: each loads, the index holds the others; ${
+        closedSubpaths.join(", ")
+      } do not resolve; no public value is a transport's or an era's`,
       problems.length === 0,
       problems.length === 0 ? `${modules.length} modules: ${modules.join(", ")}` : problems.slice(0, 5).join("; ")
     )
@@ -447,8 +492,13 @@ try {
   if (installed.includes("@phasebound/client") && installed.includes("@phasebound/testkit")) {
     const bundled = await bundleProgram("qualify")
     for (const [runtime, command] of runtimes) {
-      if (bundled.ok) programs.push({ table: runtime, label: `${runtime} qualify.mjs`, running: timed(`${runtime} qualify.mjs`, () => runProgram(command, [bundled.file], project)) })
-      else record(runtime, "esbuild bundles program/qualify.ts", false, bundled.why)
+      if (bundled.ok) {
+        programs.push({
+          table: runtime,
+          label: `${runtime} qualify.mjs`,
+          running: timed(`${runtime} qualify.mjs`, () => runProgram(command, [bundled.file], project))
+        })
+      } else record(runtime, "esbuild bundles program/qualify.ts", false, bundled.why)
     }
   } else {
     record("node", "the qualification program ran", false, "the packages did not install")
@@ -459,7 +509,11 @@ try {
       const bundled = await bundleProgram("qualify-workflow")
       for (const [runtime, command] of runtimes) {
         if (bundled.ok) {
-          programs.push({ table: `workflow (${runtime})`, label: `${runtime} qualify-workflow.mjs`, running: timed(`${runtime} qualify-workflow.mjs`, () => runProgram(command, [bundled.file], project)) })
+          programs.push({
+            table: `workflow (${runtime})`,
+            label: `${runtime} qualify-workflow.mjs`,
+            running: timed(`${runtime} qualify-workflow.mjs`, () => runProgram(command, [bundled.file], project))
+          })
         } else {
           record(`workflow (${runtime})`, "esbuild bundles program/qualify-workflow.ts", false, bundled.why)
         }
@@ -482,13 +536,19 @@ try {
       record("cli", "npm linked node_modules/.bin/phasebound", existsSync(linked), "")
       const compiled = join(project, "phasebound")
       if (binOk) {
-        const result = await timed("bun build --compile the cli", () => runCommand(bun, ["build", "--compile", binFile, "--outfile", compiled], { cwd: project }))
+        const result = await timed(
+          "bun build --compile the cli",
+          () => runCommand(bun, ["build", "--compile", binFile, "--outfile", compiled], { cwd: project })
+        )
         record("cli", "bun build --compile of the installed bin", result.ok && existsSync(compiled), result.ok ? `${result.ms} ms` : why(result))
       }
       if (binOk && existsSync(compiled)) {
         const bundled = await bundleProgram("qualify-cli")
         if (bundled.ok) {
-          const outcome = await timed("node qualify-cli.mjs", () => runProgram(process.execPath, [bundled.file, "--compiled", compiled, "--bin", binFile, "--bun", bun], project))
+          const outcome = await timed(
+            "node qualify-cli.mjs",
+            () => runProgram(process.execPath, [bundled.file, "--compiled", compiled, "--bin", binFile, "--bun", bun], project)
+          )
           judgeProgram("cli", "qualify-cli.mjs", outcome)
         } else {
           record("cli", "esbuild bundles program/qualify-cli.ts", false, bundled.why)
@@ -510,8 +570,9 @@ try {
       allowScripts,
       jobs,
       time: timed
-    })
-  ).catch((error: unknown) => [{ name: "the consumers table ran", ok: false, detail: error instanceof Error ? error.stack ?? error.message : String(error) }])
+    })).catch((
+      error: unknown
+    ) => [{ name: "the consumers table ran", ok: false, detail: error instanceof Error ? error.stack ?? error.message : String(error) }])
   await cliPart
   for (const row of await consumers) record("consumers", row.name, row.ok, row.detail)
 } catch (error) {

@@ -31,7 +31,7 @@ export const entryPoints = (manifest: Manifest, modules: ReadonlyArray<string>):
   const strip = (target: string) => target.replace(/^\.\//, "")
   const walk = (value: unknown): void => {
     if (typeof value === "string") {
-      if (value.includes("*")) for (const name of modules) declared.add(strip(value.replace("*", name)))
+      if (value.includes("*")) { for (const name of modules) declared.add(strip(value.replace("*", name))) }
       else declared.add(strip(value))
     } else if (value !== null && typeof value === "object") {
       for (const [key, inner] of Object.entries(value)) if (key !== "@phasebound/source") walk(inner)

@@ -11,9 +11,14 @@ const library: Manifest = {
 const modules = ["index", "Client"]
 const complete = [
   "package.json",
-  "dist/index.js", "dist/index.d.ts", "dist/index.js.map",
-  "dist/Client.js", "dist/Client.d.ts", "dist/Client.js.map",
-  "src/index.ts", "src/Client.ts"
+  "dist/index.js",
+  "dist/index.d.ts",
+  "dist/index.js.map",
+  "dist/Client.js",
+  "dist/Client.d.ts",
+  "dist/Client.js.map",
+  "src/index.ts",
+  "src/Client.ts"
 ]
 const sourcesOf = (map: string) => [`../src/${map.slice("dist/".length).replace(/\.js\.map$/, ".ts")}`]
 const problems = (files: ReadonlyArray<string>, manifest = library, mapSources = sourcesOf) =>
@@ -36,7 +41,9 @@ describe("the tarball checks", () => {
     expect(none(complete.filter((file) => file !== "src/Client.ts"))).toEqual(["dist/Client.js.map -> src/Client.ts"])
     expect(none([...complete, "dist/Client.test.js", "test/x.ts"])).toEqual(["shipped: dist/Client.test.js", "shipped: test/x.ts"])
     expect(none(["package.json"], { exports: { ".": "./lib/index.js" } })).toEqual([
-      "no entry point in dist/", "outside dist/ and src/: lib/index.js", "missing: lib/index.js"
+      "no entry point in dist/",
+      "outside dist/ and src/: lib/index.js",
+      "missing: lib/index.js"
     ])
   })
 
@@ -52,10 +59,12 @@ describe("the Effect peers check", () => {
   })
 
   it("names an Effect package among the dependencies, and a peer range that is not a caret", () => {
-    expect(checkEffectPeers({
-      dependencies: { effect: "3.22.4", "@effect/workflow": "0.19.1", re2js: "2.10.0" },
-      peerDependencies: { "@effect/platform": "0.97.2", "@effect/platform-node": ">=0.108.0", "@phasebound/client": "0.1.0" }
-    }).problems).toEqual([
+    expect(
+      checkEffectPeers({
+        dependencies: { effect: "3.22.4", "@effect/workflow": "0.19.1", re2js: "2.10.0" },
+        peerDependencies: { "@effect/platform": "0.97.2", "@effect/platform-node": ">=0.108.0", "@phasebound/client": "0.1.0" }
+      }).problems
+    ).toEqual([
       "a dependency: effect",
       "a dependency: @effect/workflow",
       "not a caret range: @effect/platform 0.97.2",
