@@ -15,7 +15,7 @@ import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Testkit from "@phasebound/testkit"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Layer } from "effect"
+import { Deferred, Effect, Exit, Layer, Scope } from "effect"
 import type * as http from "node:http"
 import { type ClientHandlers, McpClient } from "../../src/index.js"
 import { connect } from "../../src/promise.js"
@@ -264,6 +264,42 @@ describe("a server that floods the client with requests", () => {
       }),
     60_000
   )
+
+  httpTest("closing the connection interrupts the handlers still answering; nothing queued starts after", () =>
+    Effect.gen(function*() {
+      const server = yield* sessionServer({
+        onCall: ({ message, res }) => {
+          res.writeHead(200, { "content-type": "text/event-stream" })
+          const asks = Array.from({ length: 20 }, (_, i) => sseEvent({ ...ELICIT, id: `c-${i}` }))
+          res.end(asks.join("") + sseEvent({ jsonrpc: "2.0", id: message.id, result: { content: [{ type: "text", text: "done" }] } }))
+        }
+      })
+      let started = 0
+      let running = 0
+      let ended = 0
+      const scope = yield* Scope.make()
+      const connection = yield* McpClient.connect({
+        url: server.url,
+        handlers: {
+          elicitation: () =>
+            Effect.suspend(() => {
+              started++
+              running++
+              return Effect.never
+            }).pipe(Effect.ensuring(Effect.sync(() => {
+              running--
+              ended++
+            })))
+        }
+      }).pipe(Scope.extend(scope))
+      expect((yield* connection.callTool("ask")).content).toEqual([{ type: "text", text: "done" }])
+      yield* eventually(() => started === 8, 20_000)
+      yield* Scope.close(scope, Exit.void)
+      // Closed means released: the 8 handlers were interrupted, and the 12 queued never ran.
+      expect(running).toBe(0)
+      expect(ended).toBe(8)
+      expect(started).toBe(8)
+    }), 60_000)
 })
 
 describe("handlers, handshake era, on the standalone GET stream", () => {
