@@ -152,6 +152,7 @@ export interface Observation {
     | "prompts/list"
     | "prompts/get"
     | "logging/setLevel"
+    | "completion/complete"
   readonly stage: Stage
   readonly durationMs: number
   readonly bytes: number
@@ -247,6 +248,19 @@ export interface Connection {
     args?: Readonly<Record<string, string>>,
     options?: PhasePolicy.BudgetOptions
   ) => Effect.Effect<McpSchema.GetPromptResult, McpConnectionError>
+  /**
+   * `completion/complete` (docs/DESIGN.md, "Completion"): suggestions for one argument of a
+   * prompt (`{ type: "ref/prompt", name }`) or of a resource template (`{ type: "ref/resource",
+   * uri }`), given what has been typed (`argument.value`) and the values already chosen for the
+   * other arguments (`context.arguments`). Under the call budget (or the overrides), sent once.
+   * A server that did not declare `completions` is not asked (`InvalidOption` `completions`,
+   * `undeclared-capability`, `not-sent`); a result of more than 100 values is a
+   * `ProtocolViolation`.
+   */
+  readonly complete: (
+    request: McpSchema.CompleteRequest,
+    options?: PhasePolicy.BudgetOptions
+  ) => Effect.Effect<McpSchema.CompleteResult, McpConnectionError>
   /**
    * Asks the server for its log messages at `level` and above (docs/DESIGN.md, "Server log
    * messages"): `logging/setLevel` in the 2025 revisions; in 2026-07-28, where the level travels

@@ -65,6 +65,7 @@ export const Stage = Schema.Literal(
   "list-prompts",
   "get-prompt",
   "set-log-level",
+  "complete",
   "close"
 )
 

@@ -544,6 +544,108 @@ export const GetPromptResult = Schema.Struct({
 export type GetPromptResult = typeof GetPromptResult.Type
 
 /**
+ * What `completion/complete` completes an argument of: a prompt, by its name.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const PromptReference = Schema.Struct({
+  type: Schema.Literal("ref/prompt"),
+  name: Schema.NonEmptyString,
+  title: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type PromptReference = typeof PromptReference.Type
+
+/**
+ * What `completion/complete` completes an argument of: a resource template (or a resource), by
+ * its URI template (or URI).
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const ResourceTemplateReference = Schema.Struct({
+  type: Schema.Literal("ref/resource"),
+  uri: Schema.NonEmptyString
+})
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type ResourceTemplateReference = typeof ResourceTemplateReference.Type
+
+/**
+ * The `ref` of a `completion/complete` request.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const CompletionReference = Schema.Union(PromptReference, ResourceTemplateReference)
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type CompletionReference = typeof CompletionReference.Type
+
+/**
+ * A `completion/complete` request as a caller gives it: the argument being filled in (its name,
+ * what has been typed so far) and, in `context.arguments`, the values already chosen for the
+ * other arguments of the same prompt or template.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const CompleteRequest = Schema.Struct({
+  ref: CompletionReference,
+  argument: Schema.Struct({ name: Schema.NonEmptyString, value: Schema.String }),
+  context: Schema.optional(Schema.Struct({
+    arguments: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+  }))
+})
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type CompleteRequest = typeof CompleteRequest.Type
+
+/**
+ * The most values one completion may carry (the spec's `maxItems`): a result with more is a
+ * `ProtocolViolation`, never cut short.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const maxCompletionValues = 100
+
+/**
+ * The result of `completion/complete`: at most 100 suggestions, ranked by the server, with the
+ * number of matches it knows of (`total`) and whether there are more than it sent (`hasMore`).
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const CompleteResult = Schema.Struct({
+  completion: Schema.Struct({
+    values: Schema.Array(Schema.String).pipe(Schema.maxItems(maxCompletionValues)),
+    total: Schema.optional(Schema.Number),
+    hasMore: Schema.optional(Schema.Boolean)
+  }).annotations({ parseOptions: preserve })
+}).annotations({ parseOptions: preserve })
+
+/**
+ * @since 0.1.0
+ * @category mcp
+ */
+export type CompleteResult = typeof CompleteResult.Type
+
+/**
  * JSON-RPC error codes phasebound uses or recognizes.
  *
  * @since 0.1.0

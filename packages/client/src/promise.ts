@@ -204,6 +204,11 @@ export interface Connection {
     args?: Readonly<Record<string, string>>,
     options?: RequestOptions
   ) => Promise<McpSchema.GetPromptResult>
+  /**
+   * Suggestions for one argument of a prompt or a resource template (`completion/complete`, see
+   * `McpClient.Connection.complete`), under the call budget.
+   */
+  readonly complete: (request: McpSchema.CompleteRequest, options?: RequestOptions) => Promise<McpSchema.CompleteResult>
   /** Asks for the server's log messages at `level` and above (they reach `onLogMessage`). */
   readonly setLogLevel: (level: McpSchema.LogLevel, options?: { readonly signal?: AbortSignal | undefined }) => Promise<void>
   /** Releases the session (bounded). Safe to call more than once. */
@@ -400,6 +405,7 @@ export const connect = async (options: ConnectOptions): Promise<Connection> => {
     readResource: (uri, requestOptions) => run(connection.readResource(uri, budgetOf(requestOptions)), requestOptions?.signal),
     listPrompts: (requestOptions) => run(connection.listPrompts(budgetOf(requestOptions)), requestOptions?.signal),
     getPrompt: (name, args, requestOptions) => run(connection.getPrompt(name, args, budgetOf(requestOptions)), requestOptions?.signal),
+    complete: (request, requestOptions) => run(connection.complete(request, budgetOf(requestOptions)), requestOptions?.signal),
     setLogLevel: (level, levelOptions) => run(connection.setLogLevel(level), levelOptions?.signal),
     close: () => (closing ??= close())
   }

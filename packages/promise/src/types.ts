@@ -157,6 +157,27 @@ export interface GetPromptResult {
   readonly messages: ReadonlyArray<{ readonly role: "user" | "assistant"; readonly content: ContentBlock }>
 }
 
+/** What `complete` completes an argument of: a prompt by name, or a resource template by URI (template). @since 0.1.0 @category mcp */
+export type CompletionReference =
+  | { readonly type: "ref/prompt"; readonly name: string; readonly title?: string | undefined }
+  | { readonly type: "ref/resource"; readonly uri: string }
+
+/** A `completion/complete` request: the argument being filled in, and the values already chosen for the others. @since 0.1.0 @category mcp */
+export interface CompleteRequest {
+  readonly ref: CompletionReference
+  readonly argument: { readonly name: string; readonly value: string }
+  readonly context?: { readonly arguments?: Readonly<Record<string, string>> | undefined } | undefined
+}
+
+/** At most 100 suggestions, the matches the server knows of, and whether there are more. @since 0.1.0 @category mcp */
+export interface CompleteResult {
+  readonly completion: {
+    readonly values: ReadonlyArray<string>
+    readonly total?: number | undefined
+    readonly hasMore?: boolean | undefined
+  }
+}
+
 // --- Options --------------------------------------------------------------------------------
 
 /** @since 0.1.0 @category options */
@@ -325,6 +346,8 @@ export interface Connection {
   readonly readResource: (uri: string, options?: RequestOptions) => Promise<ReadResourceResult>
   readonly listPrompts: (options?: RequestOptions) => Promise<ReadonlyArray<Prompt>>
   readonly getPrompt: (name: string, args?: Readonly<Record<string, string>>, options?: RequestOptions) => Promise<GetPromptResult>
+  /** Suggestions for one argument of a prompt or a resource template (`completion/complete`), under the call budget. */
+  readonly complete: (request: CompleteRequest, options?: RequestOptions) => Promise<CompleteResult>
   /** Asks for the server's log messages at `level` and above (they reach `onLogMessage`). */
   readonly setLogLevel: (level: LogLevel, options?: { readonly signal?: AbortSignal | undefined }) => Promise<void>
   /** Releases the session (bounded). Safe to call more than once. */

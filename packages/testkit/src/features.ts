@@ -8,11 +8,13 @@
  *   …, then a tools/list_changed) and `flood_notifications` (a hostile flood of log messages);
  * - resources (`test://docs/1..N`, `test://blob/1`, and `test://big/N` to read only), one
  *   resource template, prompts (`greet`, `plain`), `logging/setLevel` (handshake era);
+ * - `completion/complete` of prompt and template arguments (completion.ts);
  * - `subscriptions/listen` (stateless era): the agreed filter, `toolsListChanged` only.
  *
  * What a request plays out around its answer is a `Timeline` (timeline.ts); where its
  * notifications can go is each transport's business.
  */
+import { complete } from "./completion.js"
 import { ErrorCode, isRecord, notificationMessage, type JsonRpcNotification } from "./jsonrpc.js"
 import type { ModernOutcome, Outcome, ToolDefinition } from "./mcp.js"
 import { META_LOG_LEVEL, metaOf } from "./modern.js"
@@ -62,7 +64,8 @@ export const FEATURE_CAPABILITIES: Readonly<Record<string, unknown>> = {
   tools: { listChanged: true },
   resources: { listChanged: false },
   prompts: { listChanged: false },
-  logging: {}
+  logging: {},
+  completions: {}
 }
 
 /** The methods `features` adds to the stateless era. */
@@ -72,7 +75,8 @@ export const STATELESS_FEATURE_METHODS: ReadonlySet<string> = new Set([
   "resources/templates/list",
   "prompts/list",
   "prompts/get",
-  "subscriptions/listen"
+  "subscriptions/listen",
+  "completion/complete"
 ])
 
 export const DEFAULT_RESOURCES = 3
@@ -392,6 +396,8 @@ export const makeFeatures = (options: FeaturesOptions): Features => {
         return listed("prompts", PROMPTS, params)
       case "prompts/get":
         return getPrompt(params)
+      case "completion/complete":
+        return complete(params, resourceCount)
       case "logging/setLevel": {
         if (scope.stateless) return undefined // gone in 2026-07-28: the level travels in each request's _meta
         const level = isRecord(params) ? params["level"] : undefined

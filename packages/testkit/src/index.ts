@@ -47,6 +47,12 @@ export {
   WEATHER_OUTPUT_SCHEMA
 } from "./features.js"
 export { EFFECT_TOOLS, META_EFFECT_IDENTITY } from "./effects.js"
+export {
+  COMPLETION_NAMES,
+  COMPLETION_REPOS,
+  MAX_FAULT_BYTES as MAX_COMPLETION_FAULT_BYTES,
+  MAX_FAULT_VALUES as MAX_COMPLETION_FAULT_VALUES
+} from "./completion.js"
 export type { ResponseMode } from "./wire.js"
 export {
   LEGACY_MESSAGES_PATH,

@@ -60,7 +60,13 @@ describe("features: capabilities and listings", () => {
     const server = await start({ era: "dual", features: true })
     const { sessionId, capabilities } = await handshake2025(server)
     expect(capabilities).toEqual(FEATURE_CAPABILITIES)
-    expect(capabilities).toEqual({ tools: { listChanged: true }, resources: { listChanged: false }, prompts: { listChanged: false }, logging: {} })
+    expect(capabilities).toEqual({
+      tools: { listChanged: true },
+      resources: { listChanged: false },
+      prompts: { listChanged: false },
+      logging: {},
+      completions: {}
+    })
     const tools = (await answerOf(await post2025(server, "tools/list", {}, { sessionId }))).result.tools as Array<{ name: string; outputSchema?: unknown }>
     expect(tools.map((tool) => tool.name)).toEqual(["add", "echo", "increment", ...FEATURE_TOOL_NAMES])
     expect(tools.find((tool) => tool.name === "weather")?.outputSchema).toEqual({

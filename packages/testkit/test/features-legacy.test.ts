@@ -48,7 +48,13 @@ describe("legacy HTTP+SSE: features", () => {
     expect(plain.capabilities).toEqual({ tools: { listChanged: false } })
     const server = await start({ features: true })
     const { sse, endpoint, capabilities } = await connect(server)
-    expect(capabilities).toEqual({ tools: { listChanged: true }, resources: { listChanged: false }, prompts: { listChanged: false }, logging: {} })
+    expect(capabilities).toEqual({
+      tools: { listChanged: true },
+      resources: { listChanged: false },
+      prompts: { listChanged: false },
+      logging: {},
+      completions: {}
+    })
     const tools = (await exchange(sse, endpoint, 2, "tools/list")).at(-1)?.result.tools as Array<{ name: string }>
     expect(tools.map((tool) => tool.name)).toEqual([
       "add",

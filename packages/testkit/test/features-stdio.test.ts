@@ -25,7 +25,7 @@ afterEach(async () => {
 
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 const LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-const CAPABILITIES = { tools: { listChanged: true }, resources: { listChanged: false }, prompts: { listChanged: false }, logging: {} }
+const CAPABILITIES = { tools: { listChanged: true }, resources: { listChanged: false }, prompts: { listChanged: false }, logging: {}, completions: {} }
 
 const initialize = (driver: StdioDriver) =>
   driver.request(1, "initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "0" } })

@@ -10,6 +10,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as McpClient from "../../McpClient.js"
 import { relistOnChange } from "../relisting.js"
 import * as CallTool from "./callTool.js"
+import { complete } from "./completion.js"
 import * as Core from "./core.js"
 import { setLogLevel } from "./logLevel.js"
 import { ping } from "./ping.js"
@@ -56,6 +57,7 @@ export const make = (
       listTools: relist,
       ...Resources.make(core),
       ...Prompts.make(core),
+      complete: complete(core),
       setLogLevel: setLogLevel(core),
       logMessages: Stream.fromPubSub(setup.notifications.logs),
       ping: ping(core),

@@ -37,7 +37,8 @@ const spanNames = {
   "resources/read": "mcp.resources.read",
   "prompts/list": "mcp.prompts.list",
   "prompts/get": "mcp.prompts.get",
-  "logging/setLevel": "mcp.logging.set_level"
+  "logging/setLevel": "mcp.logging.set_level",
+  "completion/complete": "mcp.completion.complete"
 } as const
 
 /** The operations of a connection after its discovery. */

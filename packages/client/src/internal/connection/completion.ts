@@ -1,0 +1,96 @@
+/**
+ * Argument completion (docs/DESIGN.md, "Completion"): `completion/complete` for an argument of a
+ * prompt (`ref/prompt`) or of a resource template (`ref/resource`), with the values already
+ * chosen for the other arguments (`context.arguments`), under the call budget.
+ *
+ * - The request is checked before any I/O: a bad `ref`, `argument` or `context` is
+ *   `InvalidOption` naming it.
+ * - A server that did not declare the `completions` capability is not asked: `InvalidOption`
+ *   `completions`, reason `undeclared-capability`, outcome `not-sent` (the spec makes the
+ *   declaration a MUST of every server that completes; the capabilities read are those of the
+ *   session the request would go on, a new one included).
+ * - The result is decoded strictly: more than 100 values (the spec's bound) is a
+ *   `ProtocolViolation` `invalid-result`, counted before any value is decoded, never cut short;
+ *   an answer that arrived proves the request was processed (`applied`).
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type * as McpClient from "../../McpClient.js"
+import { InvalidOption } from "../../McpConnectionError.js"
+import * as McpSchema from "../../McpSchema.js"
+import type { Exchange, Response } from "../transport/transport.js"
+import * as Failures from "../failures.js"
+import { type Core, resultViolation } from "./core.js"
+
+const decodeRequest = Schema.decodeUnknownEither(McpSchema.CompleteRequest, { onExcessProperty: "ignore" })
+const decodeResult = Schema.decodeUnknownEither(McpSchema.CompleteResult)
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** The request as checked, or the part of it that failed its check (the first key of the first issue's path). */
+const checked = (request: unknown): Either.Either<McpSchema.CompleteRequest, string> => {
+  if (!isRecord(request)) return Either.left("request")
+  const decoded = decodeRequest(request)
+  if (Either.isRight(decoded)) return Either.right(decoded.right)
+  const first = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]?.path[0]
+  return Either.left(first === "ref" || first === "argument" || first === "context" ? first : "request")
+}
+
+/**
+ * The params sent: only the fields of the spec (a prompt reference's `title` too), so a caller's
+ * object carries nothing else to the server.
+ */
+const paramsOf = (request: McpSchema.CompleteRequest): Record<string, unknown> => {
+  const ref = request.ref.type === "ref/prompt"
+    ? { type: "ref/prompt", name: request.ref.name, ...(request.ref.title === undefined ? {} : { title: request.ref.title }) }
+    : { type: "ref/resource", uri: request.ref.uri }
+  const context = request.context?.arguments
+  return {
+    ref,
+    argument: { name: request.argument.name, value: request.argument.value },
+    ...(context === undefined ? {} : { context: { arguments: { ...context } } })
+  }
+}
+
+/** Whether the session's server declared `completions` (an object, as the spec writes it). */
+const declaresCompletions = (capabilities: Readonly<Record<string, unknown>>): boolean => isRecord(capabilities["completions"])
+
+/**
+ * The result, strictly: the number of values is looked at first, so a server that sends a
+ * million of them costs one length check, not a million decodings.
+ */
+const decodedResult = (exchange: Exchange) => (response: Response) => {
+  const completion = isRecord(response.result) ? response.result["completion"] : undefined
+  const values = isRecord(completion) ? completion["values"] : undefined
+  if (Array.isArray(values) && values.length > McpSchema.maxCompletionValues) {
+    return Effect.fail(resultViolation(exchange, "invalid-result", response.bytes, `${values.length} completion values`))
+  }
+  const decoded = decodeResult(response.result)
+  return Either.isRight(decoded)
+    ? Effect.succeed({ value: decoded.right, bytes: response.bytes })
+    : Effect.fail(resultViolation(exchange, "invalid-result", response.bytes, decoded.left))
+}
+
+export const complete = (core: Core): McpClient.Connection["complete"] => (request, options) => {
+  const input = checked(request)
+  return core.callPhase(
+    "completion/complete",
+    "complete",
+    options,
+    Either.isLeft(input) ? input.left : undefined,
+    (on, exchange) =>
+      Either.isLeft(input) || !declaresCompletions(on.session.capabilities)
+        ? Effect.fail(
+          new InvalidOption({
+            ...Failures.fields(exchange),
+            option: "completions",
+            reason: "undeclared-capability",
+            outcome: "not-sent",
+            retryable: false
+          })
+        )
+        : Effect.flatMap(on.session.request("completion/complete", paramsOf(input.right), exchange), decodedResult(exchange))
+  )
+}
