@@ -1,16 +1,18 @@
 /**
  * The commands, with @effect/cli: `tools`, `call`, `resources`, `templates`, `read`, `prompts`,
- * `prompt`, `discover`, `ping`, `login`, `logout` and `demo`, each declared once (command.ts),
+ * `prompt`, `complete`, `discover`, `ping`, `login`, `logout` and `demo`, each declared once (command.ts),
  * their flags taken from the table (flags.ts). A handler resolves its target, budgets and auth
  * settings (no I/O until all are valid), connects in its own scope, runs its operation, and
  * leaves what to print and the exit code in the run state; the entry point prints them.
  * OAuth: auth.ts and login.ts; a tool call: call.ts.
  */
 import * as Command from "@effect/cli/Command"
+import type { McpSchema } from "@phasebound/client"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { callTool, parseCall } from "./call.js"
 import { command, connectingCommand, httpTarget, operation, type Use } from "./command.js"
+import { parseComplete, renderCompletion } from "./complete.js"
 import { runDemo } from "./demo.js"
 import { flag } from "./flags.js"
 import { parsePromptArguments } from "./jsonArguments.js"
@@ -77,6 +79,18 @@ export const makeCommand = (ctx: RunContext) => {
         "get-prompt",
         (connection, { input, rest }: Use<Record<string, string>>) => connection.getPrompt(rest[0]!, input),
         renderPrompt
+      )
+    }),
+    connectingCommand(ctx, {
+      name: "complete",
+      description:
+        "discover a server, then ask it for suggestions for one argument of a prompt (--prompt) or a resource template (--resource) (completion/complete, under the call budget; a server that did not declare completions is not asked)",
+      parse: parseComplete,
+      use: operation(
+        ctx,
+        "complete",
+        (connection, { input }: Use<McpSchema.CompleteRequest>) => connection.complete(input),
+        renderCompletion
       )
     }),
     connectingCommand(ctx, {

@@ -23,6 +23,7 @@ export type CommandName =
   | "login"
   | "logout"
   | "demo"
+  | "complete"
 
 /** `text`: optional, once; `repeated`: zero or more times; `boolean`: present or not. */
 export type FlagKind = "text" | "repeated" | "boolean"
@@ -64,7 +65,8 @@ export const connectingCommands = [
   "prompts",
   "prompt",
   "discover",
-  "ping"
+  "ping",
+  "complete"
 ] as const satisfies ReadonlyArray<CommandName>
 
 const connecting = connectingCommands
@@ -342,6 +344,41 @@ export const flagTable = {
     commands: ["call"],
     description:
       "the call's effect identity: a key of yours, sent in _meta (io.phasebound/effect-identity), that you give again when you retry the same effect, so a server that honours it can tell a retry from a second effect"
+  },
+  prompt: {
+    name: "prompt",
+    kind: "text",
+    section: "operation",
+    commands: ["complete"],
+    description: "complete an argument of this prompt (its name; or --resource)"
+  },
+  resource: {
+    name: "resource",
+    kind: "text",
+    section: "operation",
+    commands: ["complete"],
+    description: "complete an argument of this resource template (its URI template, e.g. 'file:///{path}'; or --prompt)"
+  },
+  argument: {
+    name: "argument",
+    kind: "text",
+    section: "operation",
+    commands: ["complete"],
+    description: "the name of the argument to complete"
+  },
+  value: {
+    name: "value",
+    kind: "text",
+    section: "operation",
+    commands: ["complete"],
+    description: "what has been typed of it so far (default empty: every suggestion)"
+  },
+  context: {
+    name: "context",
+    kind: "repeated",
+    section: "operation",
+    commands: ["complete"],
+    description: "NAME=VALUE: a value already chosen for another argument of the same prompt or template (repeatable, one per name)"
   }
 } as const satisfies Readonly<Record<string, FlagSpec>>
 

@@ -55,6 +55,7 @@ describe("the table of flags", () => {
     }
     expect(keysOf("call")).toEqual([...connectionFlags, "args", "idleTimeout", "serverLogLevel", "effectIdentity"])
     expect(keysOf("prompt")).toEqual([...connectionFlags, "args"])
+    expect(keysOf("complete")).toEqual([...connectionFlags, "prompt", "resource", "argument", "value", "context"])
     // login: HTTP only, no stdio flags; then its own.
     expect(keysOf("login")).toEqual([
       ...connectionFlags.filter((key) => !["stdio", "env", "envPass", "serverStderr"].includes(key)),
