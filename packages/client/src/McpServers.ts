@@ -77,6 +77,12 @@ export interface Service {
   ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
   /** The server's current tools (its last listing). */
   readonly tools: (server: string) => Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError>
+  /** `connection(server)`, then `complete`: suggestions for one argument (docs/DESIGN.md, "Completion"). */
+  readonly complete: (
+    server: string,
+    request: McpSchema.CompleteRequest,
+    options?: PhasePolicy.BudgetOptions
+  ) => Effect.Effect<McpSchema.CompleteResult, McpConnectionError>
 }
 
 /**
@@ -150,7 +156,8 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
       names: [...servers.keys()],
       connection,
       callTool: (server, name, args, callOptions) => Effect.flatMap(connection(server), (on) => on.callTool(name, args, callOptions)),
-      tools: (server) => Effect.map(connection(server), (on) => on.tools)
+      tools: (server) => Effect.map(connection(server), (on) => on.tools),
+      complete: (server, request, options) => Effect.flatMap(connection(server), (on) => on.complete(request, options))
     }
   })
 

@@ -6,12 +6,14 @@
  * of a template with several variables, exactly what is sent, the spec's bound of 100 values
  * (100 accepted, 101 refused), malformed results, the call budget's ceiling and deadline,
  * inputs refused before any I/O, the Promise API; then servers that did not declare
- * `completions` (never asked), and the 2026-07-28 headers of the request.
+ * `completions` (never asked), the 2026-07-28 headers of the request, and the services.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Testkit from "@phasebound/testkit"
-import { Effect } from "effect"
-import { McpClient } from "../../src/index.js"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import { Context, Effect, Layer } from "effect"
+import { Authorization, McpClient, McpConnection, McpServers } from "../../src/index.js"
 import { featureRows, type Row, subscribed } from "../support/featureRows.js"
 import { eventually, failureOf, httpClients } from "../support/harness.js"
 
@@ -283,4 +285,34 @@ describe.concurrent.each([["json"], ["sse"]] as const)("2026-07-28 headers of co
       expect(request!.headers["mcp-name"]).toBeUndefined()
       expect(request!.headers["mcp-protocol-version"]).toBe("2026-07-28")
     }).pipe(Effect.provide(httpLayer)), 30_000)
+})
+
+// ---------------------------------------------------------------------------------------------
+// The services
+// ---------------------------------------------------------------------------------------------
+
+describe("completion through the services", () => {
+  it.scopedLive("McpConnection's connection and McpServers.complete, by name, each server on first use", () =>
+    Effect.gen(function*() {
+      const modern = yield* Testkit.scoped({ era: "stateless", features: true })
+      const handshake = yield* Testkit.scoped({ features: true })
+      // Built in the test's scope: the services live until it closes.
+      const built = yield* Layer.build(McpServers.layer({ servers: { modern: { url: modern.url }, handshake: { url: handshake.url } } }))
+      const servers = Context.get(built, McpServers.McpServers)
+      const names = yield* servers.complete("modern", greet("Gr"))
+      expect(names.completion.values).toEqual(["Grace"])
+      expect(handshake.requests.length).toBe(0)
+      const repos = yield* servers.complete("handshake", {
+        ref: { type: "ref/resource", uri: "test://repos/{owner}/{repo}" },
+        argument: { name: "repo", value: "ty" },
+        context: { arguments: { owner: "modelcontextprotocol" } }
+      }, { timeout: 5_000 })
+      expect(repos.completion.values).toEqual(["typescript-sdk"])
+      const unknown = yield* failureOf(servers.complete("nowhere", greet("a")))
+      expect(unknown.error).toMatchObject({ _tag: "InvalidOption", option: "server", outcome: "not-sent" })
+
+      const connection = Context.get(yield* Layer.build(McpConnection.layerHttp({ url: modern.url })), McpConnection.McpConnection)
+      expect((yield* connection.complete(greet("Ed"))).completion.values).toEqual(["Edsger"])
+      expect(modern.rpcCalls("completion/complete") + handshake.rpcCalls("completion/complete")).toBe(3)
+    }).pipe(Effect.provide(Layer.mergeAll(httpLayer, rows.at(-1)!.layer, NodeFileSystem.layer, NodePath.layer, Authorization.layerDefaults))), 30_000)
 })
