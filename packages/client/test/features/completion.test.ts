@@ -12,7 +12,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Testkit from "@phasebound/testkit"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
 import { Authorization, McpClient, McpConnection, McpServers } from "../../src/index.js"
 import { featureRows, type Row, subscribed } from "../support/featureRows.js"
 import { eventually, failureOf, httpClients } from "../support/harness.js"
@@ -315,4 +315,50 @@ describe("completion through the services", () => {
       expect((yield* connection.complete(greet("Ed"))).completion.values).toEqual(["Edsger"])
       expect(modern.rpcCalls("completion/complete") + handshake.rpcCalls("completion/complete")).toBe(3)
     }).pipe(Effect.provide(Layer.mergeAll(httpLayer, rows.at(-1)!.layer, NodeFileSystem.layer, NodePath.layer, Authorization.layerDefaults))), 30_000)
+})
+
+// ---------------------------------------------------------------------------------------------
+// The deadline under TestClock
+// ---------------------------------------------------------------------------------------------
+
+describe.concurrent.each([["handshake", "json"], ["stateless", "sse"]] as const)("completion under TestClock (%s, %s)", (era, mode) => {
+  // Virtual time drives the deadline; the server holds its answer in real time.
+  it.scoped("a stalled answer has not failed at the deadline minus 1 ms, and has failed at the deadline; sent once", () =>
+    Effect.gen(function*() {
+      const srv = yield* Testkit.scoped({ features: true, mode, era })
+      srv.script({ on: "completion/complete", kind: "delay", ms: 30_000 })
+      const connection = yield* McpClient.connect({ url: srv.url }).pipe(Effect.provide(httpLayer))
+      const completing = yield* Effect.fork(connection.complete(greet("A"), { timeout: 1_000 }))
+      // The sync point: the request reached the server.
+      yield* eventually(() => srv.rpcCalls("completion/complete") === 1, 10_000)
+      yield* TestClock.adjust("999 millis")
+      expect(Option.isNone(yield* Fiber.poll(completing))).toBe(true)
+      yield* TestClock.adjust("1 millis")
+      const error = yield* Effect.flip(Fiber.join(completing))
+      expect(error).toMatchObject({
+        _tag: "DeadlineExceeded",
+        stage: "complete",
+        phase: "call",
+        limits: { timeoutMs: 1_000 },
+        outcome: "unknown",
+        retryable: false
+      })
+      expect(srv.rpcCalls("completion/complete")).toBe(1)
+    }), 20_000)
+
+  it.scoped("the caller's interruption is an interruption, never a DeadlineExceeded; the request is released", () =>
+    Effect.gen(function*() {
+      const srv = yield* Testkit.scoped({ features: true, mode, era })
+      srv.script({ on: "completion/complete", kind: "delay", ms: 30_000 })
+      const connection = yield* McpClient.connect({ url: srv.url }).pipe(Effect.provide(httpLayer))
+      const completing = yield* Effect.fork(connection.complete(greet("A"), { timeout: 1_000 }))
+      yield* eventually(() => srv.rpcCalls("completion/complete") === 1, 10_000)
+      const exit = yield* Fiber.interrupt(completing)
+      expect(Exit.isInterrupted(exit)).toBe(true)
+      yield* expectReleased(connection)
+      // Past the deadline now: nothing more happens to the interrupted request.
+      yield* TestClock.adjust("2 seconds")
+      expect((yield* connection.observations).filter((o) => o.operation === "completion/complete")).toEqual([])
+      expect(srv.rpcCalls("completion/complete")).toBe(1)
+    }), 20_000)
 })
