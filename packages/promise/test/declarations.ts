@@ -38,6 +38,9 @@ export type Checks = [
   Holds<Equal<Plain.ReadResourceResult, McpSchema.ReadResourceResult>>,
   Holds<Equal<Plain.Prompt, McpSchema.Prompt>>,
   Holds<Equal<Plain.GetPromptResult, McpSchema.GetPromptResult>>,
+  Holds<Equal<Plain.CompleteResult, McpSchema.CompleteResult>>,
+  Holds<Equal<Plain.CompletionReference, McpSchema.CompletionReference>>,
+  Holds<Equal<Plain.CompleteRequest, McpSchema.CompleteRequest>>,
   Holds<Equal<Plain.TransportKind, McpClient.TransportKind>>,
   // The connection: every member but the Effect connection underneath, each giving the client's
   // type (what its methods take are options, below).
