@@ -16,6 +16,7 @@ import { Context, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
 import { Authorization, McpClient, McpConnection, McpServers } from "../../src/index.js"
 import { featureRows, type Row, subscribed } from "../support/featureRows.js"
 import { eventually, failureOf, httpClients } from "../support/harness.js"
+import { type Recorded, recordingTracer } from "../support/recordingTracer.js"
 
 const { rows } = featureRows(
   [["handshake", "json"], ["handshake", "sse"], ["stateless", "json"], ["stateless", "sse"]],
@@ -285,6 +286,40 @@ describe.concurrent.each([["json"], ["sse"]] as const)("2026-07-28 headers of co
       expect(request!.headers["mcp-name"]).toBeUndefined()
       expect(request!.headers["mcp-protocol-version"]).toBe("2026-07-28")
     }).pipe(Effect.provide(httpLayer)), 30_000)
+})
+
+// ---------------------------------------------------------------------------------------------
+// The span
+// ---------------------------------------------------------------------------------------------
+
+describe("the span of a completion", () => {
+  it.scopedLive("mcp.completion.complete: phase, stage, transport, revision, outcome and bytes; no URL, no argument", () =>
+    Effect.gen(function*() {
+      const srv = yield* Testkit.scoped({ era: "stateless", features: true })
+      const spans: Array<Recorded> = []
+      yield* Effect.gen(function*() {
+        const connection = yield* McpClient.connect({ url: srv.url })
+        yield* connection.complete(greet("secret-typed-text"))
+        yield* Effect.flip(connection.complete(fault("too-many", "101")))
+      }).pipe(Effect.withTracer(recordingTracer(spans)), Effect.provide(httpLayer))
+      const mine = spans.filter((span) => span.name === "mcp.completion.complete")
+      expect(mine).toHaveLength(2)
+      expect(Object.fromEntries(mine[0]!.attributes)).toEqual({
+        "mcp.phase": "call",
+        "mcp.stage": "complete",
+        "mcp.transport": "streamable-http",
+        "mcp.protocol.version": "2026-07-28",
+        "mcp.outcome": "ok",
+        "mcp.observed_bytes": expect.any(Number)
+      })
+      expect(mine[1]!.attributes.get("mcp.outcome")).toBe("ProtocolViolation")
+      for (const span of mine) {
+        expect(span.ended).toBe(true)
+        const text = JSON.stringify([...span.attributes])
+        expect(text).not.toContain("127.0.0.1")
+        expect(text).not.toContain("secret-typed-text")
+      }
+    }), 30_000)
 })
 
 // ---------------------------------------------------------------------------------------------
