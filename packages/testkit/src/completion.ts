@@ -102,7 +102,8 @@ export const complete = (params: unknown, documents: number): Outcome => {
         if (name === "owner") return matching(Object.keys(COMPLETION_REPOS), value)
         if (name === "repo") {
           const owner = context["owner"]
-          return matching(typeof owner === "string" ? COMPLETION_REPOS[owner] ?? [] : [], value)
+          // Own keys only: an owner named `__proto__` is no owner.
+          return matching(typeof owner === "string" && Object.hasOwn(COMPLETION_REPOS, owner) ? COMPLETION_REPOS[owner]! : [], value)
         }
       }
       return invalidParams(`Unknown resource template or argument: ${String(ref["uri"])}`)

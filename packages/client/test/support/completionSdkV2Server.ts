@@ -59,7 +59,7 @@ export const startCompletionSdkV2Server = async (answers: "json" | "sse"): Promi
           framework: completable(z.string(), (value, context) => {
             record(context)
             const language = context?.arguments?.["language"]
-            return starting(language === undefined ? [] : FRAMEWORKS[language] ?? [], value)
+            return starting(language !== undefined && Object.hasOwn(FRAMEWORKS, language) ? FRAMEWORKS[language]! : [], value)
           })
         })
       },
@@ -79,7 +79,7 @@ export const startCompletionSdkV2Server = async (answers: "json" | "sse"): Promi
           repo: (value, context) => {
             record(context)
             const owner = context?.arguments?.["owner"]
-            return starting(owner === undefined ? [] : OWNERS[owner] ?? [], value)
+            return starting(owner !== undefined && Object.hasOwn(OWNERS, owner) ? OWNERS[owner]! : [], value)
           }
         }
       }),
