@@ -8,7 +8,8 @@
  *   it: `npm run build` (also at `prepack`) is tsc, then scripts/bundle-children.mjs, which
  *   writes dist/stdio/*.mjs; the packed tarball ships them;
  * - running from the sources (the workspace's tests), a bundle made on demand, synchronously, the
- *   first time a process asks for it, into a cache directory under the OS temp directory, named
+ *   first time a process asks for it, into a cache directory under the OS temp directory (shared
+ *   by every checkout: its files are named by the checkout's root too), named
  *   by a hash of the path, size and mtime of every source file the last bundle was made of (its
  *   esbuild metafile's inputs, kept beside it) and esbuild's version. An edit to any of them
  *   makes a new name, so a stale bundle is never run (a new import is an edit of a file already
@@ -124,7 +125,9 @@ const removeStale = (name: string, keep: string): void => {
 
 const bundledFromSources = (program: ChildProgram): string => {
   const esbuild = loadEsbuild()
-  const name = basename(program.bundle, ".mjs")
+  // One cache directory serves every checkout on the machine (worktrees side by side): the names
+  // carry the checkout's own root, so one never runs a bundle made of another's sources.
+  const name = `${basename(program.bundle, ".mjs")}-${createHash("sha256").update(packageRoot).digest("hex").slice(0, 8)}`
   const inputsFile = join(CACHE_DIR, `${name}.inputs.json`)
   const bundleFor = (stamp: string) => join(CACHE_DIR, `${name}-${stamp}.mjs`)
   const known = readInputs(inputsFile)
