@@ -22,7 +22,7 @@ import { InvalidOption } from "../../McpConnectionError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type { Exchange, Response } from "../transport/transport.js"
 import * as Failures from "../failures.js"
-import { type Core, resultViolation } from "./core.js"
+import { type Core, refusedOption, resultViolation } from "./core.js"
 
 const decodeRequest = Schema.decodeUnknownEither(McpSchema.CompleteRequest, { onExcessProperty: "ignore" })
 const decodeResult = Schema.decodeUnknownEither(McpSchema.CompleteResult)
@@ -73,24 +73,35 @@ const decodedResult = (exchange: Exchange) => (response: Response) => {
     : Effect.fail(resultViolation(exchange, "invalid-result", response.bytes, decoded.left))
 }
 
-export const complete = (core: Core): McpClient.Connection["complete"] => (request, options) => {
-  const input = checked(request)
-  return core.callPhase(
-    "completion/complete",
-    "complete",
-    options,
-    Either.isLeft(input) ? input.left : undefined,
-    (on, exchange) =>
-      Either.isLeft(input) || !declaresCompletions(on.session.capabilities)
-        ? Effect.fail(
-          new InvalidOption({
-            ...Failures.fields(exchange),
-            option: "completions",
-            reason: "undeclared-capability",
-            outcome: "not-sent",
-            retryable: false
-          })
-        )
-        : Effect.flatMap(on.session.request("completion/complete", paramsOf(input.right), exchange), decodedResult(exchange))
+/** A server that did not declare `completions` is not asked. */
+const undeclared = (exchange: Exchange) =>
+  Effect.fail(
+    new InvalidOption({
+      ...Failures.fields(exchange),
+      option: "completions",
+      reason: "undeclared-capability",
+      outcome: "not-sent",
+      retryable: false
+    })
   )
-}
+
+export const complete = (core: Core): McpClient.Connection["complete"] => (request, options) =>
+  Effect.suspend(() => {
+    // Checked when the effect runs: what it sends is the request as it is then.
+    const input = checked(request)
+    return core.callPhase(
+      "completion/complete",
+      "complete",
+      options,
+      Either.isLeft(input) ? input.left : undefined,
+      (on, exchange) =>
+        Either.match(input, {
+          // Refused by callPhase before any I/O already; the same refusal, should it get here.
+          onLeft: (part) => refusedOption(exchange, part),
+          onRight: (valid) =>
+            declaresCompletions(on.session.capabilities)
+              ? Effect.flatMap(on.session.request("completion/complete", paramsOf(valid), exchange), decodedResult(exchange))
+              : undeclared(exchange)
+        })
+    )
+  })
