@@ -1,7 +1,8 @@
 /**
  * Hostile completion results (docs/DESIGN.md, "Completion"; the harness of hostile.test.ts):
  * FastCheck generates what a hostile server answers to `completion/complete` and the testkit's
- * HostileServer serves it over Streamable HTTP (JSON and SSE answers) in both eras. Each case is
+ * HostileServer serves it over Streamable HTTP (JSON and SSE answers) in both eras, and the
+ * scripted stdio child (a child per case) in both eras. Each case is
  * generated with what the client must make of it, written from the spec, not from the client:
  *
  * - a valid result (0 to 100 values of any text, `total` and `hasMore` present or not, fields of
@@ -18,7 +19,7 @@
  * secret (P3), and the request arrived exactly once.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { type HostileServer, ID_PLACEHOLDER, messageAnswer, startHostileServer } from "@phasebound/testkit"
+import { type HostileServer, hostileStdioCase, ID_PLACEHOLDER, messageAnswer, startHostileServer } from "@phasebound/testkit"
 import { Cause, Effect, Exit, FastCheck as fc } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { McpClient, type McpSchema } from "../../src/index.js"
@@ -224,4 +225,58 @@ for (const era of ["stateless", "handshake"] as const) {
       )
     })
   }
+}
+
+// The same answers from the scripted stdio child, one per case, its environment holding the secret.
+for (const era of ["stateless", "handshake"] as const) {
+  describe(`hostile completion results, ${era} era over stdio`, () => {
+    const revision = era === "stateless" ? "2026-07-28" : "2025-11-25"
+    const probeMethod = era === "stateless" ? "server/discover" : "initialize"
+    const probe = era === "stateless"
+      ? resultMessage(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"completions":{}}}`)
+      : resultMessage(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"completions":{}},"serverInfo":{"name":"h","version":"1"}}`)
+
+    it.live.prop(
+      "each answer as the spec says (P1 deadline, P2 typed, P3 no secret), sent once",
+      [completionCase(era === "stateless"), secretForm],
+      ([c, form]) =>
+        Effect.gen(function*() {
+          const child = hostileStdioCase({
+            era,
+            answers: {
+              [probeMethod]: [{ text: `${probe}\n` }],
+              "completion/complete": [{ text: `${withSecret(c.message, SECRETS.env, form)}\n` }]
+            },
+            env: { CANARY_TOKEN: SECRETS.env }
+          })
+          yield* Effect.addFinalizer(() => Effect.sync(() => child.cleanup()))
+          const started = performance.now()
+          const exit = yield* Effect.exit(Effect.scoped(Effect.gen(function*() {
+            const connection = yield* McpClient.connectStdio({
+              command: child.command,
+              args: child.args,
+              env: child.env,
+              revisions: [revision],
+              policy: { discovery: { timeout: 10_000 }, call: { timeout: DEADLINE_MS, maxBytes: MAX_BYTES }, releaseTimeout: 500 }
+            })
+            const callStarted = performance.now()
+            const called = yield* Effect.exit(connection.complete({ ref: { type: "ref/prompt", name: "p" }, argument: { name: "a", value: "" } }))
+            return { called, elapsed: performance.now() - callStarted }
+          })))
+          const total = performance.now() - started
+          if (Exit.isFailure(exit)) return verdict(`${era} stdio`, c.summary, [`the connection failed: ${outcomeOf(exit, total)}`], "")
+          const { called, elapsed } = exit.value
+          const arrived = child.received().filter((message) => message.method === "completion/complete").length
+          verdict(`${era} stdio`, c.summary, [
+            ...checkExpected(c.expected, called),
+            ...checkDeadline("the completion", elapsed, DEADLINE_MS),
+            ...checkTyped("the completion", called),
+            ...checkNoSecret("the completion", called, ["env"]),
+            ...checkNoPollution(),
+            ...(arrived === 1 ? [] : [`the request arrived ${arrived} times`])
+          ], outcomeOf(called, elapsed))
+        }).pipe(Effect.scoped, Effect.provide(platform)),
+      { timeout: 180_000, fastCheck: fastCheck(15) }
+    )
+  })
 }
