@@ -37,6 +37,8 @@ export interface UrlElicitations {
   readonly completion: (elicitationId: string, closed: () => McpConnectionError) => Effect.Effect<void, McpConnectionError>
   /** The ids completed from now on, in the order the server said so; it ends when the connection closes. */
   readonly completions: Stream.Stream<string>
+  /** How many read the stream now (a stream is subscribed to once it runs). */
+  readonly subscribers: () => number
   /** The connection closed: every waiter fails, later ones at once. */
   readonly close: Effect.Effect<void>
 }
@@ -100,6 +102,7 @@ export const make = (): UrlElicitations => {
       subscribers.add(subscriber)
       return Effect.sync(() => void subscribers.delete(subscriber))
     }, { bufferSize: completionBuffer, strategy: "sliding" }),
+    subscribers: () => subscribers.size,
     close: Effect.sync(() => {
       if (closed) return
       closed = true
