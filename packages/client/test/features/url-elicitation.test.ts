@@ -21,6 +21,7 @@ import type * as http from "node:http"
 import { type ClientHandlers, McpClient, McpConnectionError } from "../../src/index.js"
 import { connect } from "../../src/promise.js"
 import { eventually } from "../support/harness.js"
+import { type Recorded, recordingTracer } from "../support/recordingTracer.js"
 import { json, rawMcpServer, type RawRequest, SSE_HEADERS, sseEvent } from "../support/rawMcpServer.js"
 
 const SESSION = "session-url-elicitation"
@@ -336,6 +337,24 @@ describe("URL elicitation: -32042", () => {
         expect(error).toMatchObject({ _tag: "RemoteRefusal", code: -32042, reason: "invalid-elicitation", outcome: "not-applied", retryable: false })
         expect(McpConnectionError.urlElicitationsOf(error)).toEqual([])
       }
+    }))
+})
+
+describe("URL elicitation: spans", () => {
+  httpTest("no URL, host or elicitation id in any span (the handler's request, a -32042, a wait)", () =>
+    Effect.gen(function*() {
+      const spans: Array<Recorded> = []
+      const server = yield* askingServer([urlRequest("u-1", {})], [complete("e-1")])
+      yield* Effect.gen(function*() {
+        const connection = yield* McpClient.connect({ url: server.url, handlers: { elicitationUrl: accept } })
+        yield* connection.callTool("connect")
+        yield* connection.awaitElicitation("e-1")
+      }).pipe(Effect.withTracer(recordingTracer(spans)))
+      expect(spans.map((span) => span.name)).toEqual(expect.arrayContaining(["mcp.connect", "mcp.tools.call", "mcp.elicitation.await"]))
+      const wait = spans.find((span) => span.name === "mcp.elicitation.await")!
+      expect(Object.fromEntries(wait.attributes)).toEqual({ "mcp.phase": "call", "mcp.stage": "elicitation", "mcp.outcome": "ok" })
+      const attributes = JSON.stringify(spans.map((span) => [span.name, [...span.attributes]]))
+      for (const leak of ["example.com", "https:", "e-1", "Connect your account"]) expect(attributes).not.toContain(leak)
     }))
 })
 
