@@ -5,7 +5,9 @@
 // refuses -32042 the first time, naming one elicitation, and answers after.
 import * as readline from "node:readline"
 
+/** @param {unknown} message */
 const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`)
+/** @type {Map<string, unknown>} */
 const pending = new Map()
 let gated = 0
 let nextId = 0
