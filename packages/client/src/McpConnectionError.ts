@@ -267,7 +267,7 @@ export const Reason = Schema.Literal(
   /** The check of `structuredContent` would cost more than its ceiling of steps (`ProtocolViolation`, outcome `applied`). */
   "output-check-too-costly",
   /**
-   * A URL elicitation phasebound would not hand on (docs/SECURITY.md, "URL elicitation"): not
+   * A URL elicitation phasebound would not hand on (docs/SECURITY.md, "1. The MCP server"): not
    * `https` (nor `http` to loopback), userinfo, invisible characters, too long, no
    * `elicitationId` where the revision requires one, or a `-32042` whose elicitations are not
    * all of that kind.

@@ -1,6 +1,6 @@
 /**
  * What a URL-mode elicitation must be before anyone sees it (docs/DESIGN.md, "Client
- * capabilities", URL mode; docs/SECURITY.md, "URL elicitation"): the checks of its URL and of
+ * capabilities", URL mode; docs/SECURITY.md, "1. The MCP server"): the checks of its URL and of
  * its other fields, whichever way it came (a server request on a stream, an input request of an
  * `input_required` round, the `data` of a `-32042` refusal). Pure functions over the server's
  * values: nothing is fetched, resolved or opened here, or anywhere in the library.
