@@ -320,6 +320,18 @@ describe("URL elicitation: -32042", () => {
       expect(server.posts("tools/call")).toHaveLength(2)
     }))
 
+  httpTest("the Promise API rejects with the same error: its elicitations through the getter", () =>
+    Effect.gen(function*() {
+      const { server } = yield* requiringServer(ELICITATIONS)
+      const connection = yield* Effect.promise(() => connect({ url: server.url }))
+      yield* Effect.addFinalizer(() => Effect.promise(() => connection.close()))
+      const rejected = yield* Effect.promise(() => connection.callTool("connect").then(() => undefined, (error: unknown) => error))
+      expect(rejected).toBeInstanceOf(McpConnectionError.UrlElicitationRequired)
+      expect((rejected as McpConnectionError.UrlElicitationRequired).elicitations.map((e) => e.elicitationId)).toEqual(["e-1", "e-2"])
+      expect(JSON.stringify(rejected)).not.toContain("example.com")
+      expect(Object.keys(rejected as object)).not.toContain("elicitations")
+    }))
+
   httpTest("elicitations it cannot hand on in full: a RemoteRefusal with reason invalid-elicitation, nothing to act on", () =>
     Effect.gen(function*() {
       for (
