@@ -223,10 +223,10 @@ export const withConnection = <A>(
 ): Effect.Effect<A, McpConnectionError, Requirements> =>
   Effect.flatMap(prepare(ctx, flags, positional), (prepared) =>
     Effect.flatMap(connectTo(ctx, flags, prepared), use).pipe(
+      // A refusal until the user opens URLs: what to open, beside the record (urlElicitation.ts).
+      Effect.tapError((error) => leaveElicitations(ctx, ctx.machine(flags.json), error)),
       Effect.tapError((error) =>
         Effect.sync(() => {
-          // A refusal until the user opens URLs: what to open, beside the record (urlElicitation.ts).
-          leaveElicitations(ctx.state, ctx.machine(flags.json), error)
           if (ctx.machine(flags.json) || prepared.auth === undefined || positional === undefined) return
           if (!needsLogin(error, prepared.auth.validated.grant)) return
           ctx.state.hint = `run: phasebound login ${loginArguments(positional, flags, ctx.state.secrets)}`

@@ -15,7 +15,8 @@
  */
 import { McpConnectionError } from "@phasebound/client"
 import type { UrlElicitation } from "@phasebound/client/ClientHandlers"
-import type { RunState } from "./runContext.js"
+import * as Effect from "effect/Effect"
+import type { RunContext } from "./runContext.js"
 
 /** A server's text shown on a terminal: no control or invisible character (no escape sequence), cut. */
 const shown = (text: string): string => {
@@ -45,10 +46,20 @@ export const humanLines = (elicitations: ReadonlyArray<UrlElicitation>): string 
   return lines.join("\n")
 }
 
-/** Leaves what the user needs, when `error` is a refusal until URL elicitations are done. */
-export const leaveElicitations = (state: RunState, machine: boolean, error: McpConnectionError.McpConnectionError): void => {
-  const elicitations = McpConnectionError.urlElicitationsOf(error)
-  if (elicitations.length === 0) return
-  if (machine) state.stdout = machineLine(elicitations)
-  else state.hint = humanLines(elicitations)
-}
+/**
+ * Leaves what the user needs, when `error` is a refusal until URL elicitations are done: in
+ * machine mode printed on stdout at once (a failed run's stdout is otherwise empty), in human
+ * mode the hint the entry point prints after the record.
+ */
+export const leaveElicitations = (
+  ctx: Pick<RunContext, "state" | "print">,
+  machine: boolean,
+  error: McpConnectionError.McpConnectionError
+): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const elicitations = McpConnectionError.urlElicitationsOf(error)
+    if (elicitations.length === 0) return Effect.void
+    if (machine) return ctx.print(machineLine(elicitations))
+    ctx.state.hint = humanLines(elicitations)
+    return Effect.void
+  })

@@ -5,6 +5,7 @@
  * made spaces), whole URL and host (punycode flagged); for any other error, nothing.
  */
 import { McpConnectionError } from "@phasebound/client"
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import type { RunState } from "../src/runContext.js"
 import { humanLines, leaveElicitations, machineLine } from "../src/urlElicitation.js"
@@ -23,6 +24,13 @@ const refusal = (elicitations: ReadonlyArray<unknown>) =>
 
 const state = (): RunState => ({ position: { stage: "call", phase: "call", limits: fields.limits }, secrets: [], stdout: "", exitCode: 0, hint: undefined })
 
+/** A run's state, and what it printed on stdout at once. */
+const context = () => {
+  const printed: Array<string> = []
+  const ctx = { state: state(), print: (text: string) => Effect.sync(() => void printed.push(text)) }
+  return { ctx, printed }
+}
+
 const ELICITATIONS = [
   { mode: "url", elicitationId: "e-1", url: "https://auth.example.com/go?x=1", message: "Authorize\u001b[31m now\u0007" },
   { mode: "url", elicitationId: "e-2", url: "https://xn--pple-43d.com/pay", message: "Pay" }
@@ -30,11 +38,12 @@ const ELICITATIONS = [
 
 describe("URL elicitations beside the record", () => {
   it("machine mode: one JSON line on stdout", () => {
-    const run = state()
-    leaveElicitations(run, true, refusal(ELICITATIONS))
-    expect(run.hint).toBeUndefined()
-    expect(run.stdout.endsWith("\n")).toBe(true)
-    expect(JSON.parse(run.stdout)).toEqual({
+    const { ctx, printed } = context()
+    Effect.runSync(leaveElicitations(ctx, true, refusal(ELICITATIONS)))
+    expect(ctx.state.hint).toBeUndefined()
+    expect(printed).toHaveLength(1)
+    expect(printed[0]!.endsWith("\n")).toBe(true)
+    expect(JSON.parse(printed[0]!)).toEqual({
       urlElicitationRequired: {
         elicitations: [
           { elicitationId: "e-1", message: "Authorize\u001b[31m now\u0007", url: "https://auth.example.com/go?x=1", host: "auth.example.com", punycode: false },
@@ -46,9 +55,10 @@ describe("URL elicitations beside the record", () => {
   })
 
   it("human mode: the hint lines, nothing of the server's control characters, punycode flagged", () => {
-    const run = state()
-    leaveElicitations(run, false, refusal(ELICITATIONS))
-    expect(run.stdout).toBe("")
+    const { ctx, printed } = context()
+    Effect.runSync(leaveElicitations(ctx, false, refusal(ELICITATIONS)))
+    const run = ctx.state
+    expect(printed).toEqual([])
     expect(run.hint).toBe([
       "the server asks you to open these 2 URLs first, then to run the command again:",
       "  1. Authorize [31m now ",
@@ -64,9 +74,10 @@ describe("URL elicitations beside the record", () => {
   })
 
   it("any other error leaves nothing", () => {
-    const run = state()
-    leaveElicitations(run, true, new McpConnectionError.RemoteRefusal({ ...fields, code: -32602, retryable: false }))
-    leaveElicitations(run, false, refusal([{ ...ELICITATIONS[0], url: "javascript:alert(1)" }]))
-    expect(run).toEqual(state())
+    const { ctx, printed } = context()
+    Effect.runSync(leaveElicitations(ctx, true, new McpConnectionError.RemoteRefusal({ ...fields, code: -32602, retryable: false })))
+    Effect.runSync(leaveElicitations(ctx, false, refusal([{ ...ELICITATIONS[0], url: "javascript:alert(1)" }])))
+    expect(ctx.state).toEqual(state())
+    expect(printed).toEqual([])
   })
 })
