@@ -139,6 +139,40 @@ describe("urlElicitationOf and refusalElicitations", () => {
 /** Until the stream's readers have subscribed (a stream subscribes once it runs). */
 const subscribed = (tracker: UrlElicitations.UrlElicitations, count = 1) => Effect.repeat(Effect.yieldNow(), { until: () => tracker.subscribers() >= count })
 
+describe("hostile params (FastCheck)", () => {
+  const hostileEntry = fc.record({
+    mode: fc.oneof(fc.constant("url"), fc.constant("form"), fc.anything()),
+    message: fc.oneof(fc.string(), fc.anything()),
+    elicitationId: fc.oneof(fc.string({ maxLength: 1_100 }), fc.anything()),
+    url: fc.oneof(fc.webUrl({ authoritySettings: { withUserInfo: true } }), fc.string(), fc.anything())
+  }, { requiredKeys: [] })
+
+  it.prop(
+    "any params: never a throw; what passes is a URL elicitation with a checked URL",
+    [fc.oneof(hostileEntry, fc.anything()), fc.boolean()],
+    ([params, requireId]) => {
+      const request = urlElicitationOf(params, requireId)
+      if (request === undefined) return
+      expect(request.mode).toBe("url")
+      expect(typeof request.message).toBe("string")
+      expect(checkUrl(request.url)).toEqual({ url: request.url, host: request.host, punycode: request.punycode })
+      if (requireId) expect(typeof request.elicitationId).toBe("string")
+    }
+  )
+
+  it.prop(
+    "any refusal data: all of its elicitations pass, or nothing does",
+    [fc.oneof(fc.record({ elicitations: fc.array(fc.oneof(hostileEntry, fc.anything()), { maxLength: 20 }) }), fc.anything())],
+    ([data]) => {
+      const elicitations = refusalElicitations(data)
+      if (elicitations === undefined) return
+      const listed = (data as { readonly elicitations: ReadonlyArray<unknown> }).elicitations
+      expect(elicitations).toHaveLength(listed.length)
+      for (const entry of listed) expect(urlElicitationOf(entry, true)).toBeDefined()
+    }
+  )
+})
+
 describe("the completion tracker", () => {
   const closed = () =>
     new TransportFailure({
