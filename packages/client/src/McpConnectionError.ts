@@ -602,7 +602,7 @@ export class UrlElicitationRequired extends McpError<UrlElicitationRequired>()("
  * any other error, and for one decoded from storage.
  *
  * @since 0.1.0
- * @category accessors
+ * @category conversions
  */
 export const urlElicitationsOf = (error: unknown): ReadonlyArray<UrlElicitation> => {
   if (!Predicate.hasProperty(error, "_tag") || error._tag !== "UrlElicitationRequired") return []
