@@ -75,7 +75,8 @@ export const make = (): UrlElicitations => {
     complete: (params) =>
       Effect.sync(() => {
         const id = isRecord(params) ? params["elicitationId"] : undefined
-        if (typeof id !== "string" || id.length > maxElicitationIdLength || !pending.has(id)) return
+        // An id someone waits for is expected, even once newer ones pushed it out of `pending`.
+        if (typeof id !== "string" || id.length > maxElicitationIdLength || !(pending.has(id) || waiters.has(id))) return
         complete(id)
       }),
     completion: (id, closedFailure) =>
@@ -85,6 +86,9 @@ export const make = (): UrlElicitations => {
         // A caller who awaits an id expects it, whether or not the library saw it first.
         remember(pending, id, maxPending)
         return Effect.async<void, McpConnectionError>((resume) => {
+          // Checked again where the wait starts: the fiber may have yielded since.
+          if (completed.has(id)) return resume(Effect.void)
+          if (closed) return resume(Effect.fail(closedFailure()))
           const waiting = waiters.get(id) ?? new Set()
           const resumeOnce = (failure: McpConnectionError | undefined) => resume(failure === undefined ? Effect.void : Effect.fail(failure))
           const onClose = (failure: McpConnectionError | undefined) => resumeOnce(failure === undefined ? undefined : closedFailure())
