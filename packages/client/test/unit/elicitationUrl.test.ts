@@ -225,6 +225,16 @@ describe("the completion tracker", () => {
       expect(yield* Effect.flip(remembering.completion("c-0", closed))).toMatchObject({ _tag: "TransportFailure" })
     }))
 
+  it.effect("an id someone waits for is completed even after newer ids pushed it out", () =>
+    Effect.gen(function*() {
+      const tracker = UrlElicitations.make()
+      const waiting = yield* Effect.fork(tracker.completion("awaited", closed))
+      yield* Effect.yieldNow()
+      for (let i = 0; i < UrlElicitations.maxPending + 10; i++) tracker.expect(`newer-${i}`)
+      yield* tracker.complete({ elicitationId: "awaited" })
+      yield* Fiber.join(waiting)
+    }))
+
   it.effect("a waiter resumes on its completion; all fail when it closes; the stream ends", () =>
     Effect.gen(function*() {
       const tracker = UrlElicitations.make()
