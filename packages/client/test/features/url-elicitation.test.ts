@@ -3,7 +3,7 @@
  * servers (support/rawMcpServer.ts):
  *
  * - the `elicitation` capability declares exactly the modes of the handlers given;
- * - a URL request on a call's SSE answer reaches the `elicitationUrl` handler with its checked
+ * - a URL request on a call's SSE answer (or the standalone GET stream) reaches the `elicitationUrl` handler with its checked
  *   URL, host, id and message; the reply is the action alone; a completion notification for it
  *   reaches `elicitationCompletions` and `awaitElicitation`, one for an unknown id is ignored;
  * - a hostile URL (javascript:, file:, data:, plain http to another host, userinfo, invisible
@@ -120,6 +120,34 @@ describe("URL elicitation: a request on a call's SSE answer", () => {
       expect(Chunk.toReadonlyArray(yield* Fiber.join(completions))).toEqual(["e-1"])
       // Awaited after its completion: at once.
       yield* connection.awaitElicitation("e-1")
+    }))
+
+  httpTest("on the standalone GET stream too: the request reaches the handler, its reply is POSTed with the session", () =>
+    Effect.gen(function*() {
+      const streams: Array<http.ServerResponse> = []
+      const server = yield* rawMcpServer({
+        discover: "method-not-found",
+        sessionId: SESSION,
+        onGet: ({ res }) => {
+          res.writeHead(200, SSE_HEADERS)
+          res.write(": open\n\n")
+          streams.push(res)
+        }
+      })
+      const seen: Array<string> = []
+      const connection = yield* McpClient.connect({
+        url: server.url,
+        handlers: { elicitationUrl: (request) => Effect.sync(() => (seen.push(request.url), { action: "accept" as const })) }
+      })
+      yield* eventually(() => streams.length > 0)
+      streams[0]!.write(sseEvent(urlRequest("g-1", {})))
+      yield* Effect.promise(() => server.replied(1))
+      expect(seen).toEqual([TARGET])
+      const reply = server.replies[0]!
+      expect(reply.message).toEqual({ jsonrpc: "2.0", id: "g-1", result: { action: "accept" } })
+      expect(reply.headers["mcp-session-id"]).toBe(SESSION)
+      streams[0]!.write(sseEvent(complete("e-1")))
+      yield* connection.awaitElicitation("e-1", { timeout: "5 seconds" })
     }))
 
   httpTest("a hostile URL never reaches the handler: -32602, and the call goes on", () =>
