@@ -3,9 +3,10 @@
  * servers (support/rawMcpServer.ts):
  *
  * - the `elicitation` capability declares exactly the modes of the handlers given;
- * - a URL request on a call's SSE answer (or the standalone GET stream) reaches the `elicitationUrl` handler with its checked
- *   URL, host, id and message; the reply is the action alone; a completion notification for it
- *   reaches `elicitationCompletions` and `awaitElicitation`, one for an unknown id is ignored;
+ * - a URL request on a call's SSE answer (or the standalone GET stream) reaches the
+ *   `elicitationUrl` handler with its checked URL, host, id and message; the reply is the action
+ *   alone; a completion notification for it reaches `elicitationCompletions` and
+ *   `awaitElicitation`, one for an unknown id is ignored;
  * - a hostile URL (javascript:, file:, data:, plain http to another host, userinfo, invisible
  *   characters, 8 KiB and more) is answered -32602 and never reaches the handler; an undeclared
  *   mode is -32602, an undeclared capability -32601, a handler's bad answer -32603;
