@@ -31,6 +31,7 @@ import type { RunContext } from "./runContext.js"
 import { stderrBlock, stderrModeOf } from "./serverStderr.js"
 import { resolveTarget, type Target } from "./target.js"
 import { parseDuration, parseSize } from "./units.js"
+import { leaveElicitations } from "./urlElicitation.js"
 
 const value = <A>(option: Option.Option<A>): A | undefined => Option.getOrUndefined(option)
 
@@ -212,7 +213,7 @@ export const connectTo = (
 
 /**
  * Prepares, connects and runs `use`; in human mode, a failure a `login` would cure leaves the
- * hint for the entry point.
+ * hint for the entry point; a refusal until URL elicitations are done leaves them (urlElicitation.ts).
  */
 export const withConnection = <A>(
   ctx: RunContext,
@@ -222,6 +223,8 @@ export const withConnection = <A>(
 ): Effect.Effect<A, McpConnectionError, Requirements> =>
   Effect.flatMap(prepare(ctx, flags, positional), (prepared) =>
     Effect.flatMap(connectTo(ctx, flags, prepared), use).pipe(
+      // A refusal until the user opens URLs: what to open, beside the record (urlElicitation.ts).
+      Effect.tapError((error) => leaveElicitations(ctx, ctx.machine(flags.json), error)),
       Effect.tapError((error) =>
         Effect.sync(() => {
           if (ctx.machine(flags.json) || prepared.auth === undefined || positional === undefined) return

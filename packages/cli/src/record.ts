@@ -89,6 +89,8 @@ export const exitCodeOf = (tag: RecordBody["tag"]): number => {
     case "LimitExceeded":
       return exitCodes.ceiling
     case "RemoteRefusal":
+    // A refusal until the user completes URL elicitations (printed beside the record, see call.ts).
+    case "UrlElicitationRequired":
       return exitCodes.refusal
     case "ProtocolViolation":
     case "TransportFailure":

@@ -46,7 +46,67 @@ export interface Handlers {
   readonly sampling?: Handler | undefined
   /** `roots/list`: the result is `{ roots: [{ uri, name? }] }`. */
   readonly roots?: Handler | undefined
+  /**
+   * URL-mode `elicitation/create` (docs/DESIGN.md, "Client capabilities", URL mode): the server
+   * asks the user to open a URL out of band. Given, it declares the `url` mode of the
+   * `elicitation` capability (beside `form` when `elicitation` is given too). The handler gets
+   * only a URL phasebound checked (see `UrlElicitation`) and must ask the user's consent before
+   * opening it; it answers `accept` (the user agreed to open it, not that the interaction is
+   * done), `decline` or `cancel`.
+   */
+  readonly elicitationUrl?: UrlHandler | undefined
 }
+
+/**
+ * A URL-mode elicitation, checked before it is handed on: `url` is an absolute `https` URL (or
+ * `http` to a loopback host), without userinfo, control, invisible or white-space characters,
+ * at most 8,192 characters, normalized as a browser would open it. Show the whole URL and
+ * `host` (prominently: a look-alike subdomain is the common trick) before the user consents;
+ * warn when `punycode` is true. Never fetch it beforehand.
+ *
+ * This is the one place phasebound hands a server's URL to the caller: it is never in an
+ * error's public fields, a span or an observation.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface UrlElicitation {
+  readonly mode: "url"
+  /** Why the server asks, as it wrote it. */
+  readonly message: string
+  /** The URL to open, normalized. */
+  readonly url: string
+  /** The URL's host name (punycode as the URL has it). */
+  readonly host: string
+  /** Whether a label of the host is punycode (`xn--`): the name may imitate another. */
+  readonly punycode: boolean
+  /**
+   * The server's id for this elicitation (2025-11-25), by which it says it is complete
+   * (`notifications/elicitation/complete`); `undefined` in 2026-07-28, which has no such
+   * notification.
+   */
+  readonly elicitationId: string | undefined
+}
+
+/**
+ * The user's answer to a URL elicitation. `accept` says the user agreed to open the URL; the
+ * interaction itself happens out of band.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface UrlElicitationResult {
+  readonly action: "accept" | "decline" | "cancel"
+}
+
+/**
+ * The handler of URL-mode elicitations. A failure (any `E`), or an answer that is not one of
+ * the three actions, is reported as `HandlerFailed` (or a generic error reply).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type UrlHandler<E = unknown> = (request: UrlElicitation) => Effect.Effect<UrlElicitationResult, E>
 
 /**
  * The capability each handler declares.
@@ -69,14 +129,19 @@ export const capabilityOf: Readonly<Record<string, Capability>> = {
 }
 
 /**
- * The client capabilities the handlers declare (`{}` for each one given).
+ * The client capabilities the handlers declare (`{}` for each one given). `elicitation` names
+ * the modes its handlers support: `{}` (form only, as the spec reads an empty object) for
+ * `elicitation` alone, `{ url: {} }` for `elicitationUrl` alone, `{ form: {}, url: {} }` for
+ * both.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const capabilities = (handlers: Handlers | undefined): Record<string, unknown> => {
   const declared: Record<string, unknown> = {}
-  if (handlers?.elicitation !== undefined) declared["elicitation"] = {}
+  const form = handlers?.elicitation !== undefined
+  const url = handlers?.elicitationUrl !== undefined
+  if (form || url) declared["elicitation"] = url ? { ...(form ? { form: {} } : {}), url: {} } : {}
   if (handlers?.sampling !== undefined) declared["sampling"] = {}
   if (handlers?.roots !== undefined) declared["roots"] = {}
   return declared

@@ -292,6 +292,25 @@ export interface Connection {
    * process. Never part of an error. Empty for HTTP transports.
    */
   readonly logTail: Effect.Effect<string>
+  /**
+   * The URL elicitations the server said are complete (`notifications/elicitation/complete`,
+   * 2025-11-25), by `elicitationId`: only those of this connection that phasebound saw (asked of
+   * the `elicitationUrl` handler, named by a `UrlElicitationRequired`, or awaited), each once;
+   * a notification naming any other id is ignored. A subscriber that falls behind keeps the
+   * latest 64. The stream ends when the connection closes.
+   */
+  readonly elicitationCompletions: Stream.Stream<string>
+  /**
+   * Waits until the server says the URL elicitation `elicitationId` is complete (at once when it
+   * already did), under the call timeout or `options.timeout` (phase `call`, stage
+   * `elicitation`): `DeadlineExceeded` when it does not, `TransportFailure` (`session-closed`)
+   * when the connection closes first; nothing is sent, so both are `not-sent`. The server may
+   * never say (the notification is optional): give the user a way to go on without it.
+   */
+  readonly awaitElicitation: (
+    elicitationId: string,
+    options?: { readonly timeout?: PhasePolicy.BudgetOptions["timeout"] }
+  ) => Effect.Effect<void, McpConnectionError>
 }
 
 /**

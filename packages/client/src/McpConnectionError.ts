@@ -14,6 +14,8 @@
 import type * as Cause from "effect/Cause"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import type { UrlElicitation } from "./ClientHandlers.js"
+import { refusalElicitations } from "./internal/elicitationUrl.js"
 import { invisibleCharacterPattern, redact } from "./internal/secrets.js"
 
 export {
@@ -66,6 +68,8 @@ export const Stage = Schema.Literal(
   "get-prompt",
   "set-log-level",
   "complete",
+  /** Awaiting the completion of a URL elicitation (`awaitElicitation`). */
+  "elicitation",
   "close"
 )
 
@@ -262,7 +266,14 @@ export const Reason = Schema.Literal(
   /** The check of `structuredContent` against the `outputSchema` reached the call's deadline (`DeadlineExceeded`, outcome `applied`). */
   "output-check",
   /** The check of `structuredContent` would cost more than its ceiling of steps (`ProtocolViolation`, outcome `applied`). */
-  "output-check-too-costly"
+  "output-check-too-costly",
+  /**
+   * A URL elicitation phasebound would not hand on (docs/SECURITY.md, "1. The MCP server"): not
+   * `https` (nor `http` to loopback), userinfo, invisible characters, too long, no
+   * `elicitationId` where the revision requires one, or a `-32042` whose elicitations are not
+   * all of that kind.
+   */
+  "invalid-elicitation"
 )
 
 /** @since 0.1.0 @category models */
@@ -288,7 +299,8 @@ export const Tag = Schema.Literal(
   "SessionExpired",
   "LimitExceeded",
   "HandlerFailed",
-  "InternalError"
+  "InternalError",
+  "UrlElicitationRequired"
 )
 
 /** @since 0.1.0 @category models */
@@ -563,6 +575,43 @@ export class HandlerFailed extends McpError<HandlerFailed>()("HandlerFailed", "a
 export class InternalError extends McpError<InternalError>()("InternalError", "internal error") {}
 
 /**
+ * The server refused a request until the user completes one or more URL elicitations
+ * (JSON-RPC `-32042`, 2025-11-25): `code` is `-32042`, `remoteMessage` the server's message
+ * (sanitized, URLs removed), outcome `not-applied` (the server did nothing), `retryable` (once
+ * the elicitations are complete, the same request may be sent again; it is not a second
+ * effect).
+ *
+ * What to complete is never a public field: `elicitations` (a getter, not enumerable, never in
+ * `toJSON()`, the record or an encoded form) gives each one's `elicitationId`, `message` and
+ * checked `url` (see `ClientHandlers.UrlElicitation`); `urlElicitationsOf` does the same for any
+ * error. Show them to the user, await each with `Connection.awaitElicitation` (or let the user
+ * say they are done), then call again. A decoded error (from a workflow's storage) has none.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UrlElicitationRequired extends McpError<UrlElicitationRequired>()("UrlElicitationRequired", "URL elicitation required") {
+  /** The elicitations to complete (in process only: see the class comment). */
+  get elicitations(): ReadonlyArray<UrlElicitation> {
+    return urlElicitationsOf(this)
+  }
+}
+
+/**
+ * The URL elicitations a `UrlElicitationRequired` asks the user to complete: read from the
+ * refusal kept in process (its cause), every one checked as a URL handler's would be; empty for
+ * any other error, and for one decoded from storage.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const urlElicitationsOf = (error: unknown): ReadonlyArray<UrlElicitation> => {
+  if (!Predicate.hasProperty(error, "_tag") || error._tag !== "UrlElicitationRequired") return []
+  const cause: unknown = (error as { readonly cause?: unknown }).cause
+  return (Predicate.hasProperty(cause, "data") ? refusalElicitations(cause.data) : undefined) ?? []
+}
+
+/**
  * The union of every public error, and its Schema: what a workflow persists. Encoding an error
  * gives its `_tag` and public fields (never its cause); decoding gives back an instance of its
  * class, with the same `message` and `toJSON()`.
@@ -584,7 +633,8 @@ export const McpConnectionError = Schema.Union(
   SessionExpired,
   LimitExceeded,
   HandlerFailed,
-  InternalError
+  InternalError,
+  UrlElicitationRequired
 )
 
 /** @since 0.1.0 @category errors */

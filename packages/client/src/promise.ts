@@ -69,7 +69,25 @@ export interface Handlers {
   readonly elicitation?: Handler | undefined
   readonly sampling?: Handler | undefined
   readonly roots?: Handler | undefined
+  /**
+   * URL-mode elicitations (see `ClientHandlers.Handlers.elicitationUrl`): the checked URL in,
+   * the user's answer out; declares the `url` mode of the `elicitation` capability.
+   */
+  readonly elicitationUrl?: UrlHandler | undefined
 }
+
+/**
+ * The handler of URL-mode elicitations: `request.url` passed phasebound's checks
+ * (`ClientHandlers.UrlElicitation`); show it whole, with its `host`, and ask the user before
+ * opening it. `signal` aborts as a `Handler`'s does.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type UrlHandler = (
+  request: ClientHandlers.UrlElicitation,
+  options: { readonly signal: AbortSignal }
+) => ClientHandlers.UrlElicitationResult | Promise<ClientHandlers.UrlElicitationResult>
 
 /**
  * What the Promise API adds to the options of either kind of connection.
@@ -91,6 +109,11 @@ export interface PromiseOptions {
    * of `policy.logBuffer` messages. What it throws is ignored.
    */
   readonly onLogMessage?: ((message: McpSchema.LogMessage) => void) | undefined
+  /**
+   * Called with the `elicitationId` of each URL elicitation the server says is complete (see
+   * `McpClient.Connection.elicitationCompletions`). What it throws is ignored.
+   */
+  readonly onElicitationComplete?: ((elicitationId: string) => void) | undefined
 }
 
 /**
@@ -211,6 +234,14 @@ export interface Connection {
   readonly complete: (request: McpSchema.CompleteRequest, options?: RequestOptions) => Promise<McpSchema.CompleteResult>
   /** Asks for the server's log messages at `level` and above (they reach `onLogMessage`). */
   readonly setLogLevel: (level: McpSchema.LogLevel, options?: { readonly signal?: AbortSignal | undefined }) => Promise<void>
+  /**
+   * Resolves when the server says the URL elicitation `elicitationId` is complete, within the
+   * call timeout or `options.timeout`; rejects as `McpClient.Connection.awaitElicitation` fails.
+   */
+  readonly awaitElicitation: (
+    elicitationId: string,
+    options?: { readonly timeout?: PhasePolicy.BudgetOptions["timeout"]; readonly signal?: AbortSignal | undefined }
+  ) => Promise<void>
   /** Releases the session (bounded). Safe to call more than once. */
   readonly close: () => Promise<void>
   /** The Effect connection underneath, for observation. */
@@ -341,7 +372,7 @@ const forEachUntilClosed = <A>(stream: Stream.Stream<A>, listener: (a: A) => voi
 
 /** Hands the connection's tool lists and log messages to the callbacks given for them. */
 const follow = (connection: McpClient.Connection, options: ConnectOptions, scope: Scope.Scope) => {
-  const { onLogMessage, onToolsChanged } = options
+  const { onElicitationComplete, onLogMessage, onToolsChanged } = options
   if (typeof onToolsChanged === "function") {
     // `changes` starts with the list of the moment: only a list other than the last seen is new.
     let last = connection.tools
@@ -355,6 +386,7 @@ const follow = (connection: McpClient.Connection, options: ConnectOptions, scope
     )
   }
   if (typeof onLogMessage === "function") forEachUntilClosed(connection.logMessages, onLogMessage, scope)
+  if (typeof onElicitationComplete === "function") forEachUntilClosed(connection.elicitationCompletions, onElicitationComplete, scope)
 }
 
 /**
@@ -407,6 +439,11 @@ export const connect = async (options: ConnectOptions): Promise<Connection> => {
     getPrompt: (name, args, requestOptions) => run(connection.getPrompt(name, args, budgetOf(requestOptions)), requestOptions?.signal),
     complete: (request, requestOptions) => run(connection.complete(request, budgetOf(requestOptions)), requestOptions?.signal),
     setLogLevel: (level, levelOptions) => run(connection.setLogLevel(level), levelOptions?.signal),
+    awaitElicitation: (elicitationId, awaitOptions) =>
+      run(
+        connection.awaitElicitation(elicitationId, awaitOptions === undefined ? undefined : { timeout: awaitOptions.timeout }),
+        awaitOptions?.signal
+      ),
     close: () => (closing ??= close())
   }
 }

@@ -231,7 +231,38 @@ export interface Handlers {
   readonly elicitation?: Handler | undefined
   readonly sampling?: Handler | undefined
   readonly roots?: Handler | undefined
+  /** URL-mode elicitations: declares the `url` mode of the `elicitation` capability. */
+  readonly elicitationUrl?: UrlHandler | undefined
 }
+
+/**
+ * A URL-mode elicitation, checked before it is handed on (https, or http to loopback; no
+ * userinfo, no invisible characters; at most 8,192 characters; normalized). Show `url` whole
+ * and `host` prominently, warn when `punycode`, and ask the user before opening it.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface UrlElicitation {
+  readonly mode: "url"
+  readonly message: string
+  readonly url: string
+  readonly host: string
+  readonly punycode: boolean
+  /** The server's id (2025-11-25); `undefined` in 2026-07-28. */
+  readonly elicitationId: string | undefined
+}
+
+/** The user's answer to a URL elicitation. @since 0.1.0 @category options */
+export interface UrlElicitationResult {
+  readonly action: "accept" | "decline" | "cancel"
+}
+
+/** The handler of URL-mode elicitations. @since 0.1.0 @category options */
+export type UrlHandler = (
+  request: UrlElicitation,
+  options: { readonly signal: AbortSignal }
+) => UrlElicitationResult | Promise<UrlElicitationResult>
 
 /** OAuth 2.1 for a server that asks for it (docs/AUTHORIZATION.md, "The library"). @since 0.1.0 @category options */
 export interface AuthOptions {
@@ -271,6 +302,8 @@ interface CommonConnectOptions {
   readonly onToolsChanged?: ((tools: ReadonlyArray<Tool>) => void) | undefined
   /** Called with each log message of the server's (see `setLogLevel`); what it throws is ignored. */
   readonly onLogMessage?: ((message: LogMessage) => void) | undefined
+  /** Called with the id of each URL elicitation the server says is complete; what it throws is ignored. */
+  readonly onElicitationComplete?: ((elicitationId: string) => void) | undefined
 }
 
 /**
@@ -350,6 +383,11 @@ export interface Connection {
   readonly complete: (request: CompleteRequest, options?: RequestOptions) => Promise<CompleteResult>
   /** Asks for the server's log messages at `level` and above (they reach `onLogMessage`). */
   readonly setLogLevel: (level: LogLevel, options?: { readonly signal?: AbortSignal | undefined }) => Promise<void>
+  /** Resolves when the server says the URL elicitation `elicitationId` is complete (within the call timeout or `timeout`). */
+  readonly awaitElicitation: (
+    elicitationId: string,
+    options?: { readonly timeout?: DurationInput | undefined; readonly signal?: AbortSignal | undefined }
+  ) => Promise<void>
   /** Releases the session (bounded). Safe to call more than once. */
   readonly close: () => Promise<void>
 }

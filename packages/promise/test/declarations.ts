@@ -9,6 +9,7 @@
  */
 import type * as ClientPromise from "@phasebound/client/promise"
 import type * as Authorization from "@phasebound/client/Authorization"
+import type * as ClientHandlers from "@phasebound/client/ClientHandlers"
 import type * as McpClient from "@phasebound/client/McpClient"
 import type * as McpSchema from "@phasebound/client/McpSchema"
 import type * as PhasePolicy from "@phasebound/client/PhasePolicy"
@@ -59,5 +60,7 @@ export type Checks = [
   Holds<Equal<Keys<Plain.Handlers>, Keys<ClientPromise.Handlers>>>,
   Holds<Equal<Keys<Plain.RequestOptions>, Keys<ClientPromise.RequestOptions>>>,
   Holds<Equal<Keys<Plain.CallOptions>, Keys<ClientPromise.CallOptions>>>,
-  Holds<Equal<Plain.Handler, ClientPromise.Handler>>
+  Holds<Equal<Plain.Handler, ClientPromise.Handler>>,
+  Holds<Equal<Plain.UrlElicitation, ClientHandlers.UrlElicitation>>,
+  Holds<Equal<Plain.UrlHandler, ClientPromise.UrlHandler>>
 ]

@@ -29,8 +29,10 @@ import {
   toRecord,
   TransportFailure,
   Unauthorized,
-  UpstreamFailure
+  UpstreamFailure,
+  UrlElicitationRequired
 } from "../McpConnectionError.js"
+import { refusalElicitations } from "./elicitationUrl.js"
 import { defaults } from "../PhasePolicy.js"
 import type { Exchange } from "./transport/transport.js"
 
@@ -135,23 +137,41 @@ export const internal = (exchange: Exchange, outcome: Outcome, cause: unknown) =
 export const sessionExpired = (exchange: Exchange, outcome: Outcome, status?: number) =>
   new SessionExpired({ ...fields(exchange), status, outcome, retryable: true })
 
-/** @internal */
+/**
+ * A JSON-RPC error as a public error. `-32042` (URL elicitation required, 2025-11-25; the code
+ * is reserved and never reused, so it means this whatever the revision) is
+ * `UrlElicitationRequired` when every elicitation it names can be handed on, and a
+ * `RemoteRefusal` with `reason: "invalid-elicitation"` when not (docs/DESIGN.md, "Client
+ * capabilities", URL mode). Outside discovery only.
+ *
+ * @internal
+ */
 export const remoteRefusal = (
   exchange: Exchange,
   code: number,
   remoteMessage: string | undefined,
   details: { readonly status?: number; readonly observedBytes?: number } = {},
   wire?: WireError
-) =>
-  new RemoteRefusal({
+): RemoteRefusal | UrlElicitationRequired => {
+  const common = {
     ...fields(exchange),
     code,
     remoteMessage,
     status: details.status,
     observedBytes: details.observedBytes,
-    outcome: "not-applied",
-    retryable: false
-  }, wire)
+    outcome: "not-applied" as const
+  }
+  // Discovery asks for nothing a user completes; there, as before, a refusal steers the negotiation.
+  if (code === urlElicitationRequiredCode && exchange.phase !== "discovery") {
+    return refusalElicitations(wire?.data) === undefined
+      ? new RemoteRefusal({ ...common, reason: "invalid-elicitation", retryable: false }, wire)
+      : new UrlElicitationRequired({ ...common, retryable: true }, wire)
+  }
+  return new RemoteRefusal({ ...common, retryable: false }, wire)
+}
+
+/** JSON-RPC `-32042`: the request needs URL elicitations completed first (2025-11-25). */
+export const urlElicitationRequiredCode = -32042
 
 /** The JSON-RPC error object as the server sent it: in process only, never in public fields. */
 export interface WireError {
@@ -167,7 +187,7 @@ export interface WireError {
  * @internal
  */
 export const wireError = (error: McpConnectionError): WireError | undefined => {
-  if (error._tag !== "RemoteRefusal") return undefined
+  if (error._tag !== "RemoteRefusal" && error._tag !== "UrlElicitationRequired") return undefined
   const cause: unknown = error.cause
   return typeof cause === "object" && cause !== null && typeof (cause as WireError).code === "number"
     ? cause as WireError

@@ -274,7 +274,7 @@ const Revisions = leaf(Schema.transformOrFail(Schema.Array(Schema.String), given
   encode: decodingOnly
 }))
 
-const handlerNames: ReadonlySet<string> = new Set(["elicitation", "sampling", "roots"])
+const handlerNames: ReadonlySet<string> = new Set(["elicitation", "sampling", "roots", "elicitationUrl"])
 
 /** Answers to what the server may ask: an object of functions under the known names. */
 const handlers = <H>(name: string) =>
@@ -478,7 +478,8 @@ export const promiseFields = {
   handlers: Schema.optional(handlers<PromiseApi.Handlers>("promise.Handlers")),
   signal: Schema.optional(given<AbortSignal>("AbortSignal")),
   onToolsChanged: Schema.optional(given<(tools: ReadonlyArray<McpSchema.Tool>) => void>("OnToolsChanged")),
-  onLogMessage: Schema.optional(given<(message: McpSchema.LogMessage) => void>("OnLogMessage"))
+  onLogMessage: Schema.optional(given<(message: McpSchema.LogMessage) => void>("OnLogMessage")),
+  onElicitationComplete: Schema.optional(given<(elicitationId: string) => void>("OnElicitationComplete"))
 }
 
 export const promiseHttpFields = {

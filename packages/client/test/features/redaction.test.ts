@@ -49,7 +49,23 @@ const faults: ReadonlyArray<readonly [string, Testkit.Fault]> = [
   ["403", { on: "tools/call", kind: "status", status: 403 }],
   ["500", { on: "tools/call", kind: "status", status: 500, body: `stack at ${canaries.query}` }],
   ["invalid UTF-8", { on: "tools/call", kind: "invalid-utf8" }],
-  ["wrong content type", { on: "tools/call", kind: "wrong-content-type" }]
+  ["wrong content type", { on: "tools/call", kind: "wrong-content-type" }],
+  // A URL elicitation required: the elicitations (their ids, URLs and messages carrying the
+  // secrets) stay behind the error's getter; the message loses its URL and secrets.
+  ["-32042 URL elicitation required", {
+    on: "tools/call",
+    kind: "jsonrpc-error",
+    code: -32042,
+    message: `open http://127.0.0.1/mcp?token=${canaries.query} (${canaries.header})`,
+    data: {
+      elicitations: [{
+        mode: "url",
+        elicitationId: canaries.password,
+        url: `https://auth.example.com/${canaries.user}?t=${canaries.query}`,
+        message: `Bearer ${canaries.header}`
+      }]
+    }
+  }]
 ]
 
 describe.each(httpClients)("credential fence through %s", (_, httpClient) => {
@@ -65,6 +81,7 @@ describe.each(httpClients)("credential fence through %s", (_, httpClient) => {
         srv.script(fault)
         const { error } = yield* failureOf(connection.callTool("increment"))
         expectClean(error)
+        if (fault.kind === "jsonrpc-error") expect(error._tag).toBe("UrlElicitationRequired")
         // The credentials did go where they belong: to the configured origin.
         const call = srv.requests.find((r) => r.rpcMethod === "tools/call")!
         expect(call.headers["authorization"]).toBe(`Bearer ${canaries.header}`)

@@ -176,7 +176,16 @@ describe("McpConnectionError", () => {
       new McpConnectionError.SessionExpired({ ...base, stage: "call", phase: "call", status: 404, retryable: true }),
       new McpConnectionError.LimitExceeded({ ...base, stage: "list-tools", phase: "discovery", limit: "maxTools", observedBytes: 4096, outcome: "applied" }),
       new McpConnectionError.HandlerFailed({ ...base, stage: "call", phase: "call", capability: "elicitation" }),
-      new McpConnectionError.InternalError({ ...base, stage: "ping", phase: "session", reason: "defect", outcome: "unknown" })
+      new McpConnectionError.InternalError({ ...base, stage: "ping", phase: "session", reason: "defect", outcome: "unknown" }),
+      new McpConnectionError.UrlElicitationRequired({
+        ...base,
+        stage: "call",
+        phase: "call",
+        code: -32042,
+        remoteMessage: "open [url]",
+        status: 200,
+        retryable: true
+      })
     ]
     const encode = Schema.encodeSync(McpConnectionError.McpConnectionError)
     const decode = Schema.decodeUnknownSync(McpConnectionError.McpConnectionError)

@@ -4,6 +4,7 @@
  * (`internal/relisting.ts`), and what the current session says of the server.
  */
 import * as Effect from "effect/Effect"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Subscribable from "effect/Subscribable"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -12,6 +13,7 @@ import { relistOnChange } from "../relisting.js"
 import * as CallTool from "./callTool.js"
 import { complete } from "./completion.js"
 import * as Core from "./core.js"
+import * as Elicitation from "./elicitation.js"
 import { setLogLevel } from "./logLevel.js"
 import { ping } from "./ping.js"
 import * as Prompts from "./prompts.js"
@@ -27,6 +29,8 @@ export const make = (
     const relist = listTools(core)
     // Live tool lists: the connection's own fiber lists the tools again when they change.
     yield* Effect.forkIn(relistOnChange(setup.notifications.toolsChanged, setup.policy.relistDelayMs, relist), setup.scope)
+    // Awaited URL elicitations end with the connection.
+    yield* Scope.addFinalizer(setup.scope, setup.elicitations.close)
     const current = core.live.current
     return {
       get transport() {
@@ -67,6 +71,7 @@ export const make = (
       diagnostics: Effect.suspend(() =>
         Effect.map(current().transport.diagnostics, (held) => ({ ...held, droppedFrames: held.droppedFrames + setup.droppedRequests() }))
       ),
-      logTail: Effect.suspend(() => current().transport.logTail ?? Effect.succeed(""))
+      logTail: Effect.suspend(() => current().transport.logTail ?? Effect.succeed("")),
+      ...Elicitation.make(core)
     }
   })

@@ -24,6 +24,7 @@ import { invalidResult, type Listing } from "../listing.js"
 import * as LiveSession from "../liveSession.js"
 import type { Discovered } from "../liveSession.js"
 import type * as Notifications from "../notifications.js"
+import type * as UrlElicitations from "../urlElicitations.js"
 import type { ConnectionAuthorization } from "../oauth/authorizer.js"
 import { clientSpan } from "../tracing.js"
 import { authorized } from "./authorized.js"
@@ -59,6 +60,8 @@ export interface Setup {
   readonly droppedRequests: () => number
   /** The log level the connection asked for (`setLogLevel`), for every session it has. */
   readonly logLevel: { current: McpSchema.LogLevel | undefined }
+  /** The URL elicitations the server may say are complete (`internal/urlElicitations.ts`). */
+  readonly elicitations: UrlElicitations.UrlElicitations
 }
 
 export interface Core extends Setup {
@@ -201,6 +204,10 @@ export const make = (setup: Setup): Effect.Effect<Core> =>
                     }
                     const failure = Cause.failureOption(exit.cause)
                     if (failure._tag === "Some") {
+                      // A -32042 names elicitations the server may then say are complete.
+                      if (failure.value._tag === "UrlElicitationRequired") {
+                        for (const { elicitationId } of failure.value.elicitations) setup.elicitations.expect(elicitationId!)
+                      }
                       live.settle(on, failure.value)
                       record(failure.value._tag, failure.value.observedBytes ?? 0)
                     }

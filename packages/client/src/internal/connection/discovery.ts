@@ -132,7 +132,9 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
     const serverRequests = yield* ServerRequests.make(responder.answer)
     const inbound: Inbound = {
       request: serverRequests.request,
-      notification: notifications.take,
+      // A URL elicitation's completion goes to those who expect it (`internal/urlElicitations.ts`).
+      notification: (message) =>
+        message.method === "notifications/elicitation/complete" ? responder.elicitations.complete(message.params) : notifications.take(message),
       reopened: notifications.reopened
     }
     const plain = (stage: Stage): Exchange => ({ stage, phase: "discovery", budget: policy.discovery })
@@ -234,7 +236,17 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
     const platform = yield* Effect.context<R>()
     const renew = Effect.flatMap(Effect.scope, (scope) => Effect.provide(run([]), Context.add(platform, Scope.Scope, scope)))
     return yield* ConnectionRuntime.make(
-      { session, policy, scope: outerScope, auth, renew, notifications, droppedRequests: serverRequests.dropped, logLevel },
+      {
+        session,
+        policy,
+        scope: outerScope,
+        auth,
+        renew,
+        notifications,
+        droppedRequests: serverRequests.dropped,
+        logLevel,
+        elicitations: responder.elicitations
+      },
       observations
     )
   })
