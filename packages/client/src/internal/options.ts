@@ -478,7 +478,8 @@ export const promiseFields = {
   handlers: Schema.optional(handlers<PromiseApi.Handlers>("promise.Handlers")),
   signal: Schema.optional(given<AbortSignal>("AbortSignal")),
   onToolsChanged: Schema.optional(given<(tools: ReadonlyArray<McpSchema.Tool>) => void>("OnToolsChanged")),
-  onLogMessage: Schema.optional(given<(message: McpSchema.LogMessage) => void>("OnLogMessage"))
+  onLogMessage: Schema.optional(given<(message: McpSchema.LogMessage) => void>("OnLogMessage")),
+  cache: Schema.optional(given<PromiseApi.Cache>("promise.Cache"))
 }
 
 export const promiseHttpFields = {

@@ -15,7 +15,7 @@ import { setLogLevel } from "./logLevel.js"
 import { ping } from "./ping.js"
 import * as Prompts from "./prompts.js"
 import * as Resources from "./resources.js"
-import { listTools } from "./tools.js"
+import { listTools, listToolsIn, listToolsWith } from "./tools.js"
 
 export const make = (
   setup: Core.Setup,
@@ -24,8 +24,12 @@ export const make = (
   Effect.gen(function*() {
     const core = yield* Core.make(setup)
     const relist = listTools(core)
-    // Live tool lists: the connection's own fiber lists the tools again when they change.
-    yield* Effect.forkIn(relistOnChange(setup.notifications.toolsChanged, setup.policy.relistDelayMs, relist), setup.scope)
+    // Live tool lists: the connection's own fiber lists the tools again when they change (asking
+    // the server, whatever the response cache holds).
+    yield* Effect.forkIn(
+      relistOnChange(setup.notifications.toolsChanged, setup.policy.relistDelayMs, listToolsIn(core, "refresh")),
+      setup.scope
+    )
     const current = core.live.current
     return {
       get transport() {
@@ -54,6 +58,7 @@ export const make = (
       discovery,
       ...CallTool.make(core),
       listTools: relist,
+      listToolsWith: listToolsWith(core),
       ...Resources.make(core),
       ...Prompts.make(core),
       setLogLevel: setLogLevel(core),

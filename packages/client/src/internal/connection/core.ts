@@ -26,6 +26,7 @@ import type { Discovered } from "../liveSession.js"
 import type * as Notifications from "../notifications.js"
 import type { ConnectionAuthorization } from "../oauth/authorizer.js"
 import { clientSpan } from "../tracing.js"
+import type { ConnectionCache } from "../cacheService.js"
 import { authorized } from "./authorized.js"
 
 const spanNames = {
@@ -58,6 +59,8 @@ export interface Setup {
   readonly droppedRequests: () => number
   /** The log level the connection asked for (`setLogLevel`), for every session it has. */
   readonly logLevel: { current: McpSchema.LogLevel | undefined }
+  /** The response cache the connection's listings and reads go through (docs/DESIGN.md, "Response cache"). */
+  readonly cache?: ConnectionCache | undefined
 }
 
 export interface Core extends Setup {
