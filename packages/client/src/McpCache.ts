@@ -192,8 +192,7 @@ const build = (options: typeof OptionsSchema.Type): Cache => {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options = {}): Effect.Effect<Cache, InvalidOption> =>
-  Effect.map(decodeOptions(options), build)
+export const make = (options: Options = {}): Effect.Effect<Cache, InvalidOption> => Effect.map(decodeOptions(options), build)
 
 /**
  * One cache for every connection made where it is provided.
