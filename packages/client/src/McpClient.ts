@@ -407,6 +407,14 @@ const connectionCache = (originMaterial: string, identityMaterial: () => string)
     )
   })
 
+/**
+ * Whether the era a connection negotiates may be remembered for its server (docs/DESIGN.md,
+ * "The era per origin"): when it could have chosen the stateless era, so that a handshake it
+ * settles on says the server refused that era. (Nor under a forced legacy transport: a server
+ * may offer it beside Streamable HTTP.)
+ */
+const rememberable = (revisions: ReadonlyArray<McpSchema.Revision>) => McpSchema.statelessRevisions.every((revision) => revisions.includes(revision))
+
 /** What the discovery of either kind of connection takes from its options. */
 const discoveryOptions = (settings: Options.HttpSettings | Options.StdioSettings) => ({
   policy: settings.policy,
@@ -468,7 +476,7 @@ export function connect(
       ...discoveryOptions(settings),
       auth,
       cache,
-      remembersEra: settings.transport === "auto" && settings.revisions.length === McpSchema.supportedRevisions.length,
+      remembersEra: settings.transport !== "sse" && rememberable(settings.revisions),
       candidates: ({ exchange, inbound }) =>
         Negotiation.httpCandidates(settings.transport, settings.revisions, {
           streamable: { kind: "streamable-http", open: (session) => StreamableHttp.make({ ...transportOptions, inbound, session }) },
@@ -536,7 +544,7 @@ export const connectStdio = (
       ...discoveryOptions(settings),
       auth: undefined,
       cache,
-      remembersEra: settings.revisions.length === McpSchema.supportedRevisions.length,
+      remembersEra: rememberable(settings.revisions),
       candidates: ({ exchange, inbound }) =>
         // The spawn is the first step of discovery.
         Negotiation.stdioCandidates(settings.revisions, { kind: "stdio", open: () => Stdio.make({ ...command, inbound }, exchange("connect")) })

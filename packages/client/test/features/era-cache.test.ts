@@ -164,18 +164,18 @@ describe("the era per origin", () => {
       expect(attemptsOf(next)).toEqual(["stateless/streamable-http", "handshake/streamable-http"])
     }).pipe(Effect.provide(shared)))
 
-  it.scoped("a connection whose transport or revisions are narrowed uses the era remembered, and records none", () =>
+  it.scoped("a connection that could not choose the stateless era records nothing; Streamable HTTP forced records as auto does", () =>
     Effect.gen(function*() {
       const srv = yield* switchingServer("handshake")
       const cache = yield* McpCache.McpCache
+      // Without 2026-07-28 a dual-era server would be remembered as a 2025 one: nothing is.
       yield* McpClient.connect({ url: srv.url, revisions: ["2025-11-25"] })
+      expect([(yield* cache.stats).origins, srv.count("server/discover")]).toEqual([0, 0])
       yield* McpClient.connect({ url: srv.url, transport: "streamable-http" })
-      expect((yield* cache.stats).origins).toBe(0)
+      expect([(yield* cache.stats).origins, srv.count("server/discover")]).toEqual([1, 1])
+      const auto = yield* McpClient.connect({ url: srv.url })
+      expect(attemptsOf(auto)).toEqual(["handshake/streamable-http"])
       expect(srv.count("server/discover")).toBe(1)
-      yield* McpClient.connect({ url: srv.url })
-      const narrowed = yield* McpClient.connect({ url: srv.url, transport: "streamable-http" })
-      expect(attemptsOf(narrowed)).toEqual(["handshake/streamable-http"])
-      expect(srv.count("server/discover")).toBe(2)
     }).pipe(Effect.provide(shared)))
 
   it.scoped("without a shared cache, every connection probes", () =>

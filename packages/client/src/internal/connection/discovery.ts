@@ -55,7 +55,7 @@ export interface Input<R> {
   readonly cache?: ConnectionCache | undefined
   /**
    * Whether the era negotiated is remembered for the origin: only when the negotiation could
-   * have chosen any (every revision allowed, the transport not forced).
+   * have chosen the stateless era, over a transport the default order tries first.
    */
   readonly remembersEra?: boolean | undefined
 }
