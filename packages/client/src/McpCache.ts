@@ -111,7 +111,7 @@ export interface Options {
   /** Most responses kept (default 512); the least recently used goes first. */
   readonly maxEntries?: number | undefined
   /**
-   * Most bytes kept, counted as read from the wire (default 8 MiB); a response larger than a
+   * Most bytes kept, counted as read from the wire (default 2 MiB); a response larger than a
    * quarter of it is not kept.
    */
   readonly maxBytes?: number | undefined

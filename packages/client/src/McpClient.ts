@@ -226,12 +226,15 @@ export interface Connection {
     options?: CallOptions
   ) => Effect.Effect<DecodedResult<A>, McpConnectionError>
   /**
-   * Lists the tools, every page under one discovery-budget deadline; they become `tools`. Through
-   * the response cache in mode `use` (docs/DESIGN.md, "Response cache"): a listing the server
-   * marked fresh is served without a request.
+   * Lists the tools again, every page under one discovery-budget deadline; they become `tools`.
+   * The answer is kept in the response cache (mode `refresh`: docs/DESIGN.md, "Response cache").
    */
   readonly listTools: Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError>
-  /** `listTools` with a per-call cache mode (`refresh` lists them again whatever the cache holds). */
+  /**
+   * `listTools` with a per-call cache mode, default `use`: a listing the server marked fresh
+   * (this connection's, or a public one of another connection sharing the cache) is the answer,
+   * without a request.
+   */
   readonly listToolsWith: (options?: McpCache.CacheOptions) => Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError>
   /**
    * Every page of `resources/list`, under one deadline of the call budget (or the overrides),

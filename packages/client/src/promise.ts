@@ -245,6 +245,7 @@ export interface Connection {
     args?: Readonly<Record<string, unknown>>,
     options?: CallOptions
   ) => Promise<McpSchema.CallToolResult>
+  /** Lists the tools again (`cache: "use"` serves a fresh listing of the response cache instead). */
   readonly listTools: (
     options?: { readonly signal?: AbortSignal | undefined; readonly cache?: McpCache.CacheMode | undefined }
   ) => Promise<ReadonlyArray<McpSchema.Tool>>

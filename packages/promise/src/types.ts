@@ -265,7 +265,7 @@ export interface Cache {
 export interface CacheOptions {
   /** Most responses kept (default 512). */
   readonly maxEntries?: number | undefined
-  /** Most bytes kept, as read from the wire (default 8 MiB). */
+  /** Most bytes kept, as read from the wire (default 2 MiB). */
   readonly maxBytes?: number | undefined
   /** The longest a response is kept, whatever the server's `ttlMs` (default 1 hour). */
   readonly maxTtl?: DurationInput | undefined

@@ -46,7 +46,7 @@ export interface Bounds {
 
 export const defaultBounds: Bounds = {
   maxEntries: 512,
-  maxBytes: 8 * 1024 * 1024,
+  maxBytes: 2 * 1024 * 1024,
   maxTtlMs: 60 * 60 * 1000
 }
 

@@ -129,9 +129,11 @@ describe("the response cache", () => {
         hints: { "tools/list": minute, "prompts/list": { ttlMs: 0, cacheScope: "public" }, "resources/list": minute, "resources/templates/list": undefined }
       })
       const connection = yield* McpClient.connect({ url: srv.url })
-      // The discovery's listing was kept: listTools asks nothing.
-      expect((yield* connection.listTools).map((t) => t.name)).toEqual(["echo-1"])
+      // The discovery's listing was kept: listToolsWith (mode use) asks nothing; listTools lists again.
+      expect((yield* connection.listToolsWith()).map((t) => t.name)).toEqual(["echo-1"])
       expect(srv.count("tools/list")).toBe(1)
+      yield* connection.listTools
+      expect(srv.count("tools/list")).toBe(2)
       yield* connection.listResources()
       yield* connection.listResources()
       expect(srv.count("resources/list")).toBe(1)
@@ -268,8 +270,9 @@ describe("the response cache", () => {
       }
       expect(connection.tools.map((t) => t.name)).toEqual(["echo-2"])
       expect(srv.count("tools/list")).toBe(listed + 1)
-      // Evicted for the other connection too, whose own relisting has not run yet.
-      expect((yield* other.listTools).map((t) => t.name)).toEqual(["echo-2"])
+      // The relisting kept its answer: the other connection's listing in mode use is that one.
+      expect((yield* other.listToolsWith()).map((t) => t.name)).toEqual(["echo-2"])
+      expect(srv.count("tools/list")).toBe(listed + 1)
     }).pipe(Effect.provide(Layer.merge(McpCache.layer(), FetchHttpClient.layer))))
 
   it.scoped("McpCache.evict removes a kind or a URI everywhere", () =>

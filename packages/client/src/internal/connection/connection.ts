@@ -15,7 +15,7 @@ import { setLogLevel } from "./logLevel.js"
 import { ping } from "./ping.js"
 import * as Prompts from "./prompts.js"
 import * as Resources from "./resources.js"
-import { listTools, listToolsIn, listToolsWith } from "./tools.js"
+import { listTools, listToolsWith } from "./tools.js"
 
 export const make = (
   setup: Core.Setup,
@@ -26,10 +26,7 @@ export const make = (
     const relist = listTools(core)
     // Live tool lists: the connection's own fiber lists the tools again when they change (asking
     // the server, whatever the response cache holds).
-    yield* Effect.forkIn(
-      relistOnChange(setup.notifications.toolsChanged, setup.policy.relistDelayMs, listToolsIn(core, "refresh")),
-      setup.scope
-    )
+    yield* Effect.forkIn(relistOnChange(setup.notifications.toolsChanged, setup.policy.relistDelayMs, relist), setup.scope)
     const current = core.live.current
     return {
       get transport() {

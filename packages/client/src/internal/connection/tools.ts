@@ -49,7 +49,12 @@ export const listToolsIn = (core: Core, mode: Mode): McpClient.Connection["listT
   )
 }
 
-export const listTools = (core: Core): McpClient.Connection["listTools"] => listToolsIn(core, "use")
+/**
+ * `listTools` lists again (mode `refresh`): the connection already holds the tools of its last
+ * listing (`tools`), and an explicit listing is a request to ask the server (docs/DESIGN.md,
+ * "Response cache"). Its answer is kept for the connections that share the cache.
+ */
+export const listTools = (core: Core): McpClient.Connection["listTools"] => listToolsIn(core, "refresh")
 
 /** `listTools` with a per-call cache mode, refused before any I/O when it is not one. */
 export const listToolsWith = (core: Core): McpClient.Connection["listToolsWith"] => {
