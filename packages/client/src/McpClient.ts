@@ -169,6 +169,8 @@ export interface Observation {
   readonly resent?: true | undefined
   /** `tools/call`: the effect identity the call carried (`CallOptions.effectIdentity`). */
   readonly effectIdentity?: string | undefined
+  /** A listing or read answered by the response cache, without a request (docs/DESIGN.md, "Response cache"). */
+  readonly cached?: true | undefined
 }
 
 /**

@@ -118,9 +118,9 @@ describe("the response cache", () => {
       // The key is the URI: another one is another request.
       expect(text(yield* connection.readResource("test://b"))).toBe("test://b v2")
       expect(srv.count("resources/read")).toBe(3)
-      // A hit reads nothing.
+      // A hit reads nothing, and says so.
       const reads = (yield* connection.observations).filter((o) => o.operation === "resources/read")
-      expect(reads.map((o) => o.bytes > 0)).toEqual([true, false, true, true])
+      expect(reads.map((o) => [o.bytes > 0, o.cached ?? false])).toEqual([[true, false], [false, true], [true, false], [true, false]])
     }).pipe(Effect.provide(FetchHttpClient.layer)))
 
   it.scoped("every listing is cached as a whole, with its own hint; no hint or ttlMs 0 is never kept", () =>
@@ -189,6 +189,7 @@ describe("the response cache", () => {
       const bob = yield* McpClient.connect({ url: srv.url, headers: { authorization: "Bearer bob-token-0002" } })
       // Bob's discovery listed nothing: the public tool listing of Alice's was his answer.
       expect(srv.count("tools/list")).toBe(1)
+      expect(bob.discovery.filter((o) => o.stage === "list-tools")).toMatchObject([{ bytes: 0, outcome: "ok", cached: true }])
       yield* alice.readResource("test://a")
       yield* alice.readResource("test://a")
       expect(srv.count("resources/read", "Bearer alice-token-0001")).toBe(1)

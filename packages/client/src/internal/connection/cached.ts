@@ -34,6 +34,13 @@ const partitionOf = (cache: ConnectionCache, on: On): Partition => ({
   revision: on.session.protocolVersion
 })
 
+/** What an operation through the cache gives: the answer, the bytes read, and whether the cache gave it. */
+export interface Answer<A> {
+  readonly value: A
+  readonly bytes: number
+  readonly cached?: true | undefined
+}
+
 export const cached = <A, E>(
   cache: ConnectionCache | undefined,
   on: On,
@@ -41,15 +48,15 @@ export const cached = <A, E>(
   uri: string | undefined,
   mode: Mode,
   fetch: Effect.Effect<Fetched<A>, E>
-): Effect.Effect<{ readonly value: A; readonly bytes: number }, E> => {
+): Effect.Effect<Answer<A>, E> => {
   if (cache === undefined) return fetch
   const { responses } = cache.internals
   const partition = partitionOf(cache, on)
   return Effect.flatMap(cache.identity, (identity) =>
-    Effect.flatMap(Clock.currentTimeMillis, (sentAt) => {
+    Effect.flatMap(Clock.currentTimeMillis, (sentAt): Effect.Effect<Answer<A>, E> => {
       if (mode === "use") {
         const hit = responses.get(partition, identity, kind, uri, sentAt)
-        if (hit !== undefined) return Effect.succeed({ value: hit.value as A, bytes: 0 })
+        if (hit !== undefined) return Effect.succeed({ value: hit.value as A, bytes: 0, cached: true as const })
       }
       return Effect.map(fetch, (fetched) => {
         if (mode !== "bypass" && fetched.hint !== undefined && (fetched.rounds ?? 0) === 0) {

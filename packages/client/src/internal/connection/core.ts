@@ -199,6 +199,11 @@ export const make = (setup: Setup): Effect.Effect<Core> =>
                     }
                     if (Exit.isSuccess(exit)) {
                       live.settle(on, undefined)
+                      // Answered by the response cache (docs/DESIGN.md, "Response cache").
+                      if ((exit.value as { readonly cached?: boolean }).cached === true) {
+                        observe({ operation, stage: exchange.stage, durationMs, bytes: 0, outcome: "ok", cached: true })
+                        return annotate({ "mcp.outcome": "ok", "mcp.observed_bytes": 0, "mcp.cache": "hit" })
+                      }
                       return record("ok", exit.value.bytes)
                     }
                     const failure = Cause.failureOption(exit.cause)

@@ -191,7 +191,7 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
         }
         annotate({ "mcp.transport": negotiated.kind, "mcp.protocol.version": negotiated.session.protocolVersion })
         recorder.exchange("list-tools")
-        const { bytes: listed, value: listing } = yield* cached(
+        const { cached: hit, value: listing } = yield* cached(
           cache,
           negotiated,
           "tools",
@@ -204,7 +204,7 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
           }))
         )
         // Served by the cache: the stage is recorded, with nothing read.
-        if (listed === 0) recorder.record("list-tools", 0)
+        if (hit === true) recorder.observe("list-tools", 0, "ok", { cached: true })
         if (listing.excluded.size > 0) recorder.observe("list-tools", 0, "ok", { excludedTools: listing.excluded.size })
         // A new session of the 2025 revisions starts without the log level the connection asked
         // for (docs/DESIGN.md, "Server log messages"): it is asked for again.
