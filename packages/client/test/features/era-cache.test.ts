@@ -10,13 +10,14 @@
  */
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import * as Testkit from "@phasebound/testkit"
+import { Effect, Fiber, Layer, TestClock } from "effect"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Authorization, McpCache, McpClient, McpServers } from "../../src/index.js"
 import { json, rawHttpServer } from "../support/rawMcpServer.js"
 
-type Behaviour = "handshake" | "stateless" | "broken"
+type Behaviour = "handshake" | "stateless" | "broken" | "stateless-stalled"
 
 const modernMeta = (message: any) => message?.params?._meta?.["io.modelcontextprotocol/protocolVersion"] !== undefined
 const tools = [{ name: "echo", inputSchema: { type: "object" } }]
@@ -64,6 +65,8 @@ const switchingServer = (initial: Behaviour) =>
         }
       }
       if (!modernMeta(message)) return refuse(400, -32022, { supported: ["2026-07-28"], requested: "2025-11-25" })
+      // A stateless server whose discover never answers: the re-probe runs into the deadline.
+      if (state.behaviour === "stateless-stalled") return
       switch (message.method) {
         case "server/discover":
           return json(res, { jsonrpc: "2.0", id, result: { resultType: "complete", supportedVersions: ["2026-07-28"], capabilities: { tools: {} } } })
@@ -123,6 +126,47 @@ describe("the era per origin", () => {
       const again = yield* McpClient.connect({ url: srv.url })
       expect(attemptsOf(again)).toEqual(["handshake/streamable-http"])
       expect(srv.count("server/discover")).toBe(4)
+    }).pipe(Effect.provide(shared)))
+
+  it.scoped("a legacy HTTP+SSE server: the second discovery opens the GET stream first, no refused POST before it", () =>
+    Effect.gen(function*() {
+      const srv = yield* Testkit.scopedLegacy({ postToSsePath: 404 })
+      const first = yield* McpClient.connect({ url: srv.url })
+      expect(first.transport).toBe("sse")
+      expect(srv.requests.map((r) => r.rpcMethod ?? r.method).slice(0, 3)).toEqual(["server/discover", "initialize", "GET"])
+      const before = srv.requests.length
+      const second = yield* McpClient.connect({ url: srv.url })
+      expect(second.transport).toBe("sse")
+      expect(attemptsOf(second)).toEqual(["handshake/sse"])
+      // The first request of the second discovery is the legacy GET.
+      expect(srv.requests[before]).toMatchObject({ method: "GET" })
+      expect(srv.requests.slice(before).filter((r) => r.rpcMethod === "server/discover")).toHaveLength(0)
+      yield* second.callTool("increment")
+    }).pipe(Effect.provide(shared)))
+
+  it.scoped("the re-probe runs under the discovery's one deadline (TestClock)", () =>
+    Effect.gen(function*() {
+      const srv = yield* switchingServer("handshake")
+      yield* McpClient.connect({ url: srv.url })
+      srv.state.behaviour = "stateless-stalled"
+      const connecting = yield* Effect.fork(Effect.flip(McpClient.connect({ url: srv.url, policy: { discovery: { timeout: 5_000 } } })))
+      // Once the re-probe reached the server, the clock moves: not failed a millisecond before the deadline.
+      yield* Effect.promise(async () => {
+        while (srv.count("server/discover") < 2) await new Promise((resolve) => setTimeout(resolve, 5))
+      })
+      yield* TestClock.adjust(4_999)
+      expect(yield* Fiber.poll(connecting)).toMatchObject({ _tag: "None" })
+      yield* TestClock.adjust(1)
+      const error = yield* Fiber.join(connecting)
+      expect(error).toMatchObject({
+        _tag: "DeadlineExceeded",
+        stage: "discover",
+        limits: { timeoutMs: 5_000 },
+        attempts: [
+          { era: "handshake", stage: "initialize", tag: "RemoteRefusal", code: -32022 },
+          { era: "stateless", stage: "discover", tag: "DeadlineExceeded" }
+        ]
+      })
     }).pipe(Effect.provide(shared)))
 
   it.scoped("a failure that does not mean a change (a 503) ends the discovery as it is, and the era stays remembered", () =>
