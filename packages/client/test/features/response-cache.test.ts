@@ -9,7 +9,7 @@
  */
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import { Effect, FastCheck, Layer, TestClock } from "effect"
 import type * as http from "node:http"
 import { McpCache, McpClient } from "../../src/index.js"
 import * as PromiseApi from "../../src/promise.js"
@@ -26,6 +26,10 @@ interface Script {
   readRound: boolean
   /** Pads every read's text to this many characters. */
   readPad: number
+  /** The hint of a read by URI, overriding `hints` (for generated cases). */
+  readHint?: ((uri: string) => Record<string, unknown> | undefined) | undefined
+  /** The hint of each generated fetch, by its number. */
+  readonly fetched: Array<Record<string, unknown>>
   /** Open subscription streams (`subscriptions/listen`), to send notifications on. */
   readonly streams: Array<http.ServerResponse>
 }
@@ -35,7 +39,7 @@ const modernMeta = (message: any) => message?.params?._meta?.["io.modelcontextpr
 /** A 2026-07-28 server that answers every listing and read with the hint its script gives. */
 const cachingServer = (initial: Partial<Script> = {}) =>
   Effect.gen(function*() {
-    const script: Script = { hints: {}, version: 1, readRound: false, readPad: 0, streams: [], ...initial }
+    const script: Script = { hints: {}, version: 1, readRound: false, readPad: 0, readHint: undefined, fetched: [], streams: [], ...initial }
     const answer = (res: http.ServerResponse, id: unknown, method: string, result: Record<string, unknown>) =>
       json(res, { jsonrpc: "2.0", id, result: { resultType: "complete", ...result, ...(script.hints[method] ?? {}) } })
     const server = yield* rawHttpServer((_req, res, request) => {
@@ -76,6 +80,17 @@ const cachingServer = (initial: Partial<Script> = {}) =>
             return json(res, { jsonrpc: "2.0", id, result: { resultType: "input_required", requestState: "s1" } })
           }
           const text = `${uri} v${script.version}`.padEnd(script.readPad, ".")
+          const scoped = script.readHint?.(uri)
+          if (scoped !== undefined) {
+            // The answer names its fetch and who asked: a private one must never reach another credential.
+            const whom = String(request.headers["authorization"] ?? "anonymous")
+            script.fetched.push(scoped)
+            return json(res, {
+              jsonrpc: "2.0",
+              id,
+              result: { resultType: "complete", contents: [{ uri, text: `#${script.fetched.length - 1} for ${whom}` }], ...scoped }
+            })
+          }
           return answer(res, id, "resources/read", { contents: [{ uri, text }] })
         }
         default:
@@ -210,6 +225,57 @@ describe("the response cache", () => {
       const cache = yield* McpCache.McpCache
       expect(JSON.stringify(yield* cache.stats)).not.toContain("alice")
     }).pipe(Effect.provide(Layer.merge(McpCache.layer(), FetchHttpClient.layer))))
+
+  it.scoped("generated: whatever hints a server gives (any ttlMs, scope, or none), no answer for one credential reaches another", () =>
+    Effect.gen(function*() {
+      const srv = yield* cachingServer({ hints: { "tools/list": minute } })
+      const cache = yield* McpCache.make({ maxEntries: 16 })
+      const tokens = ["Bearer alice-0000001", "Bearer bob-00000002", undefined] as const
+      const connections = yield* Effect.forEach(tokens, (token) =>
+        McpClient.connect({ url: srv.url, headers: token === undefined ? {} : { authorization: token } }).pipe(
+          Effect.provideService(McpCache.McpCache, cache)
+        ))
+      const hint = FastCheck.oneof(
+        FastCheck.constant(undefined),
+        FastCheck.record({
+          ttlMs: FastCheck.oneof(FastCheck.integer({ min: -5, max: 120_000 }), FastCheck.constant(Number.MAX_SAFE_INTEGER), FastCheck.double()),
+          cacheScope: FastCheck.constantFrom("public", "private", "PRIVATE", "")
+        }, { requiredKeys: [] })
+      )
+      const step = FastCheck.record({
+        who: FastCheck.integer({ min: 0, max: 2 }),
+        uri: FastCheck.constantFrom("test://x", "test://y", "test://z"),
+        hint,
+        wait: FastCheck.integer({ min: 0, max: 70_000 })
+      })
+      const cases = FastCheck.sample(FastCheck.array(step, { minLength: 5, maxLength: 25 }), { numRuns: 15, seed: 2549 })
+      let reused = 0
+      for (const steps of cases) {
+        yield* cache.clear
+        for (const { hint: given, uri, wait, who } of steps) {
+          srv.script.readHint = () =>
+            given === undefined ? {} : given
+          const got = text(yield* connections[who]!.readResource(uri))
+          const [, fetch, fetchedFor] = /^#(\d+) for (.*)$/.exec(got)!
+          const served = srv.script.fetched[Number(fetch)]!
+          // An answer fetched for another credential was served by the cache: only a public one may be.
+          if (fetchedFor !== (tokens[who] ?? "anonymous")) {
+            expect(served, `${uri} for ${tokens[who]}, fetched for ${fetchedFor}`).toMatchObject({ cacheScope: "public" })
+            reused++
+          }
+          expect((yield* cache.stats).entries).toBeLessThanOrEqual(16)
+          yield* TestClock.adjust(wait)
+        }
+      }
+      // The generated cases did share public answers (else the check above proved nothing).
+      expect(reused).toBeGreaterThan(0)
+      yield* cache.clear
+      srv.script.readHint = () => ({ ttlMs: 60_000, cacheScope: "private" })
+      const alice = text(yield* connections[0]!.readResource("test://p"))
+      const bob = text(yield* connections[1]!.readResource("test://p"))
+      expect([alice.endsWith("alice-0000001"), bob.endsWith("bob-00000002")]).toEqual([true, true])
+      expect(text(yield* connections[0]!.readResource("test://p"))).toBe(alice)
+    }).pipe(Effect.provide(FetchHttpClient.layer)), 60_000)
 
   it.scoped("connections without a shared cache share nothing", () =>
     Effect.gen(function*() {
