@@ -2,7 +2,8 @@
  * Dev measurement of the era per origin (docs/DESIGN.md, "The era per origin"): discovery
  * against the official SDK v1 server (2025, JSON or SSE answers) by phasebound's Effect API over
  * undici, with one shared `McpCache` (the bench's adapters) and with a cache per connection (the
- * default: each connect pays a refused `server/discover`), beside SDK v2's client, in ABAB order
+ * default: each connect pays a refused `server/discover`), the Promise API with a shared
+ * `createCache()`, beside SDK v1's and SDK v2's clients, in ABAB order
  * in one process, so that a loaded machine slows all three alike. Short: a few hundred connects.
  *
  *   tsx --conditions=@phasebound/source src/dev/eraCache.ts [json|sse] [connects per round]
@@ -31,9 +32,13 @@ const perConnection = {
 }
 const shared = phaseboundUndici()
 const sdk2 = await adapters["client-2.4.0"]!()
+const sdk1 = await adapters["sdk-1.32.2"]!()
+const promise = await adapters["phasebound-promise"]!()
 const clients = [
   perConnection,
   { name: "pb undici, shared McpCache", connect: () => shared.connect(url, mode) },
+  { name: "pb Promise, shared createCache()", connect: () => promise.connect(url, mode) },
+  { name: "sdk 1.32.2", connect: () => sdk1.connect(url, mode) },
   { name: "client 2.4.0", connect: () => sdk2.connect(url, mode) }
 ]
 const samples = new Map<string, Array<number>>(clients.map((c) => [c.name, []]))
