@@ -119,6 +119,11 @@ export interface Options {
   readonly maxTtl?: Duration.DurationInput | undefined
   /** Most servers whose era is remembered (default 256). */
   readonly maxOrigins?: number | undefined
+  /**
+   * How long a server's era is remembered (default 1 hour): then its next discovery negotiates
+   * from the first candidate again, and sees a server that learnt a newer era meanwhile.
+   */
+  readonly maxEraAge?: Duration.DurationInput | undefined
 }
 
 /**
@@ -156,14 +161,16 @@ export const defaults = {
   maxEntries: ResponseCache.defaultBounds.maxEntries,
   maxBytes: ResponseCache.defaultBounds.maxBytes,
   maxTtlMs: ResponseCache.defaultBounds.maxTtlMs,
-  maxOrigins: EraCache.defaultMaxOrigins
+  maxOrigins: EraCache.defaultMaxOrigins,
+  maxEraAgeMs: EraCache.defaultMaxAgeMs
 } as const
 
 const OptionsSchema = Schema.Struct({
   maxEntries: Schema.optional(Count),
   maxBytes: Schema.optional(Count),
   maxTtl: Schema.optional(Timeout),
-  maxOrigins: Schema.optional(Count)
+  maxOrigins: Schema.optional(Count),
+  maxEraAge: Schema.optional(Timeout)
 })
 
 const decodeOptions = decoder(OptionsSchema, { prefix: "cache.", root: "cache" })
@@ -173,7 +180,8 @@ const build = (options: typeof OptionsSchema.Type): Cache => {
     maxEntries: options.maxEntries ?? defaults.maxEntries,
     maxBytes: options.maxBytes ?? defaults.maxBytes,
     maxTtlMs: options.maxTtl ?? defaults.maxTtlMs,
-    maxOrigins: options.maxOrigins ?? defaults.maxOrigins
+    maxOrigins: options.maxOrigins ?? defaults.maxOrigins,
+    maxEraAgeMs: options.maxEraAge ?? defaults.maxEraAgeMs
   })
   return CacheService.register<Cache>({
     evict: (target) => Effect.sync(() => internals.responses.evict(target)),

@@ -271,6 +271,8 @@ export interface CacheOptions {
   readonly maxTtl?: DurationInput | undefined
   /** Most servers whose era is remembered (default 256). */
   readonly maxOrigins?: number | undefined
+  /** How long a server's era is remembered (default 1 hour). */
+  readonly maxEraAge?: DurationInput | undefined
 }
 
 interface CommonConnectOptions {

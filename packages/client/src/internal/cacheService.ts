@@ -21,6 +21,7 @@ export interface Internals {
 
 export interface Settings extends ResponseCache.Bounds {
   readonly maxOrigins: number
+  readonly maxEraAgeMs: number
 }
 
 const registry = new WeakMap<object, Internals>()
@@ -35,7 +36,7 @@ export const makeInternals = (settings: Settings): Internals => {
   const encoder = new TextEncoder()
   return {
     responses: ResponseCache.make(settings),
-    eras: EraCache.make(settings.maxOrigins),
+    eras: EraCache.make(settings.maxOrigins, settings.maxEraAgeMs),
     fingerprint: (material) =>
       Effect.promise(async () => {
         key ??= globalThis.crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"])

@@ -12,8 +12,9 @@
  * broken answer) ends the discovery as it would have anyway, and the entry stays: a server that
  * is down has not changed its era.
  *
- * Bounded (`maxOrigins`, least recently used first out) and keyed by the origin's fingerprint
- * (`internal/cacheIdentity.ts`): no URL, path or query is kept.
+ * Bounded (`maxOrigins`, least recently used first out), each entry for `maxAgeMs` at most (a
+ * server that learns a new era while still answering the old one is probed again then), and
+ * keyed by the origin's fingerprint (`internal/cacheService.ts`): no URL, path or query is kept.
  */
 import type { McpConnectionError } from "../McpConnectionError.js"
 import type * as McpSchema from "../McpSchema.js"
@@ -28,29 +29,31 @@ export interface Remembered {
 }
 
 export interface EraCache {
-  readonly get: (origin: string) => Remembered | undefined
-  readonly set: (origin: string, remembered: Remembered) => void
+  /** The era remembered for the origin, if it was recorded less than `maxAgeMs` before `now`. */
+  readonly get: (origin: string, now: number) => Remembered | undefined
+  readonly set: (origin: string, remembered: Remembered, now: number) => void
   readonly forget: (origin: string) => void
   readonly clear: () => void
   readonly size: () => number
 }
 
 export const defaultMaxOrigins = 256
+export const defaultMaxAgeMs = 60 * 60 * 1000
 
-export const make = (maxOrigins: number = defaultMaxOrigins): EraCache => {
-  const entries = new Map<string, Remembered>()
+export const make = (maxOrigins: number = defaultMaxOrigins, maxAgeMs: number = defaultMaxAgeMs): EraCache => {
+  const entries = new Map<string, { readonly remembered: Remembered; readonly at: number }>()
   return {
-    get: (origin) => {
+    get: (origin, now) => {
       const found = entries.get(origin)
-      if (found !== undefined) {
-        entries.delete(origin)
-        entries.set(origin, found)
-      }
-      return found
-    },
-    set: (origin, remembered) => {
+      if (found === undefined) return undefined
       entries.delete(origin)
-      entries.set(origin, remembered)
+      if (now - found.at >= maxAgeMs) return undefined
+      entries.set(origin, found)
+      return found.remembered
+    },
+    set: (origin, remembered, now) => {
+      entries.delete(origin)
+      entries.set(origin, { remembered, at: now })
       for (const oldest of entries.keys()) {
         if (entries.size <= maxOrigins) break
         entries.delete(oldest)

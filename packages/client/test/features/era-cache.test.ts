@@ -169,6 +169,22 @@ describe("the era per origin", () => {
       })
     }).pipe(Effect.provide(shared)))
 
+  it.scoped("an era is remembered for maxEraAge: then the whole negotiation runs again (TestClock)", () =>
+    Effect.gen(function*() {
+      const srv = yield* switchingServer("handshake")
+      const cache = yield* McpCache.make({ maxEraAge: "10 minutes" })
+      const connect = McpClient.connect({ url: srv.url }).pipe(Effect.provideService(McpCache.McpCache, cache))
+      yield* connect
+      yield* TestClock.adjust("9 minutes")
+      expect(attemptsOf(yield* connect)).toEqual(["handshake/streamable-http"])
+      // Remembered anew by that discovery: ten minutes from it.
+      yield* TestClock.adjust("9 minutes")
+      expect(attemptsOf(yield* connect)).toEqual(["handshake/streamable-http"])
+      yield* TestClock.adjust("10 minutes")
+      expect(attemptsOf(yield* connect)).toEqual(["stateless/streamable-http", "handshake/streamable-http"])
+      expect(srv.count("server/discover")).toBe(2)
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+
   it.scoped("a failure that does not mean a change (a 503) ends the discovery as it is, and the era stays remembered", () =>
     Effect.gen(function*() {
       const srv = yield* switchingServer("handshake")

@@ -118,13 +118,15 @@ const names = (list: ReadonlyArray<(typeof candidates)[number]>) => list.map((c)
 const limits = { timeoutMs: 1_000, maxBytes: 1_000 }
 
 describe("the era per origin", () => {
-  it("is bounded, least recently used first out", () => {
-    const eras = EraCache.make(2)
-    eras.set("a", { era: "handshake", transport: "streamable-http" })
-    eras.set("b", { era: "handshake", transport: "sse" })
-    eras.get("a")
-    eras.set("c", { era: "stateless", transport: "streamable-http" })
-    expect([eras.get("a"), eras.get("b"), eras.size()]).toEqual([{ era: "handshake", transport: "streamable-http" }, undefined, 2])
+  it("is bounded, least recently used first out, each entry for maxAgeMs", () => {
+    const eras = EraCache.make(2, 1_000)
+    eras.set("a", { era: "handshake", transport: "streamable-http" }, 0)
+    eras.set("b", { era: "handshake", transport: "sse" }, 0)
+    eras.get("a", 0)
+    eras.set("c", { era: "stateless", transport: "streamable-http" }, 0)
+    expect([eras.get("a", 999), eras.get("b", 999), eras.size()]).toEqual([{ era: "handshake", transport: "streamable-http" }, undefined, 2])
+    // At its age the entry is gone.
+    expect([eras.get("a", 1_000), eras.size()]).toEqual([undefined, 1])
   })
 
   it("puts the remembered candidate first, then every candidate; unchanged when it is first anyway or not allowed", () => {

@@ -8,7 +8,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
-import type * as Clock from "effect/Clock"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
@@ -162,9 +162,10 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
       Effect.gen(function*() {
         // The era remembered for the origin goes first (docs/DESIGN.md, "The era per origin").
         const eras = cache?.internals.eras
+        const now = yield* Clock.currentTimeMillis
         const candidates = EraCache.ordered(
           input.candidates({ exchange: recorder.exchange, inbound }),
-          eras?.get(cache!.origin),
+          eras?.get(cache!.origin, now),
           input.revisions,
           () => eras?.forget(cache!.origin)
         )
@@ -187,7 +188,7 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
         )
         recorder.negotiated()
         if (cache !== undefined && input.remembersEra === true) {
-          cache.internals.eras.set(cache.origin, { era: negotiated.session.era, transport: negotiated.kind })
+          cache.internals.eras.set(cache.origin, { era: negotiated.session.era, transport: negotiated.kind }, yield* Clock.currentTimeMillis)
         }
         annotate({ "mcp.transport": negotiated.kind, "mcp.protocol.version": negotiated.session.protocolVersion })
         recorder.exchange("list-tools")
