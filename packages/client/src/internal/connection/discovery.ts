@@ -161,13 +161,12 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
     const discovery = (recorder: ReturnType<typeof makeRecorder>, annotate: Annotate, connectionScope: Scope.CloseableScope) =>
       Effect.gen(function*() {
         // The era remembered for the origin goes first (docs/DESIGN.md, "The era per origin").
-        const eras = cache?.internals.eras
         const now = yield* Clock.currentTimeMillis
         const candidates = EraCache.ordered(
           input.candidates({ exchange: recorder.exchange, inbound }),
-          eras?.get(cache!.origin, now),
+          cache?.internals.eras.get(cache.origin, now),
           input.revisions,
-          () => eras?.forget(cache!.origin)
+          () => cache?.internals.eras.forget(cache.origin)
         )
         const negotiated = yield* Negotiation.negotiate(
           candidates,
