@@ -6,7 +6,7 @@
 import { FetchHttpClient } from "@effect/platform"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { McpClient } from "@phasebound/client"
+import { McpCache, McpClient } from "@phasebound/client"
 import * as PromiseApi from "@phasebound/client/promise"
 import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 
@@ -78,8 +78,11 @@ const phaseboundEffect = (
   layer: Layer.Layer<HttpClient.HttpClient>,
   modes: ReadonlyArray<ServerMode>
 ): ClientAdapter => {
-  // One HTTP client (and its connection pool) for the whole run, as an application would have.
-  const runtime = ManagedRuntime.make(layer)
+  // One HTTP client (and its connection pool) for the whole run, as an application would have,
+  // and one McpCache: a long-running service that connects again to the same server remembers
+  // the era it spoke (docs/DESIGN.md, "The era per origin"), so only the first connect to a 2025
+  // server pays the refused `server/discover`.
+  const runtime = ManagedRuntime.make(Layer.merge(layer, McpCache.layer()))
   return {
     name,
     label,
@@ -137,6 +140,9 @@ const phaseboundEffect = (
 // phasebound, Promise API (its default HTTP client: one undici client per process under Node).
 // Both phasebound APIs keep their default `revisions` (every revision, 2026-07-28 tried first).
 
+// One cache for the whole run (`createCache`), as the Effect adapters have: see above.
+const promiseCache = PromiseApi.createCache()
+
 const phaseboundPromise: ClientAdapter = {
   name: "phasebound-promise",
   label: "phasebound Promise API (fetch)",
@@ -145,6 +151,7 @@ const phaseboundPromise: ClientAdapter = {
   connect: async (url, mode, options) => {
     const connection = await PromiseApi.connect({
       url,
+      cache: promiseCache,
       transport: mode === "legacy" ? "sse" : "streamable-http",
       policy: options?.maxBytes === undefined ? undefined : { maxBytes: options.maxBytes }
     })

@@ -27,6 +27,8 @@ import type * as Stream from "effect/Stream"
 import type * as Subscribable from "effect/Subscribable"
 import * as Authorization from "./Authorization.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
+import * as McpCache from "./McpCache.js"
+import * as CacheService from "./internal/cacheService.js"
 import * as Discovery from "./internal/connection/discovery.js"
 import type { EraName } from "./internal/era.js"
 import * as Failures from "./internal/failures.js"
@@ -168,6 +170,8 @@ export interface Observation {
   readonly resent?: true | undefined
   /** `tools/call`: the effect identity the call carried (`CallOptions.effectIdentity`). */
   readonly effectIdentity?: string | undefined
+  /** A listing or read answered by the response cache, without a request (docs/DESIGN.md, "Response cache"). */
+  readonly cached?: true | undefined
 }
 
 /**
@@ -224,24 +228,39 @@ export interface Connection {
     args?: Readonly<Record<string, unknown>>,
     options?: CallOptions
   ) => Effect.Effect<DecodedResult<A>, McpConnectionError>
-  /** Lists the tools again, every page under one discovery-budget deadline; they become `tools`. */
+  /**
+   * Lists the tools again, every page under one discovery-budget deadline; they become `tools`.
+   * The answer is kept in the response cache (mode `refresh`: docs/DESIGN.md, "Response cache").
+   */
   readonly listTools: Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError>
-  /** Every page of `resources/list`, under one deadline of the call budget (or the overrides). */
-  readonly listResources: (options?: PhasePolicy.BudgetOptions) => Effect.Effect<ReadonlyArray<McpSchema.Resource>, McpConnectionError>
+  /**
+   * `listTools` with a per-call cache mode, default `use`: a listing the server marked fresh
+   * (this connection's, or a public one of another connection sharing the cache) is the answer,
+   * without a request.
+   */
+  readonly listToolsWith: (options?: McpCache.CacheOptions) => Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError>
+  /**
+   * Every page of `resources/list`, under one deadline of the call budget (or the overrides),
+   * through the response cache (`cache`, default `use`).
+   */
+  readonly listResources: (
+    options?: PhasePolicy.BudgetOptions & McpCache.CacheOptions
+  ) => Effect.Effect<ReadonlyArray<McpSchema.Resource>, McpConnectionError>
   /** Every page of `resources/templates/list`, under one deadline of the call budget. */
   readonly listResourceTemplates: (
-    options?: PhasePolicy.BudgetOptions
+    options?: PhasePolicy.BudgetOptions & McpCache.CacheOptions
   ) => Effect.Effect<ReadonlyArray<McpSchema.ResourceTemplate>, McpConnectionError>
   /**
    * `resources/read` of one URI (a listed resource, a template filled in, or the `uri` of a
-   * tool result's `resource_link`), under the call budget. Sent once, never retried.
+   * tool result's `resource_link`), under the call budget. Sent once, never retried; served from
+   * the response cache while the server's hint says the answer is fresh (`cache`, default `use`).
    */
   readonly readResource: (
     uri: string,
-    options?: PhasePolicy.BudgetOptions
+    options?: PhasePolicy.BudgetOptions & McpCache.CacheOptions
   ) => Effect.Effect<McpSchema.ReadResourceResult, McpConnectionError>
   /** Every page of `prompts/list`, under one deadline of the call budget. */
-  readonly listPrompts: (options?: PhasePolicy.BudgetOptions) => Effect.Effect<ReadonlyArray<McpSchema.Prompt>, McpConnectionError>
+  readonly listPrompts: (options?: PhasePolicy.BudgetOptions & McpCache.CacheOptions) => Effect.Effect<ReadonlyArray<McpSchema.Prompt>, McpConnectionError>
   /** `prompts/get` with the prompt's arguments (strings), under the call budget. */
   readonly getPrompt: (
     name: string,
@@ -412,6 +431,28 @@ const authorizationOf = (
     })
   })
 
+/**
+ * The cache a connection uses (docs/DESIGN.md, "Response cache"): the `McpCache` service where
+ * one is provided, else one of its own (which its new sessions share).
+ */
+const connectionCache = (originMaterial: string, identityMaterial: () => string) =>
+  Effect.flatMap(Effect.serviceOption(McpCache.McpCache), (shared) => {
+    const internals = shared._tag === "Some" ? CacheService.internalsOf(shared.value) : undefined
+    return CacheService.forConnection(
+      internals ?? CacheService.makeInternals({ ...McpCache.defaults }),
+      originMaterial,
+      identityMaterial
+    )
+  })
+
+/**
+ * Whether the era a connection negotiates may be remembered for its server (docs/DESIGN.md,
+ * "The era per origin"): when it could have chosen the stateless era, so that a handshake it
+ * settles on says the server refused that era. (Nor under a forced legacy transport: a server
+ * may offer it beside Streamable HTTP.)
+ */
+const rememberable = (revisions: ReadonlyArray<McpSchema.Revision>) => McpSchema.statelessRevisions.every((revision) => revisions.includes(revision))
+
 /** What the discovery of either kind of connection takes from its options. */
 const discoveryOptions = (settings: Options.HttpSettings | Options.StdioSettings) => ({
   policy: settings.policy,
@@ -461,9 +502,19 @@ export function connect(
       releaseTimeoutMs: settings.policy.releaseTimeoutMs,
       unsolicitedMaxBytes: settings.policy.unsolicitedMaxBytes
     }
+    // The server is its URL without userinfo or fragment; the authorization context its headers
+    // and the credential of the moment (fingerprints of them: internal/cacheService.ts).
+    const url = settings.url
+    const headers = Object.entries(settings.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    const cache = yield* connectionCache(
+      `http\u0000${url.protocol}//${url.host}${url.pathname}${url.search}`,
+      () => `${JSON.stringify(headers)}\u0000${auth?.credential.current ?? ""}`
+    )
     return yield* Discovery.connect({
       ...discoveryOptions(settings),
       auth,
+      cache,
+      remembersEra: settings.transport !== "sse" && rememberable(settings.revisions),
       candidates: ({ exchange, inbound }) =>
         Negotiation.httpCandidates(settings.transport, settings.revisions, {
           streamable: { kind: "streamable-http", open: (session) => StreamableHttp.make({ ...transportOptions, inbound, session }) },
@@ -523,9 +574,15 @@ export const connectStdio = (
       unsolicitedMaxBytes: settings.policy.unsolicitedMaxBytes,
       stderr: settings.stderr
     }
+    // The server is its command line, directory and environment (fingerprinted, with the
+    // environment's values: internal/cacheService.ts); the environment is its credential too.
+    const env = Object.entries(settings.env ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    const cache = yield* connectionCache(JSON.stringify(["stdio", settings.command, settings.args ?? [], settings.cwd ?? "", env]), () => "")
     return yield* Discovery.connect({
       ...discoveryOptions(settings),
       auth: undefined,
+      cache,
+      remembersEra: rememberable(settings.revisions),
       candidates: ({ exchange, inbound }) =>
         // The spawn is the first step of discovery.
         Negotiation.stdioCandidates(settings.revisions, { kind: "stdio", open: () => Stdio.make({ ...command, inbound }, exchange("connect")) })

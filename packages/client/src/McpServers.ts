@@ -36,6 +36,7 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import type * as Authorization from "./Authorization.js"
 import type * as McpClient from "./McpClient.js"
+import * as McpCache from "./McpCache.js"
 import * as McpConnection from "./McpConnection.js"
 import type { InvalidOption, McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
@@ -128,7 +129,11 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
     // The services the layer was built with: a discovery runs with these, never with the
     // first caller's (the map would lay that caller's context over them), in the scope the map
     // gives its entry.
-    const services = yield* Effect.context<McpConnection.Requirements>()
+    // One cache for every server (docs/DESIGN.md, "Response cache"): the one provided, else the
+    // service's own, so that a server connected again starts with the era it spoke.
+    const provided = yield* Effect.serviceOption(McpCache.McpCache)
+    const cache = provided._tag === "Some" ? provided.value : yield* McpCache.make()
+    const services = Context.add(yield* Effect.context<McpConnection.Requirements>(), McpCache.McpCache, cache)
     // One connection per server, acquired by its first caller in a scope of its own (callers
     // meanwhile share that discovery, and one caller's interruption does not end it for the
     // others: the discovery deadline bounds it), kept until the service is released.

@@ -31,6 +31,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Authorization from "./Authorization.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
+import * as McpCache from "./McpCache.js"
 import * as McpClient from "./McpClient.js"
 import type { McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
@@ -114,6 +115,54 @@ export interface PromiseOptions {
    * `McpClient.Connection.elicitationCompletions`). What it throws is ignored.
    */
   readonly onElicitationComplete?: ((elicitationId: string) => void) | undefined
+  /**
+   * The cache to share with other connections (`createCache`): public responses and the era
+   * per origin (docs/DESIGN.md, "Response cache", "The era per origin"). Without it the
+   * connection has a cache of its own.
+   */
+  readonly cache?: Cache | undefined
+}
+
+/**
+ * A cache that connections share (`createCache`; `McpCache` in the Effect API).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Cache {
+  /** Evicts every entry of a kind, or the reads of one URI, for every server. */
+  readonly evict: (target: McpCache.Target) => void
+  /** Forgets every response and every era. */
+  readonly clear: () => void
+  readonly stats: () => McpCache.Stats
+}
+
+const effectCaches = new WeakMap<Cache, McpCache.Cache>()
+
+/**
+ * Makes a cache for connections to share (pass it as `cache` to each `connect`). Throws the
+ * `InvalidOption` of a bound that is not valid (`cache.maxEntries`, ...).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const createCache = (options?: McpCache.Options): Cache => {
+  const made = Effect.runSync(Effect.either(McpCache.make(options)))
+  if (made._tag === "Left") throw made.left
+  const cache = made.right
+  const plain: Cache = {
+    evict: (target) => Effect.runSync(cache.evict(target)),
+    clear: () => Effect.runSync(cache.clear),
+    stats: () => Effect.runSync(cache.stats)
+  }
+  effectCaches.set(plain, cache)
+  return plain
+}
+
+/** The Effect cache of a Promise one, provided to the connection when one was given. */
+const withCache = <A, E, R>(effect: Effect.Effect<A, E, R>, cache: Cache | undefined) => {
+  const found = cache === undefined ? undefined : effectCaches.get(cache)
+  return found === undefined ? effect : Effect.provideService(effect, McpCache.McpCache, found)
 }
 
 /**
@@ -174,6 +223,11 @@ export interface RequestOptions {
   readonly timeout?: PhasePolicy.BudgetOptions["timeout"]
   /** Overrides the call byte ceiling for this request. */
   readonly maxBytes?: number | undefined
+  /**
+   * How a listing or a read uses the response cache (default `use`; `refresh`, `bypass`). Other
+   * requests ignore it.
+   */
+  readonly cache?: McpCache.CacheMode | undefined
 }
 
 /**
@@ -214,7 +268,10 @@ export interface Connection {
     args?: Readonly<Record<string, unknown>>,
     options?: CallOptions
   ) => Promise<McpSchema.CallToolResult>
-  readonly listTools: (options?: { readonly signal?: AbortSignal | undefined }) => Promise<ReadonlyArray<McpSchema.Tool>>
+  /** Lists the tools again (`cache: "use"` serves a fresh listing of the response cache instead). */
+  readonly listTools: (
+    options?: { readonly signal?: AbortSignal | undefined; readonly cache?: McpCache.CacheMode | undefined }
+  ) => Promise<ReadonlyArray<McpSchema.Tool>>
   /** `ping` under the ping budget; resolves with the round trip in milliseconds. */
   readonly ping: (options?: { readonly signal?: AbortSignal | undefined }) => Promise<number>
   readonly listResources: (options?: RequestOptions) => Promise<ReadonlyArray<McpSchema.Resource>>
@@ -312,7 +369,7 @@ const connectHttp = (options: HttpConnectOptions, scope: Scope.Scope) =>
       clientInfo: options.clientInfo,
       handlers: effectHandlers(options.handlers),
       auth: options.auth
-    }).pipe(Scope.extend(scope), Effect.provide(authorization), Effect.provide(context))
+    }).pipe((connecting) => withCache(connecting, options.cache), Scope.extend(scope), Effect.provide(authorization), Effect.provide(context))
   })
 
 /**
@@ -346,12 +403,16 @@ const connectStdio = (options: StdioConnectOptions, scope: Scope.Scope) =>
       policy: options.policy,
       clientInfo: options.clientInfo,
       handlers: effectHandlers(options.handlers)
-    }).pipe(Scope.extend(scope), Effect.provide(context))
+    }).pipe((connecting) => withCache(connecting, options.cache), Scope.extend(scope), Effect.provide(context))
   })
 
 /** A request's budget overrides, without its signal. */
 const budgetOf = (options: RequestOptions | undefined): PhasePolicy.BudgetOptions | undefined =>
   options === undefined ? undefined : { timeout: options.timeout, maxBytes: options.maxBytes }
+
+/** A listing's or a read's budget overrides and cache mode, without its signal. */
+const cachedOf = (options: RequestOptions | undefined): (PhasePolicy.BudgetOptions & McpCache.CacheOptions) | undefined =>
+  options === undefined ? undefined : { timeout: options.timeout, maxBytes: options.maxBytes, cache: options.cache }
 
 /**
  * Calls `listener` with each item of `stream` until the connection closes; what it throws is
@@ -430,12 +491,13 @@ export const connect = async (options: ConnectOptions): Promise<Connection> => {
       const { signal, ...rest } = callOptions
       return run(connection.callTool(name, args, rest), signal)
     },
-    listTools: (listOptions) => run(connection.listTools, listOptions?.signal),
+    listTools: (listOptions) =>
+      run(listOptions?.cache === undefined ? connection.listTools : connection.listToolsWith({ cache: listOptions.cache }), listOptions?.signal),
     ping: (pingOptions) => run(connection.ping, pingOptions?.signal),
-    listResources: (requestOptions) => run(connection.listResources(budgetOf(requestOptions)), requestOptions?.signal),
-    listResourceTemplates: (requestOptions) => run(connection.listResourceTemplates(budgetOf(requestOptions)), requestOptions?.signal),
-    readResource: (uri, requestOptions) => run(connection.readResource(uri, budgetOf(requestOptions)), requestOptions?.signal),
-    listPrompts: (requestOptions) => run(connection.listPrompts(budgetOf(requestOptions)), requestOptions?.signal),
+    listResources: (requestOptions) => run(connection.listResources(cachedOf(requestOptions)), requestOptions?.signal),
+    listResourceTemplates: (requestOptions) => run(connection.listResourceTemplates(cachedOf(requestOptions)), requestOptions?.signal),
+    readResource: (uri, requestOptions) => run(connection.readResource(uri, cachedOf(requestOptions)), requestOptions?.signal),
+    listPrompts: (requestOptions) => run(connection.listPrompts(cachedOf(requestOptions)), requestOptions?.signal),
     getPrompt: (name, args, requestOptions) => run(connection.getPrompt(name, args, budgetOf(requestOptions)), requestOptions?.signal),
     complete: (request, requestOptions) => run(connection.complete(request, budgetOf(requestOptions)), requestOptions?.signal),
     setLogLevel: (level, levelOptions) => run(connection.setLogLevel(level), levelOptions?.signal),

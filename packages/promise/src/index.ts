@@ -16,8 +16,8 @@
  *
  * @since 0.1.0
  */
-import { connect as connectThroughClient } from "@phasebound/client/promise"
-import type { Connection, ConnectOptions } from "./types.js"
+import { connect as connectThroughClient, createCache as createCacheThroughClient } from "@phasebound/client/promise"
+import type { Cache, CacheOptions, Connection, ConnectOptions } from "./types.js"
 
 export type * from "./types.js"
 
@@ -30,3 +30,12 @@ export type * from "./types.js"
  * @category constructors
  */
 export const connect: (options: ConnectOptions) => Promise<Connection> = connectThroughClient
+
+/**
+ * Makes a cache for connections to share (pass it as `cache` to each `connect`): public
+ * responses and the era per origin. Throws the `InvalidOption` of a bound that is not valid.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const createCache: (options?: CacheOptions) => Cache = createCacheThroughClient

@@ -291,6 +291,42 @@ export interface AuthOptions {
   readonly interactiveTimeout?: DurationInput | undefined
 }
 
+/** How a listing or a read uses the response cache (docs/DESIGN.md, "Response cache"). @since 0.1.0 @category options */
+export type CacheMode = "use" | "refresh" | "bypass"
+
+/** What `Cache.evict` removes: every entry of a kind, or the reads of one URI. @since 0.1.0 @category options */
+export type CacheTarget = "tools" | "prompts" | "resources" | "templates" | "read" | { readonly uri: string }
+
+/** What a cache holds, and how often it answered. @since 0.1.0 @category models */
+export interface CacheStats {
+  readonly entries: number
+  readonly bytes: number
+  readonly hits: number
+  readonly misses: number
+  readonly origins: number
+}
+
+/** A cache that connections share (`createCache`). @since 0.1.0 @category models */
+export interface Cache {
+  readonly evict: (target: CacheTarget) => void
+  readonly clear: () => void
+  readonly stats: () => CacheStats
+}
+
+/** The bounds of a cache (`createCache`). @since 0.1.0 @category options */
+export interface CacheOptions {
+  /** Most responses kept (default 512). */
+  readonly maxEntries?: number | undefined
+  /** Most bytes kept, as read from the wire (default 2 MiB). */
+  readonly maxBytes?: number | undefined
+  /** The longest a response is kept, whatever the server's `ttlMs` (default 1 hour). */
+  readonly maxTtl?: DurationInput | undefined
+  /** Most servers whose era is remembered (default 256). */
+  readonly maxOrigins?: number | undefined
+  /** How long a server's era is remembered (default 1 hour). */
+  readonly maxEraAge?: DurationInput | undefined
+}
+
 interface CommonConnectOptions {
   /** The revisions the client may speak, e.g. `["2026-07-28"]` (default: all it supports). */
   readonly revisions?: ReadonlyArray<string> | undefined
@@ -304,6 +340,8 @@ interface CommonConnectOptions {
   readonly onLogMessage?: ((message: LogMessage) => void) | undefined
   /** Called with the id of each URL elicitation the server says is complete; what it throws is ignored. */
   readonly onElicitationComplete?: ((elicitationId: string) => void) | undefined
+  /** A cache shared with other connections (`createCache`); else the connection has its own. */
+  readonly cache?: Cache | undefined
 }
 
 /**
@@ -340,6 +378,8 @@ export interface RequestOptions {
   readonly timeout?: DurationInput | undefined
   /** Overrides the call byte ceiling for this request. */
   readonly maxBytes?: number | undefined
+  /** How a listing or a read uses the response cache (default `use`). */
+  readonly cache?: CacheMode | undefined
 }
 
 /** @since 0.1.0 @category options */
@@ -371,7 +411,9 @@ export interface Connection {
   /** The current tools: those of the last listing (see `onToolsChanged`). */
   readonly tools: ReadonlyArray<Tool>
   readonly callTool: (name: string, args?: Readonly<Record<string, unknown>>, options?: CallOptions) => Promise<CallToolResult>
-  readonly listTools: (options?: { readonly signal?: AbortSignal | undefined }) => Promise<ReadonlyArray<Tool>>
+  readonly listTools: (
+    options?: { readonly signal?: AbortSignal | undefined; readonly cache?: CacheMode | undefined }
+  ) => Promise<ReadonlyArray<Tool>>
   /** `ping` under the ping budget; resolves with the round trip in milliseconds. */
   readonly ping: (options?: { readonly signal?: AbortSignal | undefined }) => Promise<number>
   readonly listResources: (options?: RequestOptions) => Promise<ReadonlyArray<Resource>>

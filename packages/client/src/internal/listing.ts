@@ -24,6 +24,11 @@ import { compileOutputSchema, type OutputCheck, validators } from "./outputSchem
 export interface Listing {
   readonly tools: ReadonlyArray<McpSchema.Tool>
   readonly cacheHint: McpSchema.CacheHint | undefined
+  /**
+   * The hint the response cache keeps the listing by: the most cautious of the pages', none when
+   * a page had none (absent means stale: docs/DESIGN.md, "Response cache").
+   */
+  readonly cacheable?: McpSchema.CacheHint | undefined
   /** The names of the tools left out. */
   readonly excluded: ReadonlySet<string>
   /** The compiled `outputSchema` of each tool that declares one. */
@@ -69,6 +74,36 @@ const addPage = (
 export const invalidResult = (exchange: Exchange, bytes: number) => (cause: unknown) =>
   Failures.protocol(exchange, "invalid-result", { observedBytes: bytes }, cause)
 
+/**
+ * The caching hint of a result (2026-07-28): both fields, `ttlMs` an integer (a negative one
+ * read as 0, as the spec asks), `cacheScope` one of its two values; else none.
+ */
+export const hintOf = (result: Record<string, unknown>): McpSchema.CacheHint | undefined => {
+  const { cacheScope, ttlMs } = result
+  if (typeof ttlMs !== "number" || !Number.isSafeInteger(ttlMs)) return undefined
+  if (cacheScope !== "public" && cacheScope !== "private") return undefined
+  return { ttlMs: Math.max(0, ttlMs), cacheScope }
+}
+
+/** The most cautious hint of a listing's pages (the shortest `ttlMs`, private if any page is); none if a page had none. */
+const cacheableHints = () => {
+  let hint: McpSchema.CacheHint | undefined
+  let missing = false
+  return {
+    add: (result: Record<string, unknown>) => {
+      const page = hintOf(result)
+      if (page === undefined) missing = true
+      else {
+        hint = {
+          ttlMs: Math.min(page.ttlMs, hint?.ttlMs ?? page.ttlMs),
+          cacheScope: hint?.cacheScope === "private" ? "private" : page.cacheScope
+        }
+      }
+    },
+    hint: () => (missing ? undefined : hint)
+  }
+}
+
 const utf8Length = (value: unknown): number => new TextEncoder().encode(JSON.stringify(value)).length
 
 /**
@@ -86,6 +121,7 @@ export const listAllTools = (
     const outputChecks = new Map<string, OutputCheck>()
     let cursor: string | undefined
     let cacheHint: McpSchema.CacheHint | undefined
+    const cacheable = cacheableHints()
     const excluded = new Set<string>()
     const totals: Totals = { bytes: 0, nodes: 0 }
     for (let page = 1;; page++) {
@@ -119,13 +155,16 @@ export const listAllTools = (
         tools.push(tool)
         if (check !== undefined) outputChecks.set(tool.name, check)
       }
+      cacheable.add(response.result)
       if (decoded.ttlMs !== undefined && decoded.cacheScope !== undefined) {
         cacheHint = {
           ttlMs: Math.min(decoded.ttlMs, cacheHint?.ttlMs ?? decoded.ttlMs),
           cacheScope: cacheHint?.cacheScope === "private" ? "private" : decoded.cacheScope
         }
       }
-      if (decoded.nextCursor === undefined) return { tools, cacheHint, excluded, outputChecks, bytes: totals.bytes }
+      if (decoded.nextCursor === undefined) {
+        return { tools, cacheHint, cacheable: cacheable.hint(), excluded, outputChecks, bytes: totals.bytes }
+      }
       cursor = decoded.nextCursor
     }
   })
@@ -146,10 +185,14 @@ export const listAll = <A, I>(
   item: Schema.Schema<A, I>,
   exchange: Exchange,
   bounds: Pick<PhasePolicy.PhasePolicy, "maxPages" | "maxListingBytes" | "maxNodes">
-): Effect.Effect<{ readonly items: ReadonlyArray<A>; readonly bytes: number }, McpConnectionError> => {
+): Effect.Effect<
+  { readonly items: ReadonlyArray<A>; readonly bytes: number; readonly cacheable: McpSchema.CacheHint | undefined },
+  McpConnectionError
+> => {
   const decodeItems = Schema.decodeUnknown(Schema.Array(item))
   return Effect.gen(function*() {
     const items: Array<A> = []
+    const cacheable = cacheableHints()
     let cursor: string | undefined
     const totals: Totals = { bytes: 0, nodes: 0 }
     for (let page = 1;; page++) {
@@ -163,7 +206,8 @@ export const listAll = <A, I>(
       for (const decodedItem of yield* decodeItems(response.result[key]).pipe(Effect.mapError(invalid))) {
         items.push(decodedItem)
       }
-      if (decoded.nextCursor === undefined) return { items, bytes: totals.bytes }
+      cacheable.add(response.result)
+      if (decoded.nextCursor === undefined) return { items, bytes: totals.bytes, cacheable: cacheable.hint() }
       cursor = decoded.nextCursor
     }
   })

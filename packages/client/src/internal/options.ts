@@ -479,7 +479,8 @@ export const promiseFields = {
   signal: Schema.optional(given<AbortSignal>("AbortSignal")),
   onToolsChanged: Schema.optional(given<(tools: ReadonlyArray<McpSchema.Tool>) => void>("OnToolsChanged")),
   onLogMessage: Schema.optional(given<(message: McpSchema.LogMessage) => void>("OnLogMessage")),
-  onElicitationComplete: Schema.optional(given<(elicitationId: string) => void>("OnElicitationComplete"))
+  onElicitationComplete: Schema.optional(given<(elicitationId: string) => void>("OnElicitationComplete")),
+  cache: Schema.optional(given<PromiseApi.Cache>("promise.Cache"))
 }
 
 export const promiseHttpFields = {

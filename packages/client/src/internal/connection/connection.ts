@@ -18,7 +18,7 @@ import { setLogLevel } from "./logLevel.js"
 import { ping } from "./ping.js"
 import * as Prompts from "./prompts.js"
 import * as Resources from "./resources.js"
-import { listTools } from "./tools.js"
+import { listTools, listToolsWith } from "./tools.js"
 
 export const make = (
   setup: Core.Setup,
@@ -27,7 +27,8 @@ export const make = (
   Effect.gen(function*() {
     const core = yield* Core.make(setup)
     const relist = listTools(core)
-    // Live tool lists: the connection's own fiber lists the tools again when they change.
+    // Live tool lists: the connection's own fiber lists the tools again when they change (asking
+    // the server, whatever the response cache holds).
     yield* Effect.forkIn(relistOnChange(setup.notifications.toolsChanged, setup.policy.relistDelayMs, relist), setup.scope)
     // Awaited URL elicitations end with the connection.
     yield* Scope.addFinalizer(setup.scope, setup.elicitations.close)
@@ -59,6 +60,7 @@ export const make = (
       discovery,
       ...CallTool.make(core),
       listTools: relist,
+      listToolsWith: listToolsWith(core),
       ...Resources.make(core),
       ...Prompts.make(core),
       complete: complete(core),

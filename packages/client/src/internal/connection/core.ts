@@ -27,6 +27,7 @@ import type * as Notifications from "../notifications.js"
 import type * as UrlElicitations from "../urlElicitations.js"
 import type { ConnectionAuthorization } from "../oauth/authorizer.js"
 import { clientSpan } from "../tracing.js"
+import type { ConnectionCache } from "../cacheService.js"
 import { authorized } from "./authorized.js"
 
 const spanNames = {
@@ -62,6 +63,8 @@ export interface Setup {
   readonly logLevel: { current: McpSchema.LogLevel | undefined }
   /** The URL elicitations the server may say are complete (`internal/urlElicitations.ts`). */
   readonly elicitations: UrlElicitations.UrlElicitations
+  /** The response cache the connection's listings and reads go through (docs/DESIGN.md, "Response cache"). */
+  readonly cache?: ConnectionCache | undefined
 }
 
 export interface Core extends Setup {
@@ -200,6 +203,11 @@ export const make = (setup: Setup): Effect.Effect<Core> =>
                     }
                     if (Exit.isSuccess(exit)) {
                       live.settle(on, undefined)
+                      // Answered by the response cache (docs/DESIGN.md, "Response cache").
+                      if ((exit.value as { readonly cached?: boolean }).cached === true) {
+                        observe({ operation, stage: exchange.stage, durationMs, bytes: 0, outcome: "ok", cached: true })
+                        return annotate({ "mcp.outcome": "ok", "mcp.observed_bytes": 0, "mcp.cache": "hit" })
+                      }
                       return record("ok", exit.value.bytes)
                     }
                     const failure = Cause.failureOption(exit.cause)

@@ -8,7 +8,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
-import type * as Clock from "effect/Clock"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
@@ -25,12 +25,15 @@ import type { Responder } from "../inbound.js"
 import { type Listing, listAllTools } from "../listing.js"
 import * as LiveSession from "../liveSession.js"
 import type { Discovered } from "../liveSession.js"
+import type { ConnectionCache } from "../cacheService.js"
+import * as EraCache from "../eraCache.js"
 import * as Negotiation from "../negotiation.js"
 import * as Notifications from "../notifications.js"
 import * as ServerRequests from "../serverRequests.js"
 import type { ConnectionAuthorization } from "../oauth/authorizer.js"
 import { type Annotate, clientSpan } from "../tracing.js"
 import { authorized, maxDiscoveryAuthorizations } from "./authorized.js"
+import { cached, evictingInbound } from "./cached.js"
 import * as ConnectionRuntime from "./connection.js"
 
 /** What a discovery needs, validated (before any I/O). */
@@ -45,6 +48,16 @@ export interface Input<R> {
    * `inbound` is what every transport of the connection hands the server's messages to.
    */
   readonly candidates: (context: CandidateContext) => ReadonlyArray<Negotiation.Candidate<R>>
+  /**
+   * The connection's cache: its responses, and the era per origin, which starts the negotiation
+   * (docs/DESIGN.md, "Response cache", "The era per origin").
+   */
+  readonly cache?: ConnectionCache | undefined
+  /**
+   * Whether the era negotiated is remembered for the origin: only when the negotiation could
+   * have chosen the stateless era, over a transport the default order tries first.
+   */
+  readonly remembersEra?: boolean | undefined
 }
 
 /** What a transport of the connection is opened with. */
@@ -130,13 +143,15 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
     // The server's messages, whatever stream brings them: requests to the connection's answering
     // fiber, notifications to whoever waits for them.
     const serverRequests = yield* ServerRequests.make(responder.answer)
-    const inbound: Inbound = {
+    const cache = input.cache
+    // What the server says changed leaves the response cache first.
+    const inbound: Inbound = evictingInbound(cache, {
       request: serverRequests.request,
       // A URL elicitation's completion goes to those who expect it (`internal/urlElicitations.ts`).
       notification: (message) =>
         message.method === "notifications/elicitation/complete" ? responder.elicitations.complete(message.params) : notifications.take(message),
       reopened: notifications.reopened
-    }
+    })
     const plain = (stage: Stage): Exchange => ({ stage, phase: "discovery", budget: policy.discovery })
     if (Negotiation.usableCandidates(input.candidates({ exchange: plain, inbound }), input.revisions).length === 0) {
       return yield* Effect.fail(Failures.invalidConfig("revisions", "invalid-value"))
@@ -147,8 +162,16 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
 
     const discovery = (recorder: ReturnType<typeof makeRecorder>, annotate: Annotate, connectionScope: Scope.CloseableScope) =>
       Effect.gen(function*() {
-        const negotiated = yield* Negotiation.negotiate(
+        // The era remembered for the origin goes first (docs/DESIGN.md, "The era per origin").
+        const now = yield* Clock.currentTimeMillis
+        const candidates = EraCache.ordered(
           input.candidates({ exchange: recorder.exchange, inbound }),
+          cache?.internals.eras.get(cache.origin, now),
+          input.revisions,
+          () => cache?.internals.eras.forget(cache.origin)
+        )
+        const negotiated = yield* Negotiation.negotiate(
+          candidates,
           {
             clientInfo: input.clientInfo,
             exchange: recorder.exchange,
@@ -165,9 +188,25 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
           recorder.failedAttempts
         )
         recorder.negotiated()
+        if (cache !== undefined && input.remembersEra === true) {
+          cache.internals.eras.set(cache.origin, { era: negotiated.session.era, transport: negotiated.kind }, yield* Clock.currentTimeMillis)
+        }
         annotate({ "mcp.transport": negotiated.kind, "mcp.protocol.version": negotiated.session.protocolVersion })
         recorder.exchange("list-tools")
-        const listing = yield* listAllTools(negotiated.session, policy, recorder.record)
+        const { cached: hit, value: listing } = yield* cached(
+          cache,
+          negotiated,
+          "tools",
+          undefined,
+          "use",
+          Effect.map(listAllTools(negotiated.session, policy, recorder.record), (listing) => ({
+            value: listing,
+            bytes: listing.bytes,
+            hint: listing.cacheable
+          }))
+        )
+        // Served by the cache: the stage is recorded, with nothing read.
+        if (hit === true) recorder.observe("list-tools", 0, "ok", { cached: true })
         if (listing.excluded.size > 0) recorder.observe("list-tools", 0, "ok", { excludedTools: listing.excluded.size })
         // A new session of the 2025 revisions starts without the log level the connection asked
         // for (docs/DESIGN.md, "Server log messages"): it is asked for again.
@@ -245,7 +284,8 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
         notifications,
         droppedRequests: serverRequests.dropped,
         logLevel,
-        elicitations: responder.elicitations
+        elicitations: responder.elicitations,
+        cache
       },
       observations
     )

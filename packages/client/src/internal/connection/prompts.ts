@@ -15,7 +15,7 @@ export interface Prompts {
 }
 
 export const make = (core: Core): Prompts => ({
-  listPrompts: listOf(core, "prompts/list", "list-prompts", "prompts", McpSchema.Prompt),
+  listPrompts: listOf(core, "prompts/list", "list-prompts", "prompts", McpSchema.Prompt, "prompts"),
   getPrompt: (name, args, options) =>
     core.callPhase(
       "prompts/get",

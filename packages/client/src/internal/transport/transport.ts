@@ -93,6 +93,8 @@ export interface Response {
   /** The nodes of the message that brought it (docs/DESIGN.md, "Structure bounds"). */
   readonly nodes: number
   readonly headers: Readonly<Record<string, string | undefined>>
+  /** The `input_required` rounds before this final answer (2026-07-28), when there were any. */
+  readonly rounds?: number | undefined
 }
 
 /**

@@ -1,0 +1,81 @@
+/**
+ * What an `McpCache` holds (docs/DESIGN.md, "Response cache", "The era per origin"): the
+ * response cache, the era per origin, and the key of the fingerprints that name servers and
+ * authorization contexts in both. The public service (`McpCache.ts`) gives callers `evict`,
+ * `clear` and `stats`; the connections reach these through `internalsOf`.
+ *
+ * Fingerprints are HMAC-SHA-256 under a key drawn at random for each cache (WebCrypto, in Node
+ * and Bun): not reversible, meaningless outside the process, and equal only for equal material
+ * within one cache. No URL, header value, token or environment value is kept, only these.
+ */
+import * as Effect from "effect/Effect"
+import * as EraCache from "./eraCache.js"
+import * as ResponseCache from "./responseCache.js"
+
+export interface Internals {
+  readonly responses: ResponseCache.ResponseCache
+  readonly eras: EraCache.EraCache
+  /** The fingerprint of `material` (hex), under this cache's key. */
+  readonly fingerprint: (material: string) => Effect.Effect<string>
+}
+
+export interface Settings extends ResponseCache.Bounds {
+  readonly maxOrigins: number
+  readonly maxEraAgeMs: number
+}
+
+const registry = new WeakMap<object, Internals>()
+
+export const internalsOf = (cache: object): Internals | undefined => registry.get(cache)
+
+const hex = (buffer: ArrayBuffer) => Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, "0")).join("")
+
+export const makeInternals = (settings: Settings): Internals => {
+  const raw = globalThis.crypto.getRandomValues(new Uint8Array(32))
+  let key: Promise<CryptoKey> | undefined
+  const encoder = new TextEncoder()
+  return {
+    responses: ResponseCache.make(settings),
+    eras: EraCache.make(settings.maxOrigins, settings.maxEraAgeMs),
+    fingerprint: (material) =>
+      Effect.promise(async () => {
+        key ??= globalThis.crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"])
+        return hex(await globalThis.crypto.subtle.sign("HMAC", await key, encoder.encode(material)))
+      })
+  }
+}
+
+/** Registers the internals of a public cache value. */
+export const register = <A extends object>(cache: A, internals: Internals): A => {
+  registry.set(cache, internals)
+  return cache
+}
+
+/**
+ * What one connection uses of a cache: the cache, the fingerprint of its server (`origin`), and
+ * the fingerprint of its authorization context at the moment (`identity`: its headers and its
+ * current OAuth credential; a stdio child's environment), remembered for the last material.
+ */
+export interface ConnectionCache {
+  readonly internals: Internals
+  readonly origin: string
+  readonly identity: Effect.Effect<string>
+}
+
+export const forConnection = (
+  internals: Internals,
+  originMaterial: string,
+  identityMaterial: () => string
+): Effect.Effect<ConnectionCache> =>
+  Effect.map(internals.fingerprint(`origin\u0000${originMaterial}`), (origin) => {
+    let last: { readonly material: string; readonly fingerprint: string } | undefined
+    const identity = Effect.suspend(() => {
+      const material = `identity\u0000${origin}\u0000${identityMaterial()}`
+      if (last?.material === material) return Effect.succeed(last.fingerprint)
+      return Effect.map(internals.fingerprint(material), (fingerprint) => {
+        last = { material, fingerprint }
+        return fingerprint
+      })
+    })
+    return { internals, origin, identity }
+  })
