@@ -65,6 +65,8 @@ export const Stage = Schema.Literal(
   "list-prompts",
   "get-prompt",
   "set-log-level",
+  "subscribe-resource",
+  "unsubscribe-resource",
   "close"
 )
 
@@ -261,7 +263,9 @@ export const Reason = Schema.Literal(
   /** The check of `structuredContent` against the `outputSchema` reached the call's deadline (`DeadlineExceeded`, outcome `applied`). */
   "output-check",
   /** The check of `structuredContent` would cost more than its ceiling of steps (`ProtocolViolation`, outcome `applied`). */
-  "output-check-too-costly"
+  "output-check-too-costly",
+  /** The server does not declare the capability the operation needs (`resources.subscribe`), or did not honour it (`InvalidOption`). */
+  "unsupported-by-server"
 )
 
 /** @since 0.1.0 @category models */

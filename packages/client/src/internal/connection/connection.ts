@@ -11,10 +11,12 @@ import type * as McpClient from "../../McpClient.js"
 import { relistOnChange } from "../relisting.js"
 import * as CallTool from "./callTool.js"
 import * as Core from "./core.js"
+import * as LiveLists from "./liveLists.js"
 import { setLogLevel } from "./logLevel.js"
 import { ping } from "./ping.js"
 import * as Prompts from "./prompts.js"
 import * as Resources from "./resources.js"
+import * as Subscriptions from "./subscriptions.js"
 import { listTools } from "./tools.js"
 
 export const make = (
@@ -27,6 +29,10 @@ export const make = (
     // Live tool lists: the connection's own fiber lists the tools again when they change.
     yield* Effect.forkIn(relistOnChange(setup.notifications.toolsChanged, setup.policy.relistDelayMs, relist), setup.scope)
     const current = core.live.current
+    // Subscriptions and the live prompt and resource lists (docs/DESIGN.md, "Subscriptions").
+    const subscriptions = yield* Subscriptions.make(core)
+    const promptList = yield* LiveLists.make(core, Prompts.make(core).listPrompts(), setup.notifications.promptsChanged)
+    const resourceList = yield* LiveLists.make(core, Resources.make(core).listResources(), setup.notifications.resourcesChanged)
     return {
       get transport() {
         return current().kind
@@ -58,6 +64,9 @@ export const make = (
       ...Prompts.make(core),
       setLogLevel: setLogLevel(core),
       logMessages: Stream.fromPubSub(setup.notifications.logs),
+      ...subscriptions,
+      promptList,
+      resourceList,
       ping: ping(core),
       observations: Effect.sync(core.observations),
       sessions: Effect.sync(core.live.sessions),

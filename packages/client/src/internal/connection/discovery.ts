@@ -155,6 +155,7 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
             unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
             logLevel: () => logLevel.current,
             capabilities: responder.capabilities,
+            listening: { nextAcknowledgement: notifications.nextAcknowledgement, reopened: notifications.reopened },
             fulfil: responder.fulfil
           },
           input.revisions,

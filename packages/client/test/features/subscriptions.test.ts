@@ -1,0 +1,301 @@
+/**
+ * Subscriptions (docs/DESIGN.md, "Subscriptions"), end to end against real peers on loopback:
+ * the official SDK v1 server (2025 revisions, Streamable HTTP with JSON and SSE answers, and
+ * stdio) and the SDK v2 server (2026-07-28, `subscriptions/listen` with JSON and SSE answers),
+ * both serving `test/support/subscriptionsPeer.mjs`'s tools. Each row: an update reaches the
+ * subscriber, unsubscribing reaches the server, a server without `resources.subscribe` is
+ * refused before any I/O, a flood is coalesced, a dropped stream (or a new session) is
+ * subscribed again with a gap, and the prompt and resource lists are live once asked for.
+ */
+import { FetchHttpClient } from "@effect/platform"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Exit, Fiber, Option, Scope, Stream } from "effect"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { McpClient } from "../../src/index.js"
+import { eventually, failureOf } from "../support/harness.js"
+import { start2025, start2026 } from "../support/subscriptionsServers.js"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const peerProgram = path.join(here, "../support/subscriptionsPeer.mjs")
+const WAIT_MS = 15_000
+const until = (predicate: () => boolean) => eventually(predicate, WAIT_MS)
+
+const live = (name: string, body: () => Effect.Effect<void, unknown, any>, timeout = 40_000) =>
+  it.scopedLive(
+    name,
+    () => body().pipe(Effect.provide(FetchHttpClient.layer), Effect.provide(NodeContext.layer)) as Effect.Effect<void, unknown, never>,
+    timeout
+  )
+
+const server2025 = (jsonResponse: boolean, subscribe = true) =>
+  Effect.acquireRelease(Effect.promise(() => start2025({ jsonResponse, subscribe })), (s) => Effect.promise(() => s.close()))
+const server2026 = (answers: "json" | "sse", subscribe = true) =>
+  Effect.acquireRelease(Effect.promise(() => start2026({ answers, subscribe })), (s) => Effect.promise(() => s.close()))
+
+const textOf = (result: { readonly content: ReadonlyArray<unknown> }) => result.content.map((c) => (c as { text?: string }).text ?? "").join("")
+
+/** Pulls whatever the stream has ready now, as one chunk (the stream's queue, taken whole). */
+const pullOnce = <A>(pull: Effect.Effect<Chunk.Chunk<A>, Option.Option<never>>) => Effect.map(Effect.orDie(pull), Chunk.toReadonlyArray)
+
+const observed = (connection: McpClient.Connection, operation: McpClient.Observation["operation"]) =>
+  Effect.runSync(connection.observations).filter((o) => o.operation === operation)
+
+// ---------------------------------------------------------------------------------------------
+// 2025 revisions over Streamable HTTP (the SDK v1 server), JSON and SSE answers
+// ---------------------------------------------------------------------------------------------
+
+describe.each([["JSON", true], ["SSE", false]] as const)("2025 Streamable HTTP (%s answers)", (_, jsonResponse) => {
+  live("an update reaches the subscriber; closing its scope unsubscribes", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2025(jsonResponse)
+      const connection = yield* McpClient.connect({ url: srv.url, revisions: ["2025-11-25"] })
+      yield* until(() => srv.getStreams() === 1)
+      const scope = yield* Scope.make()
+      const updates = yield* Scope.extend(connection.subscribeResource("doc://a"), scope)
+      expect(srv.counts.subscribes).toEqual({ "doc://a": 1 })
+      const events: Array<McpClient.ChangeEvent> = []
+      yield* Effect.forkScoped(Stream.runForEach(connection.changes, (e) => Effect.sync(() => void events.push(e))))
+      const first = yield* Effect.fork(Stream.runHead(updates))
+      expect(textOf(yield* connection.callTool("touch", { uri: "doc://a" }))).toBe("sent")
+      expect(yield* Fiber.join(first)).toEqual(Option.some({ _tag: "ResourceUpdated", uri: "doc://a", gap: false }))
+      yield* until(() => events.some((e) => e._tag === "ResourceUpdated"))
+      yield* Scope.close(scope, Exit.void)
+      expect(srv.counts.unsubscribes).toEqual({ "doc://a": 1 })
+      expect(textOf(yield* connection.callTool("touch", { uri: "doc://a" }))).toBe("not subscribed")
+      expect(observed(connection, "resources/subscribe").map((o) => o.outcome)).toEqual(["ok"])
+      expect(observed(connection, "resources/unsubscribe").map((o) => o.outcome)).toEqual(["ok"])
+    }))
+
+  live("two subscribers of one URI share the server's subscription: the last one ends it", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2025(jsonResponse)
+      const connection = yield* McpClient.connect({ url: srv.url, revisions: ["2025-11-25"] })
+      const one = yield* Scope.make()
+      const two = yield* Scope.make()
+      yield* Scope.extend(connection.subscribeResource("doc://a"), one)
+      yield* Scope.extend(connection.subscribeResource("doc://a"), two)
+      yield* Scope.close(one, Exit.void)
+      expect(srv.counts.unsubscribes).toEqual({})
+      yield* Scope.close(two, Exit.void)
+      expect(srv.counts.unsubscribes).toEqual({ "doc://a": 1 })
+    }))
+
+  live("a server without resources.subscribe is refused before any I/O", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2025(jsonResponse, false)
+      const connection = yield* McpClient.connect({ url: srv.url, revisions: ["2025-11-25"] })
+      const { error } = yield* failureOf(Effect.scoped(connection.subscribeResource("doc://a")))
+      expect(error).toMatchObject({
+        _tag: "InvalidOption",
+        stage: "subscribe-resource",
+        phase: "call",
+        option: "uri",
+        reason: "unsupported-by-server",
+        outcome: "not-sent",
+        retryable: false
+      })
+      expect(srv.counts.subscribes).toEqual({})
+      expect(observed(connection, "resources/subscribe")).toEqual([])
+    }))
+
+  live("a flood of updates is coalesced: a reader that did not keep up finds one", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2025(jsonResponse)
+      const connection = yield* McpClient.connect({ url: srv.url, revisions: ["2025-11-25"] })
+      yield* until(() => srv.getStreams() === 1)
+      const flooded = yield* Stream.toPull(yield* connection.subscribeResource("doc://a"))
+      const sentinel = yield* connection.subscribeResource("doc://b")
+      yield* connection.callTool("flood", { uri: "doc://a", count: 2_000 })
+      // Both go on the session's GET stream, in order: once b's update is read, every one of a's is.
+      const marked = yield* Effect.fork(Stream.runHead(sentinel))
+      yield* connection.callTool("touch", { uri: "doc://b" })
+      yield* Fiber.join(marked)
+      expect(yield* pullOnce(flooded)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: false }])
+      const diagnostics = yield* connection.diagnostics
+      expect(diagnostics.pending).toBe(0)
+    }), 60_000)
+
+  live("a GET stream the server ends is opened again: every URI is subscribed again, with a gap", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2025(jsonResponse)
+      const connection = yield* McpClient.connect({ url: srv.url, revisions: ["2025-11-25"] })
+      yield* until(() => srv.getStreams() === 1)
+      const updates = yield* Stream.toPull(yield* connection.subscribeResource("doc://a"))
+      srv.dropStreams()
+      expect(yield* pullOnce(updates)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: true }])
+      expect(srv.counts.subscribes).toEqual({ "doc://a": 2 })
+      yield* connection.callTool("touch", { uri: "doc://a" })
+      expect(yield* pullOnce(updates)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: false }])
+    }))
+
+  live("a new session (the server forgot the last) is subscribed again, with a gap", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2025(jsonResponse)
+      const connection = yield* McpClient.connect({ url: srv.url, revisions: ["2025-11-25"] })
+      const updates = yield* Stream.toPull(yield* connection.subscribeResource("doc://a"))
+      yield* Effect.promise(() => srv.forgetSessions())
+      const { error } = yield* failureOf(connection.callTool("counts"))
+      expect(error).toMatchObject({ _tag: "SessionExpired" })
+      yield* connection.callTool("counts")
+      expect(yield* pullOnce(updates)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: true }])
+      expect(srv.sessions()).toBe(2)
+      expect(srv.counts.subscribes).toEqual({ "doc://a": 2 })
+      yield* until(() => srv.getStreams() === 1)
+      yield* connection.callTool("touch", { uri: "doc://a" })
+      expect(yield* pullOnce(updates)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: false }])
+    }))
+
+  live("prompts and resources are listed only once asked for, then kept live", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2025(jsonResponse)
+      const connection = yield* McpClient.connect({ url: srv.url, revisions: ["2025-11-25"] })
+      yield* until(() => srv.getStreams() === 1)
+      const events: Array<McpClient.ChangeEvent> = []
+      yield* Effect.forkScoped(Stream.runForEach(connection.changes, (e) => Effect.sync(() => void events.push(e))))
+      yield* connection.callTool("add_prompt", { name: "early" })
+      yield* until(() => events.some((e) => e._tag === "PromptsListChanged"))
+      // Announced, but nobody asked for the prompts: nothing listed.
+      expect(observed(connection, "prompts/list")).toEqual([])
+
+      const prompts: Array<ReadonlyArray<string>> = []
+      yield* Effect.forkScoped(
+        Stream.runForEach(connection.promptList.changes, (list) => Effect.sync(() => void prompts.push(list.map((p) => p.name))))
+      )
+      yield* until(() => prompts.length === 1)
+      expect(prompts[0]).toEqual(["greet", "early"])
+      yield* connection.callTool("add_prompt", { name: "late" })
+      yield* until(() => prompts.length === 2)
+      expect(prompts[1]).toEqual(["greet", "early", "late"])
+      expect((yield* connection.promptList.get).map((p) => p.name)).toEqual(["greet", "early", "late"])
+
+      const resources: Array<ReadonlyArray<string>> = []
+      yield* Effect.forkScoped(
+        Stream.runForEach(connection.resourceList.changes, (list) => Effect.sync(() => void resources.push(list.map((r) => r.uri))))
+      )
+      yield* until(() => resources.length === 1)
+      yield* connection.callTool("add_resource", { name: "c" })
+      yield* until(() => resources.length === 2)
+      expect(resources[1]).toEqual(["doc://a", "doc://b", "doc://c"])
+      expect(events.some((e) => e._tag === "ResourcesListChanged" && !e.gap)).toBe(true)
+    }))
+})
+
+// ---------------------------------------------------------------------------------------------
+// 2026-07-28 (the SDK v2 server's listen router), JSON and SSE answers
+// ---------------------------------------------------------------------------------------------
+
+describe.each(["json", "sse"] as const)("2026-07-28 subscriptions/listen (%s answers)", (answers) => {
+  live("the filter asks for every list the server announces; a subscribed URI joins it, and leaves it", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2026(answers)
+      const connection = yield* McpClient.connect({ url: srv.url })
+      expect(connection.protocolVersion).toBe("2026-07-28")
+      yield* until(() => srv.listening() === 1)
+      expect(srv.filters()).toEqual([{ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true }])
+      const scope = yield* Scope.make()
+      const updates = yield* Stream.toPull(yield* Scope.extend(connection.subscribeResource("doc://a"), scope))
+      expect(srv.filters()[1]).toEqual({
+        toolsListChanged: true,
+        promptsListChanged: true,
+        resourcesListChanged: true,
+        resourceSubscriptions: ["doc://a"]
+      })
+      // The new subscription is acknowledged before the old one is closed.
+      yield* until(() => srv.listening() === 1)
+      yield* connection.callTool("touch", { uri: "doc://a" })
+      expect(yield* pullOnce(updates)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: false }])
+      yield* Scope.close(scope, Exit.void)
+      expect(srv.filters()[2]).toEqual({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true })
+      yield* until(() => srv.listening() === 1)
+      expect(observed(connection, "resources/subscribe").map((o) => o.outcome)).toEqual(["ok"])
+      expect(observed(connection, "resources/unsubscribe").map((o) => o.outcome)).toEqual(["ok"])
+    }))
+
+  live("a dropped subscription is made again with the same URIs, and the gap is said", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2026(answers)
+      const connection = yield* McpClient.connect({ url: srv.url })
+      const updates = yield* Stream.toPull(yield* connection.subscribeResource("doc://a"))
+      yield* until(() => srv.listening() === 1)
+      const before = srv.filters().length
+      srv.dropListens()
+      expect(yield* pullOnce(updates)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: true }])
+      expect(srv.filters().length).toBe(before + 1)
+      expect(srv.filters().at(-1)?.["resourceSubscriptions"]).toEqual(["doc://a"])
+      yield* connection.callTool("touch", { uri: "doc://a" })
+      expect(yield* pullOnce(updates)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: false }])
+    }))
+
+  live("a server without resources.subscribe is refused before any I/O", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2026(answers, false)
+      const connection = yield* McpClient.connect({ url: srv.url })
+      yield* until(() => srv.listening() === 1)
+      const { error } = yield* failureOf(Effect.scoped(connection.subscribeResource("doc://a")))
+      expect(error).toMatchObject({ _tag: "InvalidOption", reason: "unsupported-by-server", outcome: "not-sent" })
+      expect(srv.filters().length).toBe(1)
+    }))
+
+  live("prompt and resource list changes reach the live lists", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2026(answers)
+      const connection = yield* McpClient.connect({ url: srv.url })
+      yield* until(() => srv.listening() === 1)
+      const prompts: Array<ReadonlyArray<string>> = []
+      yield* Effect.forkScoped(
+        Stream.runForEach(connection.promptList.changes, (list) => Effect.sync(() => void prompts.push(list.map((p) => p.name))))
+      )
+      yield* until(() => prompts.length === 1)
+      yield* connection.callTool("add_prompt", { name: "late" })
+      yield* until(() => prompts.length === 2)
+      expect(prompts[1]).toEqual(["greet", "late"])
+      const resources = yield* connection.resourceList.get
+      expect(resources.map((r) => r.uri)).toEqual(["doc://a", "doc://b"])
+      yield* connection.callTool("add_resource", { name: "c" })
+      yield* until(() => observed(connection, "resources/list").length === 2)
+      expect((yield* connection.resourceList.get).map((r) => r.uri)).toEqual(["doc://a", "doc://b", "doc://c"])
+    }))
+})
+
+// ---------------------------------------------------------------------------------------------
+// stdio (the SDK v1 server as a child process)
+// ---------------------------------------------------------------------------------------------
+
+describe("2025 stdio", () => {
+  const countsOf = (connection: McpClient.Connection) =>
+    Effect.map(connection.callTool("counts"), (result) => JSON.parse(textOf(result)) as { subscribes: object; unsubscribes: object })
+
+  live("subscribe, update, unsubscribe over stdin and stdout", () =>
+    Effect.gen(function*() {
+      const connection = yield* McpClient.connectStdio({ command: process.execPath, args: [peerProgram], revisions: ["2025-11-25"] })
+      const scope = yield* Scope.make()
+      const updates = yield* Stream.toPull(yield* Scope.extend(connection.subscribeResource("doc://a"), scope))
+      yield* connection.callTool("touch", { uri: "doc://a" })
+      expect(yield* pullOnce(updates)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: false }])
+      yield* Scope.close(scope, Exit.void)
+      expect(yield* countsOf(connection)).toEqual({ subscribes: { "doc://a": 1 }, unsubscribes: { "doc://a": 1 } })
+    }))
+
+  live("an update of a URI nobody subscribed to is dropped", () =>
+    Effect.gen(function*() {
+      const connection = yield* McpClient.connectStdio({ command: process.execPath, args: [peerProgram], revisions: ["2025-11-25"] })
+      const updates = yield* Stream.toPull(yield* connection.subscribeResource("doc://a"))
+      const events: Array<McpClient.ChangeEvent> = []
+      yield* Effect.forkScoped(Stream.runForEach(connection.changes, (e) => Effect.sync(() => void events.push(e))))
+      yield* connection.callTool("touch", { uri: "doc://other", force: true })
+      yield* connection.callTool("touch", { uri: "doc://a" })
+      expect(yield* pullOnce(updates)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: false }])
+      yield* until(() => events.length >= 1)
+      expect(events).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: false }])
+    }))
+
+  live("refused before any I/O without resources.subscribe", () =>
+    Effect.gen(function*() {
+      const connection = yield* McpClient.connectStdio({ command: process.execPath, args: [peerProgram, "--no-subscribe"], revisions: ["2025-11-25"] })
+      const { error } = yield* failureOf(Effect.scoped(connection.subscribeResource("doc://a")))
+      expect(error).toMatchObject({ _tag: "InvalidOption", reason: "unsupported-by-server", outcome: "not-sent" })
+      expect(yield* countsOf(connection)).toEqual({ subscribes: {}, unsubscribes: {} })
+    }))
+})
