@@ -20,6 +20,7 @@ export type CommandName =
   | "prompt"
   | "discover"
   | "ping"
+  | "watch"
   | "login"
   | "logout"
   | "demo"
@@ -64,7 +65,8 @@ export const connectingCommands = [
   "prompts",
   "prompt",
   "discover",
-  "ping"
+  "ping",
+  "watch"
 ] as const satisfies ReadonlyArray<CommandName>
 
 const connecting = connectingCommands
@@ -342,6 +344,20 @@ export const flagTable = {
     commands: ["call"],
     description:
       "the call's effect identity: a key of yours, sent in _meta (io.phasebound/effect-identity), that you give again when you retry the same effect, so a server that honours it can tell a retry from a second effect"
+  },
+  resource: {
+    name: "resource",
+    kind: "repeated",
+    section: "operation",
+    commands: ["watch"],
+    description: "a resource URI to subscribe to: each of its updates is one event (repeatable; refused when the server does not declare resources.subscribe)"
+  },
+  lists: {
+    name: "lists",
+    kind: "boolean",
+    section: "operation",
+    commands: ["watch"],
+    description: "also print each tools, prompts or resources list change (the default without --resource)"
   }
 } as const satisfies Readonly<Record<string, FlagSpec>>
 

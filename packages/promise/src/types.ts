@@ -250,6 +250,12 @@ interface CommonConnectOptions {
   readonly onToolsChanged?: ((tools: ReadonlyArray<Tool>) => void) | undefined
   /** Called with each log message of the server's (see `setLogLevel`); what it throws is ignored. */
   readonly onLogMessage?: ((message: LogMessage) => void) | undefined
+  /** Called with each change event (list changes, subscribed resources' updates); what it throws is ignored. */
+  readonly onChange?: ((event: ChangeEvent) => void) | undefined
+  /** Called with the server's prompts, then each new list when they change (listed once connected). */
+  readonly onPromptsChanged?: ((prompts: ReadonlyArray<Prompt>) => void) | undefined
+  /** Called with the server's resources, then each new list when they change (listed once connected). */
+  readonly onResourcesChanged?: ((resources: ReadonlyArray<Resource>) => void) | undefined
 }
 
 /**
@@ -300,6 +306,26 @@ export interface CallOptions extends RequestOptions {
   readonly effectIdentity?: string | undefined
 }
 
+/**
+ * An update of a subscribed resource: read it again to see what changed. `gap: true`: a stream
+ * that carries updates was lost and restored (or a new session started); it may have changed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResourceUpdate {
+  readonly _tag: "ResourceUpdated"
+  readonly uri: string
+  readonly gap: boolean
+}
+
+/** A change the server announced, or that may have happened unseen (`gap: true`). @since 0.1.0 @category models */
+export type ChangeEvent =
+  | { readonly _tag: "ToolsListChanged"; readonly gap: boolean }
+  | { readonly _tag: "PromptsListChanged"; readonly gap: boolean }
+  | { readonly _tag: "ResourcesListChanged"; readonly gap: boolean }
+  | ResourceUpdate
+
 // --- The connection ---------------------------------------------------------------------------
 
 /**
@@ -327,6 +353,16 @@ export interface Connection {
   readonly getPrompt: (name: string, args?: Readonly<Record<string, string>>, options?: RequestOptions) => Promise<GetPromptResult>
   /** Asks for the server's log messages at `level` and above (they reach `onLogMessage`). */
   readonly setLogLevel: (level: LogLevel, options?: { readonly signal?: AbortSignal | undefined }) => Promise<void>
+  /**
+   * Subscribes to one resource's updates; resolves, once the server has the subscription, with
+   * the function that ends it. Refused (`InvalidOption`, `unsupported-by-server`) before any I/O
+   * when the server does not declare `resources.subscribe`.
+   */
+  readonly subscribeResource: (
+    uri: string,
+    onUpdate: (update: ResourceUpdate) => void,
+    options?: RequestOptions
+  ) => Promise<() => Promise<void>>
   /** Releases the session (bounded). Safe to call more than once. */
   readonly close: () => Promise<void>
 }

@@ -39,6 +39,8 @@ export type Checks = [
   Holds<Equal<Plain.Prompt, McpSchema.Prompt>>,
   Holds<Equal<Plain.GetPromptResult, McpSchema.GetPromptResult>>,
   Holds<Equal<Plain.TransportKind, McpClient.TransportKind>>,
+  Holds<Equal<Plain.ChangeEvent, McpClient.ChangeEvent>>,
+  Holds<Equal<Plain.ResourceUpdate, McpClient.ResourceUpdate>>,
   // The connection: every member but the Effect connection underneath, each giving the client's
   // type (what its methods take are options, below).
   Holds<Equal<Keys<Plain.Connection>, Exclude<Keys<ClientPromise.Connection>, "effect">>>,

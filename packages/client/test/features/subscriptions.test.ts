@@ -14,6 +14,7 @@ import { Chunk, Effect, Exit, Fiber, Option, Scope, Stream } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { McpClient } from "../../src/index.js"
+import { connect as connectPromise } from "../../src/promise.js"
 import { eventually, failureOf } from "../support/harness.js"
 import { start2025, start2026 } from "../support/subscriptionsServers.js"
 
@@ -298,4 +299,73 @@ describe("2025 stdio", () => {
       expect(error).toMatchObject({ _tag: "InvalidOption", reason: "unsupported-by-server", outcome: "not-sent" })
       expect(yield* countsOf(connection)).toEqual({ subscribes: {}, unsubscribes: {} })
     }))
+})
+
+// ---------------------------------------------------------------------------------------------
+// The Promise API: callbacks and the function that unsubscribes
+// ---------------------------------------------------------------------------------------------
+
+describe("the Promise API", () => {
+  const waitFor = async (predicate: () => boolean) => {
+    const started = Date.now()
+    while (!predicate()) {
+      if (Date.now() - started > WAIT_MS) throw new Error("condition not met in time")
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  }
+
+  it.each([["2025-11-25", "2025"], ["2026-07-28", "2026"]] as const)(
+    "%s: onUpdate, onChange, onPromptsChanged, and the unsubscribe function",
+    async (revision, era) => {
+      const srv = era === "2025" ? await start2025({ jsonResponse: false }) : await start2026({ answers: "sse" })
+      const events: Array<McpClient.ChangeEvent> = []
+      const prompts: Array<ReadonlyArray<string>> = []
+      const connection = await connectPromise({
+        url: srv.url,
+        revisions: [revision],
+        onChange: (event) => void events.push(event),
+        onPromptsChanged: (list) => {
+          prompts.push(list.map((p) => p.name))
+          throw new Error("ignored")
+        }
+      })
+      try {
+        await waitFor(() => prompts.length === 1)
+        const updates: Array<McpClient.ResourceUpdate> = []
+        const unsubscribe = await connection.subscribeResource("doc://a", (update) => void updates.push(update))
+        await connection.callTool("touch", { uri: "doc://a" })
+        await waitFor(() => updates.length === 1)
+        expect(updates[0]).toEqual({ _tag: "ResourceUpdated", uri: "doc://a", gap: false })
+        await connection.callTool("add_prompt", { name: "late" })
+        await waitFor(() => prompts.length === 2)
+        expect(prompts[1]).toContain("late")
+        expect(events.some((e) => e._tag === "PromptsListChanged")).toBe(true)
+        await unsubscribe()
+        await unsubscribe()
+        const unsubscribes = observed(connection.effect, "resources/unsubscribe")
+        expect(unsubscribes.map((o) => o.outcome)).toEqual(["ok"])
+        if (era === "2025") expect((srv as Awaited<ReturnType<typeof start2025>>).counts.unsubscribes).toEqual({ "doc://a": 1 })
+      } finally {
+        await connection.close()
+        await srv.close()
+      }
+    },
+    40_000
+  )
+
+  it("a refusal before any I/O rejects with the typed error", async () => {
+    const srv = await start2025({ jsonResponse: true, subscribe: false })
+    const connection = await connectPromise({ url: srv.url, revisions: ["2025-11-25"] })
+    try {
+      await expect(connection.subscribeResource("doc://a", () => {})).rejects.toMatchObject({
+        _tag: "InvalidOption",
+        reason: "unsupported-by-server",
+        outcome: "not-sent"
+      })
+      expect(srv.counts.subscribes).toEqual({})
+    } finally {
+      await connection.close()
+      await srv.close()
+    }
+  }, 40_000)
 })

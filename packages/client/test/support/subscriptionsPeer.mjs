@@ -20,6 +20,10 @@ import { z } from "zod"
 /** What every session of this process saw. */
 export const makeCounts = () => ({ subscribes: {}, unsubscribes: {} })
 
+/**
+ * @param {Record<string, number>} table
+ * @param {string} uri
+ */
 const bump = (table, uri) => {
   table[uri] = (table[uri] ?? 0) + 1
 }
