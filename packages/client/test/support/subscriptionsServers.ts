@@ -35,6 +35,10 @@ export interface Peer2025 {
   /** Standalone GET streams open now. */
   readonly getStreams: () => number
   readonly dropStreams: () => void
+  /** `notifications/resources/updated` of uri to every session, subscribed or not. */
+  readonly touch: (uri: string) => Promise<void>
+  /** `notifications/prompts/list_changed` to every session. */
+  readonly announcePrompts: () => Promise<void>
   readonly forgetSessions: () => Promise<void>
   readonly close: () => Promise<void>
 }
@@ -44,6 +48,7 @@ export const start2025 = async (options: { readonly jsonResponse: boolean; reado
   let sessions = 0
   let getStreams = 0
   const transports = new Map<string, StreamableHTTPServerTransport>()
+  const servers: Array<ReturnType<typeof makeSubscriptionsServer>> = []
   const httpServer = http.createServer(async (req, res) => {
     try {
       const sessionId = req.headers["mcp-session-id"]
@@ -73,7 +78,9 @@ export const start2025 = async (options: { readonly jsonResponse: boolean; reado
           transports.set(id, transport)
         }
       })
-      await makeSubscriptionsServer(counts, { subscribe: options.subscribe ?? true }).connect(transport)
+      const server = makeSubscriptionsServer(counts, { subscribe: options.subscribe ?? true })
+      servers.push(server)
+      await server.connect(transport)
       await transport.handleRequest(req, res)
     } catch {
       if (!res.headersSent) res.writeHead(500).end()
@@ -93,6 +100,12 @@ export const start2025 = async (options: { readonly jsonResponse: boolean; reado
     getStreams: () => getStreams,
     dropStreams: () => {
       for (const transport of transports.values()) transport.closeStandaloneSSEStream()
+    },
+    touch: async (uri) => {
+      for (const server of servers) await server.server.sendResourceUpdated({ uri }).catch(() => undefined)
+    },
+    announcePrompts: async () => {
+      for (const server of servers) await server.server.sendPromptListChanged().catch(() => undefined)
     },
     forgetSessions: async () => {
       const forgotten = [...transports.values()]
