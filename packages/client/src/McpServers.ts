@@ -34,6 +34,7 @@ import * as Option from "effect/Option"
 import * as RcMap from "effect/RcMap"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type * as Authorization from "./Authorization.js"
 import type * as McpClient from "./McpClient.js"
 import * as McpConnection from "./McpConnection.js"
@@ -77,6 +78,14 @@ export interface Service {
   ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
   /** The server's current tools (its last listing). */
   readonly tools: (server: string) => Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError>
+  /** `connection(server)`, then its change events (docs/DESIGN.md, "Subscriptions"). */
+  readonly changes: (server: string) => Stream.Stream<McpClient.ChangeEvent, McpConnectionError>
+  /** `connection(server)`, then `resourceUpdates(uri)`: subscribed while the stream runs. */
+  readonly resourceUpdates: (
+    server: string,
+    uri: string,
+    options?: PhasePolicy.BudgetOptions
+  ) => Stream.Stream<McpClient.ResourceUpdate, McpConnectionError>
 }
 
 /**
@@ -150,7 +159,9 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
       names: [...servers.keys()],
       connection,
       callTool: (server, name, args, callOptions) => Effect.flatMap(connection(server), (on) => on.callTool(name, args, callOptions)),
-      tools: (server) => Effect.map(connection(server), (on) => on.tools)
+      tools: (server) => Effect.map(connection(server), (on) => on.tools),
+      changes: (server) => Stream.unwrap(Effect.map(connection(server), (on) => on.changes)),
+      resourceUpdates: (server, uri, options) => Stream.unwrap(Effect.map(connection(server), (on) => on.resourceUpdates(uri, options)))
     }
   })
 

@@ -10,10 +10,10 @@
 import { FetchHttpClient } from "@effect/platform"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Exit, Fiber, Option, Scope, Stream } from "effect"
+import { Chunk, Context, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { McpClient } from "../../src/index.js"
+import { Authorization, McpClient, McpServers } from "../../src/index.js"
 import { connect as connectPromise } from "../../src/promise.js"
 import { eventually, failureOf } from "../support/harness.js"
 import { start2025, start2026 } from "../support/subscriptionsServers.js"
@@ -368,4 +368,32 @@ describe("the Promise API", () => {
       await srv.close()
     }
   }, 40_000)
+})
+
+// ---------------------------------------------------------------------------------------------
+// The McpServers service
+// ---------------------------------------------------------------------------------------------
+
+describe("McpServers", () => {
+  live("resourceUpdates and changes of a named server, on its shared connection", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2025(true)
+      // Built in the test's scope: the service lives until the test ends.
+      const context = yield* Layer.build(
+        McpServers.layer({ servers: { notes: { url: srv.url, revisions: ["2025-11-25"] } } }).pipe(
+          Layer.provide(Layer.mergeAll(FetchHttpClient.layer, NodeContext.layer, Authorization.layerDefaults))
+        )
+      )
+      const servers = Context.get(context, McpServers.McpServers)
+      const events: Array<McpClient.ChangeEvent> = []
+      yield* Effect.forkScoped(Stream.runForEach(servers.changes("notes"), (e) => Effect.sync(() => void events.push(e))))
+      const first = yield* Effect.fork(Stream.runHead(servers.resourceUpdates("notes", "doc://a")))
+      yield* until(() => srv.counts.subscribes["doc://a"] === 1).pipe(Effect.tapErrorCause(() => Effect.sync(() => console.log("DEBUG", JSON.stringify(srv.counts), srv.sessions()))))
+      yield* servers.callTool("notes", "touch", { uri: "doc://a" })
+      expect(yield* Fiber.join(first)).toEqual(Option.some({ _tag: "ResourceUpdated", uri: "doc://a", gap: false }))
+      // The stream ended: unsubscribed.
+      yield* until(() => srv.counts.unsubscribes["doc://a"] === 1)
+      yield* until(() => events.length >= 1)
+      expect(srv.sessions()).toBe(1)
+    }))
 })
