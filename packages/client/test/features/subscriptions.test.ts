@@ -20,6 +20,7 @@ import { start2025, start2026 } from "../support/subscriptionsServers.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const peerProgram = path.join(here, "../support/subscriptionsPeer.mjs")
+const peerProgramV2 = path.join(here, "../support/subscriptionsPeerV2.mjs")
 const WAIT_MS = 15_000
 const until = (predicate: () => boolean) => eventually(predicate, WAIT_MS)
 
@@ -298,6 +299,30 @@ describe("2025 stdio", () => {
       const { error } = yield* failureOf(Effect.scoped(connection.subscribeResource("doc://a")))
       expect(error).toMatchObject({ _tag: "InvalidOption", reason: "unsupported-by-server", outcome: "not-sent" })
       expect(yield* countsOf(connection)).toEqual({ subscribes: {}, unsubscribes: {} })
+    }))
+})
+
+describe("2026-07-28 stdio (the SDK v2 serveStdio)", () => {
+  live("subscriptions/listen on stdin and stdout: the URI joins the filter, its update arrives, the prompts are live", () =>
+    Effect.gen(function*() {
+      const connection = yield* McpClient.connectStdio({ command: process.execPath, args: [peerProgramV2] })
+      expect(connection.protocolVersion).toBe("2026-07-28")
+      const scope = yield* Scope.make()
+      const updates = yield* Stream.toPull(yield* Scope.extend(connection.subscribeResource("doc://a"), scope))
+      yield* connection.callTool("touch", { uri: "doc://a" })
+      expect(yield* pullOnce(updates)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: false }])
+      const prompts: Array<ReadonlyArray<string>> = []
+      yield* Effect.forkScoped(
+        Stream.runForEach(connection.promptList.changes, (list) => Effect.sync(() => void prompts.push(list.map((p) => p.name))))
+      )
+      yield* until(() => prompts.length === 1)
+      yield* connection.callTool("add_prompt", { name: "late" })
+      yield* until(() => prompts.length === 2)
+      expect(prompts[1]).toEqual(["greet", "late"])
+      yield* Scope.close(scope, Exit.void)
+      expect(observed(connection, "resources/unsubscribe").map((o) => o.outcome)).toEqual(["ok"])
+      const diagnostics = yield* connection.diagnostics
+      expect(diagnostics.standing).toBe(1)
     }))
 })
 
