@@ -1,5 +1,5 @@
 /**
- * `phasebound watch <target> [--resource URI ...] [--lists]` (packages/cli/README.md, "watch";
+ * `phasebound watch <target> [--resource URI ...] [--lists]` (packages/cli/README.md, "Watching a server: `watch`";
  * docs/DESIGN.md, "Subscriptions"): subscribes to each `--resource` (under the call budget, each
  * refused before any I/O when the server does not declare `resources.subscribe`), then prints
  * one line per event until interrupted: first `Watching`, then each `ResourceUpdated` of a

@@ -230,6 +230,21 @@ describe.each(["json", "sse"] as const)("2026-07-28 subscriptions/listen (%s ans
       expect(yield* pullOnce(updates)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: false }])
     }))
 
+  live("a flood of updates on the subscription's stream is coalesced", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2026(answers)
+      const connection = yield* McpClient.connect({ url: srv.url })
+      const flooded = yield* Stream.toPull(yield* connection.subscribeResource("doc://a"))
+      const sentinel = yield* connection.subscribeResource("doc://b")
+      yield* connection.callTool("flood", { uri: "doc://a", count: 2_000 })
+      // One stream carries both, in order: once b's update is read, every one of a's is.
+      const marked = yield* Effect.fork(Stream.runHead(sentinel))
+      yield* connection.callTool("touch", { uri: "doc://b" })
+      yield* Fiber.join(marked)
+      expect(yield* pullOnce(flooded)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: false }])
+      expect((yield* connection.diagnostics).pending).toBe(0)
+    }), 60_000)
+
   live("a server without resources.subscribe is refused before any I/O", () =>
     Effect.gen(function*() {
       const srv = yield* server2026(answers, false)
