@@ -5,9 +5,13 @@
  * the server), a server without `resources.subscribe` one record (exit 2) before any
  * `resources/subscribe` is sent, and neither is a URI the client refuses.
  */
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
 import { type Peer2025, start2025 } from "../../client/test/support/subscriptionsServers.js"
-import { expectFailure, run, waitFor } from "./support/cli.js"
+import { expectFailure, run, shellQuote, waitFor } from "./support/cli.js"
+
+const stdioPeer = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../client/test/support/subscriptionsPeer.mjs")
 
 let peers: Array<Peer2025> = []
 afterEach(async () => {
@@ -45,6 +49,18 @@ describe("watch", () => {
       { event: "ResourceUpdated", uri: "doc://a", gap: false }
     ])
     expect(srv.counts).toEqual({ subscribes: { "doc://a": 1 }, unsubscribes: { "doc://a": 1 } })
+  })
+
+  it("a stdio server: subscribed over stdin, SIGINT ends it with exit 0 and nothing on stderr", async () => {
+    let stdout = ""
+    const result = await run("node", ["watch", "--stdio", shellQuote([process.execPath, stdioPeer]), "--resource", "doc://a", "--lists"], {
+      onSpawn: (child) => {
+        child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
+        void waitFor(() => linesOf(stdout).length === 1).then(() => child.kill("SIGINT"))
+      }
+    })
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" })
+    expect(linesOf(result.stdout)).toEqual([{ event: "Watching", resources: ["doc://a"], lists: true }])
   })
 
   it("without --resource it watches the lists; a GET stream the server ends is a gap", async () => {

@@ -393,6 +393,22 @@ describe("the Promise API", () => {
     40_000
   )
 
+  it("after close, subscribeResource rejects with the typed error, nothing sent", async () => {
+    const srv = await start2025({ jsonResponse: true })
+    const connection = await connectPromise({ url: srv.url, revisions: ["2025-11-25"] })
+    try {
+      await connection.close()
+      await expect(connection.subscribeResource("doc://a", () => {})).rejects.toMatchObject({
+        _tag: "TransportFailure",
+        reason: "session-closed",
+        outcome: "not-sent"
+      })
+      expect(srv.counts.subscribes).toEqual({})
+    } finally {
+      await srv.close()
+    }
+  }, 40_000)
+
   it("a refusal before any I/O rejects with the typed error", async () => {
     const srv = await start2025({ jsonResponse: true, subscribe: false })
     const connection = await connectPromise({ url: srv.url, revisions: ["2025-11-25"] })
