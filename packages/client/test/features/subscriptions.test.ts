@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url"
 import { Authorization, McpClient, McpServers } from "../../src/index.js"
 import { connect as connectPromise } from "../../src/promise.js"
 import { eventually, failureOf } from "../support/harness.js"
-import { start2025, start2026 } from "../support/subscriptionsServers.js"
+import { start2025, start2026, startLegacy } from "../support/subscriptionsServers.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const peerProgram = path.join(here, "../support/subscriptionsPeer.mjs")
@@ -181,6 +181,30 @@ describe.each([["JSON", true], ["SSE", false]] as const)("2025 Streamable HTTP (
       yield* until(() => resources.length === 2)
       expect(resources[1]).toEqual(["doc://a", "doc://b", "doc://c"])
       expect(events.some((e) => e._tag === "ResourcesListChanged" && !e.gap)).toBe(true)
+    }))
+})
+
+// ---------------------------------------------------------------------------------------------
+// Legacy HTTP+SSE (the SDK v1's SSEServerTransport)
+// ---------------------------------------------------------------------------------------------
+
+describe("legacy HTTP+SSE", () => {
+  live("an update on the GET stream; a stream that ends is a new session, subscribed again with a gap", () =>
+    Effect.gen(function*() {
+      const srv = yield* Effect.acquireRelease(Effect.promise(() => startLegacy()), (s) => Effect.promise(() => s.close()))
+      const connection = yield* McpClient.connect({ url: srv.url, transport: "sse" })
+      expect(connection.transport).toBe("sse")
+      const updates = yield* Stream.toPull(yield* connection.subscribeResource("doc://a"))
+      yield* connection.callTool("touch", { uri: "doc://a" })
+      expect(yield* pullOnce(updates)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: false }])
+      yield* Effect.promise(() => srv.dropStreams())
+      // The next operation starts a new session (docs/DESIGN.md, "Sessions that heal").
+      yield* Effect.eventually(connection.callTool("counts"))
+      expect(yield* pullOnce(updates)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: true }])
+      expect(srv.sessions()).toBe(2)
+      expect(srv.counts.subscribes).toEqual({ "doc://a": 2 })
+      yield* connection.callTool("touch", { uri: "doc://a" })
+      expect(yield* pullOnce(updates)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: false }])
     }))
 })
 

@@ -6,6 +6,9 @@
  *   `dropStreams` ends every session's standalone GET stream (the SDK's own
  *   `closeStandaloneSSEStream`: the client must open it again); `forgetSessions` forgets them
  *   as a restarted server would (404 for the ids it no longer knows).
+ * - `startLegacy`: the same peer over the SDK v1's deprecated `SSEServerTransport` (2024-11-05:
+ *   GET /sse, POST /messages?sessionId=...); `dropStreams` ends every GET stream, which ends the
+ *   session (the client starts a new one).
  * - `start2026`: the SDK v2 (`@modelcontextprotocol/server` 2.4.0) `createMcpHandler`, whose
  *   listen router serves `subscriptions/listen` itself: the filter's `resourceSubscriptions` are
  *   honoured when the server declares `resources.subscribe`, and what is published on the
@@ -15,6 +18,7 @@
  *   stream, not the server's own end).
  */
 import { createMcpHandler, McpServer as McpServerV2 } from "@modelcontextprotocol/server"
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { randomUUID } from "node:crypto"
 import * as http from "node:http"
@@ -114,6 +118,61 @@ export const start2025 = async (options: { readonly jsonResponse: boolean; reado
     },
     close: async () => {
       for (const transport of [...transports.values()]) await transport.close().catch(() => undefined)
+      for (const socket of sockets) socket.destroy()
+      await new Promise<void>((resolve) => httpServer.close(() => resolve()))
+    }
+  }
+}
+
+export interface PeerLegacy {
+  readonly url: string
+  readonly counts: Counts
+  /** GET streams opened so far (one per session). */
+  readonly sessions: () => number
+  readonly dropStreams: () => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+export const startLegacy = async (): Promise<PeerLegacy> => {
+  const counts = makeCounts() as Counts
+  let sessions = 0
+  const transports = new Map<string, SSEServerTransport>()
+  const httpServer = http.createServer(async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1")
+    if (req.method === "GET" && url.pathname === "/sse") {
+      sessions++
+      const transport = new SSEServerTransport("/messages", res)
+      transports.set(transport.sessionId, transport)
+      transport.onclose = () => void transports.delete(transport.sessionId)
+      await makeSubscriptionsServer(counts).connect(transport)
+      return
+    }
+    if (req.method === "POST" && url.pathname === "/messages") {
+      const transport = transports.get(url.searchParams.get("sessionId") ?? "")
+      if (transport === undefined) {
+        res.writeHead(404).end("unknown session")
+        return
+      }
+      await transport.handlePostMessage(req, res)
+      return
+    }
+    res.writeHead(404).end("not found")
+  })
+  const sockets = new Set<Socket>()
+  httpServer.on("connection", (socket) => {
+    sockets.add(socket)
+    socket.on("close", () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => httpServer.listen(0, "127.0.0.1", resolve))
+  const { port } = httpServer.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/sse`,
+    counts,
+    sessions: () => sessions,
+    dropStreams: async () => {
+      for (const transport of [...transports.values()]) await transport.close().catch(() => undefined)
+    },
+    close: async () => {
       for (const socket of sockets) socket.destroy()
       await new Promise<void>((resolve) => httpServer.close(() => resolve()))
     }
