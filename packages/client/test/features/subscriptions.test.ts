@@ -1,8 +1,8 @@
 /**
  * Subscriptions (docs/DESIGN.md, "Subscriptions"), end to end against real peers on loopback:
- * the official SDK v1 server (2025 revisions, Streamable HTTP with JSON and SSE answers, and
- * stdio) and the SDK v2 server (2026-07-28, `subscriptions/listen` with JSON and SSE answers),
- * both serving `test/support/subscriptionsPeer.mjs`'s tools. Each row: an update reaches the
+ * the official SDK v1 server (2025 revisions: Streamable HTTP with JSON and SSE answers, legacy
+ * HTTP+SSE, stdio) and the SDK v2 server (2026-07-28, `subscriptions/listen` with JSON and SSE
+ * answers, and its `serveStdio`), all serving `test/support/subscriptionsPeer.mjs`'s tools. Each row: an update reaches the
  * subscriber, unsubscribing reaches the server, a server without `resources.subscribe` is
  * refused before any I/O, a flood is coalesced, a dropped stream (or a new session) is
  * subscribed again with a gap, and the prompt and resource lists are live once asked for.
