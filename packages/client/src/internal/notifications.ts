@@ -18,8 +18,9 @@
  * - anything else, or anything malformed, is dropped.
  *
  * `changes` is the connection's one stream of change events (a sliding PubSub): what
- * `Connection.changes` reads, and the hook an internal consumer (a response cache evicting what
- * a change made stale) subscribes to. A gap (a stream of the server's reopened, a 2026-07-28
+ * `Connection.changes` reads. `observeChanges` is the hook an internal consumer that must not
+ * miss one (a response cache evicting what a change made stale) registers with: called
+ * synchronously with each event, before `changes` has it. A gap (a stream of the server's reopened, a 2026-07-28
  * subscription acknowledged again, a new session) is published there as events with
  * `gap: true` for every list and every watched URI: they may have changed meanwhile.
  *
@@ -95,6 +96,13 @@ export interface Notifications {
    * consumer that must forget what a change made stale (a response cache) subscribes to.
    */
   readonly changes: PubSub.PubSub<ChangeEvent>
+  /**
+   * Observes every change event synchronously, on the reader of the stream that brought it,
+   * until the returned function is called: for an internal consumer that must never miss one
+   * (a cache's eviction), where `changes` drops the oldest for a reader that falls behind. The
+   * observer must be quick and never block; what it throws is ignored.
+   */
+  readonly observeChanges: (observer: (event: ChangeEvent) => void) => () => void
   /** The prompts changed (announced, or a gap): at most one waiting, as for tools. */
   readonly promptsChanged: Queue.Dequeue<void>
   /** The resources list changed (announced, or a gap): at most one waiting. */
@@ -135,6 +143,21 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
     const resubscribe = yield* Queue.sliding<void>(1)
     const watchers = new Map<string, Set<Queue.Queue<ResourceUpdate>>>()
     let acknowledgement: Deferred.Deferred<Readonly<Record<string, unknown>>> | undefined
+    const observers = new Set<(event: ChangeEvent) => void>()
+    /** A change event: to the synchronous observers first (nothing is lost there), then to `changes`. */
+    const emit = (event: ChangeEvent) =>
+      Effect.zipRight(
+        Effect.sync(() => {
+          for (const observer of observers) {
+            try {
+              observer(event)
+            } catch {
+              // An observer's failure is its own: the others and the stream still hear of it.
+            }
+          }
+        }),
+        PubSub.publish(events, event)
+      )
 
     const updated = (uri: string, gap: boolean) =>
       Effect.suspend(() => {
@@ -143,16 +166,16 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
         const event = { _tag: "ResourceUpdated", uri, gap } as const
         return Effect.zipRight(
           Effect.forEach(watching, (queue) => Queue.offer(queue, event), { discard: true }),
-          PubSub.publish(events, event)
+          emit(event)
         )
       })
     const listChanged = (
       tag: "PromptsListChanged" | "ResourcesListChanged",
       queue: Queue.Queue<void>,
       gap: boolean
-    ) => Effect.zipRight(Queue.offer(queue, undefined), PubSub.publish(events, { _tag: tag, gap }))
+    ) => Effect.zipRight(Queue.offer(queue, undefined), emit({ _tag: tag, gap }))
     const missed = Effect.gen(function*() {
-      yield* PubSub.publish(events, { _tag: "ToolsListChanged", gap: true })
+      yield* emit({ _tag: "ToolsListChanged", gap: true })
       yield* listChanged("PromptsListChanged", prompts, true)
       yield* listChanged("ResourcesListChanged", resources, true)
       for (const uri of [...watchers.keys()]) yield* updated(uri, true)
@@ -182,7 +205,7 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
           case "notifications/progress":
             return Effect.sync(() => progress(params))
           case "notifications/tools/list_changed":
-            return Effect.zipRight(changed, PubSub.publish(events, { _tag: "ToolsListChanged", gap: false }))
+            return Effect.zipRight(changed, emit({ _tag: "ToolsListChanged", gap: false }))
           case "notifications/prompts/list_changed":
             return listChanged("PromptsListChanged", prompts, false)
           case "notifications/resources/list_changed":
@@ -212,6 +235,12 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
       toolsChanged: changes,
       logs,
       changes: events,
+      observeChanges: (observer) => {
+        // A wrapper per registration: the same function observing twice is two observers.
+        const registered = (event: ChangeEvent) => observer(event)
+        observers.add(registered)
+        return () => void observers.delete(registered)
+      },
       promptsChanged: prompts,
       resourcesChanged: resources,
       watch: (uri) =>

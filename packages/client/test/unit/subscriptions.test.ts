@@ -72,6 +72,26 @@ describe("notifications: resource updates and list changes", () => {
       expect(Chunk.toReadonlyArray(yield* Queue.takeAll(a.updates))).toEqual([{ _tag: "ResourceUpdated", uri: "doc://a", gap: true }])
     }))
 
+  it.scoped("observeChanges hears every event, synchronously, however far a reader of changes falls behind; a throwing observer changes nothing", () =>
+    Effect.gen(function*() {
+      const router = yield* Notifications.make(10)
+      const heard: Array<string> = []
+      const stop = router.observeChanges((event) => void heard.push(event._tag))
+      router.observeChanges(() => {
+        throw new Error("an observer's own failure")
+      })
+      yield* router.watch("doc://a")
+      const events = yield* PubSub.subscribe(router.changes)
+      for (let i = 0; i < 1_000; i++) yield* router.take(notification("notifications/resources/updated", { uri: "doc://a" }))
+      yield* router.take(notification("notifications/prompts/list_changed"))
+      expect(heard.length).toBe(1_001)
+      expect(heard.at(-1)).toBe("PromptsListChanged")
+      expect(yield* Queue.size(events)).toBe(Notifications.changeBuffer)
+      stop()
+      yield* router.take(notification("notifications/tools/list_changed"))
+      expect(heard.length).toBe(1_001)
+    }))
+
   it.effect.prop(
     "whatever a hostile server sends, nothing fails, only watched URIs are delivered, each watcher holds at most one update",
     [fc.array(
