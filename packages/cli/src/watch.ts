@@ -16,6 +16,7 @@ import * as Stream from "effect/Stream"
 import type { Use } from "./command.js"
 import { enter } from "./connection.js"
 import { flag, type Flags } from "./flags.js"
+import { oneLine } from "./output.js"
 import { invalidOption } from "./record.js"
 import type { RunContext } from "./runContext.js"
 
@@ -40,9 +41,10 @@ export const renderEvent = (
   if (machine) return `${JSON.stringify({ event: _tag, ...fields })}\n`
   switch (event._tag) {
     case "Watching":
-      return `watching ${[...event.resources, ...(event.lists ? ["the lists"] : [])].join(", ")} (Ctrl-C ends)\n`
+      return `watching ${[...event.resources.map(oneLine), ...(event.lists ? ["the lists"] : [])].join(", ")} (Ctrl-C ends)\n`
     case "ResourceUpdated":
-      return `${event.uri} ${event.gap ? "may have changed (a stream was restored)" : "updated"}\n`
+      // One line on a terminal, whatever the URI holds.
+      return `${oneLine(event.uri)} ${event.gap ? "may have changed (a stream was restored)" : "updated"}\n`
     default: {
       const what = event._tag === "ToolsListChanged" ? "tools" : event._tag === "PromptsListChanged" ? "prompts" : "resources"
       return `${what} ${event.gap ? "may have changed (a stream was restored)" : "changed"}\n`
