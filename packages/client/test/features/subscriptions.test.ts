@@ -102,6 +102,29 @@ describe.each([["JSON", true], ["SSE", false]] as const)("2025 Streamable HTTP (
       expect(observed(connection, "resources/subscribe")).toEqual([])
     }))
 
+  live("a refused subscribe is a redacted RemoteRefusal (not-applied); nothing stays watched", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2025(jsonResponse)
+      const connection = yield* McpClient.connect({ url: srv.url, revisions: ["2025-11-25"] })
+      const events: Array<McpClient.ChangeEvent> = []
+      yield* Effect.forkScoped(Stream.runForEach(connection.changes, (e) => Effect.sync(() => void events.push(e))))
+      const uri = "doc://forbidden?token=S3CRET-TOKEN"
+      const { error } = yield* failureOf(Effect.scoped(connection.subscribeResource(uri)))
+      expect(error).toMatchObject({ _tag: "RemoteRefusal", stage: "subscribe-resource", code: -32602, outcome: "not-applied", retryable: false })
+      const text = JSON.stringify(error) + String(error) + error.message
+      expect(text).not.toContain("S3CRET")
+      expect(text).not.toContain("forbidden")
+      // Its watch was released with the scope: an update of that URI reaches no one. The
+      // session's GET stream carries them in order: once b's update is seen, the other was read.
+      yield* until(() => srv.getStreams() === 1)
+      const sentinel = yield* Stream.toPull(yield* connection.subscribeResource("doc://b"))
+      yield* connection.callTool("touch", { uri, force: true })
+      yield* connection.callTool("touch", { uri: "doc://b" })
+      expect(yield* pullOnce(sentinel)).toEqual([{ _tag: "ResourceUpdated", uri: "doc://b", gap: false }])
+      yield* until(() => events.length >= 1)
+      expect(events).toEqual([{ _tag: "ResourceUpdated", uri: "doc://b", gap: false }])
+    }))
+
   live("a flood of updates is coalesced: a reader that did not keep up finds one", () =>
     Effect.gen(function*() {
       const srv = yield* server2025(jsonResponse)

@@ -5,6 +5,8 @@
 // `subscriptionsServers.ts` serves it over Streamable HTTP; run as a program (`node
 // subscriptionsPeer.mjs [--no-subscribe]`) it serves one session over stdio.
 //
+// A URI starting `doc://forbidden` is refused (-32602), its message repeating the URI.
+//
 // Tools drive what the server announces, the same on every transport:
 // - `touch` {uri, force?}: `notifications/resources/updated` for uri when this session
 //   subscribed to it (or always, with force: an update nobody asked for);
@@ -14,7 +16,7 @@
 // - `counts`: what this process saw, as JSON ({subscribes, unsubscribes} by URI).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import { SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { z } from "zod"
 
 /** What every session of this process saw. */
@@ -72,6 +74,10 @@ export const makeSubscriptionsServer = (counts, options = {}) => {
   if (subscribe) {
     server.server.registerCapabilities({ resources: { subscribe: true, listChanged: true } })
     server.server.setRequestHandler(SubscribeRequestSchema, (request) => {
+      // A careless refusal: it repeats the URI (and what its query carries).
+      if (request.params.uri.startsWith("doc://forbidden")) {
+        throw new McpError(ErrorCode.InvalidParams, `no subscription to ${request.params.uri} for you`)
+      }
       bump(counts.subscribes, request.params.uri)
       subscribed.add(request.params.uri)
       return {}
