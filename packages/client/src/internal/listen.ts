@@ -10,7 +10,10 @@
  *   (no gap between the two: an update both carry is one update to each watcher's queue).
  * - **Acknowledged.** A subscription counts once its `notifications/subscriptions/acknowledged`
  *   arrives, within the exchange's timeout; it says which part of the filter the server honours.
- *   Who waits for a set of URIs (`update`) learns which of them were honoured.
+ *   Who waits for a set of URIs (`update`) learns which of them were honoured. An
+ *   acknowledgement is not matched to its request (the transports keep JSON-RPC ids to
+ *   themselves): the first after a subscription is sent is its own; a server that acknowledges
+ *   again is believed, as it would be if it lied the first time.
  * - **Dropped, made again.** A stream that drops (or is never acknowledged in time) is made
  *   again after 1, 2, 4 ... at most 30 s; its acknowledgement is a gap (`reopened`): every list
  *   and every subscribed resource may have changed meanwhile.
@@ -53,6 +56,12 @@ export interface Listener {
    * acknowledged, with the URIs the server honours. Fails when the subscription ended.
    */
   readonly update: (uris: ReadonlySet<string>, exchange: Exchange) => Effect.Effect<ReadonlySet<string>, McpConnectionError>
+  /**
+   * The URIs of the next subscription, without making one now: after an `update` that failed or
+   * was not honoured, the one open may ask for more than is subscribed (its updates reach no
+   * watcher); the next one made (a drop, another `update`) asks for these.
+   */
+  readonly retract: (uris: ReadonlySet<string>) => void
 }
 
 /** The longest wait before subscribing again after a subscription was dropped. */
@@ -196,7 +205,10 @@ export const make = (options: {
           waiters.push({ generation: ++generation, done, exchange })
           yield* Queue.offer(wanted, undefined)
           return yield* Deferred.await(done)
-        })
+        }),
+      retract: (next) => {
+        uris = new Set(next)
+      }
     }
     return listener
   })

@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url"
 import { Authorization, McpClient, McpServers } from "../../src/index.js"
 import { connect as connectPromise } from "../../src/promise.js"
 import { eventually, failureOf } from "../support/harness.js"
+import { json, rawHttpServer, SSE_HEADERS, sseEvent } from "../support/rawMcpServer.js"
 import { start2025, start2026, startLegacy } from "../support/subscriptionsServers.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -321,6 +322,66 @@ describe.each(["json", "sse"] as const)("2026-07-28 subscriptions/listen (%s ans
       yield* until(() => observed(connection, "resources/list").length === 2)
       expect((yield* connection.resourceList.get).map((r) => r.uri)).toEqual(["doc://a", "doc://b", "doc://c"])
     }))
+})
+
+// ---------------------------------------------------------------------------------------------
+// A hostile 2026-07-28 server (raw loopback): it declares resources.subscribe, then honours no
+// URI, and floods its subscription with acknowledgements and updates nobody asked for. (A server
+// that acknowledges a URI and never sends its updates is a liar no client can catch.)
+// ---------------------------------------------------------------------------------------------
+
+describe("a hostile 2026-07-28 server", () => {
+  live(
+    "a URI the acknowledgement leaves out is InvalidOption not-applied; floods of strangers' updates and extra acknowledgements are dropped",
+    () =>
+      Effect.gen(function*() {
+        const listens: Array<Record<string, unknown>> = []
+        const srv = yield* rawHttpServer((_, res, request) => {
+          const { id, method, params } = request.message ?? {}
+          const result = (value: Record<string, unknown>) => json(res, { jsonrpc: "2.0", id, result: value })
+          switch (method) {
+            case "server/discover":
+              return result({ supportedVersions: ["2026-07-28"], capabilities: { tools: {}, resources: { subscribe: true, listChanged: true } } })
+            case "tools/list":
+              return result({ tools: [] })
+            case "subscriptions/listen": {
+              listens.push(params?.notifications ?? {})
+              res.writeHead(200, SSE_HEADERS)
+              // Honours the list changes, none of the URIs, again and again; and a flood of updates
+              // of what nobody asked for.
+              for (let i = 0; i < 500; i++) {
+                res.write(
+                  sseEvent({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { notifications: { resourcesListChanged: true } } })
+                )
+                res.write(sseEvent({ jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri: `doc://stranger/${i}` } }))
+              }
+              return
+            }
+            default:
+              return json(res, { jsonrpc: "2.0", id, error: { code: -32601, message: "no" } })
+          }
+        })
+        const connection = yield* McpClient.connect({ url: `${srv.origin}/mcp`, revisions: ["2026-07-28"] })
+        yield* until(() => listens.length === 1)
+        const { error } = yield* failureOf(Effect.scoped(connection.subscribeResource("doc://a")))
+        expect(error).toMatchObject({
+          _tag: "InvalidOption",
+          stage: "subscribe-resource",
+          option: "uri",
+          reason: "unsupported-by-server",
+          outcome: "not-applied"
+        })
+        yield* until(() => listens.length === 2)
+        expect(listens[1]).toEqual({ resourcesListChanged: true, resourceSubscriptions: ["doc://a"] })
+        // The refused URI left the filter: the next subscription (another URI) does not carry it.
+        const other = yield* Effect.flip(Effect.scoped(connection.subscribeResource("doc://b")))
+        expect(other).toMatchObject({ _tag: "InvalidOption", outcome: "not-applied" })
+        yield* until(() => listens.length === 3)
+        expect(listens[2]).toEqual({ resourcesListChanged: true, resourceSubscriptions: ["doc://b"] })
+        const diagnostics = yield* connection.diagnostics
+        expect(diagnostics.pending).toBe(0)
+      })
+  )
 })
 
 // ---------------------------------------------------------------------------------------------

@@ -81,12 +81,15 @@ export const make = (core: Core): Effect.Effect<Subscriptions> =>
             }
             counts.set(uri, count + 1)
             if (count > 0) return { value: undefined, bytes: 0 }
-            const honoured = yield* Effect.onError(
-              on.session.listener.update(subscribed(), exchange),
-              () => Effect.sync(() => void counts.delete(uri))
-            )
+            const listener = on.session.listener
+            // Failed or not honoured: not subscribed, and the next subscription leaves it out.
+            const withdraw = Effect.sync(() => {
+              counts.delete(uri)
+              listener.retract(subscribed())
+            })
+            const honoured = yield* Effect.onError(listener.update(subscribed(), exchange), () => withdraw)
             if (honoured.has(uri)) return { value: undefined, bytes: 0 }
-            counts.delete(uri)
+            yield* withdraw
             return yield* Effect.fail(unsupported(exchange, "not-applied"))
           }))
       )
