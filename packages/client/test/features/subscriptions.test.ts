@@ -126,6 +126,34 @@ describe.each([["JSON", true], ["SSE", false]] as const)("2025 Streamable HTTP (
       expect(events).toEqual([{ _tag: "ResourceUpdated", uri: "doc://b", gap: false }])
     }))
 
+  live("a subscribe the server never answers ends at the call deadline (its override), and holds nothing", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2025(jsonResponse)
+      const connection = yield* McpClient.connect({ url: srv.url, revisions: ["2025-11-25"] })
+      const { elapsedMs, error } = yield* failureOf(Effect.scoped(connection.subscribeResource("doc://silent", { timeout: 300 })))
+      expect(error).toMatchObject({ _tag: "DeadlineExceeded", stage: "subscribe-resource", phase: "call", limits: { timeoutMs: 300 }, outcome: "unknown" })
+      expect(elapsedMs).toBeLessThan(5_000)
+      // Nothing was counted as subscribed, the lock is free: the next subscribe goes through.
+      yield* Effect.scoped(connection.subscribeResource("doc://a"))
+      expect(srv.counts.subscribes).toEqual({ "doc://a": 1 })
+      expect(srv.counts.unsubscribes).toEqual({ "doc://a": 1 })
+      expect((yield* connection.diagnostics).pending).toBe(0)
+    }))
+
+  live("an unsubscribe the server never answers holds the closing scope no longer than the release timeout", () =>
+    Effect.gen(function*() {
+      const srv = yield* server2025(jsonResponse)
+      const connection = yield* McpClient.connect({ url: srv.url, revisions: ["2025-11-25"], policy: { releaseTimeout: 300 } })
+      const scope = yield* Scope.make()
+      yield* Scope.extend(connection.subscribeResource("doc://sticky"), scope)
+      const started = Date.now()
+      yield* Scope.close(scope, Exit.void)
+      expect(Date.now() - started).toBeLessThan(3_000)
+      expect(srv.counts.unsubscribes).toEqual({ "doc://sticky": 1 })
+      expect(observed(connection, "resources/unsubscribe")).toMatchObject([{ outcome: "DeadlineExceeded", stage: "unsubscribe-resource" }])
+      expect((yield* connection.diagnostics).pending).toBe(0)
+    }))
+
   live("a flood of updates is coalesced: a reader that did not keep up finds one", () =>
     Effect.gen(function*() {
       const srv = yield* server2025(jsonResponse)

@@ -5,7 +5,8 @@
 // `subscriptionsServers.ts` serves it over Streamable HTTP; run as a program (`node
 // subscriptionsPeer.mjs [--no-subscribe]`) it serves one session over stdio.
 //
-// A URI starting `doc://forbidden` is refused (-32602), its message repeating the URI.
+// A URI starting `doc://forbidden` is refused (-32602), its message repeating the URI;
+// `doc://silent` is never answered, nor is the unsubscribe of `doc://sticky`.
 //
 // Tools drive what the server announces, the same on every transport:
 // - `touch` {uri, force?}: `notifications/resources/updated` for uri when this session
@@ -78,12 +79,16 @@ export const makeSubscriptionsServer = (counts, options = {}) => {
       if (request.params.uri.startsWith("doc://forbidden")) {
         throw new McpError(ErrorCode.InvalidParams, `no subscription to ${request.params.uri} for you`)
       }
+      // Never answered.
+      if (request.params.uri === "doc://silent") return new Promise(() => {})
       bump(counts.subscribes, request.params.uri)
       subscribed.add(request.params.uri)
       return {}
     })
     server.server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
       bump(counts.unsubscribes, request.params.uri)
+      // Never answered.
+      if (request.params.uri === "doc://sticky") return new Promise(() => {})
       subscribed.delete(request.params.uri)
       return {}
     })
