@@ -17,8 +17,8 @@
  *   subscribed again (2026-07-28: the subscription made again carries them), then a gap is
  *   published: every list and every subscribed URI, `gap: true`.
  * - **Ended.** Closing the subscriber's scope unsubscribes, under the call budget capped at the
- *   release timeout (a server that does not answer cannot hold a scope open); its failure is
- *   observed, not raised.
+ *   release timeout, and the whole of it (the lock, a new session) within the release timeout:
+ *   a server that does not answer cannot hold a scope open; its failure is observed, not raised.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -111,7 +111,13 @@ export const make = (core: Core): Effect.Effect<Subscriptions> =>
           on.session.listener === undefined
             ? send(on, "resources/unsubscribe", uri, exchange)
             : Effect.as(on.session.listener.update(subscribed(), exchange), { value: undefined, bytes: 0 }))
-      })).pipe(Effect.ignore)
+      })).pipe(
+        Effect.ignore,
+        // The whole of it, a wait for the lock or for a new session included: a closing scope is
+        // held no longer than the release timeout.
+        Effect.timeoutOption(Duration.millis(policy.releaseTimeoutMs)),
+        Effect.asVoid
+      )
 
     const subscribeResource: Subscriptions["subscribeResource"] = (uri, options) =>
       Effect.gen(function*() {
