@@ -7,7 +7,9 @@
  * own end ends it, a URI the server does not honour is said so.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, FastCheck as fc, Fiber, PubSub, Queue, TestClock } from "effect"
+import { Chunk, Deferred, Effect, FastCheck as fc, Fiber, PubSub, Queue, Scope, Stream, TestClock } from "effect"
+import type { Core } from "../../src/internal/connection/core.js"
+import * as LiveLists from "../../src/internal/connection/liveLists.js"
 import * as Listen from "../../src/internal/listen.js"
 import * as Notifications from "../../src/internal/notifications.js"
 import type { Exchange, Response } from "../../src/internal/transport/transport.js"
@@ -261,5 +263,40 @@ describe("the 2026-07-28 subscription", () => {
       yield* listener.update(new Set(), exchange)
       expect(server.closed()).toBe(1)
       expect(yield* Queue.size(server.requests)).toBe(0)
+    }))
+})
+
+describe("a live list (prompts, resources)", () => {
+  /** What a live list reads of the connection: its relist delay and its scope (a pure part). */
+  const coreOf = (scope: Scope.Scope) => ({ policy: { relistDelayMs: 200 }, scope }) as unknown as Core
+
+  it.scoped("lists nothing until asked; then each announced change after the relist delay; says a new list only when it differs", () =>
+    Effect.gen(function*() {
+      const changed = yield* Queue.sliding<void>(1)
+      const answers = [["greet"], ["greet"], ["greet", "late"]]
+      let listed = 0
+      const list = Effect.sync(() => answers[Math.min(listed++, answers.length - 1)]!)
+      const live = yield* LiveLists.make(coreOf(yield* Effect.scope), list, changed)
+      // Announced before anyone asked: nothing is listed, however long it waits.
+      yield* Queue.offer(changed, undefined)
+      yield* TestClock.adjust("10 seconds")
+      expect(listed).toBe(0)
+      const seen: Array<ReadonlyArray<string>> = []
+      yield* Effect.forkScoped(Stream.runForEach(live.changes, (names) => Effect.sync(() => void seen.push(names))))
+      yield* Effect.yieldNow()
+      expect(yield* live.get).toEqual(["greet"])
+      expect(listed).toBe(1)
+      // A change: listed after the delay, the same list, not said again.
+      yield* Queue.offer(changed, undefined)
+      yield* TestClock.adjust("199 millis")
+      expect(listed).toBe(1)
+      yield* TestClock.adjust("1 millis")
+      expect(listed).toBe(2)
+      // Another: a new list, said.
+      yield* Queue.offer(changed, undefined)
+      yield* TestClock.adjust("200 millis")
+      expect(listed).toBe(3)
+      expect(yield* live.get).toEqual(["greet", "late"])
+      expect(seen).toEqual([["greet"], ["greet", "late"]])
     }))
 })
