@@ -165,7 +165,7 @@ const fiber = Effect.runFork(program)
 const onSignal = (code: number) => () => {
   if (interruptedBy !== undefined) {
     // A second signal does not wait for the bounded release any more.
-    void finish(interruptedBy, "", cliRecord("Interrupted", state.position))
+    void (state.endsOnInterrupt === true ? finish(0, "") : finish(interruptedBy, "", cliRecord("Interrupted", state.position)))
     return
   }
   interruptedBy = code
@@ -178,7 +178,10 @@ process.on("SIGTERM", onSignal(exitCodes.terminated))
 // No top-level await: the Node build is a CommonJS script, so that the launcher can keep its V8
 // code cache (docs/BENCHMARKS.md, "CLI start-up").
 void Effect.runPromise(Fiber.await(fiber)).then(async (exit) => {
-  if (interruptedBy !== undefined) {
+  if (interruptedBy !== undefined && state.endsOnInterrupt === true) {
+    // `watch`: the interruption is how it ends (its subscriptions and session released).
+    await finish(0, "")
+  } else if (interruptedBy !== undefined) {
     await finish(interruptedBy, "", cliRecord("Interrupted", state.position))
   } else if (Exit.isSuccess(exit)) {
     await finish(state.exitCode, state.stdout)

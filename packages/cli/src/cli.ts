@@ -1,6 +1,6 @@
 /**
  * The commands, with @effect/cli: `tools`, `call`, `resources`, `templates`, `read`, `prompts`,
- * `prompt`, `complete`, `discover`, `ping`, `login`, `logout` and `demo`, each declared once (command.ts),
+ * `prompt`, `complete`, `discover`, `ping`, `watch`, `login`, `logout` and `demo`, each declared once (command.ts),
  * their flags taken from the table (flags.ts). A handler resolves its target, budgets and auth
  * settings (no I/O until all are valid), connects in its own scope, runs its operation, and
  * leaves what to print and the exit code in the run state; the entry point prints them.
@@ -30,6 +30,7 @@ import {
 } from "./output.js"
 import { invalidOption } from "./record.js"
 import type { RunContext } from "./runContext.js"
+import { parseWatch, watch } from "./watch.js"
 
 export const version = "0.1.0"
 
@@ -102,6 +103,13 @@ export const makeCommand = (ctx: RunContext) => {
       name: "ping",
       description: "discover a server, then check it answers (ping; server/discover in 2026-07-28) under its own small budget",
       use: (connection, { machine }) => Effect.map(connection.ping, (ms) => renderPing(ms, connection, machine))
+    }),
+    connectingCommand(ctx, {
+      name: "watch",
+      description:
+        "discover a server, subscribe to each --resource, then print one line per event (resource updates; with --lists, list changes) until interrupted (Ctrl-C: exit 0)",
+      parse: parseWatch,
+      use: watch(ctx)
     }),
     command({
       name: "login",

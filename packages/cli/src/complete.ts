@@ -32,7 +32,9 @@ const contextOf = (given: ReadonlyArray<string>): Effect.Effect<Record<string, s
 export const parseComplete = (flags: Flags): Effect.Effect<McpSchema.CompleteRequest, McpConnectionError> =>
   Effect.gen(function*() {
     const prompt = Option.getOrUndefined(flags.prompt)
-    const resource = Option.getOrUndefined(flags.resource)
+    // `--resource` is repeatable for `watch`; `complete` takes one template.
+    if (flags.resource.length > 1) return yield* Effect.fail(invalidOption(flag("resource")))
+    const resource = flags.resource[0]
     // Exactly one reference: neither, or both, names the first flag of the pair.
     if ((prompt === undefined) === (resource === undefined)) return yield* Effect.fail(invalidOption(flag("prompt")))
     if (prompt === "" || resource === "") return yield* Effect.fail(invalidOption(flag(prompt === "" ? "prompt" : "resource")))

@@ -20,6 +20,7 @@ export type CommandName =
   | "prompt"
   | "discover"
   | "ping"
+  | "watch"
   | "login"
   | "logout"
   | "demo"
@@ -66,7 +67,8 @@ export const connectingCommands = [
   "prompt",
   "discover",
   "ping",
-  "complete"
+  "complete",
+  "watch"
 ] as const satisfies ReadonlyArray<CommandName>
 
 const connecting = connectingCommands
@@ -352,13 +354,6 @@ export const flagTable = {
     commands: ["complete"],
     description: "complete an argument of this prompt (its name; or --resource)"
   },
-  resource: {
-    name: "resource",
-    kind: "text",
-    section: "operation",
-    commands: ["complete"],
-    description: "complete an argument of this resource template (its URI template, e.g. 'file:///{path}'; or --prompt)"
-  },
   argument: {
     name: "argument",
     kind: "text",
@@ -379,6 +374,21 @@ export const flagTable = {
     section: "operation",
     commands: ["complete"],
     description: "NAME=VALUE: a value already chosen for another argument of the same prompt or template (repeatable, one per name)"
+  },
+  resource: {
+    name: "resource",
+    kind: "repeated",
+    section: "operation",
+    commands: ["complete", "watch"],
+    description:
+      "(complete) the resource template to complete an argument of (its URI template, e.g. 'file:///{path}'; or --prompt); (watch) a resource URI to subscribe to: each of its updates is one event (repeatable; refused when the server does not declare resources.subscribe)"
+  },
+  lists: {
+    name: "lists",
+    kind: "boolean",
+    section: "operation",
+    commands: ["watch"],
+    description: "also print each tools, prompts or resources list change (the default without --resource)"
   }
 } as const satisfies Readonly<Record<string, FlagSpec>>
 

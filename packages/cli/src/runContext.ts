@@ -25,6 +25,8 @@ export interface RunState {
    * the labelled, redacted block of its last lines, or "" (packages/cli/README.md).
    */
   serverStderr?: (() => string) | undefined
+  /** An interruption (SIGINT, SIGTERM) is the run's normal end: exit 0, no record (`watch`). */
+  endsOnInterrupt?: boolean | undefined
 }
 
 export interface RunContext {

@@ -155,6 +155,8 @@ export interface Observation {
     | "prompts/get"
     | "logging/setLevel"
     | "completion/complete"
+    | "resources/subscribe"
+    | "resources/unsubscribe"
   readonly stage: Stage
   readonly durationMs: number
   readonly bytes: number
@@ -297,6 +299,37 @@ export interface Connection {
    * `ping`). Succeeds with the round trip in milliseconds.
    */
   readonly ping: Effect.Effect<number, McpConnectionError>
+  /**
+   * The server's change events as they arrive (docs/DESIGN.md, "Subscriptions"): list changes
+   * (tools, prompts, resources) and updates of the resources subscribed with
+   * `subscribeResource`; `gap: true` when a stream that carries them was lost and restored (or
+   * a new session started): re-read what matters. A sliding buffer of 256 events: a reader
+   * that falls behind loses the oldest.
+   */
+  readonly changes: Stream.Stream<ChangeEvent>
+  /**
+   * Subscribes to one resource's updates until the scope closes (docs/DESIGN.md,
+   * "Subscriptions"): `resources/subscribe` in the 2025 revisions, the resource added to the
+   * `subscriptions/listen` filter in 2026-07-28, under the call budget (or the overrides). A
+   * server that does not declare `resources.subscribe` is refused before any I/O
+   * (`InvalidOption`, reason `undeclared-capability`). The stream gives each update (a flood
+   * of them is coalesced: a slow reader sees one); closing the scope unsubscribes (bounded by
+   * the release timeout). Subscriptions are made again after a stream drops or on a new
+   * session, with an update `gap: true`.
+   */
+  readonly subscribeResource: (
+    uri: string,
+    options?: PhasePolicy.BudgetOptions
+  ) => Effect.Effect<Stream.Stream<ResourceUpdate>, McpConnectionError, Scope.Scope>
+  /** `subscribeResource` as a stream: subscribed when it starts, unsubscribed when it ends. */
+  readonly resourceUpdates: (uri: string, options?: PhasePolicy.BudgetOptions) => Stream.Stream<ResourceUpdate, McpConnectionError>
+  /**
+   * The server's prompts, kept live (docs/DESIGN.md, "Subscriptions"): listed on the first `get`
+   * or `changes`, then again (debounced like tools) each time the server says they changed.
+   */
+  readonly promptList: LiveList<McpSchema.Prompt>
+  /** The server's resources, kept live like `promptList`. */
+  readonly resourceList: LiveList<McpSchema.Resource>
   /** The last 100 operations after discovery. */
   readonly observations: Effect.Effect<ReadonlyArray<Observation>>
   /**
@@ -330,6 +363,45 @@ export interface Connection {
     elicitationId: string,
     options?: { readonly timeout?: PhasePolicy.BudgetOptions["timeout"] }
   ) => Effect.Effect<void, McpConnectionError>
+}
+
+/**
+ * A change the server announced, or that may have happened unseen (docs/DESIGN.md,
+ * "Subscriptions"). `gap: true`: a stream that carries changes was lost and restored, or a new
+ * session started; what was announced meanwhile is lost, so this may have changed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ChangeEvent =
+  | { readonly _tag: "ToolsListChanged"; readonly gap: boolean }
+  | { readonly _tag: "PromptsListChanged"; readonly gap: boolean }
+  | { readonly _tag: "ResourcesListChanged"; readonly gap: boolean }
+  | ResourceUpdate
+
+/**
+ * An update of a subscribed resource: read it again (`readResource`) to see what changed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResourceUpdate {
+  readonly _tag: "ResourceUpdated"
+  readonly uri: string
+  readonly gap: boolean
+}
+
+/**
+ * A list the connection keeps live (prompts, resources): `get` is the current list (listed
+ * the first time, under the call budget); `changes` gives it, then each new one that differs.
+ * A listing that fails later leaves the list as it was.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LiveList<A> {
+  readonly get: Effect.Effect<ReadonlyArray<A>, McpConnectionError>
+  readonly changes: Stream.Stream<ReadonlyArray<A>, McpConnectionError>
 }
 
 /**

@@ -70,6 +70,8 @@ export const Stage = Schema.Literal(
   "complete",
   /** Awaiting the completion of a URL elicitation (`awaitElicitation`). */
   "elicitation",
+  "subscribe-resource",
+  "unsubscribe-resource",
   "close"
 )
 

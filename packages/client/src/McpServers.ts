@@ -34,6 +34,7 @@ import * as Option from "effect/Option"
 import * as RcMap from "effect/RcMap"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type * as Authorization from "./Authorization.js"
 import type * as McpClient from "./McpClient.js"
 import * as McpCache from "./McpCache.js"
@@ -83,7 +84,15 @@ export interface Service {
     server: string,
     request: McpSchema.CompleteRequest,
     options?: PhasePolicy.BudgetOptions
-  ) => Effect.Effect<McpSchema.CompleteResult, McpConnectionError>
+  ) => Effect.Effect<McpSchema.CompleteResult, McpConnectionError>,
+  /** `connection(server)`, then its change events (docs/DESIGN.md, "Subscriptions"). */
+  readonly changes: (server: string) => Stream.Stream<McpClient.ChangeEvent, McpConnectionError>
+  /** `connection(server)`, then `resourceUpdates(uri)`: subscribed while the stream runs. */
+  readonly resourceUpdates: (
+    server: string,
+    uri: string,
+    options?: PhasePolicy.BudgetOptions
+  ) => Stream.Stream<McpClient.ResourceUpdate, McpConnectionError>
 }
 
 /**
@@ -162,7 +171,9 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
       connection,
       callTool: (server, name, args, callOptions) => Effect.flatMap(connection(server), (on) => on.callTool(name, args, callOptions)),
       tools: (server) => Effect.map(connection(server), (on) => on.tools),
-      complete: (server, request, options) => Effect.flatMap(connection(server), (on) => on.complete(request, options))
+      complete: (server, request, options) => Effect.flatMap(connection(server), (on) => on.complete(request, options)),
+      changes: (server) => Stream.unwrap(Effect.map(connection(server), (on) => on.changes)),
+      resourceUpdates: (server, uri, options) => Stream.unwrap(Effect.map(connection(server), (on) => on.resourceUpdates(uri, options)))
     }
   })
 

@@ -25,6 +25,7 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Cause from "effect/Cause"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
@@ -121,6 +122,20 @@ export interface PromiseOptions {
    * connection has a cache of its own.
    */
   readonly cache?: Cache | undefined
+  /**
+   * Called with each change event of the server's (docs/DESIGN.md, "Subscriptions"): list
+   * changes, updates of the resources subscribed with `subscribeResource`, and `gap: true` after
+   * a stream that carries them was restored. Through a sliding buffer of 256 events. What it
+   * throws is ignored.
+   */
+  readonly onChange?: ((event: McpClient.ChangeEvent) => void) | undefined
+  /**
+   * Called with the server's prompts, then each new list when they change (`Connection.promptList`):
+   * giving it lists them once the connection is made. What it throws is ignored.
+   */
+  readonly onPromptsChanged?: ((prompts: ReadonlyArray<McpSchema.Prompt>) => void) | undefined
+  /** Called with the server's resources, then each new list when they change (as `onPromptsChanged`). */
+  readonly onResourcesChanged?: ((resources: ReadonlyArray<McpSchema.Resource>) => void) | undefined
 }
 
 /**
@@ -299,6 +314,17 @@ export interface Connection {
     elicitationId: string,
     options?: { readonly timeout?: PhasePolicy.BudgetOptions["timeout"]; readonly signal?: AbortSignal | undefined }
   ) => Promise<void>
+  /**
+   * Subscribes to one resource's updates (docs/DESIGN.md, "Subscriptions"): resolves once the
+   * server has the subscription, with the function that ends it (safe to call more than once;
+   * closing the connection ends it too). `onUpdate` is called with each update (a flood is
+   * coalesced); re-read the resource then. What it throws is ignored.
+   */
+  readonly subscribeResource: (
+    uri: string,
+    onUpdate: (update: McpClient.ResourceUpdate) => void,
+    options?: RequestOptions
+  ) => Promise<() => Promise<void>>
   /** Releases the session (bounded). Safe to call more than once. */
   readonly close: () => Promise<void>
   /** The Effect connection underneath, for observation. */
@@ -431,8 +457,40 @@ const forEachUntilClosed = <A>(stream: Stream.Stream<A>, listener: (a: A) => voi
     scope
   ))
 
+/** Hands the connection's change events and live lists to the callbacks given for them. */
+const followChanges = (connection: McpClient.Connection, options: ConnectOptions, scope: Scope.Scope) => {
+  const { onChange, onPromptsChanged, onResourcesChanged } = options
+  if (typeof onChange === "function") forEachUntilClosed(connection.changes, onChange, scope)
+  // A listing that fails at first ends that callback's stream: there is nothing to call it with.
+  if (typeof onPromptsChanged === "function") forEachUntilClosed(Stream.orElse(connection.promptList.changes, () => Stream.empty), onPromptsChanged, scope)
+  if (typeof onResourcesChanged === "function") {
+    forEachUntilClosed(Stream.orElse(connection.resourceList.changes, () => Stream.empty), onResourcesChanged, scope)
+  }
+}
+
+/** One resource's subscription, ended by the function it resolves with (or the connection's close). */
+const subscribeResource = (
+  connection: McpClient.Connection,
+  scope: Scope.Scope,
+  uri: string,
+  onUpdate: (update: McpClient.ResourceUpdate) => void,
+  options: RequestOptions | undefined
+): Promise<() => Promise<void>> =>
+  run(
+    Effect.gen(function*() {
+      const own = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+      const updates = yield* Effect.onError(Scope.extend(connection.subscribeResource(uri, budgetOf(options)), own), (cause) =>
+        Scope.close(own, Exit.failCause(cause)))
+      forEachUntilClosed(updates, onUpdate, own)
+      let ending: Promise<void> | undefined
+      return () => (ending ??= Effect.runPromise(Scope.close(own, Exit.void)))
+    }),
+    options?.signal
+  )
+
 /** Hands the connection's tool lists and log messages to the callbacks given for them. */
 const follow = (connection: McpClient.Connection, options: ConnectOptions, scope: Scope.Scope) => {
+  followChanges(connection, options, scope)
   const { onElicitationComplete, onLogMessage, onToolsChanged } = options
   if (typeof onToolsChanged === "function") {
     // `changes` starts with the list of the moment: only a list other than the last seen is new.
@@ -506,6 +564,7 @@ export const connect = async (options: ConnectOptions): Promise<Connection> => {
         connection.awaitElicitation(elicitationId, awaitOptions === undefined ? undefined : { timeout: awaitOptions.timeout }),
         awaitOptions?.signal
       ),
+    subscribeResource: (uri, onUpdate, requestOptions) => subscribeResource(connection, scope, uri, onUpdate, requestOptions),
     close: () => (closing ??= close())
   }
 }

@@ -342,6 +342,12 @@ interface CommonConnectOptions {
   readonly onElicitationComplete?: ((elicitationId: string) => void) | undefined
   /** A cache shared with other connections (`createCache`); else the connection has its own. */
   readonly cache?: Cache | undefined
+  /** Called with each change event (list changes, subscribed resources' updates); what it throws is ignored. */
+  readonly onChange?: ((event: ChangeEvent) => void) | undefined
+  /** Called with the server's prompts, then each new list when they change (listed once connected). */
+  readonly onPromptsChanged?: ((prompts: ReadonlyArray<Prompt>) => void) | undefined
+  /** Called with the server's resources, then each new list when they change (listed once connected). */
+  readonly onResourcesChanged?: ((resources: ReadonlyArray<Resource>) => void) | undefined
 }
 
 /**
@@ -394,6 +400,26 @@ export interface CallOptions extends RequestOptions {
   readonly effectIdentity?: string | undefined
 }
 
+/**
+ * An update of a subscribed resource: read it again to see what changed. `gap: true`: a stream
+ * that carries updates was lost and restored (or a new session started); it may have changed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResourceUpdate {
+  readonly _tag: "ResourceUpdated"
+  readonly uri: string
+  readonly gap: boolean
+}
+
+/** A change the server announced, or that may have happened unseen (`gap: true`). @since 0.1.0 @category models */
+export type ChangeEvent =
+  | { readonly _tag: "ToolsListChanged"; readonly gap: boolean }
+  | { readonly _tag: "PromptsListChanged"; readonly gap: boolean }
+  | { readonly _tag: "ResourcesListChanged"; readonly gap: boolean }
+  | ResourceUpdate
+
 // --- The connection ---------------------------------------------------------------------------
 
 /**
@@ -430,6 +456,16 @@ export interface Connection {
     elicitationId: string,
     options?: { readonly timeout?: DurationInput | undefined; readonly signal?: AbortSignal | undefined }
   ) => Promise<void>
+  /**
+   * Subscribes to one resource's updates; resolves, once the server has the subscription, with
+   * the function that ends it. Refused (`InvalidOption`, `undeclared-capability`) before any I/O
+   * when the server does not declare `resources.subscribe`.
+   */
+  readonly subscribeResource: (
+    uri: string,
+    onUpdate: (update: ResourceUpdate) => void,
+    options?: RequestOptions
+  ) => Promise<() => Promise<void>>
   /** Releases the session (bounded). Safe to call more than once. */
   readonly close: () => Promise<void>
 }

@@ -43,6 +43,8 @@ export type Checks = [
   Holds<Equal<Plain.CompletionReference, McpSchema.CompletionReference>>,
   Holds<Equal<Plain.CompleteRequest, McpSchema.CompleteRequest>>,
   Holds<Equal<Plain.TransportKind, McpClient.TransportKind>>,
+  Holds<Equal<Plain.ChangeEvent, McpClient.ChangeEvent>>,
+  Holds<Equal<Plain.ResourceUpdate, McpClient.ResourceUpdate>>,
   // The connection: every member but the Effect connection underneath, each giving the client's
   // type (what its methods take are options, below).
   Holds<Equal<Keys<Plain.Connection>, Exclude<Keys<ClientPromise.Connection>, "effect">>>,

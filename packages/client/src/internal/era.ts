@@ -8,6 +8,7 @@ import type * as Scope from "effect/Scope"
 import type { McpConnectionError, Stage } from "../McpConnectionError.js"
 import type * as McpSchema from "../McpSchema.js"
 import type { Exchange, Response, SessionHeaders, Transport } from "./transport/transport.js"
+import type { ListenHooks, Listener } from "./listen.js"
 
 /**
  * @since 0.1.0
@@ -42,6 +43,11 @@ export interface OpenContext {
   readonly logLevel: () => McpSchema.LogLevel | undefined
   /** The client capabilities the caller's handlers declare. */
   readonly capabilities: Readonly<Record<string, unknown>>
+  /**
+   * What a 2026-07-28 subscription (`subscriptions/listen`) hears of its acknowledgements and
+   * tells of its gaps (`internal/listen.ts`, docs/DESIGN.md, "Subscriptions").
+   */
+  readonly listening: ListenHooks
   /** Answers one input request of an `input_required` round with the caller's handlers. */
   readonly fulfil: (
     method: string,
@@ -77,6 +83,11 @@ export interface Session {
   ) => Effect.Effect<Response, McpConnectionError>
   /** Whether a listed tool can be used in this session (left out of the listing if not). */
   readonly admits: (tool: McpSchema.Tool) => boolean
+  /**
+   * The session's `subscriptions/listen` (2026-07-28, when the server announces anything), which
+   * resource subscriptions are made through; absent in the 2025 era (`resources/subscribe`).
+   */
+  readonly listener?: Listener | undefined
 }
 
 /**

@@ -10,7 +10,19 @@
  *   standalone stream opened again (changes may have been missed while there was none);
  * - `notifications/message`: to the log stream, a sliding buffer (the oldest messages go first
  *   when readers fall behind); the library never prints them;
+ * - `notifications/prompts/list_changed`, `notifications/resources/list_changed`: to the live
+ *   prompt and resource lists (queues of one, as for tools) and to `changes`;
+ * - `notifications/resources/updated`: to the watchers of that URI (a queue of one each: a
+ *   flood of updates is one update per watcher) and to `changes`; a URI no one watches is
+ *   dropped (docs/DESIGN.md, "Subscriptions");
  * - anything else, or anything malformed, is dropped.
+ *
+ * `changes` is the connection's one stream of change events (a sliding PubSub): what
+ * `Connection.changes` reads. `observeChanges` is the hook an internal consumer that must not
+ * miss one (a response cache evicting what a change made stale) registers with: called
+ * synchronously with each event, before `changes` has it. A gap (a stream of the server's reopened, a 2026-07-28
+ * subscription acknowledged again, a new session) is published there as events with
+ * `gap: true` for every list and every watched URI: they may have changed meanwhile.
  *
  * Nothing here blocks the stream's reader: `take` is an Effect the reader runs in its own
  * fiber, in the order the messages came, so that a call's progress is delivered before its
@@ -18,10 +30,12 @@
  * (`toolsChanged`, a queue of one): the connection's own fiber lists them again
  * (`internal/relisting.ts`).
  */
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
+import type { ChangeEvent, ResourceUpdate } from "../McpClient.js"
 import type * as McpSchema from "../McpSchema.js"
 import { LogMessage, type Progress } from "../McpSchema.js"
 
@@ -45,6 +59,18 @@ const progressOf = (params: unknown): { readonly token: string; readonly progres
 }
 const decodeLogMessage = Schema.decodeUnknownOption(LogMessage)
 
+/** How many change events `changes` keeps for a subscriber that falls behind (the oldest go first). */
+export const changeBuffer = 256
+
+/** The longest URI a `notifications/resources/updated` may name to be routed at all. */
+const maxUriLength = 8_192
+
+/** One watcher of a resource's updates: a queue of one (the latest update), and its end. */
+export interface ResourceWatch {
+  readonly updates: Queue.Dequeue<ResourceUpdate>
+  readonly release: Effect.Effect<void>
+}
+
 /** A call's progress: its token (for `_meta.progressToken`), and its end. */
 export interface ProgressTracking {
   readonly token: string
@@ -65,6 +91,43 @@ export interface Notifications {
   readonly toolsChanged: Queue.Dequeue<void>
   /** The server's log messages; a subscriber sees those that arrive after it subscribed. */
   readonly logs: PubSub.PubSub<LogMessage>
+  /**
+   * Every change event (see the module comment): `Connection.changes`, and the internal hook a
+   * consumer that must forget what a change made stale (a response cache) subscribes to.
+   */
+  readonly changes: PubSub.PubSub<ChangeEvent>
+  /**
+   * Observes every change event synchronously, on the reader of the stream that brought it,
+   * until the returned function is called: for an internal consumer that must never miss one
+   * (a cache's eviction), where `changes` drops the oldest for a reader that falls behind. The
+   * observer must be quick and never block; what it throws is ignored.
+   */
+  readonly observeChanges: (observer: (event: ChangeEvent) => void) => () => void
+  /** The prompts changed (announced, or a gap): at most one waiting, as for tools. */
+  readonly promptsChanged: Queue.Dequeue<void>
+  /** The resources list changed (announced, or a gap): at most one waiting. */
+  readonly resourcesChanged: Queue.Dequeue<void>
+  /** Watches one URI's updates until released. */
+  readonly watch: (uri: string) => Effect.Effect<ResourceWatch>
+  /** The URIs watched now. */
+  readonly watched: () => ReadonlyArray<string>
+  /**
+   * A 2025 stream reopened or a new session: the subscriptions must be made again (at most one
+   * waiting). Whoever makes them again then calls `missed`.
+   */
+  readonly resubscribe: Queue.Dequeue<void>
+  /**
+   * Publishes the gap: every list and every watched URI may have changed (the prompts and
+   * resources are marked changed; the tools were marked by whoever saw the gap).
+   */
+  readonly missed: Effect.Effect<void>
+  /** The connection has a new session (docs/DESIGN.md, "Sessions that heal"). */
+  readonly renewed: Effect.Effect<void>
+  /**
+   * The next `notifications/subscriptions/acknowledged` (2026-07-28): the filter the server
+   * says it honours. One waiter at a time (a subscription is made after the other).
+   */
+  readonly nextAcknowledgement: Effect.Effect<Deferred.Deferred<Readonly<Record<string, unknown>>>>
 }
 
 export const make = (logBuffer: number): Effect.Effect<Notifications> =>
@@ -73,8 +136,57 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
     const changes = yield* Queue.sliding<void>(1)
     const calls = new Map<string, { last: number | undefined; readonly onProgress: (progress: Progress) => void }>()
     let nextToken = 0
-    let subscriptions = 0
     const changed = Queue.offer(changes, undefined)
+    const events = yield* PubSub.sliding<ChangeEvent>(changeBuffer)
+    const prompts = yield* Queue.sliding<void>(1)
+    const resources = yield* Queue.sliding<void>(1)
+    const resubscribe = yield* Queue.sliding<void>(1)
+    const watchers = new Map<string, Set<Queue.Queue<ResourceUpdate>>>()
+    let acknowledgement: Deferred.Deferred<Readonly<Record<string, unknown>>> | undefined
+    const observers = new Set<(event: ChangeEvent) => void>()
+    /** A change event: to the synchronous observers first (nothing is lost there), then to `changes`. */
+    const emit = (event: ChangeEvent) =>
+      Effect.zipRight(
+        Effect.sync(() => {
+          for (const observer of observers) {
+            try {
+              observer(event)
+            } catch {
+              // An observer's failure is its own: the others and the stream still hear of it.
+            }
+          }
+        }),
+        PubSub.publish(events, event)
+      )
+
+    const updated = (uri: string, gap: boolean) =>
+      Effect.suspend(() => {
+        const watching = watchers.get(uri)
+        if (watching === undefined) return Effect.void
+        const event = { _tag: "ResourceUpdated", uri, gap } as const
+        return Effect.zipRight(
+          Effect.forEach(watching, (queue) => Queue.offer(queue, event), { discard: true }),
+          emit(event)
+        )
+      })
+    const listChanged = (
+      tag: "PromptsListChanged" | "ResourcesListChanged",
+      queue: Queue.Queue<void>,
+      gap: boolean
+    ) => Effect.zipRight(Queue.offer(queue, undefined), emit({ _tag: tag, gap }))
+    const missed = Effect.gen(function*() {
+      yield* emit({ _tag: "ToolsListChanged", gap: true })
+      yield* listChanged("PromptsListChanged", prompts, true)
+      yield* listChanged("ResourcesListChanged", resources, true)
+      for (const uri of [...watchers.keys()]) yield* updated(uri, true)
+    })
+    const acknowledged = (params: unknown) =>
+      Effect.suspend(() => {
+        const waiting = acknowledgement
+        acknowledgement = undefined
+        const honoured = isRecord(params) && isRecord(params["notifications"]) ? params["notifications"] : {}
+        return waiting === undefined ? Effect.void : Deferred.succeed(waiting, honoured)
+      })
 
     const progress = (params: unknown) => {
       const report = progressOf(params)
@@ -93,9 +205,17 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
           case "notifications/progress":
             return Effect.sync(() => progress(params))
           case "notifications/tools/list_changed":
-            return changed
+            return Effect.zipRight(changed, emit({ _tag: "ToolsListChanged", gap: false }))
+          case "notifications/prompts/list_changed":
+            return listChanged("PromptsListChanged", prompts, false)
+          case "notifications/resources/list_changed":
+            return listChanged("ResourcesListChanged", resources, false)
+          case "notifications/resources/updated": {
+            const uri = isRecord(params) ? params["uri"] : undefined
+            return typeof uri === "string" && uri.length <= maxUriLength ? updated(uri, false) : Effect.void
+          }
           case "notifications/subscriptions/acknowledged":
-            return Effect.suspend(() => ++subscriptions > 1 ? changed : Effect.void)
+            return acknowledged(params)
           case "notifications/message": {
             const decoded = decodeLogMessage(params)
             return decoded._tag === "Some" ? Effect.asVoid(PubSub.publish(logs, decoded.value)) : Effect.void
@@ -104,7 +224,8 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
             return Effect.void
         }
       },
-      reopened: changed,
+      // A 2025 stream opened again: the tools are listed again, the subscriptions made again.
+      reopened: Effect.asVoid(Effect.zipRight(changed, Queue.offer(resubscribe, undefined))),
       trackProgress: (onProgress) => {
         // Unique among the connection's calls, as the spec requires of active tokens.
         const token = `phasebound-${++nextToken}`
@@ -112,6 +233,38 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
         return { token, release: () => void calls.delete(token) }
       },
       toolsChanged: changes,
-      logs
+      logs,
+      changes: events,
+      observeChanges: (observer) => {
+        // A wrapper per registration: the same function observing twice is two observers.
+        const registered = (event: ChangeEvent) => observer(event)
+        observers.add(registered)
+        return () => void observers.delete(registered)
+      },
+      promptsChanged: prompts,
+      resourcesChanged: resources,
+      watch: (uri) =>
+        Effect.map(Queue.sliding<ResourceUpdate>(1), (queue) => {
+          const watching = watchers.get(uri) ?? new Set()
+          watchers.set(uri, watching)
+          watching.add(queue)
+          return {
+            updates: queue,
+            release: Effect.suspend(() => {
+              watching.delete(queue)
+              if (watching.size === 0 && watchers.get(uri) === watching) watchers.delete(uri)
+              return Queue.shutdown(queue)
+            })
+          }
+        }),
+      watched: () => [...watchers.keys()],
+      resubscribe,
+      missed,
+      renewed: Queue.offer(resubscribe, undefined).pipe(Effect.asVoid),
+      nextAcknowledgement: Effect.flatMap(Deferred.make<Readonly<Record<string, unknown>>>(), (deferred) =>
+        Effect.sync(() => {
+          acknowledgement = deferred
+          return deferred
+        }))
     }
   })

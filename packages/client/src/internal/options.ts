@@ -16,6 +16,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Authorization from "../Authorization.js"
 import type * as ClientHandlers from "../ClientHandlers.js"
+import type { ChangeEvent } from "../McpClient.js"
 import * as McpSchema from "../McpSchema.js"
 import type * as PhasePolicy from "../PhasePolicy.js"
 import type * as PromiseApi from "../promise.js"
@@ -480,7 +481,10 @@ export const promiseFields = {
   onToolsChanged: Schema.optional(given<(tools: ReadonlyArray<McpSchema.Tool>) => void>("OnToolsChanged")),
   onLogMessage: Schema.optional(given<(message: McpSchema.LogMessage) => void>("OnLogMessage")),
   onElicitationComplete: Schema.optional(given<(elicitationId: string) => void>("OnElicitationComplete")),
-  cache: Schema.optional(given<PromiseApi.Cache>("promise.Cache"))
+  cache: Schema.optional(given<PromiseApi.Cache>("promise.Cache")),
+  onChange: Schema.optional(given<(event: ChangeEvent) => void>("OnChange")),
+  onPromptsChanged: Schema.optional(given<(prompts: ReadonlyArray<McpSchema.Prompt>) => void>("OnPromptsChanged")),
+  onResourcesChanged: Schema.optional(given<(resources: ReadonlyArray<McpSchema.Resource>) => void>("OnResourcesChanged"))
 }
 
 export const promiseHttpFields = {

@@ -13,10 +13,10 @@
  *   `maxInputRounds` inside the request's one deadline; anything else is a protocol violation;
  * - an interrupted request is cancelled by closing its answer stream over HTTP, and by
  *   `notifications/cancelled` over stdio; answers are never resumed;
- * - a server whose tools may change (`tools.listChanged`) is asked for those changes with
- *   `subscriptions/listen`, a request answered only when the subscription ends.
+ * - a server that announces changes (`listChanged` of tools, prompts or resources, or
+ *   `resources.subscribe`) is asked for them with `subscriptions/listen`, a request answered
+ *   only when the subscription ends (`internal/listen.ts`).
  */
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -25,6 +25,7 @@ import * as McpSchema from "../McpSchema.js"
 import type { Era, Session } from "./era.js"
 import type { Exchange, Outgoing, Request, Response } from "./transport/transport.js"
 import * as Failures from "./failures.js"
+import * as Listen from "./listen.js"
 import { encodeHeaderValue, headerParameters, parameterHeaders } from "./mcpHeaders.js"
 
 const decodeDiscover = Schema.decodeUnknownEither(McpSchema.DiscoverResult)
@@ -71,34 +72,6 @@ const declarationsOf = (tool: McpSchema.Tool) => {
 
 const violation = (exchange: Exchange, response: Response, reason: "invalid-result" | "unknown-result-type") =>
   Failures.protocol(exchange, reason, { observedBytes: response.bytes })
-
-/** The longest wait before subscribing again after a subscription was dropped. */
-const maxResubscribeDelayMs = 30_000
-
-/**
- * A subscription to tool list changes (`subscriptions/listen`), kept while the session lives:
- * its notifications reach the connection through the transport's inbound side. The server's
- * own end (a result) or refusal ends it; a dropped stream is subscribed again after 1 s, 2 s,
- * 4 s... at most 30 s apart (the acknowledgement of a new subscription makes the connection
- * list its tools again: changes may have been missed meanwhile).
- */
-const listen = (
-  subscribe: (params: Record<string, unknown>) => Effect.Effect<Response, McpConnectionError>
-): Effect.Effect<void> => {
-  const attempt = (failures: number): Effect.Effect<void> =>
-    subscribe({ notifications: { toolsListChanged: true } }).pipe(
-      Effect.asVoid,
-      Effect.catchAll((error) =>
-        error._tag === "RemoteRefusal" || error._tag === "ProtocolViolation"
-          ? Effect.void
-          : Effect.zipRight(
-            Effect.sleep(Duration.millis(Math.min(maxResubscribeDelayMs, 1_000 * 2 ** failures))),
-            Effect.suspend(() => attempt(failures + 1))
-          )
-      )
-    )
-  return attempt(0)
-}
 
 export const era: Era = {
   name: "stateless",
@@ -232,15 +205,21 @@ export const era: Era = {
           return round(params, 0)
         })
 
-      // The server's tools may change: listen for it while the session lives.
-      const tools = result.right.capabilities["tools"]
-      if (isRecord(tools) && tools["listChanged"] === true) {
+      // The server announces changes: listen for them while the session lives.
+      const announces = Listen.announcesOf(result.right.capabilities)
+      let listener: Listen.Listener | undefined
+      if (announces.tools || announces.prompts || announces.resources || announces.subscribe) {
         const exchange: Exchange = {
           stage: "discover",
           phase: "session",
           budget: { timeoutMs: discoverExchange.budget.timeoutMs, maxBytes: context.unsolicitedMaxBytes }
         }
-        yield* Effect.forkScoped(Effect.interruptible(listen((params) => request("subscriptions/listen", params, exchange))))
+        listener = yield* Listen.make({
+          subscribe: (params) => request("subscriptions/listen", params, exchange),
+          hooks: context.listening,
+          announces,
+          acknowledgementTimeoutMs: discoverExchange.budget.timeoutMs
+        })
       }
 
       return {
@@ -252,7 +231,8 @@ export const era: Era = {
         request,
         // Where its headers are sent, a tool whose header declarations are invalid cannot be
         // called correctly.
-        admits: (tool) => !messageHeaders || declarationsOf(tool) !== undefined
+        admits: (tool) => !messageHeaders || declarationsOf(tool) !== undefined,
+        listener
       } satisfies Session
     })
 }

@@ -383,10 +383,11 @@ describe.concurrent.each(peers)("$name", (spec) => {
         expect(relists.length).toBeGreaterThanOrEqual(1)
         expect(relists.every((o) => o.outcome === "ok")).toBe(true)
         if (spec.revision === "2026-07-28") {
-          // One subscription, asking for tool list changes, carrying the revision's envelope.
+          // One subscription, asking for every list change the SDK declares (registering tools,
+          // resources and prompts declares their listChanged), carrying the revision's envelope.
           const listens = posts(peer).filter((p) => p.body.method === "subscriptions/listen")
           expect(listens).toHaveLength(1)
-          expect(listens[0]!.body.params?.notifications).toEqual({ toolsListChanged: true })
+          expect(listens[0]!.body.params?.notifications).toEqual({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true })
           expect(listens[0]!.headers["mcp-method"]).toBe("subscriptions/listen")
         }
       }))

@@ -39,20 +39,25 @@ describe("notifications", () => {
       expect(second).toEqual([{ progress: 7 }])
     }))
 
-  it.effect("marks the tools changed on a list change, a subscription acknowledged after the first, a stream reopened; one mark for changes not yet listed", () =>
+  it.effect("marks the tools changed on a list change and a stream reopened; one mark for changes not yet listed; an acknowledgement goes to its waiter, not to the tools", () =>
     Effect.gen(function*() {
       const router = yield* Notifications.make(10)
       const marks = () => Effect.map(Queue.takeAll(router.toolsChanged), Chunk.size)
       const acknowledged = notification("notifications/subscriptions/acknowledged", { notifications: { toolsListChanged: true } })
+      // Nobody waits: dropped.
       yield* router.take(acknowledged)
+      expect(yield* marks()).toBe(0)
+      const waiting = yield* router.nextAcknowledgement
+      yield* router.take(acknowledged)
+      expect(yield* Deferred.await(waiting)).toEqual({ toolsListChanged: true })
       expect(yield* marks()).toBe(0)
       yield* router.take(notification("notifications/tools/list_changed"))
       yield* router.take(notification("notifications/tools/list_changed"))
       expect(yield* marks()).toBe(1)
-      yield* router.take(acknowledged)
-      expect(yield* marks()).toBe(1)
       yield* router.reopened
       expect(yield* marks()).toBe(1)
+      // A 2025 stream reopened: the subscriptions are to be made again, once.
+      expect(Chunk.size(yield* Queue.takeAll(router.resubscribe))).toBe(1)
       yield* router.take(notification("notifications/unknown"))
       expect(yield* marks()).toBe(0)
     }))

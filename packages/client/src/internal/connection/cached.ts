@@ -8,9 +8,10 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import type { ChangeEvent } from "../../McpClient.js"
 import type * as McpSchema from "../../McpSchema.js"
 import type { ConnectionCache } from "../cacheService.js"
-import { allKinds, evictionOf, type Kind, type Mode, type Partition } from "../responseCache.js"
+import { allKinds, evictionOf, type Kind, type Mode, type Partition, type Target } from "../responseCache.js"
 import type { Inbound } from "../transport/transport.js"
 
 /** What a cacheable operation fetched. */
@@ -67,6 +68,20 @@ export const cached = <A, E>(
     }))
 }
 
+/** What a change that may have gone unseen makes stale. */
+const gapEviction = (event: ChangeEvent): ReadonlyArray<Target> => {
+  switch (event._tag) {
+    case "ToolsListChanged":
+      return ["tools"]
+    case "PromptsListChanged":
+      return ["prompts"]
+    case "ResourcesListChanged":
+      return ["resources", "templates"]
+    case "ResourceUpdated":
+      return [{ uri: event.uri }]
+  }
+}
+
 /** Whether a per-call `cache` option is one of the modes (`undefined`: `use`). */
 export const isMode = (mode: unknown): mode is Mode | undefined => mode === undefined || mode === "use" || mode === "refresh" || mode === "bypass"
 
@@ -74,24 +89,30 @@ export const isMode = (mode: unknown): mode is Mode | undefined => mode === unde
  * The connection's inbound side, evicting what the server says changed before the notification
  * goes on to whoever waits for it (docs/DESIGN.md, "Response cache"): a list change its listing
  * (`tools`, `prompts`, `resources` and templates), a resource update the reads of its URI, a
- * stream opened again or a 2026-07-28 subscription acknowledged again everything of the server's
- * (changes may have been missed meanwhile). In every partition of the server: each revision,
- * transport and authorization context.
+ * stream opened again everything of the server's (changes may have been missed meanwhile). A
+ * change that may have gone unseen (a change event with `gap`: a 2026-07-28 subscription made
+ * again after a drop, a new session) evicts what it names, through `observeChanges`. In every
+ * partition of the server: each revision, transport and authorization context.
  */
-export const evictingInbound = (cache: ConnectionCache | undefined, inbound: Inbound): Inbound => {
+export const evictingInbound = (
+  cache: ConnectionCache | undefined,
+  inbound: Inbound,
+  observeChanges: (observer: (event: ChangeEvent) => void) => () => void
+): Inbound => {
   if (cache === undefined) return inbound
   const { responses } = cache.internals
   const evictAll = () => {
     for (const kind of allKinds) responses.evict(kind, cache.origin)
   }
-  let acknowledged = 0
+  observeChanges((event) => {
+    if (event.gap) { for (const target of gapEviction(event)) responses.evict(target, cache.origin) }
+  })
   return {
     ...inbound,
     notification: (notification) =>
       Effect.suspend(() => {
         const targets = evictionOf(notification.method, notification.params)
         if (targets !== undefined) { for (const target of targets) responses.evict(target, cache.origin) }
-        else if (notification.method === "notifications/subscriptions/acknowledged" && ++acknowledged > 1) evictAll()
         return inbound.notification === undefined ? Effect.void : inbound.notification(notification)
       }),
     reopened: Effect.zipRight(Effect.sync(evictAll), inbound.reopened ?? Effect.void)

@@ -14,11 +14,13 @@ import * as CallTool from "./callTool.js"
 import { complete } from "./completion.js"
 import * as Core from "./core.js"
 import * as Elicitation from "./elicitation.js"
+import * as LiveLists from "./liveLists.js"
 import { setLogLevel } from "./logLevel.js"
 import { ping } from "./ping.js"
 import * as Prompts from "./prompts.js"
 import * as Resources from "./resources.js"
 import { listTools, listToolsWith } from "./tools.js"
+import * as Subscriptions from "./subscriptions.js"
 
 export const make = (
   setup: Core.Setup,
@@ -33,6 +35,10 @@ export const make = (
     // Awaited URL elicitations end with the connection.
     yield* Scope.addFinalizer(setup.scope, setup.elicitations.close)
     const current = core.live.current
+    // Subscriptions and the live prompt and resource lists (docs/DESIGN.md, "Subscriptions").
+    const subscriptions = yield* Subscriptions.make(core)
+    const promptList = yield* LiveLists.make(core, Prompts.make(core).listPrompts(), setup.notifications.promptsChanged)
+    const resourceList = yield* LiveLists.make(core, Resources.make(core).listResources(), setup.notifications.resourcesChanged)
     return {
       get transport() {
         return current().kind
@@ -66,6 +72,9 @@ export const make = (
       complete: complete(core),
       setLogLevel: setLogLevel(core),
       logMessages: Stream.fromPubSub(setup.notifications.logs),
+      ...subscriptions,
+      promptList,
+      resourceList,
       ping: ping(core),
       observations: Effect.sync(core.observations),
       sessions: Effect.sync(core.live.sessions),

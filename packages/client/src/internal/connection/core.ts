@@ -40,7 +40,9 @@ const spanNames = {
   "prompts/list": "mcp.prompts.list",
   "prompts/get": "mcp.prompts.get",
   "logging/setLevel": "mcp.logging.set_level",
-  "completion/complete": "mcp.completion.complete"
+  "completion/complete": "mcp.completion.complete",
+  "resources/subscribe": "mcp.resources.subscribe",
+  "resources/unsubscribe": "mcp.resources.unsubscribe"
 } as const
 
 /** The operations of a connection after its discovery. */
@@ -145,7 +147,9 @@ export const make = (setup: Setup): Effect.Effect<Core> =>
       onRenewal: ({ durationMs, outcome }, renewed) =>
         Effect.suspend(() => {
           observe({ operation: "new-session", stage: "connect", durationMs, bytes: 0, outcome })
-          return renewed === undefined ? Effect.void : publish(renewed.listing.tools)
+          // The new session has none of the last one's resource subscriptions: they are made
+          // again (docs/DESIGN.md, "Subscriptions").
+          return renewed === undefined ? Effect.void : Effect.zipRight(publish(renewed.listing.tools), setup.notifications.renewed)
         }),
       closedFailure
     })

@@ -151,7 +151,7 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
       notification: (message) =>
         message.method === "notifications/elicitation/complete" ? responder.elicitations.complete(message.params) : notifications.take(message),
       reopened: notifications.reopened
-    })
+    }, notifications.observeChanges)
     const plain = (stage: Stage): Exchange => ({ stage, phase: "discovery", budget: policy.discovery })
     if (Negotiation.usableCandidates(input.candidates({ exchange: plain, inbound }), input.revisions).length === 0) {
       return yield* Effect.fail(Failures.invalidConfig("revisions", "invalid-value"))
@@ -180,6 +180,7 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
             unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
             logLevel: () => logLevel.current,
             capabilities: responder.capabilities,
+            listening: { nextAcknowledgement: notifications.nextAcknowledgement, reopened: notifications.reopened },
             fulfil: responder.fulfil
           },
           input.revisions,

@@ -1,0 +1,71 @@
+/**
+ * `phasebound watch <target> [--resource URI ...] [--lists]` (packages/cli/README.md, "Watching a server: `watch`";
+ * docs/DESIGN.md, "Subscriptions"): subscribes to each `--resource` (under the call budget, each
+ * refused before any I/O when the server does not declare `resources.subscribe`), then prints
+ * one line per event until interrupted: first `Watching`, then each `ResourceUpdated` of a
+ * watched URI and, with `--lists` (the default without `--resource`), each list change
+ * (`ToolsListChanged`, `PromptsListChanged`, `ResourcesListChanged`). `gap: true` says a stream
+ * was lost and restored: re-read. JSON lines in machine mode, a short sentence per event on a
+ * terminal. SIGINT or SIGTERM is its normal end: it unsubscribes, closes the session, exits 0
+ * with no record. A failure before it watches is the one record, as for every command.
+ */
+import type { McpClient } from "@phasebound/client"
+import type { McpConnectionError } from "@phasebound/client/McpConnectionError"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import type { Use } from "./command.js"
+import { enter } from "./connection.js"
+import { flag, type Flags } from "./flags.js"
+import { oneLine } from "./output.js"
+import { invalidOption } from "./record.js"
+import type { RunContext } from "./runContext.js"
+
+export interface WatchInput {
+  readonly resources: ReadonlyArray<string>
+  readonly lists: boolean
+}
+
+/** The URIs to watch (each non-empty, none twice) and whether the lists are watched. */
+export const parseWatch = (flags: Flags): Effect.Effect<WatchInput, McpConnectionError> => {
+  const resources = flags.resource
+  if (resources.some((uri) => uri.length === 0)) return Effect.fail(invalidOption(flag("resource")))
+  return Effect.succeed({ resources: [...new Set(resources)], lists: flags.lists || resources.length === 0 })
+}
+
+/** One event as its output line. */
+export const renderEvent = (
+  event: McpClient.ChangeEvent | { readonly _tag: "Watching"; readonly resources: ReadonlyArray<string>; readonly lists: boolean },
+  machine: boolean
+): string => {
+  const { _tag, ...fields } = event
+  if (machine) return `${JSON.stringify({ event: _tag, ...fields })}\n`
+  switch (event._tag) {
+    case "Watching":
+      return `watching ${[...event.resources.map(oneLine), ...(event.lists ? ["the lists"] : [])].join(", ")} (Ctrl-C ends)\n`
+    case "ResourceUpdated":
+      // One line on a terminal, whatever the URI holds.
+      return `${oneLine(event.uri)} ${event.gap ? "may have changed (a stream was restored)" : "updated"}\n`
+    default: {
+      const what = event._tag === "ToolsListChanged" ? "tools" : event._tag === "PromptsListChanged" ? "prompts" : "resources"
+      return `${what} ${event.gap ? "may have changed (a stream was restored)" : "changed"}\n`
+    }
+  }
+}
+
+export const watch = (ctx: RunContext) => (connection: McpClient.Connection, { input, machine }: Use<WatchInput>): Effect.Effect<string, McpConnectionError> =>
+  Effect.scoped(Effect.gen(function*() {
+    enter(ctx, "subscribe-resource", connection.policy.call)
+    // The events are read from before the subscriptions: none is missed between the two.
+    const lists: Stream.Stream<McpClient.ChangeEvent> = input.lists
+      ? Stream.filter(connection.changes, (event) => event._tag !== "ResourceUpdated")
+      : Stream.empty
+    const updates = yield* Effect.forEach(input.resources, (uri) => connection.subscribeResource(uri))
+    // From here an interruption is the watch's normal end (bin.ts).
+    ctx.state.endsOnInterrupt = true
+    yield* ctx.print(renderEvent({ _tag: "Watching", resources: input.resources, lists: input.lists }, machine))
+    yield* Stream.mergeAll<McpClient.ChangeEvent, never, never>([lists, ...updates], { concurrency: "unbounded" }).pipe(
+      Stream.runForEach((event) => ctx.print(renderEvent(event, machine)))
+    )
+    // The events never end on their own: only an interruption ends the watch.
+    return yield* Effect.never
+  }))

@@ -1,0 +1,50 @@
+/**
+ * The live prompt and resource lists (docs/DESIGN.md, "Subscriptions"): `promptList` and
+ * `resourceList`. Lazy: nothing is listed before the first `get` or `changes` (most callers
+ * never need them, and discovery lists only tools). From then on, each change the server
+ * announces (`notifications/prompts/list_changed`, `notifications/resources/list_changed`) or
+ * that a gap may hide is listed again like tools (`internal/relisting.ts`: after `relistDelay`,
+ * announcements meanwhile shared), every page under one deadline of the call budget. A listing
+ * that fails leaves the list as it was (its failure is observed); `changes` says a new list only
+ * when it differs.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as McpClient from "../../McpClient.js"
+import type { McpConnectionError } from "../../McpConnectionError.js"
+import { relistOnChange } from "../relisting.js"
+import type { Core } from "./core.js"
+
+const same = <A>(a: ReadonlyArray<A>, b: ReadonlyArray<A> | undefined) => a === b || JSON.stringify(a) === JSON.stringify(b)
+
+export const make = <A>(
+  core: Core,
+  list: Effect.Effect<ReadonlyArray<A>, McpConnectionError>,
+  changed: Queue.Dequeue<void>
+): Effect.Effect<McpClient.LiveList<A>> =>
+  Effect.gen(function*() {
+    const ref = yield* SubscriptionRef.make<ReadonlyArray<A> | undefined>(undefined)
+    const lock = yield* Effect.makeSemaphore(1)
+    let current: ReadonlyArray<A> | undefined
+    const fetch = Effect.flatMap(list, (items) =>
+      Effect.suspend(() => {
+        if (current !== undefined && same(items, current)) return Effect.succeed(current)
+        current = items
+        return Effect.as(SubscriptionRef.set(ref, items), items)
+      }))
+    // Changes are listed only once someone asked for the list.
+    yield* Effect.forkIn(
+      relistOnChange(changed, core.policy.relistDelayMs, Effect.suspend(() => current === undefined ? Effect.void : fetch)),
+      core.scope
+    )
+    const get = Effect.suspend(() =>
+      current !== undefined ? Effect.succeed(current) : lock.withPermits(1)(Effect.suspend(() => current !== undefined ? Effect.succeed(current) : fetch))
+    )
+    return {
+      get,
+      changes: Stream.unwrap(Effect.as(get, Stream.filterMap(ref.changes, Option.fromNullable)))
+    }
+  })

@@ -1,0 +1,228 @@
+/**
+ * The 2026-07-28 subscription of a connection (docs/DESIGN.md, "Subscriptions"): ONE
+ * `subscriptions/listen` request at a time, whose filter asks for every change the server can
+ * announce (`toolsListChanged`, `promptsListChanged`, `resourcesListChanged`, as its
+ * capabilities declare `listChanged`) and for the updates of the resources subscribed now
+ * (`resourceSubscriptions`, when it declares `resources.subscribe`).
+ *
+ * - **A new set of URIs is a new subscription.** The filter of a standing request cannot be
+ *   changed: the new one is made, and once the server acknowledges it, the old one is closed
+ *   (no gap between the two: an update both carry is one update to each watcher's queue).
+ * - **Acknowledged.** A subscription counts once its `notifications/subscriptions/acknowledged`
+ *   arrives, within the exchange's timeout; it says which part of the filter the server honours.
+ *   Who waits for a set of URIs (`update`) learns which of them were honoured. An
+ *   acknowledgement is not matched to its request (the transports keep JSON-RPC ids to
+ *   themselves): the first after a subscription is sent is its own; a server that acknowledges
+ *   again is believed, as it would be if it lied the first time.
+ * - **Dropped, made again.** A stream that drops (or is never acknowledged in time) is made
+ *   again after 1, 2, 4 ... at most 30 s; its acknowledgement is a gap (`reopened`): every list
+ *   and every subscribed resource may have changed meanwhile.
+ * - **Ended.** The server's own end (a result) or refusal ends the subscription for the life of
+ *   the session: who waits then fails.
+ *
+ * One fiber in the session's scope runs it: closing the session closes the stream.
+ */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import type { McpConnectionError } from "../McpConnectionError.js"
+import * as Failures from "./failures.js"
+import type { Exchange, Response } from "./transport/transport.js"
+
+/** What the connection's notifications give the subscription (`internal/notifications.ts`). */
+export interface ListenHooks {
+  /** The next acknowledgement's honoured filter. */
+  readonly nextAcknowledgement: Effect.Effect<Deferred.Deferred<Readonly<Record<string, unknown>>>>
+  /** A subscription made again after a drop: what the server said meanwhile is lost. */
+  readonly reopened: Effect.Effect<void>
+}
+
+/** What the server declares it can announce. */
+export interface Announces {
+  readonly tools: boolean
+  readonly prompts: boolean
+  readonly resources: boolean
+  readonly subscribe: boolean
+}
+
+/** The session's subscription, as the connection's resource subscriptions see it. */
+export interface Listener {
+  /**
+   * Subscribes to exactly `uris` from now on; succeeds once a subscription with them is
+   * acknowledged, with the URIs the server honours. Fails when the subscription ended.
+   */
+  readonly update: (uris: ReadonlySet<string>, exchange: Exchange) => Effect.Effect<ReadonlySet<string>, McpConnectionError>
+  /**
+   * The URIs of the next subscription, without making one now: after an `update` that failed or
+   * was not honoured, the one open may ask for more than is subscribed (its updates reach no
+   * watcher); the next one made (a drop, another `update`) asks for these.
+   */
+  readonly retract: (uris: ReadonlySet<string>) => void
+}
+
+/** The longest wait before subscribing again after a subscription was dropped. */
+export const maxResubscribeDelayMs = 30_000
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** The filter a subscription asks for. */
+export const filterOf = (announces: Announces, uris: ReadonlySet<string>): Record<string, unknown> => ({
+  ...(announces.tools ? { toolsListChanged: true } : {}),
+  ...(announces.prompts ? { promptsListChanged: true } : {}),
+  ...(announces.resources ? { resourcesListChanged: true } : {}),
+  ...(announces.subscribe && uris.size > 0 ? { resourceSubscriptions: [...uris] } : {})
+})
+
+/** The URIs an acknowledgement honours. */
+const honouredUris = (honoured: Readonly<Record<string, unknown>>): ReadonlySet<string> => {
+  const uris = honoured["resourceSubscriptions"]
+  return new Set(Array.isArray(uris) ? uris.filter((u): u is string => typeof u === "string") : [])
+}
+
+interface Waiter {
+  readonly generation: number
+  readonly done: Deferred.Deferred<ReadonlySet<string>, McpConnectionError>
+  readonly exchange: Exchange
+}
+
+export const make = (options: {
+  readonly subscribe: (params: Record<string, unknown>) => Effect.Effect<Response, McpConnectionError>
+  readonly hooks: ListenHooks
+  readonly announces: Announces
+  /** How long an acknowledgement may take. */
+  readonly acknowledgementTimeoutMs: number
+}): Effect.Effect<Listener, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { announces, hooks } = options
+    let uris: ReadonlySet<string> = new Set()
+    /** Bumped by each `update`; a subscription made at generation g serves the waiters up to g. */
+    let generation = 0
+    let ended = false
+    const waiters: Array<Waiter> = []
+    const wanted = yield* Queue.sliding<void>(1)
+
+    const settle = (upTo: number, honoured: ReadonlySet<string>) =>
+      Effect.forEach(
+        waiters.splice(0).filter((w) => {
+          if (w.generation <= upTo) return true
+          waiters.push(w)
+          return false
+        }),
+        (w) => Deferred.succeed(w.done, honoured),
+        { discard: true }
+      )
+    const endAll = Effect.suspend(() => {
+      ended = true
+      return Effect.forEach(
+        waiters.splice(0),
+        (w) => Deferred.fail(w.done, Failures.transport(w.exchange, "stream-ended", "not-applied")),
+        { discard: true }
+      )
+    })
+
+    type Ending = "dropped" | "ended"
+    /** How a subscription's request ended: the server's own end or refusal is final. */
+    const endingOf = (exit: Either.Either<unknown, McpConnectionError>): Ending =>
+      Either.isRight(exit) || exit.left._tag === "RemoteRefusal" || exit.left._tag === "ProtocolViolation" ? "ended" : "dropped"
+
+    /**
+     * Makes one subscription; the previous one (if any) is closed once this one is
+     * acknowledged. Then waits for it to end, or for another set of URIs.
+     */
+    const run = (
+      previous: Fiber.RuntimeFiber<Either.Either<Response, McpConnectionError>> | undefined,
+      failures: number,
+      gap: boolean
+    ): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        yield* Queue.takeAll(wanted)
+        const at = generation
+        const filter = filterOf(announces, uris)
+        if (Object.keys(filter).length === 0) {
+          // Nothing to ask for (no URI subscribed, nothing else announced): no subscription.
+          if (previous !== undefined) yield* Fiber.interrupt(previous)
+          yield* settle(at, new Set())
+          yield* Queue.take(wanted)
+          return yield* run(undefined, 0, false)
+        }
+        const ack = yield* hooks.nextAcknowledgement
+        const fiber = yield* Effect.fork(Effect.either(options.subscribe({ notifications: filter })))
+        const first = yield* Effect.raceFirst(
+          Effect.map(Deferred.await(ack), (honoured) => ({ _tag: "acknowledged", honoured }) as const),
+          Effect.map(Fiber.join(fiber), (exit) => ({ _tag: "over", exit }) as const)
+        ).pipe(Effect.timeoutTo({
+          duration: Duration.millis(options.acknowledgementTimeoutMs),
+          onSuccess: (x) => x,
+          onTimeout: () => ({ _tag: "late" }) as const
+        }))
+        if (first._tag !== "acknowledged") {
+          yield* Fiber.interrupt(fiber)
+          if (first._tag === "over" && endingOf(first.exit) === "ended") {
+            if (previous !== undefined) return yield* keep(previous, at, failures)
+            return yield* endAll
+          }
+          // Dropped or never acknowledged: the previous one (if any) still serves.
+          if (previous !== undefined) return yield* keep(previous, at, failures + 1)
+          yield* Effect.sleep(Duration.millis(Math.min(maxResubscribeDelayMs, 1_000 * 2 ** failures)))
+          return yield* run(undefined, failures + 1, true)
+        }
+        if (previous !== undefined) yield* Fiber.interrupt(previous)
+        yield* settle(at, honouredUris(first.honoured))
+        if (gap) yield* hooks.reopened
+        return yield* keep(fiber, at, 0)
+      })
+
+    /** Waits for the subscription to end (made again after a drop) or for another set of URIs. */
+    const keep = (
+      fiber: Fiber.RuntimeFiber<Either.Either<Response, McpConnectionError>>,
+      at: number,
+      failures: number
+    ): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        if (generation !== at) return yield* run(fiber, failures, false)
+        const next = yield* Effect.raceFirst(
+          Effect.map(Queue.take(wanted), () => ({ _tag: "wanted" }) as const),
+          Effect.map(Fiber.join(fiber), (exit) => ({ _tag: "over", exit }) as const)
+        )
+        if (next._tag === "wanted") return yield* run(fiber, failures, false)
+        if (endingOf(next.exit) === "ended") return yield* endAll
+        yield* Effect.sleep(Duration.millis(Math.min(maxResubscribeDelayMs, 1_000 * 2 ** failures)))
+        return yield* run(undefined, failures + 1, true)
+      })
+
+    yield* Effect.forkScoped(Effect.interruptible(run(undefined, 0, false)))
+
+    const listener: Listener = {
+      update: (next, exchange) =>
+        Effect.gen(function*() {
+          if (ended) return yield* Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))
+          uris = new Set(next)
+          const done = yield* Deferred.make<ReadonlySet<string>, McpConnectionError>()
+          waiters.push({ generation: ++generation, done, exchange })
+          yield* Queue.offer(wanted, undefined)
+          return yield* Deferred.await(done)
+        }),
+      retract: (next) => {
+        uris = new Set(next)
+      }
+    }
+    return listener
+  })
+
+/** What a server's capabilities say it can announce. */
+export const announcesOf = (capabilities: Readonly<Record<string, unknown>>): Announces => {
+  const flag = (name: string, key: string) => {
+    const entry = capabilities[name]
+    return isRecord(entry) && entry[key] === true
+  }
+  return {
+    tools: flag("tools", "listChanged"),
+    prompts: flag("prompts", "listChanged"),
+    resources: flag("resources", "listChanged"),
+    subscribe: flag("resources", "subscribe")
+  }
+}
