@@ -354,6 +354,14 @@ export const flagTable = {
     commands: ["complete"],
     description: "complete an argument of this prompt (its name; or --resource)"
   },
+  resource: {
+    name: "resource",
+    kind: "repeated",
+    section: "operation",
+    commands: ["complete", "watch"],
+    description:
+      "(complete) the resource template to complete an argument of (its URI template, e.g. 'file:///{path}'; or --prompt); (watch) a resource URI to subscribe to: each of its updates is one event (repeatable; refused when the server does not declare resources.subscribe)"
+  },
   argument: {
     name: "argument",
     kind: "text",
@@ -374,14 +382,6 @@ export const flagTable = {
     section: "operation",
     commands: ["complete"],
     description: "NAME=VALUE: a value already chosen for another argument of the same prompt or template (repeatable, one per name)"
-  },
-  resource: {
-    name: "resource",
-    kind: "repeated",
-    section: "operation",
-    commands: ["complete", "watch"],
-    description:
-      "(complete) the resource template to complete an argument of (its URI template, e.g. 'file:///{path}'; or --prompt); (watch) a resource URI to subscribe to: each of its updates is one event (repeatable; refused when the server does not declare resources.subscribe)"
   },
   lists: {
     name: "lists",

@@ -11,7 +11,7 @@ describe("complete's flags", () => {
     expect(parse({ prompt: Option.some("greet"), argument: Option.some("name"), value: Option.some("A") })).toEqual(
       Either.right({ ref: { type: "ref/prompt", name: "greet" }, argument: { name: "name", value: "A" } })
     )
-    expect(parse({ resource: Option.some("file:///{a}/{b}"), argument: Option.some("b"), context: ["a=x=y", "c="] })).toEqual(
+    expect(parse({ resource: ["file:///{a}/{b}"], argument: Option.some("b"), context: ["a=x=y", "c="] })).toEqual(
       Either.right({
         ref: { type: "ref/resource", uri: "file:///{a}/{b}" },
         argument: { name: "b", value: "" },
@@ -23,8 +23,10 @@ describe("complete's flags", () => {
   it("refuse what cannot be a request, naming the flag", () => {
     const refusals: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
       [{ argument: Option.some("a") }, "--prompt"],
-      [{ prompt: Option.some("p"), resource: Option.some("r"), argument: Option.some("a") }, "--prompt"],
-      [{ resource: Option.some(""), argument: Option.some("a") }, "--resource"],
+      [{ prompt: Option.some("p"), resource: ["r"], argument: Option.some("a") }, "--prompt"],
+      [{ resource: [""], argument: Option.some("a") }, "--resource"],
+      // Repeatable for `watch`; `complete` takes one template.
+      [{ resource: ["r", "s"], argument: Option.some("a") }, "--resource"],
       [{ prompt: Option.some("p") }, "--argument"],
       [{ prompt: Option.some("p"), argument: Option.some("") }, "--argument"],
       [{ prompt: Option.some("p"), argument: Option.some("a"), context: ["k"] }, "--context"],
