@@ -65,7 +65,13 @@ export const Stage = Schema.Literal(
   "list-prompts",
   "get-prompt",
   "set-log-level",
-  "close"
+  "close",
+  // Tasks (docs/DESIGN.md, "Tasks")
+  "get-task",
+  "task-result",
+  "update-task",
+  "cancel-task",
+  "list-tasks"
 )
 
 /** @since 0.1.0 @category models */
@@ -261,7 +267,9 @@ export const Reason = Schema.Literal(
   /** The check of `structuredContent` against the `outputSchema` reached the call's deadline (`DeadlineExceeded`, outcome `applied`). */
   "output-check",
   /** The check of `structuredContent` would cost more than its ceiling of steps (`ProtocolViolation`, outcome `applied`). */
-  "output-check-too-costly"
+  "output-check-too-costly",
+  /** A task ended `cancelled` where its result was awaited (2026-07-28: a cancelled task has none). */
+  "task-cancelled"
 )
 
 /** @since 0.1.0 @category models */

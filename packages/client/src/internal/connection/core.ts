@@ -26,6 +26,7 @@ import type { Discovered } from "../liveSession.js"
 import type * as Notifications from "../notifications.js"
 import type { ConnectionAuthorization } from "../oauth/authorizer.js"
 import { clientSpan } from "../tracing.js"
+import type { Responder } from "../inbound.js"
 import { authorized } from "./authorized.js"
 
 const spanNames = {
@@ -37,7 +38,12 @@ const spanNames = {
   "resources/read": "mcp.resources.read",
   "prompts/list": "mcp.prompts.list",
   "prompts/get": "mcp.prompts.get",
-  "logging/setLevel": "mcp.logging.set_level"
+  "logging/setLevel": "mcp.logging.set_level",
+  "tasks/get": "mcp.tasks.get",
+  "tasks/result": "mcp.tasks.result",
+  "tasks/update": "mcp.tasks.update",
+  "tasks/cancel": "mcp.tasks.cancel",
+  "tasks/list": "mcp.tasks.list"
 } as const
 
 /** The operations of a connection after its discovery. */
@@ -58,6 +64,8 @@ export interface Setup {
   readonly droppedRequests: () => number
   /** The log level the connection asked for (`setLogLevel`), for every session it has. */
   readonly logLevel: { current: McpSchema.LogLevel | undefined }
+  /** Answers one input request with the caller's handlers (a 2026-07-28 task's `inputRequests`). */
+  readonly fulfil?: Responder["fulfil"] | undefined
 }
 
 export interface Core extends Setup {

@@ -234,7 +234,7 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
     const platform = yield* Effect.context<R>()
     const renew = Effect.flatMap(Effect.scope, (scope) => Effect.provide(run([]), Context.add(platform, Scope.Scope, scope)))
     return yield* ConnectionRuntime.make(
-      { session, policy, scope: outerScope, auth, renew, notifications, droppedRequests: serverRequests.dropped, logLevel },
+      { session, policy, scope: outerScope, auth, renew, notifications, droppedRequests: serverRequests.dropped, logLevel, fulfil: responder.fulfil },
       observations
     )
   })
