@@ -229,7 +229,10 @@ describe("tasks, refusals and hostile servers", () => {
       const connection = yield* McpClient.connect({ url: server.url, revisions: ["2025-11-25"], policy })
       expect(yield* Effect.flip(connection.getTask(""))).toMatchObject({ _tag: "InvalidOption", option: "taskId", outcome: "not-sent" })
       expect(yield* Effect.flip(connection.taskResult("t", { timeout: -1 }))).toMatchObject({ _tag: "InvalidOption" })
-      expect(yield* Effect.flip(connection.callToolTask("job", {}, { ttl: "forever" }))).toMatchObject({ _tag: "InvalidOption", option: "ttl" })
+      expect(yield* Effect.flip(connection.callToolTask("job", {}, { ttl: "forever" as unknown as number }))).toMatchObject({
+        _tag: "InvalidOption",
+        option: "ttl"
+      })
       expect(server.count("tasks/get") + server.toolCalls("job")).toBe(0)
     }).pipe(Effect.provide(httpClients[0]![1])), 30_000)
 })

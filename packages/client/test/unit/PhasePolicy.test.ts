@@ -41,7 +41,7 @@ describe("PhasePolicy", () => {
         [{ maxPollInterval: 100 }, "task.maxPollInterval", "invalid-value"]
       ] as const
     ) {
-      const failure = Effect.runSync(Effect.flip(PhasePolicy.make({ task })))
+      const failure = Effect.runSync(Effect.flip(PhasePolicy.make({ task: task as unknown as PhasePolicy.TaskBudgetOptions })))
       expect([failure.option, failure.reason]).toEqual([option, reason])
     }
   })
