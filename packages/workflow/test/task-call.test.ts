@@ -55,7 +55,7 @@ describe("durable tool calls as tasks on WorkflowEngine.layerMemory", () => {
       const server = yield* taskServer({ era: "handshake", statusNotifications: false })
       const connection = yield* connectTo(server.url)
       const Flow = toolWorkflow("task-job")
-      const options = { name: "job", connection: Effect.succeed(connection), tool: "job", task: { ttl: "1 minute" }, retry: Schedule.stop }
+      const options = { name: "job", connection: Effect.succeed(connection), tool: "job", task: { ttl: "1 minute" as const }, retry: Schedule.stop }
       const layer = Flow.toLayer(() => ToolCall.call(options))
       return yield* onMemoryEngine(
         layer,
