@@ -75,6 +75,8 @@ export interface TaskServer {
   readonly status: (taskId: string) => Status | undefined
   /** Sends `notifications/tasks/status` for the task now (2025, if a GET stream is open). */
   readonly notify: (taskId: string, params?: Record<string, unknown>) => void
+  /** Client sockets still open (0 once every client process is gone: the counts are final). */
+  readonly openConnections: () => number
   readonly close: () => Promise<void>
 }
 
@@ -368,6 +370,7 @@ export const startTaskServer = async (options: TaskServerOptions): Promise<TaskS
       const task = tasks.get(taskId)
       if (task !== undefined) notifyStatus(task, override)
     },
+    openConnections: () => sockets.size,
     close: () =>
       new Promise<void>((resolve) => {
         for (const stream of streams) stream.end()
