@@ -23,6 +23,8 @@ export type CommandName =
   | "login"
   | "logout"
   | "demo"
+  | "tasks"
+  | "task"
 
 /** `text`: optional, once; `repeated`: zero or more times; `boolean`: present or not. */
 export type FlagKind = "text" | "repeated" | "boolean"
@@ -39,6 +41,7 @@ export type PolicyField =
   | "call.timeout"
   | "call.maxBytes"
   | "releaseTimeout"
+  | "task.timeout"
 
 export interface FlagSpec {
   /** The name without its dashes. */
@@ -64,7 +67,9 @@ export const connectingCommands = [
   "prompts",
   "prompt",
   "discover",
-  "ping"
+  "ping",
+  "tasks",
+  "task"
 ] as const satisfies ReadonlyArray<CommandName>
 
 const connecting = connectingCommands
@@ -342,6 +347,36 @@ export const flagTable = {
     commands: ["call"],
     description:
       "the call's effect identity: a key of yours, sent in _meta (io.phasebound/effect-identity), that you give again when you retry the same effect, so a server that honours it can tell a retry from a second effect"
+  },
+  task: {
+    name: "task",
+    kind: "boolean",
+    section: "operation",
+    commands: ["call"],
+    description:
+      "call the tool as a task where the server allows it and print the task (its id) without waiting; come back with `phasebound task <target> <id> --wait` (a server that answers at once: its result)"
+  },
+  wait: {
+    name: "wait",
+    kind: "boolean",
+    section: "operation",
+    commands: ["task"],
+    description: "wait for the task's end (polling at the server's interval, under --task-timeout) and print its result as call does"
+  },
+  cancel: {
+    name: "cancel",
+    kind: "boolean",
+    section: "operation",
+    commands: ["task"],
+    description: "ask the server to cancel the task (cooperative: it may still end otherwise)"
+  },
+  taskTimeout: {
+    name: "task-timeout",
+    kind: "text",
+    section: "operation",
+    commands: ["call", "task"],
+    description: "deadline of one wait for a task's result (default 10m); a call the server turns into a task stays under --call-timeout",
+    policy: "task.timeout"
   }
 } as const satisfies Readonly<Record<string, FlagSpec>>
 
