@@ -164,8 +164,9 @@ export const isIdempotent = (tools: ReadonlyArray<McpSchema.Tool>, name: string)
 
 /**
  * The wait for a task whose handle is stored: `taskResult` (polls, never `tools/call`), polled
- * again under `retry` after a failure that leaves the task where it was (a deadline, a transport
- * failure, a refusal before processing), since polling has no effect to repeat.
+ * again under `retry` after a failure that leaves the task where it was (`retryable`, or an
+ * `unknown` outcome: a deadline, a transport failure), since polling has no effect to repeat.
+ * The server's answers (a failed task, a refusal, a malformed task) are final.
  */
 const awaitTask = <R>(
   options: Options<R>,
@@ -177,7 +178,8 @@ const awaitTask = <R>(
     Effect.mapError((error) => fromConnectionError(error, { ...about, idempotent: true })),
     Effect.retry({
       schedule: options.retry ?? defaultRetry,
-      while: (error: ToolCallError) => error._tag === "ToolCallFailed" && error.outcome !== "applied" && error.tag !== "ProtocolViolation"
+      while: (error: ToolCallError) =>
+        error._tag === "ToolCallFailed" && (error.retryable || (error.outcome === "unknown" && error.tag !== "ProtocolViolation"))
     })
   )
 

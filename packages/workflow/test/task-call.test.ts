@@ -110,7 +110,9 @@ describe("durable tool calls as tasks on WorkflowEngine.layerMemory", () => {
       const connection = yield* connectTo(server.url)
       const Flow = toolWorkflow("task-quick")
       const quick = { name: "quick", connection: Effect.succeed(connection), tool: "quick", task: {}, retry: Schedule.stop }
-      const failing = { name: "job", connection: Effect.succeed(connection), tool: "job", task: {}, retry: Schedule.stop }
+      // A failed task is the server's answer: not polled again, whatever the retry schedule.
+      const quickRetry = Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
+      const failing = { name: "job", connection: Effect.succeed(connection), tool: "job", task: {}, retry: quickRetry }
       return yield* onMemoryEngine(
         Flow.toLayer(({ run }) => ToolCall.call(run === "quick" ? quick : failing)),
         Effect.gen(function*() {
@@ -126,7 +128,9 @@ describe("durable tool calls as tasks on WorkflowEngine.layerMemory", () => {
           const error = Exit.isFailure(exit) ? exit.cause : undefined
           expect(JSON.stringify(error)).toContain("RemoteRefusal")
           expect(JSON.stringify(error)).not.toContain("internal.example")
+          expect(JSON.stringify(error)).toContain("applied")
           expect(server.toolCalls("job")).toBe(1)
+          expect(server.count("tasks/result")).toBe(1)
         })
       )
     }), 30_000)

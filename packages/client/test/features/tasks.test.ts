@@ -103,6 +103,8 @@ describe.each(httpClients)("tasks through %s", (_, httpClient) => {
           const failed = yield* Effect.flip(failing.handle.result())
           expect(failed._tag).toBe("RemoteRefusal")
           expect(failed.code).toBe(-32603)
+          // The call ran, and ended in this error: its outcome is known.
+          expect(failed.outcome).toBe("applied")
           expect(JSON.stringify(failed)).not.toContain("internal.example")
 
           const slow = yield* connection.callToolTask("job")

@@ -213,7 +213,12 @@ export const make = (core: Core, finish: Finish): Tasks => {
               // requests the task needs answered (input_required).
               if (McpTask.isTerminal(task.status) || task.status === "input_required") {
                 const exchange = exchangeOf("task-result")
-                return { response: yield* step(exchange, "tasks/result", { taskId }), exchange }
+                // The refusal of an ended task's result is the call's own error: it ran.
+                const response = yield* Effect.mapError(
+                  step(exchange, "tasks/result", { taskId }),
+                  (error) => error._tag === "RemoteRefusal" ? Failures.withOutcome(error, "applied") : error
+                )
+                return { response, exchange }
               }
             } else {
               const detail = TaskWire.detailOf(response.result)
