@@ -10,7 +10,7 @@ import { startTaskServer, type TaskServerOptions } from "@phasebound/testkit"
 import { Effect, Either, Fiber } from "effect"
 import { McpClient, McpConnectionError } from "../../src/index.js"
 import { connect as connectPromise } from "../../src/promise.js"
-import { httpClients } from "../support/harness.js"
+import { eventually, httpClients } from "../support/harness.js"
 
 const taskServer = (options: TaskServerOptions) =>
   Effect.acquireRelease(Effect.promise(() => startTaskServer(options)), (server) => Effect.promise(() => server.close()))
@@ -205,6 +205,37 @@ describe("tasks, refusals and hostile servers", () => {
         expect(server.count("tasks/get")).toBe(1)
       }).pipe(Effect.provide(httpClients[0]![1])), 30_000)
   }
+
+  it.scopedLive(
+    "a flood of status notifications wakes the wait, but no poll comes sooner than the policy's minimum after the last",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* taskServer({ era: "handshake", pollIntervalMs: 60_000 })
+        const connection = yield* McpClient.connect({
+          url: server.url,
+          revisions: ["2025-11-25"],
+          policy: { ...policy, task: { timeout: 5_000, minPollInterval: 100, maxPollInterval: 30_000 } }
+        })
+        const call = yield* connection.callToolTask("job")
+        if (call._tag !== "Task") throw new Error("no task")
+        const seen: Array<string> = []
+        const waiting = yield* Effect.fork(call.handle.result({ onStatus: (task) => seen.push(task.statusMessage ?? task.status) }))
+        yield* Effect.promise(() => server.waitFor("tasks/get", 1))
+        const started = Date.now()
+        // 2,000 notifications, each a new message: every one is seen, none makes a poll of its own.
+        for (let i = 0; i < 2_000; i++) {
+          server.notify(call.handle.taskId, { taskId: call.handle.taskId, status: "working", statusMessage: `step ${i}`, ttl: 60_000 })
+        }
+        yield* eventually(() => seen.includes("step 1999"))
+        yield* Effect.sleep("350 millis")
+        const elapsed = Date.now() - started
+        // At most one poll per 100 ms since the flood began (and the first).
+        expect(server.count("tasks/get")).toBeLessThanOrEqual(2 + Math.ceil(elapsed / 100))
+        server.complete()
+        expect((yield* Fiber.join(waiting)).content).toEqual([{ type: "text", text: "done task-1" }])
+      }).pipe(Effect.provide(httpClients[0]![1])),
+    30_000
+  )
 
   it.scopedLive("a server that suggests polling every millisecond is polled no faster than the policy's minimum", () =>
     Effect.gen(function*() {

@@ -198,7 +198,13 @@ export const make = (core: Core, finish: Finish): Tasks => {
         wake.unsafeOffer(undefined)
       })
 
-      const pause = (task: McpTask.Task) => Effect.race(Effect.sleep(pollIntervalOf(task, budget)), Queue.take(wake))
+      // The policy's smallest interval first, whatever wakes the wait: a server that floods
+      // status notifications cannot make the client poll faster than that.
+      const pause = (task: McpTask.Task) =>
+        Effect.zipRight(
+          Effect.sleep(budget.minPollIntervalMs),
+          Effect.race(Effect.sleep(pollIntervalOf(task, budget) - budget.minPollIntervalMs), Queue.take(wake))
+        )
 
       const loop: Effect.Effect<{ readonly response: Response; readonly exchange: Exchange }, McpConnectionError> = Effect.gen(
         function*() {
