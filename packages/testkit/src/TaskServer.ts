@@ -47,6 +47,7 @@ interface TaskState {
   readonly createdAt: string
   lastUpdatedAt: string
   readonly tool: string
+  readonly progressToken: unknown
   polls: number
   result?: Record<string, unknown>
   error?: { readonly code: number; readonly message: string }
@@ -75,6 +76,8 @@ export interface TaskServer {
   readonly status: (taskId: string) => Status | undefined
   /** Sends `notifications/tasks/status` for the task now (2025, if a GET stream is open). */
   readonly notify: (taskId: string, params?: Record<string, unknown>) => void
+  /** Sends `notifications/progress` with the token of the task's call (2025, on the GET stream). */
+  readonly progress: (taskId: string, progress: number) => void
   /** Client sockets still open (0 once every client process is gone: the counts are final). */
   readonly openConnections: () => number
   readonly close: () => Promise<void>
@@ -163,7 +166,7 @@ export const startTaskServer = async (options: TaskServerOptions): Promise<TaskS
 
   const latest = (taskId?: string) => tasks.get(taskId ?? order[order.length - 1] ?? "")
 
-  const create = (tool: string): TaskState => {
+  const create = (tool: string, progressToken: unknown): TaskState => {
     const taskId = `task-${++next}`
     const stamp = now()
     const task: TaskState = {
@@ -172,6 +175,7 @@ export const startTaskServer = async (options: TaskServerOptions): Promise<TaskS
       createdAt: stamp,
       lastUpdatedAt: stamp,
       tool,
+      progressToken,
       polls: 0,
       ended: []
     }
@@ -215,10 +219,10 @@ export const startTaskServer = async (options: TaskServerOptions): Promise<TaskS
           const asked = isRecord(p["task"])
           if (support === "required" && !asked) return error(-32601, "task required")
           if (!asked || support === undefined) return { content: [{ type: "text", text: "quick" }] }
-          return { task: wire(create(name)) }
+          return { task: wire(create(name, isRecord(p["_meta"]) ? p["_meta"]["progressToken"] : undefined)) }
         }
         if (support === undefined) return { content: [{ type: "text", text: "quick" }] }
-        return { resultType: "task", ...wire(create(name)) }
+        return { resultType: "task", ...wire(create(name, undefined)) }
       }
       case "tasks/get": {
         const task = tasks.get(String(p["taskId"]))
@@ -369,6 +373,14 @@ export const startTaskServer = async (options: TaskServerOptions): Promise<TaskS
     notify: (taskId, override) => {
       const task = tasks.get(taskId)
       if (task !== undefined) notifyStatus(task, override)
+    },
+    progress: (taskId, progress) => {
+      const task = tasks.get(taskId)
+      if (task === undefined || task.progressToken === undefined) return
+      const frame = `event: message\ndata: ${
+        JSON.stringify({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: task.progressToken, progress } })
+      }\n\n`
+      for (const stream of streams) stream.write(frame)
     },
     openConnections: () => sockets.size,
     close: () =>

@@ -206,6 +206,21 @@ describe("tasks, refusals and hostile servers", () => {
       }).pipe(Effect.provide(httpClients[0]![1])), 30_000)
   }
 
+  it.scopedLive("callTool's progress goes on while the task runs: the token stays valid for the task's lifetime", () =>
+    Effect.gen(function*() {
+      const server = yield* taskServer({ era: "handshake" })
+      const connection = yield* McpClient.connect({ url: server.url, revisions: ["2025-11-25"], policy })
+      const reports: Array<number> = []
+      const calling = yield* Effect.fork(connection.callTool("job", {}, { onProgress: (p) => reports.push(p.progress) }))
+      yield* Effect.promise(() => server.waitFor("tasks/get", 1))
+      server.progress("task-1", 1)
+      server.progress("task-1", 2)
+      yield* eventually(() => reports.length === 2)
+      server.complete()
+      expect((yield* Fiber.join(calling)).content).toEqual([{ type: "text", text: "done task-1" }])
+      expect(reports).toEqual([1, 2])
+    }).pipe(Effect.provide(httpClients[0]![1])), 30_000)
+
   it.scopedLive(
     "a flood of status notifications wakes the wait, but no poll comes sooner than the policy's minimum after the last",
     () =>

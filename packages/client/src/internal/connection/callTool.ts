@@ -10,6 +10,7 @@
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as McpClient from "../../McpClient.js"
@@ -56,7 +57,15 @@ export interface CallTool {
 /** What a `tools/call` gave: the call's answer, or a task the server created for it. */
 type Sent<A> =
   | { readonly _tag: "Done"; readonly value: A }
-  | { readonly _tag: "Created"; readonly task: McpTask.Task }
+  | {
+    readonly _tag: "Created"
+    readonly task: McpTask.Task
+    /**
+     * Ends the call's progress tracking: its token stays valid for the task's lifetime (MCP
+     * 2025-11-25, "Task Progress Notifications"), so whoever waits for the task releases it.
+     */
+    readonly release: () => void
+  }
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -166,7 +175,7 @@ export const make = (core: Core): CallTool => {
         return Effect.flatMap(traceContext, (trace) => {
           const listed = toolNamed(on, name)
           const augmented = augments(on, listed, task !== undefined)
-          const request = (progressToken?: string) => {
+          const request = (progressToken?: string, release: () => void = () => {}) => {
             const plain = trace === undefined && meta === undefined && identity === undefined && progressToken === undefined
               ? { name, arguments: args ?? {} }
               : {
@@ -191,7 +200,7 @@ export const make = (core: Core): CallTool => {
                   const created = TaskWire.createdTaskOf(response.result)
                   // The server accepted the call: whatever follows, it is not sent again.
                   if (created === undefined) return Effect.fail(resultViolation(exchange, "invalid-result", response.bytes))
-                  return Effect.succeed({ value: { _tag: "Created", task: created }, bytes: response.bytes })
+                  return Effect.succeed({ value: { _tag: "Created", task: created, release }, bytes: response.bytes })
                 }
               )
             })
@@ -208,12 +217,13 @@ export const make = (core: Core): CallTool => {
             }
           })
           const sent = idleMs === undefined
-            ? request(tracking.token)
+            ? request(tracking.token, tracking.release)
             : withIdleTimeout(idleMs, () => Failures.idle(exchange), (reset) => {
               touch = reset
-              return request(tracking.token)
+              return request(tracking.token, tracking.release)
             })
-          return Effect.ensuring(sent, Effect.sync(tracking.release))
+          // A created task keeps the token for its wait (`Created.release`); anything else ends it.
+          return Effect.onExit(sent, (exit) => Exit.isSuccess(exit) && exit.value.value._tag === "Created" ? Effect.void : Effect.sync(tracking.release))
         })
       }
       // Sent once; sent a second time only after a 401 or 403 refused it unprocessed and a new
@@ -251,11 +261,12 @@ export const make = (core: Core): CallTool => {
         return Effect.flatMap(PhasePolicy.callBudget(policy, options), (budget) => {
           const left = Math.max(1, budget.timeoutMs - (clock.unsafeCurrentTimeMillis() - startedAt))
           const waitBudget = { ...policy.task, timeoutMs: left, maxBytes: budget.maxBytes }
+          // The call's progress goes on reaching `onProgress` while the task runs.
           return Effect.flatMap(tasks.wait(sent.task.taskId, waitBudget, undefined), ({ exchange, response }) =>
             Effect.map(
               checkedResult(core.live.current(), name, exchange, response, finish, clock, clock.unsafeCurrentTimeMillis() + left),
               (checked) => checked.value
-            ))
+            )).pipe(Effect.ensuring(Effect.sync(sent.release)))
         })
       })
     })
@@ -269,7 +280,11 @@ export const make = (core: Core): CallTool => {
         const { ttl: _, ...callOptions } = options ?? {}
         return Effect.map(
           callToolWith(name, args, callOptions, asIs, { ttlMs: ttl === undefined ? undefined : Math.ceil(ttl) }),
-          (sent): McpTask.TaskCall => sent._tag === "Done" ? { _tag: "Result", result: sent.value } : { _tag: "Task", handle: tasks.handle(sent.task, name) }
+          (sent): McpTask.TaskCall => {
+            if (sent._tag === "Done") return { _tag: "Result", result: sent.value }
+            sent.release()
+            return { _tag: "Task", handle: tasks.handle(sent.task, name) }
+          }
         )
       }
     )
