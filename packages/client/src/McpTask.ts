@@ -88,6 +88,11 @@ export type Task = typeof Task.Type
  */
 export interface WaitOptions extends PhasePolicy.BudgetOptions {
   readonly onStatus?: ((task: Task) => void) | undefined
+  /**
+   * The tool the task's call called, for a task id from elsewhere (`taskResult`): its result is
+   * then checked against that tool's `outputSchema`, as the call's would be. A handle knows it.
+   */
+  readonly tool?: string | undefined
 }
 
 /**

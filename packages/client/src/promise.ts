@@ -252,6 +252,8 @@ export interface TaskCallOptions extends RequestOptions {
  */
 export interface WaitOptions extends RequestOptions {
   readonly onStatus?: ((task: McpTask.Task) => void) | undefined
+  /** The tool the task's call called, for its `outputSchema` check (see `McpTask.WaitOptions`). */
+  readonly tool?: string | undefined
 }
 
 /**
@@ -476,7 +478,7 @@ export const connect = async (options: ConnectOptions): Promise<Connection> => {
 /** The task operations of the Promise API (docs/DESIGN.md, "Tasks"). */
 const taskMembers = (connection: McpClient.Connection) => {
   const waitOf = (options: WaitOptions | undefined): McpTask.WaitOptions | undefined =>
-    options === undefined ? undefined : { ...budgetOf(options), onStatus: options.onStatus }
+    options === undefined ? undefined : { ...budgetOf(options), onStatus: options.onStatus, tool: options.tool }
   const taskResult = (taskId: string, options?: WaitOptions) => run(connection.taskResult(taskId, waitOf(options)), options?.signal)
   const getTask = (taskId: string, options?: RequestOptions) => run(connection.getTask(taskId, budgetOf(options)), options?.signal)
   const cancelTask = (taskId: string, options?: RequestOptions) => run(connection.cancelTask(taskId, budgetOf(options)), options?.signal)

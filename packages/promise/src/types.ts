@@ -377,6 +377,8 @@ export interface TaskCallOptions extends RequestOptions {
 export interface WaitOptions extends RequestOptions {
   /** Called with each new state seen (a poll, a status notification). */
   readonly onStatus?: ((task: Task) => void) | undefined
+  /** The tool the task's call called: its result is checked against that tool's outputSchema. */
+  readonly tool?: string | undefined
 }
 
 /** A task the server created; keep `taskId` to come back to it. @since 0.1.0 @category models */

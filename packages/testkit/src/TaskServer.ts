@@ -14,7 +14,8 @@
  * - `maybe_job` (`"optional"`): a task when asked for (2025) or always (2026);
  * - `quick` (no `execution`): answered at once;
  * - `ask_job` (`"required"`, 2026 only): waits for input (`inputRequests.q1`, an elicitation),
- *   then ends with the answer in its text.
+ *   then ends with the answer in its text;
+ * - `typed_job` (`"required"`): declares an `outputSchema` its result does not keep.
  *
  * Everything is counted (`count(method)`, `toolCalls(name)`) and a test can wait for a count
  * (`waitFor`) instead of sleeping.
@@ -89,7 +90,14 @@ const TOOLS = [
   { name: "job", inputSchema: { type: "object" }, execution: { taskSupport: "required" } },
   { name: "maybe_job", inputSchema: { type: "object" }, execution: { taskSupport: "optional" } },
   { name: "quick", inputSchema: { type: "object" } },
-  { name: "ask_job", inputSchema: { type: "object" }, execution: { taskSupport: "required" } }
+  { name: "ask_job", inputSchema: { type: "object" }, execution: { taskSupport: "required" } },
+  // Its result never carries the structuredContent its outputSchema promises.
+  {
+    name: "typed_job",
+    inputSchema: { type: "object" },
+    outputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] },
+    execution: { taskSupport: "required" }
+  }
 ]
 
 export const startTaskServer = async (options: TaskServerOptions): Promise<TaskServer> => {

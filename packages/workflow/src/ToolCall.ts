@@ -174,7 +174,7 @@ const awaitTask = <R>(
   taskId: string,
   about: { readonly tool: string; readonly activity: string; readonly effectIdentity: string }
 ): Effect.Effect<McpSchema.CallToolResult, ToolCallError> =>
-  connection.taskResult(taskId, options.task?.wait).pipe(
+  connection.taskResult(taskId, { ...options.task?.wait, tool: options.tool }).pipe(
     Effect.mapError((error) => fromConnectionError(error, { ...about, idempotent: true })),
     Effect.retry({
       schedule: options.retry ?? defaultRetry,

@@ -252,6 +252,21 @@ describe("tasks, refusals and hostile servers", () => {
     30_000
   )
 
+  it.scopedLive("a task's result is checked against its tool's outputSchema: callTool, the handle, taskResult given the tool", () =>
+    Effect.gen(function*() {
+      const server = yield* taskServer({ era: "handshake", completeAfterPolls: 1, statusNotifications: false })
+      const connection = yield* McpClient.connect({ url: server.url, revisions: ["2025-11-25"], policy })
+      const mismatch = { _tag: "ProtocolViolation", reason: "missing-structured-content", outcome: "applied" }
+      expect(yield* Effect.flip(connection.callTool("typed_job"))).toMatchObject(mismatch)
+      const call = yield* connection.callToolTask("typed_job")
+      if (call._tag !== "Task") throw new Error("no task")
+      expect(yield* Effect.flip(call.handle.result())).toMatchObject(mismatch)
+      expect(yield* Effect.flip(connection.taskResult(call.handle.taskId, { tool: "typed_job" }))).toMatchObject(mismatch)
+      // Without the tool, only the result's own shape is checked.
+      expect((yield* connection.taskResult(call.handle.taskId)).content).toEqual([{ type: "text", text: "done task-2" }])
+      expect(server.toolCalls("typed_job")).toBe(2)
+    }).pipe(Effect.provide(httpClients[0]![1])), 30_000)
+
   it.scopedLive("a server that suggests polling every millisecond is polled no faster than the policy's minimum", () =>
     Effect.gen(function*() {
       const server = yield* taskServer({ era: "handshake", pollIntervalMs: 0, statusNotifications: false })
@@ -277,6 +292,7 @@ describe("tasks, refusals and hostile servers", () => {
       const connection = yield* McpClient.connect({ url: server.url, revisions: ["2025-11-25"], policy })
       expect(yield* Effect.flip(connection.getTask(""))).toMatchObject({ _tag: "InvalidOption", option: "taskId", outcome: "not-sent" })
       expect(yield* Effect.flip(connection.taskResult("t", { timeout: -1 }))).toMatchObject({ _tag: "InvalidOption" })
+      expect(yield* Effect.flip(connection.taskResult("t", { tool: "" }))).toMatchObject({ _tag: "InvalidOption", option: "tool" })
       expect(yield* Effect.flip(connection.callToolTask("job", {}, { ttl: "forever" as unknown as number }))).toMatchObject({
         _tag: "InvalidOption",
         option: "ttl"

@@ -278,10 +278,11 @@ export const make = (core: Core, finish: Finish): Tasks => {
       const onStatus = options?.onStatus
       if (!isTaskId(taskId)) return refused({ stage: "get-task", phase: "call", budget }, "taskId")
       if (onStatus !== undefined && typeof onStatus !== "function") return refused({ stage: "get-task", phase: "call", budget }, "onStatus")
+      if (tool !== undefined && (typeof tool !== "string" || tool.length === 0)) return refused({ stage: "get-task", phase: "call", budget }, "tool")
       return Effect.flatMap(wait(taskId, budget, onStatus), ({ exchange, response }) => finish(tool, response, exchange))
     })
 
-  const taskResult: Tasks["taskResult"] = (taskId, options) => resultOf(taskId, undefined, options)
+  const taskResult: Tasks["taskResult"] = (taskId, options) => resultOf(taskId, options?.tool, options)
 
   const handle: Tasks["handle"] = (created, tool) => ({
     taskId: created.taskId,
