@@ -461,6 +461,7 @@ export function connect(
     }
     return yield* Discovery.connect({
       ...discoveryOptions(settings),
+      secrets,
       auth,
       candidates: ({ exchange, inbound }) =>
         Negotiation.httpCandidates(settings.transport, settings.revisions, {
@@ -523,6 +524,7 @@ export const connectStdio = (
     }
     return yield* Discovery.connect({
       ...discoveryOptions(settings),
+      secrets: settings.secrets,
       auth: undefined,
       candidates: ({ exchange, inbound }) =>
         // The spawn is the first step of discovery.

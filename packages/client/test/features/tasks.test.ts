@@ -252,6 +252,27 @@ describe("tasks, refusals and hostile servers", () => {
     30_000
   )
 
+  for (const era of ["handshake", "stateless"] as const) {
+    it.scopedLive(`${era}: a failed task's error that echoes the caller's credential is redacted`, () =>
+      Effect.gen(function*() {
+        const server = yield* taskServer({ era, statusNotifications: false })
+        const token = "tk-9f8e7d6c5b4a3210fedcba"
+        const connection = yield* McpClient.connect({
+          url: server.url,
+          revisions: revisionsOf[era],
+          headers: { authorization: `Bearer ${token}` },
+          policy
+        })
+        const call = yield* connection.callToolTask("job")
+        if (call._tag !== "Task") throw new Error("no task")
+        server.fail(call.handle.taskId, { code: -32603, message: `denied for Bearer ${token} (${token})` })
+        const failed = yield* Effect.flip(call.handle.result())
+        expect(failed).toMatchObject({ _tag: "RemoteRefusal", code: -32603, outcome: "applied" })
+        expect(JSON.stringify(failed)).not.toContain(token)
+        expect(String(failed)).not.toContain(token)
+      }).pipe(Effect.provide(httpClients[0]![1])), 30_000)
+  }
+
   it.scopedLive("a task's result is checked against its tool's outputSchema: callTool, the handle, taskResult given the tool", () =>
     Effect.gen(function*() {
       const server = yield* taskServer({ era: "handshake", completeAfterPolls: 1, statusNotifications: false })

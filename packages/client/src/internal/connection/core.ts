@@ -66,6 +66,8 @@ export interface Setup {
   readonly logLevel: { current: McpSchema.LogLevel | undefined }
   /** Answers one input request with the caller's handlers (a 2026-07-28 task's `inputRequests`). */
   readonly fulfil?: Responder["fulfil"] | undefined
+  /** The configured secrets, which a refusal the connection builds itself is redacted against (a failed task's error). */
+  readonly secrets?: ReadonlyArray<string> | undefined
 }
 
 export interface Core extends Setup {

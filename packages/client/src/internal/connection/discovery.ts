@@ -45,6 +45,8 @@ export interface Input<R> {
    * `inbound` is what every transport of the connection hands the server's messages to.
    */
   readonly candidates: (context: CandidateContext) => ReadonlyArray<Negotiation.Candidate<R>>
+  /** The configured secrets (tokens join them as they are obtained), for what the connection redacts itself. */
+  readonly secrets?: ReadonlyArray<string> | undefined
 }
 
 /** What a transport of the connection is opened with. */
@@ -234,7 +236,18 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
     const platform = yield* Effect.context<R>()
     const renew = Effect.flatMap(Effect.scope, (scope) => Effect.provide(run([]), Context.add(platform, Scope.Scope, scope)))
     return yield* ConnectionRuntime.make(
-      { session, policy, scope: outerScope, auth, renew, notifications, droppedRequests: serverRequests.dropped, logLevel, fulfil: responder.fulfil },
+      {
+        session,
+        policy,
+        scope: outerScope,
+        auth,
+        renew,
+        notifications,
+        droppedRequests: serverRequests.dropped,
+        logLevel,
+        fulfil: responder.fulfil,
+        secrets: input.secrets ?? []
+      },
       observations
     )
   })

@@ -239,7 +239,7 @@ export const make = (core: Core, finish: Finish): Tasks => {
                 return yield* Effect.fail(
                   detail.error === undefined
                     ? Failures.protocol(polled, "invalid-result", { observedBytes: response.bytes })
-                    : Failures.withOutcome(refusal(polled, detail.error, [], { observedBytes: response.bytes }), "applied")
+                    : Failures.withOutcome(refusal(polled, detail.error, core.secrets ?? [], { observedBytes: response.bytes }), "applied")
                 )
               }
               if (task.status === "cancelled") {
