@@ -65,6 +65,8 @@ type Sent<A> =
      * 2025-11-25, "Task Progress Notifications"), so whoever waits for the task releases it.
      */
     readonly release: () => void
+    /** The call's deadline, which a wait that follows it stays within. */
+    readonly deadlineAt: number
   }
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
@@ -200,7 +202,7 @@ export const make = (core: Core): CallTool => {
                   const created = TaskWire.createdTaskOf(response.result)
                   // The server accepted the call: whatever follows, it is not sent again.
                   if (created === undefined) return Effect.fail(resultViolation(exchange, "invalid-result", response.bytes))
-                  return Effect.succeed({ value: { _tag: "Created", task: created, release }, bytes: response.bytes })
+                  return Effect.succeed({ value: { _tag: "Created", task: created, release, deadlineAt }, bytes: response.bytes })
                 }
               )
             })
@@ -254,21 +256,21 @@ export const make = (core: Core): CallTool => {
     options: McpClient.CallOptions | undefined,
     finish: Finish<A>
   ): Effect.Effect<A, McpConnectionError> =>
-    Effect.clockWith((clock) => {
-      const startedAt = clock.unsafeCurrentTimeMillis()
-      return Effect.flatMap(callToolWith(name, args, options, finish), (sent) => {
-        if (sent._tag === "Done") return Effect.succeed(sent.value)
-        return Effect.flatMap(PhasePolicy.callBudget(policy, options), (budget) => {
-          const left = Math.max(1, budget.timeoutMs - (clock.unsafeCurrentTimeMillis() - startedAt))
+    Effect.flatMap(callToolWith(name, args, options, finish), (sent) => {
+      if (sent._tag === "Done") return Effect.succeed(sent.value)
+      return Effect.flatMap(
+        Effect.zip(PhasePolicy.callBudget(policy, options), Effect.clock),
+        ([budget, clock]) => {
+          const left = Math.max(1, sent.deadlineAt - clock.unsafeCurrentTimeMillis())
           const waitBudget = { ...policy.task, timeoutMs: left, maxBytes: budget.maxBytes }
           // The call's progress goes on reaching `onProgress` while the task runs.
           return Effect.flatMap(tasks.wait(sent.task.taskId, waitBudget, undefined), ({ exchange, response }) =>
             Effect.map(
-              checkedResult(core.live.current(), name, exchange, response, finish, clock, clock.unsafeCurrentTimeMillis() + left),
+              checkedResult(core.live.current(), name, exchange, response, finish, clock, sent.deadlineAt),
               (checked) => checked.value
             )).pipe(Effect.ensuring(Effect.sync(sent.release)))
-        })
-      })
+        }
+      )
     })
 
   const callTool: CallTool["callTool"] = (name, args, options) => followed(name, args, options, asIs)
