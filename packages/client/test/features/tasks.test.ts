@@ -11,6 +11,7 @@ import { Effect, Either, Fiber } from "effect"
 import { McpClient, McpConnectionError } from "../../src/index.js"
 import { connect as connectPromise } from "../../src/promise.js"
 import { eventually, httpClients } from "../support/harness.js"
+import { type Recorded, recordingTracer } from "../support/recordingTracer.js"
 
 const taskServer = (options: TaskServerOptions) =>
   Effect.acquireRelease(Effect.promise(() => startTaskServer(options)), (server) => Effect.promise(() => server.close()))
@@ -287,6 +288,28 @@ describe("tasks, refusals and hostile servers", () => {
       expect((yield* connection.taskResult(call.handle.taskId)).content).toEqual([{ type: "text", text: "done task-2" }])
       expect(server.toolCalls("typed_job")).toBe(2)
     }).pipe(Effect.provide(httpClients[0]![1])), 30_000)
+
+  it.scopedLive("each task request is observed and traced like every operation: mcp.tasks.get, mcp.tasks.result, mcp.tasks.cancel", () => {
+    const spans: Array<Recorded> = []
+    return Effect.gen(function*() {
+      const server = yield* taskServer({ era: "handshake", completeAfterPolls: 1, statusNotifications: false })
+      const connection = yield* McpClient.connect({ url: server.url, revisions: ["2025-11-25"], policy })
+      yield* connection.callTool("job")
+      const other = yield* connection.callToolTask("job")
+      if (other._tag === "Task") yield* other.handle.cancel
+      const names = spans.map((span) => span.name)
+      expect(names.filter((name) => name === "mcp.tools.call")).toHaveLength(2)
+      expect(names).toContain("mcp.tasks.get")
+      expect(names).toContain("mcp.tasks.result")
+      expect(names).toContain("mcp.tasks.cancel")
+      const poll = spans.find((span) => span.name === "mcp.tasks.get")!
+      expect(poll.ended).toBe(true)
+      expect(poll.attributes.get("mcp.stage")).toBe("get-task")
+      expect(poll.attributes.get("mcp.outcome")).toBe("ok")
+      const observed = (yield* connection.observations).map((o) => `${o.operation} ${o.stage} ${o.outcome}`)
+      expect(observed).toEqual(expect.arrayContaining(["tasks/get get-task ok", "tasks/result task-result ok", "tasks/cancel cancel-task ok"]))
+    }).pipe(Effect.provide(httpClients[0]![1]), Effect.withTracer(recordingTracer(spans)))
+  }, 30_000)
 
   it.scopedLive("a server that suggests polling every millisecond is polled no faster than the policy's minimum", () =>
     Effect.gen(function*() {
