@@ -35,7 +35,7 @@ const decodeImplementation = Schema.decodeUnknownEither(McpSchema.Implementation
 /** The requests a server may answer with `input_required`. */
 const multiRoundMethods: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"])
 
-/** The requests whose `Mcp-Name` header mirrors `params.name`, or `params.uri`. */
+/** The requests whose `Mcp-Name` header mirrors `params.name`, `params.uri` or `params.taskId`. */
 const namedBy: Readonly<Record<string, "name" | "uri" | "taskId">> = {
   "tools/call": "name",
   "prompts/get": "name",
