@@ -17,6 +17,7 @@ import { withProgressBar } from "./progressBar.js"
 import { invalidOption } from "./record.js"
 import type { RunContext } from "./runContext.js"
 import { collectServerLog } from "./serverLog.js"
+import { callAsTask } from "./tasks.js"
 import { parseDuration } from "./units.js"
 
 /** What `call`'s own flags resolve to. */
@@ -25,6 +26,8 @@ export interface CallInput {
   readonly idleTimeoutMs: number | undefined
   readonly logLevel: McpSchema.LogLevel | undefined
   readonly effectIdentity: string | undefined
+  /** `--task`: the call as a task, not waited for (tasks.ts). */
+  readonly task: boolean
 }
 
 /** `--server-log-level`: one of the MCP levels. */
@@ -46,7 +49,7 @@ export const parseCall = (flags: Flags): Effect.Effect<CallInput, McpConnectionE
     if (effectIdentity !== undefined && !McpClient.isEffectIdentity(effectIdentity)) {
       return yield* Effect.fail(invalidOption(flag("effectIdentity"), "invalid-value"))
     }
-    return { args, idleTimeoutMs, logLevel, effectIdentity }
+    return { args, idleTimeoutMs, logLevel, effectIdentity, task: flags.task }
   })
 
 /**
@@ -67,6 +70,13 @@ export const callTool =
   (ctx: RunContext) => (connection: McpClient.Connection, { input, machine, rest }: Use<CallInput>): Effect.Effect<string, McpConnectionError> =>
     Effect.gen(function*() {
       const { args, effectIdentity, idleTimeoutMs, logLevel } = input
+      if (input.task) {
+        enter(ctx, "call", connection.policy.call)
+        const { isError, text } = yield* callAsTask(connection, rest[0]!, args, effectIdentity, machine)
+        closing(ctx)
+        ctx.state.exitCode = isError ? 1 : 0
+        return text
+      }
       const finishLog = logLevel === undefined ? undefined : yield* startServerLog(ctx, connection, logLevel)
       enter(ctx, "call", idleTimeoutMs === undefined ? connection.policy.call : { ...connection.policy.call, idleTimeoutMs })
       // Progress is asked for when the bar is drawn, or (by the client) for the idle timeout.

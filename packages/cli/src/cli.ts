@@ -1,6 +1,6 @@
 /**
  * The commands, with @effect/cli: `tools`, `call`, `resources`, `templates`, `read`, `prompts`,
- * `prompt`, `complete`, `discover`, `ping`, `watch`, `login`, `logout` and `demo`, each declared once (command.ts),
+ * `prompt`, `complete`, `discover`, `ping`, `watch`, `tasks`, `task`, `login`, `logout` and `demo`, each declared once (command.ts),
  * their flags taken from the table (flags.ts). A handler resolves its target, budgets and auth
  * settings (no I/O until all are valid), connects in its own scope, runs its operation, and
  * leaves what to print and the exit code in the run state; the entry point prints them.
@@ -31,6 +31,7 @@ import {
 import { invalidOption } from "./record.js"
 import type { RunContext } from "./runContext.js"
 import { parseWatch, watch } from "./watch.js"
+import { listTasks, parseTask, useTask } from "./tasks.js"
 
 export const version = "0.1.0"
 
@@ -110,6 +111,19 @@ export const makeCommand = (ctx: RunContext) => {
         "discover a server, subscribe to each --resource, then print one line per event (resource updates; with --lists, list changes) until interrupted (Ctrl-C: exit 0)",
       parse: parseWatch,
       use: watch(ctx)
+    }),
+    connectingCommand(ctx, {
+      name: "tasks",
+      description: "discover a server, then list its tasks (every page of tasks/list, 2025-11-25; under the call budget)",
+      use: listTasks(ctx)
+    }),
+    connectingCommand(ctx, {
+      name: "task",
+      description:
+        "discover a server, then show one task (tasks/get); --wait: wait for its end and print its result as call does (under --task-timeout, never calling the tool again); --cancel: ask the server to cancel it",
+      then: { name: "task", description: "the task's id (as call --task printed it)" },
+      parse: parseTask,
+      use: useTask(ctx)
     }),
     command({
       name: "login",

@@ -64,7 +64,8 @@ const policyOf = (flags: Flags): Effect.Effect<PhasePolicy.Options, McpConnectio
       call: { timeout: values["call.timeout"], maxBytes: values["call.maxBytes"] },
       // The whole release is bounded by --release-timeout: a stdio server's has three steps
       // (stdin closed, SIGTERM, SIGKILL), each given a third (packages/cli/README.md).
-      releaseTimeout: values.releaseTimeout === undefined ? undefined : values.releaseTimeout / releaseSteps
+      releaseTimeout: values.releaseTimeout === undefined ? undefined : values.releaseTimeout / releaseSteps,
+      task: { timeout: values["task.timeout"] }
     }
   })
 

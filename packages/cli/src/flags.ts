@@ -25,6 +25,8 @@ export type CommandName =
   | "logout"
   | "demo"
   | "complete"
+  | "tasks"
+  | "task"
 
 /** `text`: optional, once; `repeated`: zero or more times; `boolean`: present or not. */
 export type FlagKind = "text" | "repeated" | "boolean"
@@ -41,6 +43,7 @@ export type PolicyField =
   | "call.timeout"
   | "call.maxBytes"
   | "releaseTimeout"
+  | "task.timeout"
 
 export interface FlagSpec {
   /** The name without its dashes. */
@@ -68,7 +71,9 @@ export const connectingCommands = [
   "discover",
   "ping",
   "complete",
-  "watch"
+  "watch",
+  "tasks",
+  "task"
 ] as const satisfies ReadonlyArray<CommandName>
 
 const connecting = connectingCommands
@@ -389,6 +394,36 @@ export const flagTable = {
     section: "operation",
     commands: ["watch"],
     description: "also print each tools, prompts or resources list change (the default without --resource)"
+  },
+  task: {
+    name: "task",
+    kind: "boolean",
+    section: "operation",
+    commands: ["call"],
+    description:
+      "call the tool as a task where the server allows it and print the task (its id) without waiting; come back with `phasebound task <target> <id> --wait` (a server that answers at once: its result)"
+  },
+  wait: {
+    name: "wait",
+    kind: "boolean",
+    section: "operation",
+    commands: ["task"],
+    description: "wait for the task's end (polling at the server's interval, under --task-timeout) and print its result as call does"
+  },
+  cancel: {
+    name: "cancel",
+    kind: "boolean",
+    section: "operation",
+    commands: ["task"],
+    description: "ask the server to cancel the task (cooperative: it may still end otherwise)"
+  },
+  taskTimeout: {
+    name: "task-timeout",
+    kind: "text",
+    section: "operation",
+    commands: ["call", "task"],
+    description: "deadline of one wait for a task's result (default 10m); a call the server turns into a task stays under --call-timeout",
+    policy: "task.timeout"
   }
 } as const satisfies Readonly<Record<string, FlagSpec>>
 

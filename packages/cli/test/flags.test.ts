@@ -53,7 +53,9 @@ describe("the table of flags", () => {
     for (const command of ["tools", "resources", "templates", "read", "prompts", "discover", "ping"] as const) {
       expect(keysOf(command)).toEqual(connectionFlags)
     }
-    expect(keysOf("call")).toEqual([...connectionFlags, "args", "idleTimeout", "serverLogLevel", "effectIdentity"])
+    expect(keysOf("call")).toEqual([...connectionFlags, "args", "idleTimeout", "serverLogLevel", "effectIdentity", "task", "taskTimeout"])
+    expect(keysOf("tasks")).toEqual(connectionFlags)
+    expect(keysOf("task")).toEqual([...connectionFlags, "wait", "cancel", "taskTimeout"])
     expect(keysOf("prompt")).toEqual([...connectionFlags, "args"])
     expect(keysOf("complete")).toEqual([...connectionFlags, "prompt", "resource", "argument", "value", "context"])
     // login: HTTP only, no stdio flags; then its own.
@@ -90,7 +92,8 @@ describe("the table of flags", () => {
       "--discovery-max-bytes discovery.maxBytes",
       "--call-timeout call.timeout",
       "--call-max-bytes call.maxBytes",
-      "--release-timeout releaseTimeout"
+      "--release-timeout releaseTimeout",
+      "--task-timeout task.timeout"
     ])
   })
 

@@ -45,6 +45,7 @@ import * as StreamableHttp from "./internal/transport/streamableHttp.js"
 import type { Diagnostics, TransportKind } from "./internal/transport/transport.js"
 import type { InvalidOption, McpConnectionError, Stage } from "./McpConnectionError.js"
 import * as McpSchema from "./McpSchema.js"
+import type * as McpTask from "./McpTask.js"
 import * as PhasePolicy from "./PhasePolicy.js"
 
 // The transports and eras are internal (docs/DESIGN.md, "Module map"); the types of theirs that
@@ -157,6 +158,11 @@ export interface Observation {
     | "completion/complete"
     | "resources/subscribe"
     | "resources/unsubscribe"
+    | "tasks/get"
+    | "tasks/result"
+    | "tasks/update"
+    | "tasks/cancel"
+    | "tasks/list"
   readonly stage: Stage
   readonly durationMs: number
   readonly bytes: number
@@ -363,6 +369,31 @@ export interface Connection {
     elicitationId: string,
     options?: { readonly timeout?: PhasePolicy.BudgetOptions["timeout"] }
   ) => Effect.Effect<void, McpConnectionError>
+  /**
+   * Calls a tool as a task (docs/DESIGN.md, "Tasks"), under the call budget: sent once, as a task
+   * where the server allows it (2025-11-25: the server declares task-augmented `tools/call` and
+   * the tool's `execution.taskSupport` is `optional` or `required`; 2026-07-28: the server
+   * decides). Gives the task's handle, or the result when the server answered at once.
+   */
+  readonly callToolTask: (
+    name: string,
+    args?: Readonly<Record<string, unknown>>,
+    options?: McpTask.TaskCallOptions
+  ) => Effect.Effect<McpTask.TaskCall, McpConnectionError>
+  /** A task's state now (`tasks/get`), under the call budget (or the overrides). */
+  readonly getTask: (taskId: string, options?: PhasePolicy.BudgetOptions) => Effect.Effect<McpTask.Task, McpConnectionError>
+  /**
+   * Waits for a task's end and gives its result, under the task budget (`TaskHandle.result` for a
+   * task id kept from elsewhere: another process, before a restart). Never sends `tools/call`.
+   */
+  readonly taskResult: (taskId: string, options?: McpTask.WaitOptions) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
+  /** Asks the server to cancel a task (`tasks/cancel`), under the call budget. */
+  readonly cancelTask: (taskId: string, options?: PhasePolicy.BudgetOptions) => Effect.Effect<void, McpConnectionError>
+  /**
+   * Every page of `tasks/list` (2025-11-25), under one deadline of the call budget. The 2026-07-28
+   * extension has no listing: refused before any I/O (`InvalidOption`, `undeclared-capability`).
+   */
+  readonly listTasks: (options?: PhasePolicy.BudgetOptions) => Effect.Effect<ReadonlyArray<McpTask.Task>, McpConnectionError>
 }
 
 /**
@@ -584,6 +615,7 @@ export function connect(
     )
     return yield* Discovery.connect({
       ...discoveryOptions(settings),
+      secrets,
       auth,
       cache,
       remembersEra: settings.transport !== "sse" && rememberable(settings.revisions),
@@ -652,6 +684,7 @@ export const connectStdio = (
     const cache = yield* connectionCache(JSON.stringify(["stdio", settings.command, settings.args ?? [], settings.cwd ?? "", env]), () => "")
     return yield* Discovery.connect({
       ...discoveryOptions(settings),
+      secrets: settings.secrets,
       auth: undefined,
       cache,
       remembersEra: rememberable(settings.revisions),

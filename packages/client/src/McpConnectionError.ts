@@ -72,7 +72,13 @@ export const Stage = Schema.Literal(
   "elicitation",
   "subscribe-resource",
   "unsubscribe-resource",
-  "close"
+  "close",
+  // Tasks (docs/DESIGN.md, "Tasks")
+  "get-task",
+  "task-result",
+  "update-task",
+  "cancel-task",
+  "list-tasks"
 )
 
 /** @since 0.1.0 @category models */
@@ -275,7 +281,9 @@ export const Reason = Schema.Literal(
    * `elicitationId` where the revision requires one, or a `-32042` whose elicitations are not
    * all of that kind.
    */
-  "invalid-elicitation"
+  "invalid-elicitation",
+  /** A task ended `cancelled` where its result was awaited (2026-07-28: a cancelled task has none). */
+  "task-cancelled"
 )
 
 /** @since 0.1.0 @category models */

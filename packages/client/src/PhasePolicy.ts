@@ -82,6 +82,35 @@ export interface Options extends BudgetOptions {
   readonly relistDelay?: Duration.DurationInput | undefined
   /** Most server log messages kept for a reader that falls behind; older ones go first (default 1,000). */
   readonly logBuffer?: number | undefined
+  /**
+   * The task budget (docs/DESIGN.md, "Tasks"): `timeout` bounds one wait for a task's result
+   * (default 10 minutes), `maxBytes` each answer read while waiting (default the baseline's);
+   * the server's suggested poll interval is clamped into `[minPollInterval, maxPollInterval]`
+   * (default 250 ms and 30 s; 1 s, clamped, when it suggests none).
+   */
+  readonly task?: TaskBudgetOptions | undefined
+}
+
+/**
+ * The task budget's options (`Options.task`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TaskBudgetOptions extends BudgetOptions {
+  readonly minPollInterval?: Duration.DurationInput | undefined
+  readonly maxPollInterval?: Duration.DurationInput | undefined
+}
+
+/**
+ * The validated task budget: a wait's deadline and byte ceiling, and the poll interval's bounds.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TaskBudget extends Budget {
+  readonly minPollIntervalMs: number
+  readonly maxPollIntervalMs: number
 }
 
 /**
@@ -122,6 +151,7 @@ export interface PhasePolicy {
   readonly releaseTimeoutMs: number
   readonly relistDelayMs: number
   readonly logBuffer: number
+  readonly task: TaskBudget
 }
 
 /**

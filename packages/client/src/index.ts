@@ -27,6 +27,9 @@ export * as McpConnectionError from "./McpConnectionError.js"
 export * as McpSchema from "./McpSchema.js"
 
 /** @since 0.1.0 */
+export * as McpTask from "./McpTask.js"
+
+/** @since 0.1.0 */
 export * as McpServers from "./McpServers.js"
 
 /** @since 0.1.0 */

@@ -36,6 +36,7 @@ import * as McpCache from "./McpCache.js"
 import * as McpClient from "./McpClient.js"
 import type { McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
+import type * as McpTask from "./McpTask.js"
 import type * as PhasePolicy from "./PhasePolicy.js"
 import type { TransportKind } from "./McpClient.js"
 
@@ -329,7 +330,75 @@ export interface Connection {
   readonly close: () => Promise<void>
   /** The Effect connection underneath, for observation. */
   readonly effect: McpClient.Connection
+  /**
+   * Calls a tool as a task where the server allows it (see `McpClient.Connection.callToolTask`):
+   * resolves with the task's handle, or with the result when the server answered at once.
+   */
+  readonly callToolTask: (
+    name: string,
+    args?: Readonly<Record<string, unknown>>,
+    options?: TaskCallOptions
+  ) => Promise<TaskCall>
+  /** A task's state now (`tasks/get`), under the call budget. */
+  readonly getTask: (taskId: string, options?: RequestOptions) => Promise<McpTask.Task>
+  /** Waits for a task's end and resolves with its result, under the task budget; never calls the tool again. */
+  readonly taskResult: (taskId: string, options?: WaitOptions) => Promise<McpSchema.CallToolResult>
+  /** Asks the server to cancel a task (`tasks/cancel`). */
+  readonly cancelTask: (taskId: string, options?: RequestOptions) => Promise<void>
+  /** Every page of `tasks/list` (2025-11-25 only). */
+  readonly listTasks: (options?: RequestOptions) => Promise<ReadonlyArray<McpTask.Task>>
 }
+
+/**
+ * A task-augmented call's options (see `McpTask.TaskCallOptions`): the call's budget, `meta`,
+ * `effectIdentity`, and `ttl`, the lifetime asked of the task (milliseconds or a Duration input).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TaskCallOptions extends RequestOptions {
+  readonly ttl?: McpTask.TaskCallOptions["ttl"]
+  readonly meta?: Readonly<Record<string, unknown>> | undefined
+  readonly effectIdentity?: string | undefined
+}
+
+/**
+ * A wait for a task's result: the task budget's overrides (`timeout` the whole wait, `maxBytes`
+ * each answer), `onStatus` called with each new state seen, and `signal`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WaitOptions extends RequestOptions {
+  readonly onStatus?: ((task: McpTask.Task) => void) | undefined
+  /** The tool the task's call called, for its `outputSchema` check (see `McpTask.WaitOptions`). */
+  readonly tool?: string | undefined
+}
+
+/**
+ * A task the server created (see `McpTask.TaskHandle`); keep `taskId` to come back to it with
+ * `taskResult`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TaskHandle {
+  readonly taskId: string
+  readonly created: McpTask.Task
+  readonly status: (options?: RequestOptions) => Promise<McpTask.Task>
+  readonly result: (options?: WaitOptions) => Promise<McpSchema.CallToolResult>
+  readonly cancel: (options?: RequestOptions) => Promise<void>
+}
+
+/**
+ * What `callToolTask` resolves with: a task, or the result itself.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TaskCall =
+  | { readonly _tag: "Task"; readonly handle: TaskHandle }
+  | { readonly _tag: "Result"; readonly result: McpSchema.CallToolResult }
 
 /** Runs an effect; rejects with the signal's reason when the signal aborted it. */
 const run = <A>(
@@ -565,6 +634,35 @@ export const connect = async (options: ConnectOptions): Promise<Connection> => {
         awaitOptions?.signal
       ),
     subscribeResource: (uri, onUpdate, requestOptions) => subscribeResource(connection, scope, uri, onUpdate, requestOptions),
-    close: () => (closing ??= close())
+    close: () => (closing ??= close()),
+    ...taskMembers(connection)
+  }
+}
+
+/** The task operations of the Promise API (docs/DESIGN.md, "Tasks"). */
+const taskMembers = (connection: McpClient.Connection) => {
+  const waitOf = (options: WaitOptions | undefined): McpTask.WaitOptions | undefined =>
+    options === undefined ? undefined : { ...budgetOf(options), onStatus: options.onStatus, tool: options.tool }
+  const taskResult = (taskId: string, options?: WaitOptions) => run(connection.taskResult(taskId, waitOf(options)), options?.signal)
+  const getTask = (taskId: string, options?: RequestOptions) => run(connection.getTask(taskId, budgetOf(options)), options?.signal)
+  const cancelTask = (taskId: string, options?: RequestOptions) => run(connection.cancelTask(taskId, budgetOf(options)), options?.signal)
+  const handleOf = (handle: McpTask.TaskHandle): TaskHandle => ({
+    taskId: handle.taskId,
+    created: handle.created,
+    status: (options) => run(handle.status, options?.signal),
+    result: (options) => run(handle.result(waitOf(options)), options?.signal),
+    cancel: (options) => run(handle.cancel, options?.signal)
+  })
+  return {
+    callToolTask: (name: string, args?: Readonly<Record<string, unknown>>, options?: TaskCallOptions): Promise<TaskCall> => {
+      const { signal, ...rest } = options ?? {}
+      return run(connection.callToolTask(name, args, rest), signal).then((call): TaskCall =>
+        call._tag === "Result" ? call : { _tag: "Task", handle: handleOf(call.handle) }
+      )
+    },
+    getTask,
+    taskResult,
+    cancelTask,
+    listTasks: (options?: RequestOptions) => run(connection.listTasks(budgetOf(options)), options?.signal)
   }
 }

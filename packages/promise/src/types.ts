@@ -212,6 +212,14 @@ export interface PolicyOptions extends BudgetOptions {
   readonly releaseTimeout?: DurationInput | undefined
   readonly relistDelay?: DurationInput | undefined
   readonly logBuffer?: number | undefined
+  /** The task budget: a wait's `timeout` and `maxBytes`, and the poll interval's bounds. */
+  readonly task?: TaskBudgetOptions | undefined
+}
+
+/** @since 0.1.0 @category options */
+export interface TaskBudgetOptions extends BudgetOptions {
+  readonly minPollInterval?: DurationInput | undefined
+  readonly maxPollInterval?: DurationInput | undefined
 }
 
 /** What a server asks and a handler answers: plain JSON fields. @since 0.1.0 @category options */
@@ -468,4 +476,60 @@ export interface Connection {
   ) => Promise<() => Promise<void>>
   /** Releases the session (bounded). Safe to call more than once. */
   readonly close: () => Promise<void>
+  /** Calls a tool as a task where the server allows it: the task's handle, or the result at once. */
+  readonly callToolTask: (name: string, args?: Readonly<Record<string, unknown>>, options?: TaskCallOptions) => Promise<TaskCall>
+  /** A task's state now (`tasks/get`). */
+  readonly getTask: (taskId: string, options?: RequestOptions) => Promise<Task>
+  /** Waits for a task's end and resolves with its result; never calls the tool again. */
+  readonly taskResult: (taskId: string, options?: WaitOptions) => Promise<CallToolResult>
+  /** Asks the server to cancel a task. */
+  readonly cancelTask: (taskId: string, options?: RequestOptions) => Promise<void>
+  /** Every page of `tasks/list` (2025-11-25 only). */
+  readonly listTasks: (options?: RequestOptions) => Promise<ReadonlyArray<Task>>
 }
+
+// --- Tasks ------------------------------------------------------------------------------------
+
+/** @since 0.1.0 @category mcp */
+export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled"
+
+/** A task's state, whichever revision brought it. @since 0.1.0 @category mcp */
+export interface Task {
+  readonly taskId: string
+  readonly status: TaskStatus
+  readonly statusMessage?: string | undefined
+  readonly createdAt?: string | undefined
+  readonly lastUpdatedAt?: string | undefined
+  readonly ttlMs: number | null
+  readonly pollIntervalMs?: number | undefined
+}
+
+/** @since 0.1.0 @category options */
+export interface TaskCallOptions extends RequestOptions {
+  /** The lifetime asked of the task (2025-11-25; the server may choose another). */
+  readonly ttl?: DurationInput | undefined
+  readonly meta?: Readonly<Record<string, unknown>> | undefined
+  readonly effectIdentity?: string | undefined
+}
+
+/** @since 0.1.0 @category options */
+export interface WaitOptions extends RequestOptions {
+  /** Called with each new state seen (a poll, a status notification). */
+  readonly onStatus?: ((task: Task) => void) | undefined
+  /** The tool the task's call called: its result is checked against that tool's outputSchema. */
+  readonly tool?: string | undefined
+}
+
+/** A task the server created; keep `taskId` to come back to it. @since 0.1.0 @category models */
+export interface TaskHandle {
+  readonly taskId: string
+  readonly created: Task
+  readonly status: (options?: RequestOptions) => Promise<Task>
+  readonly result: (options?: WaitOptions) => Promise<CallToolResult>
+  readonly cancel: (options?: RequestOptions) => Promise<void>
+}
+
+/** @since 0.1.0 @category models */
+export type TaskCall =
+  | { readonly _tag: "Task"; readonly handle: TaskHandle }
+  | { readonly _tag: "Result"; readonly result: CallToolResult }

@@ -12,6 +12,7 @@ import type * as Authorization from "@phasebound/client/Authorization"
 import type * as ClientHandlers from "@phasebound/client/ClientHandlers"
 import type * as McpClient from "@phasebound/client/McpClient"
 import type * as McpSchema from "@phasebound/client/McpSchema"
+import type * as McpTask from "@phasebound/client/McpTask"
 import type * as PhasePolicy from "@phasebound/client/PhasePolicy"
 import type * as Duration from "effect/Duration"
 import type * as Plain from "../src/types.js"
@@ -48,7 +49,10 @@ export type Checks = [
   // The connection: every member but the Effect connection underneath, each giving the client's
   // type (what its methods take are options, below).
   Holds<Equal<Keys<Plain.Connection>, Exclude<Keys<ClientPromise.Connection>, "effect">>>,
-  Holds<Equal<Outputs<Plain.Connection>, Omit<Outputs<ClientPromise.Connection>, "effect">>>,
+  // `callToolTask` gives a handle whose methods take options (plain times there, any Duration
+  // input in the client): its data is held below, its methods by src/index.ts's assignment.
+  Holds<Equal<Omit<Outputs<Plain.Connection>, "callToolTask">, Omit<Outputs<ClientPromise.Connection>, "effect" | "callToolTask">>>,
+  Holds<Equal<Keys<Plain.TaskHandle>, Keys<ClientPromise.TaskHandle>>>,
   // Times: Effect's inputs but a Duration value.
   Holds<Equal<Plain.DurationInput, Exclude<Duration.DurationInput, Duration.Duration>>>,
   // The options: the same keys (a new client option must be declared here too).
@@ -64,5 +68,9 @@ export type Checks = [
   Holds<Equal<Keys<Plain.CallOptions>, Keys<ClientPromise.CallOptions>>>,
   Holds<Equal<Plain.Handler, ClientPromise.Handler>>,
   Holds<Equal<Plain.UrlElicitation, ClientHandlers.UrlElicitation>>,
-  Holds<Equal<Plain.UrlHandler, ClientPromise.UrlHandler>>
+  Holds<Equal<Plain.UrlHandler, ClientPromise.UrlHandler>>,
+  Holds<Equal<Plain.Task, McpTask.Task>>,
+  Holds<Equal<Keys<Plain.TaskCallOptions>, Keys<ClientPromise.TaskCallOptions>>>,
+  Holds<Equal<Keys<Plain.WaitOptions>, Keys<ClientPromise.WaitOptions>>>,
+  Holds<Equal<Keys<Plain.TaskBudgetOptions>, Keys<PhasePolicy.TaskBudgetOptions>>>
 ]

@@ -146,3 +146,4 @@ export {
   REPORT_PREFIX,
   type ReportReading
 } from "./childReport.js"
+export { startTaskServer, type TaskEra, type TaskServer, type TaskServerOptions } from "./TaskServer.js"

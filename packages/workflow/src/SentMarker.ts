@@ -72,9 +72,9 @@ const companion = Effect.map(
  * @since 0.1.0
  * @category reading
  */
-export const find = (
-  marker: DurableDeferred.DurableDeferred<typeof Sent>
-): Effect.Effect<Option.Option<Sent>, never, WorkflowEngine | WorkflowInstance> =>
+export const find = <S extends Schema.Schema.AnyNoContext = typeof Sent>(
+  marker: DurableDeferred.DurableDeferred<S>
+): Effect.Effect<Option.Option<S["Type"]>, never, WorkflowEngine | WorkflowInstance> =>
   Effect.gen(function*() {
     const engine = yield* WorkflowEngine
     const instance = yield* companion
@@ -91,7 +91,7 @@ export const find = (
 export const defaultConfirmTimeout: Duration.Duration = Duration.seconds(30)
 
 /**
- * Records the marker and waits until the engine returns it (`deferredDone` of the cluster engine
+ * Records the marker (or any record of the same kind: `TaskMarker`) and waits until the engine returns it (`deferredDone` of the cluster engine
  * returns once the message is stored; the marker is readable once its entity has handled it).
  * Only then may the call leave: a re-execution after a crash then always finds it. A marker not
  * confirmed in `timeout` is a defect (the engine's storage is not answering), and nothing is sent.
@@ -99,9 +99,9 @@ export const defaultConfirmTimeout: Duration.Duration = Duration.seconds(30)
  * @since 0.1.0
  * @category recording
  */
-export const record = (
-  marker: DurableDeferred.DurableDeferred<typeof Sent>,
-  sent: Sent,
+export const record = <S extends Schema.Schema.AnyNoContext = typeof Sent>(
+  marker: DurableDeferred.DurableDeferred<S>,
+  sent: S["Type"],
   timeout: Duration.DurationInput = defaultConfirmTimeout
 ): Effect.Effect<void, never, WorkflowEngine | WorkflowInstance> =>
   Effect.gen(function*() {

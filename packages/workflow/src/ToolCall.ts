@@ -13,6 +13,10 @@
  * - Retries under `retry` (same identity) only where `isRetrySafe`; an `unknown` outcome on any
  *   other tool is `ToolCallOutcomeUnknown`, for the workflow to handle; `applied` is final.
  * - Budgets stay the client's (`callOptions`): the activity adds no timeout of its own.
+ * - With `task`, the call is made as a task where the server allows it (docs/DURABILITY.md,
+ *   "Tasks"): the task's handle is recorded in the engine's storage (`TaskMarker`) before the
+ *   activity waits for it, and an execution that finds it polls that task, never calling the tool
+ *   again.
  *
  * @example
  * ```ts
@@ -41,7 +45,7 @@
  */
 import * as Activity from "@effect/workflow/Activity"
 import type { WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
-import type { McpClient, McpConnectionError } from "@phasebound/client"
+import type { McpClient, McpConnectionError, McpTask } from "@phasebound/client"
 import { McpSchema, McpServers } from "@phasebound/client"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -50,6 +54,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as EffectIdentity from "./EffectIdentity.js"
 import * as SentMarker from "./SentMarker.js"
+import * as TaskMarker from "./TaskMarker.js"
 import { fromConnectionError, isRetrySafe, ToolCallError, ToolCallOutcomeUnknown } from "./ToolCallError.js"
 
 /**
@@ -83,6 +88,21 @@ export interface Options<R> {
   readonly retry?: Schedule.Schedule<unknown, ToolCallError> | undefined
   /** How long to wait for the engine to confirm the sent marker (default 30 seconds). */
   readonly markerTimeout?: Duration.DurationInput | undefined
+  /**
+   * Makes the call as a task where the server allows it (docs/DURABILITY.md, "Tasks"): `ttl` the
+   * lifetime asked of the task, `wait` the wait's budget overrides (the client's task budget
+   * otherwise). A server that answers at once gives its result as a plain call would.
+   */
+  readonly task?: TaskOptions | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface TaskOptions {
+  readonly ttl?: Duration.DurationInput | undefined
+  readonly wait?: McpTask.WaitOptions | undefined
 }
 
 /**
@@ -142,6 +162,27 @@ export const isIdempotent = (tools: ReadonlyArray<McpSchema.Tool>, name: string)
   return annotations?.["readOnlyHint"] === true || annotations?.["idempotentHint"] === true
 }
 
+/**
+ * The wait for a task whose handle is stored: `taskResult` (polls, never `tools/call`), polled
+ * again under `retry` after a failure that leaves the task where it was (`retryable`, or an
+ * `unknown` outcome: a deadline, a transport failure), since polling has no effect to repeat.
+ * The server's answers (a failed task, a refusal, a malformed task) are final.
+ */
+const awaitTask = <R>(
+  options: Options<R>,
+  connection: McpClient.Connection,
+  taskId: string,
+  about: { readonly tool: string; readonly activity: string; readonly effectIdentity: string }
+): Effect.Effect<McpSchema.CallToolResult, ToolCallError> =>
+  connection.taskResult(taskId, { ...options.task?.wait, tool: options.tool }).pipe(
+    Effect.mapError((error) => fromConnectionError(error, { ...about, idempotent: true })),
+    Effect.retry({
+      schedule: options.retry ?? defaultRetry,
+      while: (error: ToolCallError) =>
+        error._tag === "ToolCallFailed" && (error.retryable || (error.outcome === "unknown" && error.tag !== "ProtocolViolation"))
+    })
+  )
+
 const execute = <R>(options: Options<R>, name: string, round: number) =>
   Effect.gen(function*() {
     const effectIdentity = yield* EffectIdentity.derive(options.name)
@@ -149,6 +190,19 @@ const execute = <R>(options: Options<R>, name: string, round: number) =>
     const marker = SentMarker.make(name, attempt)
     const about = { tool: options.tool, activity: name, effectIdentity }
     yield* Effect.annotateCurrentSpan({ "mcp.tool.name": options.tool, "mcp.effect_identity": effectIdentity })
+
+    // A task already created for this call (an earlier execution stored its handle): wait for it.
+    const taskMarker = TaskMarker.make(name)
+    const stored = options.task === undefined ? undefined : Option.getOrUndefined(yield* TaskMarker.find(taskMarker))
+    if (stored !== undefined) {
+      yield* Effect.annotateCurrentSpan({ "phasebound.resumed": true, "mcp.task.id": stored.taskId })
+      const connection = yield* Effect.mapError(options.connection, (error) => fromConnectionError(error, { ...about, idempotent: true }))
+      // Another server cannot know the task: nothing is polled there, nothing is called.
+      if ((connection.serverInfo?.name ?? null) !== stored.server) {
+        return yield* new ToolCallOutcomeUnknown({ ...about, source: "resumed", retry: round })
+      }
+      return yield* awaitTask(options, connection, stored.taskId, about)
+    }
 
     // A marker already there: an earlier execution of this attempt may have sent the call.
     let sent = Option.getOrUndefined(yield* SentMarker.find(marker))
@@ -159,7 +213,7 @@ const execute = <R>(options: Options<R>, name: string, round: number) =>
       }
     }
 
-    const once: Effect.Effect<McpSchema.CallToolResult, ToolCallError, R | WorkflowEngine | WorkflowInstance> = Effect
+    const once: Effect.Effect<Sent, ToolCallError, R | WorkflowEngine | WorkflowInstance> = Effect
       .gen(function*() {
         const connection = yield* Effect.mapError(
           options.connection,
@@ -170,7 +224,17 @@ const execute = <R>(options: Options<R>, name: string, round: number) =>
           yield* SentMarker.record(marker, sent, options.markerTimeout)
         }
         const idempotent = sent.idempotent
-        return yield* connection.callTool(options.tool, options.arguments, { ...options.callOptions, effectIdentity }).pipe(
+        const callOptions = { ...options.callOptions, effectIdentity }
+        const call: Effect.Effect<Sent, McpConnectionError.McpConnectionError> = options.task === undefined
+          ? Effect.map(connection.callTool(options.tool, options.arguments, callOptions), (result): Sent => ({ _tag: "Result", result }))
+          : connection.callToolTask(options.tool, options.arguments, {
+            ...(callOptions.timeout === undefined ? {} : { timeout: callOptions.timeout }),
+            ...(callOptions.maxBytes === undefined ? {} : { maxBytes: callOptions.maxBytes }),
+            ...(callOptions.meta === undefined ? {} : { meta: callOptions.meta }),
+            ...(options.task.ttl === undefined ? {} : { ttl: options.task.ttl }),
+            effectIdentity
+          })
+        return yield* call.pipe(
           Effect.mapError((error): ToolCallError => {
             const failed = fromConnectionError(error, { ...about, idempotent })
             return failed.outcome === "unknown" && !failed.retryable && !idempotent
@@ -187,11 +251,26 @@ const execute = <R>(options: Options<R>, name: string, round: number) =>
         )
       })
 
-    return yield* Effect.retry(once, {
+    const answered = yield* Effect.retry(once, {
       schedule: options.retry ?? defaultRetry,
       while: (error: ToolCallError) => error._tag === "ToolCallFailed" && isRetrySafe(error)
     })
+    if (answered._tag === "Result") return answered.result
+    // The task exists: its handle goes into the engine's storage before any wait, so that whoever
+    // executes this activity next polls it instead of calling the tool.
+    const { handle } = answered
+    const connection = yield* Effect.mapError(options.connection, (error) => fromConnectionError(error, { ...about, idempotent: true }))
+    yield* TaskMarker.record(
+      taskMarker,
+      { taskId: handle.taskId, server: connection.serverInfo?.name ?? null, tool: options.tool, effectIdentity },
+      options.markerTimeout
+    )
+    yield* Effect.annotateCurrentSpan("mcp.task.id", handle.taskId)
+    return yield* awaitTask(options, connection, handle.taskId, about)
   })
+
+/** What the sending gave: the result, or a task. */
+type Sent = McpTask.TaskCall
 
 const make = <R>(options: Options<R>, round: number): ToolCallActivity<Requirements<R>> => {
   const name = activityName(options.name, round)

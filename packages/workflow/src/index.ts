@@ -13,6 +13,9 @@ export * as EffectIdentity from "./EffectIdentity.js"
 export * as SentMarker from "./SentMarker.js"
 
 /** @since 0.1.0 */
+export * as TaskMarker from "./TaskMarker.js"
+
+/** @since 0.1.0 */
 export * as ToolCall from "./ToolCall.js"
 
 /** @since 0.1.0 */

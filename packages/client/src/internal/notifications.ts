@@ -8,6 +8,8 @@
  * - `notifications/tools/list_changed`: to the connection, which lists the tools again; so does
  *   the acknowledgement of a 2026-07-28 subscription made again after the first, and a 2025
  *   standalone stream opened again (changes may have been missed while there was none);
+ * - `notifications/tasks/status` (2025-11-25) and `notifications/tasks` (2026-07-28): to the
+ *   waits on that task (`trackTask`), whose poll they wake; a task no wait tracks is dropped;
  * - `notifications/message`: to the log stream, a sliding buffer (the oldest messages go first
  *   when readers fall behind); the library never prints them;
  * - `notifications/prompts/list_changed`, `notifications/resources/list_changed`: to the live
@@ -38,6 +40,7 @@ import * as Schema from "effect/Schema"
 import type { ChangeEvent, ResourceUpdate } from "../McpClient.js"
 import type * as McpSchema from "../McpSchema.js"
 import { LogMessage, type Progress } from "../McpSchema.js"
+import { notifiedTaskId } from "./taskWire.js"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -128,7 +131,15 @@ export interface Notifications {
    * says it honours. One waiter at a time (a subscription is made after the other).
    */
   readonly nextAcknowledgement: Effect.Effect<Deferred.Deferred<Readonly<Record<string, unknown>>>>
+  /**
+   * The status notifications of one task, to `onStatus` (their params, unchecked) until released.
+   * At most `maxTrackedTasks` waits at once: past that a wait polls without being woken.
+   */
+  readonly trackTask: (taskId: string, onStatus: (params: unknown) => void) => () => void
 }
+
+/** The most task waits status notifications are routed to at once (docs/DESIGN.md, "Tasks"). */
+export const maxTrackedTasks = 1_024
 
 export const make = (logBuffer: number): Effect.Effect<Notifications> =>
   Effect.gen(function*() {
@@ -187,6 +198,13 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
         const honoured = isRecord(params) && isRecord(params["notifications"]) ? params["notifications"] : {}
         return waiting === undefined ? Effect.void : Deferred.succeed(waiting, honoured)
       })
+    const tasks = new Map<string, Set<(params: unknown) => void>>()
+    let trackedTasks = 0
+    const taskStatus = (params: unknown) => {
+      const taskId = notifiedTaskId(params)
+      const waits = taskId === undefined ? undefined : tasks.get(taskId)
+      if (waits !== undefined) { for (const onStatus of [...waits]) onStatus(params) }
+    }
 
     const progress = (params: unknown) => {
       const report = progressOf(params)
@@ -216,6 +234,9 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
           }
           case "notifications/subscriptions/acknowledged":
             return acknowledged(params)
+          case "notifications/tasks/status":
+          case "notifications/tasks":
+            return Effect.sync(() => taskStatus(params))
           case "notifications/message": {
             const decoded = decodeLogMessage(params)
             return decoded._tag === "Some" ? Effect.asVoid(PubSub.publish(logs, decoded.value)) : Effect.void
@@ -265,6 +286,21 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
         Effect.sync(() => {
           acknowledgement = deferred
           return deferred
-        }))
+        })),
+      trackTask: (taskId, onStatus) => {
+        if (trackedTasks >= maxTrackedTasks) return () => {}
+        trackedTasks++
+        const waits = tasks.get(taskId) ?? new Set()
+        tasks.set(taskId, waits)
+        waits.add(onStatus)
+        let released = false
+        return () => {
+          if (released) return
+          released = true
+          trackedTasks--
+          waits.delete(onStatus)
+          if (waits.size === 0) tasks.delete(taskId)
+        }
+      }
     }
   })

@@ -40,6 +40,21 @@ const Budget = Schema.Struct({
   maxBytes: Schema.optional(Count)
 })
 
+/**
+ * The task budget (docs/DESIGN.md, "Tasks"): a wait's deadline and byte ceiling, and the bounds
+ * of the poll interval, the smallest no larger than the largest (defaults included).
+ */
+const TaskBudget = Schema.Struct({
+  timeout: Schema.optional(Timeout),
+  maxBytes: Schema.optional(Count),
+  minPollInterval: Schema.optional(Timeout),
+  maxPollInterval: Schema.optional(Timeout)
+}).pipe(Schema.filter((task, _, ast) =>
+  (task.minPollInterval ?? defaults.taskMinPollIntervalMs) <= (task.maxPollInterval ?? defaults.taskMaxPollIntervalMs)
+    ? undefined
+    : refuseAt(task.minPollInterval === undefined ? "maxPollInterval" : "minPollInterval", ast, task, "invalid-value")
+))
+
 const Depth = Count.pipe(Schema.filter((depth) => depth <= maxDepthCeiling || "invalid-value"))
 
 /** `PhasePolicy.Options`, in the order `PhasePolicy.make` has always checked them. */
@@ -61,7 +76,8 @@ export const PolicyFields = Schema.Struct({
   maxSessionRenewals: Schema.optional(Count),
   releaseTimeout: Schema.optional(Timeout),
   relistDelay: Schema.optional(Timeout),
-  logBuffer: Schema.optional(Count)
+  logBuffer: Schema.optional(Count),
+  task: Schema.optional(TaskBudget)
 })
 
 type BudgetFields = typeof Budget.Type
@@ -94,7 +110,12 @@ const resolvePolicy = (options: typeof PolicyFields.Type): PhasePolicy.PhasePoli
     maxSessionRenewals: options.maxSessionRenewals ?? defaults.maxSessionRenewals,
     releaseTimeoutMs: options.releaseTimeout ?? defaults.releaseTimeoutMs,
     relistDelayMs: options.relistDelay ?? defaults.relistDelayMs,
-    logBuffer: options.logBuffer ?? defaults.logBuffer
+    logBuffer: options.logBuffer ?? defaults.logBuffer,
+    task: {
+      ...budget(options.task, { timeoutMs: defaults.taskTimeoutMs, maxBytes: baseline.maxBytes }),
+      minPollIntervalMs: options.task?.minPollInterval ?? defaults.taskMinPollIntervalMs,
+      maxPollIntervalMs: options.task?.maxPollInterval ?? defaults.taskMaxPollIntervalMs
+    }
   }
 }
 

@@ -14,7 +14,13 @@ export const defaults = {
   pingMaxBytes: 64 * 1024,
   releaseTimeoutMs: 2_000,
   relistDelayMs: 200,
-  logBuffer: 1_000
+  logBuffer: 1_000,
+  // Tasks (docs/DESIGN.md, "Tasks"): the longest wait for a task's result, and the bounds the
+  // server's suggested poll interval is clamped into (the middle one when it suggests none).
+  taskTimeoutMs: 10 * 60_000,
+  taskMinPollIntervalMs: 250,
+  taskPollIntervalMs: 1_000,
+  taskMaxPollIntervalMs: 30_000
 } as const
 
 /** The deepest `maxDepth` accepted, published as `PhasePolicy.maxDepthCeiling`. */

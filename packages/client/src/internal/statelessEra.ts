@@ -27,6 +27,7 @@ import type { Exchange, Outgoing, Request, Response } from "./transport/transpor
 import * as Failures from "./failures.js"
 import * as Listen from "./listen.js"
 import { encodeHeaderValue, headerParameters, parameterHeaders } from "./mcpHeaders.js"
+import { withTasksExtension } from "./taskWire.js"
 
 const decodeDiscover = Schema.decodeUnknownEither(McpSchema.DiscoverResult)
 const decodeInputRequired = Schema.decodeUnknownEither(McpSchema.InputRequiredResult)
@@ -35,11 +36,15 @@ const decodeImplementation = Schema.decodeUnknownEither(McpSchema.Implementation
 /** The requests a server may answer with `input_required`. */
 const multiRoundMethods: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"])
 
-/** The requests whose `Mcp-Name` header mirrors `params.name`, or `params.uri`. */
-const namedBy: Readonly<Record<string, "name" | "uri">> = {
+/** The requests whose `Mcp-Name` header mirrors `params.name`, `params.uri` or `params.taskId`. */
+const namedBy: Readonly<Record<string, "name" | "uri" | "taskId">> = {
   "tools/call": "name",
   "prompts/get": "name",
-  "resources/read": "uri"
+  "resources/read": "uri",
+  // The tasks extension routes a task's requests by its id (docs/DESIGN.md, "Tasks").
+  "tasks/get": "taskId",
+  "tasks/update": "taskId",
+  "tasks/cancel": "taskId"
 }
 
 /** The longest a stdio probe waits for an answer before taking the server for a handshake one. */
@@ -79,7 +84,8 @@ export const era: Era = {
   open: (transport, context) =>
     Effect.gen(function*() {
       const { cancelsByClosing, mayIgnoreUnknownRequests, messageHeaders } = transport.capabilities
-      const capabilities = context.capabilities
+      // The extensions the client supports are declared with every request (docs/DESIGN.md, "Tasks").
+      const capabilities = withTasksExtension(context.capabilities)
 
       /** One request of the era: `_meta` in the body; over HTTP, the mirrored headers. */
       const build = (
@@ -168,6 +174,8 @@ export const era: Era = {
             Effect.flatMap(transport.request(build(revision, method, current, headers, true), exchange), (response) => {
               const type = response.result["resultType"]
               if (type === undefined || type === "complete") return Effect.succeed(rounds === 0 ? response : { ...response, rounds })
+              // A created task answers a call (the tasks extension): the connection follows it up.
+              if (type === "task" && method === "tools/call") return Effect.succeed(rounds === 0 ? response : { ...response, rounds })
               if (type !== "input_required") return Effect.fail(violation(exchange, response, "unknown-result-type"))
               if (!multiRoundMethods.has(method)) return Effect.fail(violation(exchange, response, "invalid-result"))
               const asked = decodeInputRequired(response.result)

@@ -49,7 +49,8 @@ const optionPaths = (ast: AST.AST, prefix = ""): ReadonlyArray<string> => {
   return ast.propertySignatures.flatMap((property) => {
     const name = `${prefix}${String(property.name)}`
     const types = property.type._tag === "Union" ? property.type.types : [property.type]
-    const struct = types.find((type) => type._tag === "TypeLiteral")
+    // A struct with a check over its fields (the task budget's poll bounds) is a refinement of it.
+    const struct = types.map((type) => type._tag === "Refinement" ? type.from : type).find((type) => type._tag === "TypeLiteral")
     return struct === undefined ? [name] : optionPaths(struct, `${name}.`)
   })
 }

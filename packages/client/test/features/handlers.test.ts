@@ -395,7 +395,8 @@ describe("handlers through the Promise API, stateless era (testkit server)", () 
         // server/discover, tools/list and the two rounds of the call: each declares the capability.
         expect(srv.requests.map((r) => r.rpcMethod)).toEqual(["server/discover", "tools/list", "tools/call", "tools/call"])
         const metas = srv.requests.map((r) => r.meta?.[Testkit.META_CLIENT_CAPABILITIES])
-        expect(metas).toEqual(Array(4).fill({ elicitation: {} }))
+        // With the extensions the client declares in every request (docs/DESIGN.md, "Tasks").
+        expect(metas).toEqual(Array(4).fill({ elicitation: {}, extensions: { "io.modelcontextprotocol/tasks": {} } }))
       } finally {
         await connection.close()
       }

@@ -18,6 +18,9 @@ import { McpClient, McpSchema } from "../../src/index.js"
 import type { ClientHandlers } from "../../src/index.js"
 import { eventually, expectReleased, expectTag, failureOf, httpClients, server } from "../support/harness.js"
 
+/** The extensions the client declares in every request (docs/DESIGN.md, "Tasks"). */
+const declaredExtensions = { extensions: { "io.modelcontextprotocol/tasks": {} } }
+
 const MODERN = "2026-07-28"
 const { MetaKey } = McpSchema
 const STATELESS_TOOLS = ["add", "echo", "increment", "region_query", "ask_name"]
@@ -98,7 +101,7 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
             expect(r.meta).toEqual({
               [MetaKey.protocolVersion]: MODERN,
               [MetaKey.clientInfo]: McpClient.defaultClientInfo,
-              [MetaKey.clientCapabilities]: {}
+              [MetaKey.clientCapabilities]: declaredExtensions
             })
           }
           expect(srv.requests.map((r) => r.headers["mcp-name"])).toEqual([undefined, undefined, "increment", "echo"])
@@ -125,7 +128,7 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
             expect(r.meta).toEqual({
               [MetaKey.protocolVersion]: MODERN,
               [MetaKey.clientInfo]: clientInfo,
-              [MetaKey.clientCapabilities]: { elicitation: {} }
+              [MetaKey.clientCapabilities]: { elicitation: {}, ...declaredExtensions }
             })
           }
         }))
@@ -334,7 +337,7 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
           expect(retry._meta).toEqual({
             [MetaKey.protocolVersion]: MODERN,
             [MetaKey.clientInfo]: McpClient.defaultClientInfo,
-            [MetaKey.clientCapabilities]: { elicitation: {} }
+            [MetaKey.clientCapabilities]: { elicitation: {}, ...declaredExtensions }
           })
           expect(second!.headers["mcp-name"]).toBe("ask_name")
           expect(second!.headers["mcp-method"]).toBe("tools/call")
@@ -505,7 +508,7 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
               retryable: false
             })
             expect(calls(srv)).toHaveLength(1)
-            expect(calls(srv)[0]!.meta?.[MetaKey.clientCapabilities]).toEqual(declared)
+            expect(calls(srv)[0]!.meta?.[MetaKey.clientCapabilities]).toEqual({ ...declared, ...declaredExtensions })
             expect(srv.counter()).toBe(1)
             yield* expectReleased(connection)
           }))

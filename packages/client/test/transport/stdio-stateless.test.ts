@@ -34,6 +34,8 @@ const GENEROUS_MS = 10_000
 const META_VERSION = "io.modelcontextprotocol/protocolVersion"
 const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 const META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+/** The extensions the client declares in every request (docs/DESIGN.md, "Tasks"). */
+const declaredExtensions = { extensions: { "io.modelcontextprotocol/tasks": {} } }
 const clientInfo = { name: "stateless-e2e", version: "1.2.3" }
 
 /** Loaded with `--import` before the server: records stdin bytes and the process's pid. */
@@ -121,7 +123,7 @@ describe("stdio, the stateless era", () => {
         expect(first!["params"]["_meta"]).toEqual({
           [META_VERSION]: "2026-07-28",
           [META_CLIENT_INFO]: clientInfo,
-          [META_CAPABILITIES]: {}
+          [META_CAPABILITIES]: declaredExtensions
         })
         expect(rest.map((m) => m["method"])).toEqual(["tools/list"])
         expect(rest[0]!["params"]["_meta"][META_VERSION]).toBe("2026-07-28")
@@ -388,7 +390,7 @@ describe("stdio, the stateless era", () => {
         const r = yield* recorded({ era: "stateless" })
         const seen: Array<any> = []
         const connection = yield* connectTo(r, { handlers: elicitation({ name: "Ada" }, seen) })
-        expect(r.wire()[0]!["params"]["_meta"][META_CAPABILITIES]).toEqual({ elicitation: {} })
+        expect(r.wire()[0]!["params"]["_meta"][META_CAPABILITIES]).toEqual({ elicitation: {}, ...declaredExtensions })
         expect(textOf(yield* connection.callTool("ask_name"))).toBe("hello Ada")
         expect(seen).toHaveLength(1)
         expect(seen[0]).toMatchObject({ mode: "form", message: "Your name?" })

@@ -24,8 +24,26 @@ describe("PhasePolicy", () => {
       maxSessionRenewals: 3,
       releaseTimeoutMs: 2_000,
       relistDelayMs: 200,
-      logBuffer: 1_000
+      logBuffer: 1_000,
+      task: { timeoutMs: 600_000, maxBytes: 16_777_216, ...structure, minPollIntervalMs: 250, maxPollIntervalMs: 30_000 }
     })
+  })
+
+  it("validates the task budget, its poll bounds in order (docs/DESIGN.md, \"Tasks\")", () => {
+    const policy = Effect.runSync(PhasePolicy.make({ maxBytes: 1_000, task: { timeout: "1 minute", minPollInterval: 10, maxPollInterval: "2 seconds" } }))
+    expect(policy.task).toMatchObject({ timeoutMs: 60_000, maxBytes: 1_000, minPollIntervalMs: 10, maxPollIntervalMs: 2_000 })
+    for (
+      const [task, option, reason] of [
+        [{ timeout: 0 }, "task.timeout", "not-positive"],
+        [{ maxBytes: 0.5 }, "task.maxBytes", "not-integer"],
+        [{ minPollInterval: "never" }, "task.minPollInterval", "not-a-duration"],
+        [{ minPollInterval: 40_000 }, "task.minPollInterval", "invalid-value"],
+        [{ maxPollInterval: 100 }, "task.maxPollInterval", "invalid-value"]
+      ] as const
+    ) {
+      const failure = Effect.runSync(Effect.flip(PhasePolicy.make({ task: task as unknown as PhasePolicy.TaskBudgetOptions })))
+      expect([failure.option, failure.reason]).toEqual([option, reason])
+    }
   })
 
   it("validates relistDelay like every duration and logBuffer like every count", () => {

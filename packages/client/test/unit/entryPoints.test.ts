@@ -50,6 +50,7 @@ describe("the package's entry points", () => {
       "McpConnectionError",
       "McpSchema",
       "McpServers",
+      "McpTask",
       "PhasePolicy",
       "ServersFile"
     ]

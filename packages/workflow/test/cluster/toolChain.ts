@@ -20,6 +20,8 @@ export const Step = Schema.Struct({
   args: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   /** The call's timeout (`callOptions.timeout`), when not the client's default: the only budget. */
   timeoutMs: Schema.optional(Schema.Number),
+  /** Made as a task (`ToolCall.call`'s `task`): the task's handle is stored before the wait. */
+  task: Schema.optional(Schema.Boolean),
   /** Where the runner named `runner` stops in this call, for the test to kill it there. */
   killPoint: Schema.optional(Schema.Struct({ runner: Schema.String, at: Schema.Literal("before-marker", "before-send") }))
 })
@@ -70,7 +72,8 @@ const connectionFor = (key: string, activity: string, step: Step) =>
     if (at === "before-marker") return yield* killPoints.halt({ key, activity, at })
     if (at === "before-send") {
       const callTool: Connection["callTool"] = (...args) => Effect.zipRight(killPoints.halt({ key, activity, at }), mcp.callTool(...args))
-      return { ...mcp, callTool }
+      const callToolTask: Connection["callToolTask"] = (...args) => Effect.zipRight(killPoints.halt({ key, activity, at }), mcp.callToolTask(...args))
+      return { ...mcp, callTool, callToolTask }
     }
     return mcp
   })
@@ -89,7 +92,8 @@ export const ToolChainLive = ToolChain.toLayer(Effect.fn(function*({ key, steps 
       connection: connectionFor(key, activity, step),
       tool: step.tool,
       arguments: step.args,
-      ...(step.timeoutMs === undefined ? {} : { callOptions: { timeout: Duration.millis(step.timeoutMs) } })
+      ...(step.timeoutMs === undefined ? {} : { callOptions: { timeout: Duration.millis(step.timeoutMs) } }),
+      ...(step.task === true ? { task: {} } : {})
     })
     const identity = yield* EffectIdentity.derive(activity)
     results.push({ activity, tool: step.tool, identity, text: textOf(result.content) })

@@ -3,11 +3,14 @@
  * overrides), sent a second time only after a 401 or 403 refused it unprocessed; the result
  * decoded and checked against the tool's `outputSchema` within the call's deadline ("Typed
  * results"); progress and the idle timeout when asked for ("Progress"). Also its forms as a
- * stream of events and with a decoded `structuredContent`.
+ * stream of events and with a decoded `structuredContent`. A call the server turns into a task
+ * (docs/DESIGN.md, "Tasks") is followed to its result within the call's deadline; `callToolTask`
+ * gives the task's handle instead, and the task operations come from `tasks.ts`.
  */
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as McpClient from "../../McpClient.js"
@@ -20,8 +23,11 @@ import { withIdleTimeout } from "../idle.js"
 import { invalidResult, type Listing } from "../listing.js"
 import type { Discovered } from "../liveSession.js"
 import { effectIdentityMetaKey, isValidCallerMeta, isValidEffectIdentity, traceContext } from "../requestMeta.js"
+import * as McpTask from "../../McpTask.js"
+import * as TaskWire from "../taskWire.js"
 import { authorized } from "./authorized.js"
 import { type Core, refusedOption, resultViolation } from "./core.js"
+import * as Tasks from "./tasks.js"
 
 /** How many progress reports `callToolStream` keeps for a reader that falls behind. */
 const progressBuffer = 16
@@ -41,6 +47,45 @@ export interface CallTool {
   readonly callTool: McpClient.Connection["callTool"]
   readonly callToolStream: McpClient.Connection["callToolStream"]
   readonly callToolDecoded: McpClient.Connection["callToolDecoded"]
+  readonly callToolTask: McpClient.Connection["callToolTask"]
+  readonly getTask: McpClient.Connection["getTask"]
+  readonly taskResult: McpClient.Connection["taskResult"]
+  readonly cancelTask: McpClient.Connection["cancelTask"]
+  readonly listTasks: McpClient.Connection["listTasks"]
+}
+
+/** What a `tools/call` gave: the call's answer, or a task the server created for it. */
+type Sent<A> =
+  | { readonly _tag: "Done"; readonly value: A }
+  | {
+    readonly _tag: "Created"
+    readonly task: McpTask.Task
+    /**
+     * Ends the call's progress tracking: its token stays valid for the task's lifetime (MCP
+     * 2025-11-25, "Task Progress Notifications"), so whoever waits for the task releases it.
+     */
+    readonly release: () => void
+    /** The call's deadline, which a wait that follows it stays within. */
+    readonly deadlineAt: number
+  }
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * Whether a call on this session is sent as a task (2025-11-25, docs/DESIGN.md, "Tasks"): only
+ * when the server declares task-augmented `tools/call` and the tool allows it (`task`: asked for,
+ * so `optional` or `required`; a plain call, only `required`). The 2026-07-28 extension needs no
+ * asking: the server decides, and the era declares the extension with every request.
+ */
+const augments = (on: Discovered<Listing>, tool: McpSchema.Tool | undefined, asked: boolean): boolean => {
+  if (on.session.era !== "handshake" || tool === undefined) return false
+  const tasks = on.session.capabilities["tasks"]
+  const requests = isRecord(tasks) ? tasks["requests"] : undefined
+  const tools = isRecord(requests) ? requests["tools"] : undefined
+  if (!isRecord(tools) || !isRecord(tools["call"])) return false
+  const execution = (tool as Record<string, unknown>)["execution"]
+  const support = isRecord(execution) ? execution["taskSupport"] : undefined
+  return support === "required" || (asked && support === "optional")
 }
 
 export const make = (core: Core): CallTool => {
@@ -109,8 +154,9 @@ export const make = (core: Core): CallTool => {
     name: string,
     args: Readonly<Record<string, unknown>> | undefined,
     options: McpClient.CallOptions | undefined,
-    finish: Finish<A>
-  ): Effect.Effect<A, McpConnectionError> =>
+    finish: Finish<A>,
+    task?: { readonly ttlMs: number | undefined }
+  ): Effect.Effect<Sent<A>, McpConnectionError> =>
     Effect.flatMap(PhasePolicy.callBudget(policy, options), (budget) => {
       const exchange: Exchange = { stage: "call", phase: "call", budget }
       const meta = options?.meta
@@ -129,20 +175,35 @@ export const make = (core: Core): CallTool => {
         if (on.listing.excluded.has(name)) return refusedOption(exchange, "name")
         // The trace context of the call's own span (inside it, see `observed`).
         return Effect.flatMap(traceContext, (trace) => {
-          const request = (progressToken?: string) => {
-            const params = trace === undefined && meta === undefined && identity === undefined && progressToken === undefined
+          const listed = toolNamed(on, name)
+          const augmented = augments(on, listed, task !== undefined)
+          const request = (progressToken?: string, release: () => void = () => {}) => {
+            const plain = trace === undefined && meta === undefined && identity === undefined && progressToken === undefined
               ? { name, arguments: args ?? {} }
               : {
                 name,
                 arguments: args ?? {},
                 _meta: { ...trace, ...meta, ...identity, ...(progressToken === undefined ? {} : { progressToken }) }
               }
+            // A task asked for (2025-11-25), with the lifetime the caller asked for, if any.
+            const params = !augmented ? plain : { ...plain, task: task?.ttlMs === undefined ? {} : { ttl: task.ttlMs } }
             // The call's deadline, for the check of its result: it started with this effect.
             return Effect.clockWith((clock) => {
               const deadlineAt = clock.unsafeCurrentTimeMillis() + budget.timeoutMs
               return Effect.flatMap(
-                on.session.request("tools/call", params, exchange, toolNamed(on, name)),
-                (response) => checkedResult(on, name, exchange, response, finish, clock, deadlineAt)
+                on.session.request("tools/call", params, exchange, listed),
+                (response): Effect.Effect<{ readonly value: Sent<A>; readonly bytes: number }, McpConnectionError> => {
+                  if (!TaskWire.isCreatedTask(response.result)) {
+                    return Effect.map(
+                      checkedResult(on, name, exchange, response, finish, clock, deadlineAt),
+                      (checked) => ({ value: { _tag: "Done", value: checked.value }, bytes: checked.bytes })
+                    )
+                  }
+                  const created = TaskWire.createdTaskOf(response.result)
+                  // The server accepted the call: whatever follows, it is not sent again.
+                  if (created === undefined) return Effect.fail(resultViolation(exchange, "invalid-result", response.bytes))
+                  return Effect.succeed({ value: { _tag: "Created", task: created, release, deadlineAt }, bytes: response.bytes })
+                }
               )
             })
           }
@@ -158,12 +219,13 @@ export const make = (core: Core): CallTool => {
             }
           })
           const sent = idleMs === undefined
-            ? request(tracking.token)
+            ? request(tracking.token, tracking.release)
             : withIdleTimeout(idleMs, () => Failures.idle(exchange), (reset) => {
               touch = reset
-              return request(tracking.token)
+              return request(tracking.token, tracking.release)
             })
-          return Effect.ensuring(sent, Effect.sync(tracking.release))
+          // A created task keeps the token for its wait (`Created.release`); anything else ends it.
+          return Effect.onExit(sent, (exit) => Exit.isSuccess(exit) && exit.value.value._tag === "Created" ? Effect.void : Effect.sync(tracking.release))
         })
       }
       // Sent once; sent a second time only after a 401 or 403 refused it unprocessed and a new
@@ -174,7 +236,60 @@ export const make = (core: Core): CallTool => {
       )
     })
 
-  const callTool: CallTool["callTool"] = (name, args, options) => callToolWith(name, args, options, asIs)
+  /** Decoded, and checked against the tool's `outputSchema` when the tool is known. */
+  const finishTask: Tasks.Finish = (tool, response, exchange) =>
+    Effect.clockWith((clock) =>
+      Effect.map(
+        checkedResult(core.live.current(), tool ?? "", exchange, response, asIs, clock, clock.unsafeCurrentTimeMillis() + exchange.budget.timeoutMs),
+        (checked) => checked.value
+      )
+    )
+  const tasks = Tasks.make(core, finishTask)
+
+  /**
+   * A call, followed to its result when the server made it a task: the wait takes what is left
+   * of the call's deadline, each answer under the call's byte ceiling (docs/DESIGN.md, "Tasks").
+   */
+  const followed = <A>(
+    name: string,
+    args: Readonly<Record<string, unknown>> | undefined,
+    options: McpClient.CallOptions | undefined,
+    finish: Finish<A>
+  ): Effect.Effect<A, McpConnectionError> =>
+    Effect.flatMap(callToolWith(name, args, options, finish), (sent) => {
+      if (sent._tag === "Done") return Effect.succeed(sent.value)
+      return Effect.flatMap(
+        Effect.zip(PhasePolicy.callBudget(policy, options), Effect.clock),
+        ([budget, clock]) => {
+          const left = Math.max(1, sent.deadlineAt - clock.unsafeCurrentTimeMillis())
+          const waitBudget = { ...policy.task, timeoutMs: left, maxBytes: budget.maxBytes }
+          // The call's progress goes on reaching `onProgress` while the task runs.
+          return Effect.flatMap(tasks.wait(sent.task.taskId, waitBudget, undefined), ({ exchange, response }) =>
+            Effect.map(
+              checkedResult(core.live.current(), name, exchange, response, finish, clock, sent.deadlineAt),
+              (checked) => checked.value
+            )).pipe(Effect.ensuring(Effect.sync(sent.release)))
+        }
+      )
+    })
+
+  const callTool: CallTool["callTool"] = (name, args, options) => followed(name, args, options, asIs)
+
+  const callToolTask: CallTool["callToolTask"] = (name, args, options) =>
+    Effect.flatMap(
+      options?.ttl === undefined ? Effect.succeed(undefined) : PhasePolicy.validateTimeout("ttl", options.ttl, "call"),
+      (ttl) => {
+        const { ttl: _, ...callOptions } = options ?? {}
+        return Effect.map(
+          callToolWith(name, args, callOptions, asIs, { ttlMs: ttl === undefined ? undefined : Math.ceil(ttl) }),
+          (sent): McpTask.TaskCall => {
+            if (sent._tag === "Done") return { _tag: "Result", result: sent.value }
+            sent.release()
+            return { _tag: "Task", handle: tasks.handle(sent.task, name) }
+          }
+        )
+      }
+    )
 
   const callToolStream: CallTool["callToolStream"] = (name, args, options) =>
     Stream.asyncScoped<McpClient.CallEvent, McpConnectionError>(
@@ -196,7 +311,7 @@ export const make = (core: Core): CallTool => {
 
   const callToolDecoded: CallTool["callToolDecoded"] = (output, name, args, options) => {
     const decode = Schema.decodeUnknownEither(output)
-    return callToolWith(
+    return followed(
       name,
       args,
       options,
@@ -211,5 +326,14 @@ export const make = (core: Core): CallTool => {
     )
   }
 
-  return { callTool, callToolStream, callToolDecoded }
+  return {
+    callTool,
+    callToolStream,
+    callToolDecoded,
+    callToolTask,
+    getTask: tasks.getTask,
+    taskResult: tasks.taskResult,
+    cancelTask: tasks.cancelTask,
+    listTasks: tasks.listTasks
+  }
 }

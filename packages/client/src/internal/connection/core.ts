@@ -28,6 +28,7 @@ import type * as UrlElicitations from "../urlElicitations.js"
 import type { ConnectionAuthorization } from "../oauth/authorizer.js"
 import { clientSpan } from "../tracing.js"
 import type { ConnectionCache } from "../cacheService.js"
+import type { Responder } from "../inbound.js"
 import { authorized } from "./authorized.js"
 
 const spanNames = {
@@ -42,7 +43,12 @@ const spanNames = {
   "logging/setLevel": "mcp.logging.set_level",
   "completion/complete": "mcp.completion.complete",
   "resources/subscribe": "mcp.resources.subscribe",
-  "resources/unsubscribe": "mcp.resources.unsubscribe"
+  "resources/unsubscribe": "mcp.resources.unsubscribe",
+  "tasks/get": "mcp.tasks.get",
+  "tasks/result": "mcp.tasks.result",
+  "tasks/update": "mcp.tasks.update",
+  "tasks/cancel": "mcp.tasks.cancel",
+  "tasks/list": "mcp.tasks.list"
 } as const
 
 /** The operations of a connection after its discovery. */
@@ -67,6 +73,10 @@ export interface Setup {
   readonly elicitations: UrlElicitations.UrlElicitations
   /** The response cache the connection's listings and reads go through (docs/DESIGN.md, "Response cache"). */
   readonly cache?: ConnectionCache | undefined
+  /** Answers one input request with the caller's handlers (a 2026-07-28 task's `inputRequests`). */
+  readonly fulfil?: Responder["fulfil"] | undefined
+  /** The configured secrets, which a refusal the connection builds itself is redacted against (a failed task's error). */
+  readonly secrets?: ReadonlyArray<string> | undefined
 }
 
 export interface Core extends Setup {

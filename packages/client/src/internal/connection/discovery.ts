@@ -58,6 +58,8 @@ export interface Input<R> {
    * have chosen the stateless era, over a transport the default order tries first.
    */
   readonly remembersEra?: boolean | undefined
+  /** The configured secrets (tokens join them as they are obtained), for what the connection redacts itself. */
+  readonly secrets?: ReadonlyArray<string> | undefined
 }
 
 /** What a transport of the connection is opened with. */
@@ -286,7 +288,9 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
         droppedRequests: serverRequests.dropped,
         logLevel,
         elicitations: responder.elicitations,
-        cache
+        cache,
+        fulfil: responder.fulfil,
+        secrets: input.secrets ?? []
       },
       observations
     )
