@@ -65,6 +65,9 @@ export const Stage = Schema.Literal(
   "list-prompts",
   "get-prompt",
   "set-log-level",
+  "list-skills",
+  "get-skill",
+  "read-skill",
   "close"
 )
 
@@ -261,7 +264,17 @@ export const Reason = Schema.Literal(
   /** The check of `structuredContent` against the `outputSchema` reached the call's deadline (`DeadlineExceeded`, outcome `applied`). */
   "output-check",
   /** The check of `structuredContent` would cost more than its ceiling of steps (`ProtocolViolation`, outcome `applied`). */
-  "output-check-too-costly"
+  "output-check-too-costly",
+  /** A skill file whose byte length is not the size its skill entry lists (docs/DESIGN.md, "Skills"). */
+  "skill-size-mismatch",
+  /** A skill file whose SHA-256 is not the digest its skill entry lists. */
+  "skill-digest-mismatch",
+  /** A `SKILL.md` whose frontmatter differs from its skill entry's, field by field. */
+  "skill-frontmatter-mismatch",
+  /** A `SKILL.md` without frontmatter, or whose YAML is outside what the reader accepts (anchors, aliases, tags, duplicate keys, ...). */
+  "skill-frontmatter-invalid",
+  /** A `SKILL.md` frontmatter past the reader's ceilings of bytes, depth or nodes (`McpSkills.frontmatterLimits`). */
+  "skill-frontmatter-too-large"
 )
 
 /** @since 0.1.0 @category models */

@@ -27,6 +27,9 @@ export * as McpSchema from "./McpSchema.js"
 export * as McpServers from "./McpServers.js"
 
 /** @since 0.1.0 */
+export * as McpSkills from "./McpSkills.js"
+
+/** @since 0.1.0 */
 export * as PhasePolicy from "./PhasePolicy.js"
 
 /** @since 0.1.0 */

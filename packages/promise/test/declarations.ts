@@ -11,6 +11,7 @@ import type * as ClientPromise from "@phasebound/client/promise"
 import type * as Authorization from "@phasebound/client/Authorization"
 import type * as McpClient from "@phasebound/client/McpClient"
 import type * as McpSchema from "@phasebound/client/McpSchema"
+import type * as McpSkills from "@phasebound/client/McpSkills"
 import type * as PhasePolicy from "@phasebound/client/PhasePolicy"
 import type * as Duration from "effect/Duration"
 import type * as Plain from "../src/types.js"
@@ -39,6 +40,9 @@ export type Checks = [
   Holds<Equal<Plain.Prompt, McpSchema.Prompt>>,
   Holds<Equal<Plain.GetPromptResult, McpSchema.GetPromptResult>>,
   Holds<Equal<Plain.TransportKind, McpClient.TransportKind>>,
+  Holds<Equal<Plain.Skill, McpSkills.Skill>>,
+  Holds<Equal<Plain.SkillListing, McpSkills.SkillListing>>,
+  Holds<Equal<Plain.SkillFile, McpSkills.SkillFile>>,
   // The connection: every member but the Effect connection underneath, each giving the client's
   // type (what its methods take are options, below).
   Holds<Equal<Keys<Plain.Connection>, Exclude<Keys<ClientPromise.Connection>, "effect">>>,

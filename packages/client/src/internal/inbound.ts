@@ -11,6 +11,7 @@ import * as Option from "effect/Option"
 import { type Capability, capabilities, capabilityOf, type Fields, type Handlers } from "../ClientHandlers.js"
 import { HandlerFailed, type McpConnectionError, ProtocolViolation } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
+import { clientExtensions } from "../McpSkills.js"
 import type { Exchange } from "./transport/transport.js"
 import * as Failures from "./failures.js"
 
@@ -116,5 +117,6 @@ export const makeResponder = (handlers: Handlers | undefined, answerTimeoutMs: n
         ))
   }
 
-  return { capabilities: capabilities(handlers), answer, fulfil }
+  // The extensions the client supports are declared beside the handlers' capabilities (docs/DESIGN.md, "Extensions").
+  return { capabilities: { ...capabilities(handlers), extensions: clientExtensions }, answer, fulfil }
 }

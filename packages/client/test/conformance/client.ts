@@ -183,6 +183,49 @@ const scenarios: Record<string, Scenario> = {
   }
 }
 
+// --- skills (the skills extension) ---------------------------------------------------------
+
+/** The typed reason of a refusal, when the library gave one. */
+const reasonOf = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && typeof (error as { reason?: unknown }).reason === "string"
+    ? `${(error as { _tag?: string })._tag}: ${(error as { reason: string }).reason}`
+    : undefined
+
+/**
+ * What a host does with a skill it decides to use: read its SKILL.md (verified by the library
+ * against the entry: size, digest, frontmatter), and only then the other files it lists, each
+ * verified too. A skill that fails verification is not loaded: the refusal is logged with its
+ * typed reason and the next skill goes on.
+ */
+const loadSkills = async (connection: Connection) => {
+  const { skills } = await connection.listSkills()
+  log("skills:", skills.map((s) => s.uri).join(", "))
+  for (const skill of skills) {
+    try {
+      const manifest = await connection.readSkillFile(skill)
+      log("loaded", skill.uri, JSON.stringify(manifest.frontmatter))
+      for (const file of skill.resources === "dynamic" ? [] : skill.resources) {
+        if (file.uri !== skill.uri) log("read", (await connection.readSkillFile(skill, file.uri)).uri)
+      }
+    } catch (error) {
+      const reason = reasonOf(error)
+      if (reason === undefined) throw error
+      log("not loaded", skill.uri, reason)
+    }
+  }
+}
+
+const skillScenarios: Record<string, Scenario> = {
+  // Listing is all: no file may be read before a skill is loaded.
+  "sep-2640-client-no-prefetch": async (connection) => {
+    const { skills } = await connection.listSkills()
+    log("skills listed, none loaded:", skills.map((s) => `${s.uri} (${s.frontmatter.name})`).join(", "))
+  },
+  "sep-2640-client-verify-digest": loadSkills,
+  "sep-2640-client-verify-size": loadSkills,
+  "sep-2640-client-verify-frontmatter": loadSkills
+}
+
 // --- authorization --------------------------------------------------------------------------
 
 /** The scenarios' Client ID Metadata Document URL (used where the authorization server supports them). */
@@ -249,9 +292,9 @@ const main = async (): Promise<void> => {
     throw new Error("usage: MCP_CONFORMANCE_SCENARIO=<scenario> client.ts <server-url>")
   }
   const isAuth = scenarioName.startsWith("auth/")
-  const scenario = isAuth ? authorizedSession : scenarios[scenarioName]
+  const scenario = isAuth ? authorizedSession : scenarios[scenarioName] ?? skillScenarios[scenarioName]
   if (scenario === undefined) {
-    throw new Error(`unknown scenario ${scenarioName}; known: ${Object.keys(scenarios).sort().join(", ")}`)
+    throw new Error(`unknown scenario ${scenarioName}; known: ${[...Object.keys(scenarios), ...Object.keys(skillScenarios)].sort().join(", ")}`)
   }
   const rawContext = process.env.MCP_CONFORMANCE_CONTEXT
   const context: ScenarioContext = {

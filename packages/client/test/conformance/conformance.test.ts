@@ -101,7 +101,12 @@ const scenarios: ReadonlyArray<readonly [scenario: string, revision: Revision]> 
   ...authBoth.map((name) => [name, "2025-11-25"] as const),
   ...[...authBoth, ...auth2026].map((name) => [name, "2026-07-28"] as const),
   ["auth/client-credentials-basic", "extension"],
-  ["auth/client-credentials-jwt", "extension"]
+  ["auth/client-credentials-jwt", "extension"],
+  // The skills extension.
+  ["sep-2640-client-no-prefetch", "extension"],
+  ["sep-2640-client-verify-digest", "extension"],
+  ["sep-2640-client-verify-size", "extension"],
+  ["sep-2640-client-verify-frontmatter", "extension"]
 ]
 
 /** How many CLI runs at once (each is two Node processes and a scenario server). */
@@ -321,6 +326,8 @@ describe("MCP conformance suite 0.2.0-alpha.12, client scenarios", () => {
     expect(checks.length, message).toBeGreaterThan(0)
     const failing = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING").map((c) => `${c.status} ${c.id}`)
     expect(failing, message).toEqual([])
+    // The skills scenarios skip their check when the client never listed or never read: a skip is not a pass there.
+    if (scenario.startsWith("sep-2640-")) expect(checks.filter((c) => c.status !== "SUCCESS").map((c) => `${c.status} ${c.id}`), message).toEqual([])
     expect(result.exitCode, message).toBe(0)
     // The client ran the scenario asked, to its end (ok or with an error: the CLI judged that).
     expect(result.client, `${message}\n(the CLI saved no client output)`).toBeDefined()

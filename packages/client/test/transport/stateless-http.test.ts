@@ -98,7 +98,7 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
             expect(r.meta).toEqual({
               [MetaKey.protocolVersion]: MODERN,
               [MetaKey.clientInfo]: McpClient.defaultClientInfo,
-              [MetaKey.clientCapabilities]: {}
+              [MetaKey.clientCapabilities]: { extensions: { "io.modelcontextprotocol/skills": {} } }
             })
           }
           expect(srv.requests.map((r) => r.headers["mcp-name"])).toEqual([undefined, undefined, "increment", "echo"])
@@ -125,7 +125,7 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
             expect(r.meta).toEqual({
               [MetaKey.protocolVersion]: MODERN,
               [MetaKey.clientInfo]: clientInfo,
-              [MetaKey.clientCapabilities]: { elicitation: {} }
+              [MetaKey.clientCapabilities]: { elicitation: {}, extensions: { "io.modelcontextprotocol/skills": {} } }
             })
           }
         }))
@@ -334,7 +334,7 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
           expect(retry._meta).toEqual({
             [MetaKey.protocolVersion]: MODERN,
             [MetaKey.clientInfo]: McpClient.defaultClientInfo,
-            [MetaKey.clientCapabilities]: { elicitation: {} }
+            [MetaKey.clientCapabilities]: { elicitation: {}, extensions: { "io.modelcontextprotocol/skills": {} } }
           })
           expect(second!.headers["mcp-name"]).toBe("ask_name")
           expect(second!.headers["mcp-method"]).toBe("tools/call")
@@ -505,7 +505,7 @@ describe.each(httpClients)("stateless HTTP (2026-07-28) through %s", (_, httpCli
               retryable: false
             })
             expect(calls(srv)).toHaveLength(1)
-            expect(calls(srv)[0]!.meta?.[MetaKey.clientCapabilities]).toEqual(declared)
+            expect(calls(srv)[0]!.meta?.[MetaKey.clientCapabilities]).toEqual({ ...declared, extensions: { "io.modelcontextprotocol/skills": {} } })
             expect(srv.counter()).toBe(1)
             yield* expectReleased(connection)
           }))

@@ -121,7 +121,7 @@ describe("stdio, the stateless era", () => {
         expect(first!["params"]["_meta"]).toEqual({
           [META_VERSION]: "2026-07-28",
           [META_CLIENT_INFO]: clientInfo,
-          [META_CAPABILITIES]: {}
+          [META_CAPABILITIES]: { extensions: { "io.modelcontextprotocol/skills": {} } }
         })
         expect(rest.map((m) => m["method"])).toEqual(["tools/list"])
         expect(rest[0]!["params"]["_meta"][META_VERSION]).toBe("2026-07-28")
@@ -152,7 +152,11 @@ describe("stdio, the stateless era", () => {
       expect(r.spawns()).toBe(1)
       expect(r.f.arrivals()).toEqual(["server/discover", "initialize", "notifications/initialized", "tools/list"])
       const initialize = r.wire().find((m) => m["method"] === "initialize")!
-      expect(initialize["params"]).toEqual({ protocolVersion: "2025-11-25", capabilities: {}, clientInfo })
+      expect(initialize["params"]).toEqual({
+        protocolVersion: "2025-11-25",
+        capabilities: { extensions: { "io.modelcontextprotocol/skills": {} } },
+        clientInfo
+      })
       expect(connection.discovery.map((o) => [o.stage, o.outcome, o.attempt?.era])).toEqual([
         ["discover", "RemoteRefusal", "stateless"],
         ["initialize", "ok", "handshake"],
@@ -388,7 +392,7 @@ describe("stdio, the stateless era", () => {
         const r = yield* recorded({ era: "stateless" })
         const seen: Array<any> = []
         const connection = yield* connectTo(r, { handlers: elicitation({ name: "Ada" }, seen) })
-        expect(r.wire()[0]!["params"]["_meta"][META_CAPABILITIES]).toEqual({ elicitation: {} })
+        expect(r.wire()[0]!["params"]["_meta"][META_CAPABILITIES]).toEqual({ elicitation: {}, extensions: { "io.modelcontextprotocol/skills": {} } })
         expect(textOf(yield* connection.callTool("ask_name"))).toBe("hello Ada")
         expect(seen).toHaveLength(1)
         expect(seen[0]).toMatchObject({ mode: "form", message: "Your name?" })

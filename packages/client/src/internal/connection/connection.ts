@@ -15,6 +15,7 @@ import { setLogLevel } from "./logLevel.js"
 import { ping } from "./ping.js"
 import * as Prompts from "./prompts.js"
 import * as Resources from "./resources.js"
+import * as Skills from "./skills.js"
 import { listTools } from "./tools.js"
 
 export const make = (
@@ -56,6 +57,7 @@ export const make = (
       listTools: relist,
       ...Resources.make(core),
       ...Prompts.make(core),
+      ...Skills.make(core),
       setLogLevel: setLogLevel(core),
       logMessages: Stream.fromPubSub(setup.notifications.logs),
       ping: ping(core),

@@ -37,7 +37,9 @@ const spanNames = {
   "resources/read": "mcp.resources.read",
   "prompts/list": "mcp.prompts.list",
   "prompts/get": "mcp.prompts.get",
-  "logging/setLevel": "mcp.logging.set_level"
+  "logging/setLevel": "mcp.logging.set_level",
+  "skills/list": "mcp.skills.list",
+  "skills/get": "mcp.skills.get"
 } as const
 
 /** The operations of a connection after its discovery. */
