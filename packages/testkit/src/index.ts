@@ -140,3 +140,16 @@ export {
   REPORT_PREFIX,
   type ReportReading
 } from "./childReport.js"
+export {
+  SKILLS_EXTENSION,
+  skillDigest,
+  type SkillDefinition,
+  skillEntry,
+  type SkillFileDefinition,
+  skillMarkdown,
+  type SkillsServer,
+  skillsServer,
+  type SkillsServerOptions,
+  skillUri,
+  startSkillsServer
+} from "./skills.js"

@@ -49,6 +49,7 @@ describe("the package's entry points", () => {
       "McpConnectionError",
       "McpSchema",
       "McpServers",
+      "McpSkills",
       "PhasePolicy",
       "ServersFile"
     ]

@@ -80,7 +80,10 @@ const invalid = (detail: string, line?: number) => new FrontmatterError("invalid
 /** Parses frontmatter YAML (the subset above) into a JSON object. */
 export const parseFrontmatter = (yaml: string, limits: FrontmatterLimits): Record<string, unknown> => {
   if (utf8.encode(yaml).length > limits.maxBytes) throw new FrontmatterError("too-large", "frontmatter over its ceiling")
-  const lines: Array<Line> = yaml.split("\n").map((raw, index) => {
+  const raws = yaml.split("\n")
+  // The line end of the last line ends it; it does not open another.
+  if (raws.at(-1) === "") raws.pop()
+  const lines: Array<Line> = raws.map((raw, index) => {
     const indent = /^ */.exec(raw)![0].length
     return { no: index + 2, indent, text: raw.slice(indent) }
   })
