@@ -18,6 +18,8 @@ export type CommandName =
   | "read"
   | "prompts"
   | "prompt"
+  | "skills"
+  | "skill"
   | "discover"
   | "ping"
   | "login"
@@ -63,6 +65,8 @@ export const connectingCommands = [
   "read",
   "prompts",
   "prompt",
+  "skills",
+  "skill",
   "discover",
   "ping"
 ] as const satisfies ReadonlyArray<CommandName>
