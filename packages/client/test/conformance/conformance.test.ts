@@ -23,7 +23,7 @@
  * the CLI allows); it is in the failure message.
  */
 import { spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
@@ -298,7 +298,24 @@ beforeAll(() => {
   expect(here.includes(" ") || process.execPath.includes(" ") || tmpdir().includes(" ")).toBe(false)
 })
 
+/**
+ * What each scenario run gave, for the README's table (`table.ts` beside this file): written to
+ * the file PHASEBOUND_CONFORMANCE_RESULTS names, when it is set, after the file's tests.
+ */
+const results: Array<{
+  readonly scenario: string
+  readonly revision: Revision
+  readonly exitCode: number | null
+  readonly passed: boolean
+  readonly checks: Readonly<Record<Check["status"], number>>
+  readonly durationMs: number
+}> = []
+
 afterAll(() => {
+  const resultsFile = process.env.PHASEBOUND_CONFORMANCE_RESULTS
+  if (resultsFile !== undefined && resultsFile !== "") {
+    writeFileSync(resultsFile, JSON.stringify({ suite: "@modelcontextprotocol/conformance 0.2.0-alpha.12", at: new Date().toISOString(), results }, null, 2))
+  }
   if (workDirectory !== undefined) rmSync(workDirectory, { recursive: true, force: true })
 })
 
@@ -323,6 +340,11 @@ describe("MCP conformance suite 0.2.0-alpha.12, client scenarios", () => {
     const result = await runScenario(scenario, revision)
     const checks = checksOf(result.stdout)
     const message = describeFailure(scenario, revision, result, checks)
+    const counts = { SUCCESS: 0, FAILURE: 0, WARNING: 0, SKIPPED: 0, INFO: 0 }
+    for (const check of checks) counts[check.status] += 1
+    const passed = checks.length > 0 && counts.FAILURE === 0 && counts.WARNING === 0 && result.exitCode === 0 &&
+      (!scenario.startsWith("sep-2640-") || counts.SKIPPED + counts.INFO === 0)
+    results.push({ scenario, revision, exitCode: result.exitCode, passed, checks: counts, durationMs: result.durationMs })
     expect(checks.length, message).toBeGreaterThan(0)
     const failing = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING").map((c) => `${c.status} ${c.id}`)
     expect(failing, message).toEqual([])
