@@ -52,6 +52,8 @@ export interface SkillsServerOptions {
   readonly declare?: boolean | undefined
   /** Answer in one SSE event instead of a JSON body. */
   readonly sse?: boolean | undefined
+  /** Methods left unanswered: the request is read, recorded, and its response never comes (until close). */
+  readonly stall?: ReadonlyArray<string> | undefined
 }
 
 export interface SkillsServer {
@@ -190,7 +192,14 @@ export const startSkillsServer = async (options: SkillsServerOptions): Promise<S
       res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "Bad Request" } }))
       return
     }
-    answer(res, { jsonrpc: "2.0", id: message["id"], ...result(method, params) })
+    const answered = result(method, params)
+    if (options.stall?.includes(method) === true) {
+      // Headers out, no body: the client waits for an answer that never comes.
+      res.writeHead(200, { "content-type": options.sse === true ? "text/event-stream" : "application/json" })
+      res.flushHeaders()
+      return
+    }
+    answer(res, { jsonrpc: "2.0", id: message["id"], ...answered })
   }
 
   const listener = await listenLoopback(handle)

@@ -156,9 +156,13 @@ const scenarios: Record<string, Scenario> = {
   },
 
   "http-standard-headers": async (connection) => {
-    // The library has tools only: resources/* and prompts/* are not exercised (the scenario
-    // reports those as SKIPPED, not failed).
+    // Mcp-Name goes with tools/call, resources/read and prompts/get: each is exercised.
     for (const tool of connection.tools) expectOk(tool.name, await connection.callTool(tool.name, {}))
+    for (const resource of await connection.listResources()) await connection.readResource(resource.uri)
+    for (const prompt of await connection.listPrompts()) {
+      const args = Object.fromEntries((prompt.arguments ?? []).map((arg) => [arg.name, "conformance"]))
+      await connection.getPrompt(prompt.name, args)
+    }
   },
 
   "http-custom-headers": async (connection, context) => {

@@ -15,7 +15,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { McpClient, McpSkills } from "../../src/index.js"
 import { connect as connectPromise } from "../../src/promise.js"
-import { failureOf } from "../support/harness.js"
+import { expectReleased, failureOf } from "../support/harness.js"
 
 const fm = { name: "pdf-processing", description: "Extract, fill, and assemble PDF documents" }
 const manifest = Testkit.skillMarkdown(`name: ${fm.name}\ndescription: ${fm.description}`, "Skill body.\n")
@@ -209,6 +209,29 @@ describe.concurrent.each(rows.map((row) => [row.name, row] as const))("skills, %
 })
 
 describe("skills, beyond the rows", () => {
+  scoped(
+    "each operation under its budget: a read and a listing the server never answers end at their deadline, released, observed",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* Testkit.skillsServer({ skills: [pdfSkill()], stall: ["resources/read", "skills/get"] })
+        const connection = yield* McpClient.connect({ url: server.url, revisions: ["2026-07-28"] })
+        const [skill] = (yield* connection.listSkills()).skills
+        const read = yield* failureOf(connection.readSkillFile(skill!, undefined, { timeout: 300 }))
+        expect(read.error).toMatchObject({ _tag: "DeadlineExceeded", stage: "read-skill", phase: "call", outcome: "unknown", limits: { timeoutMs: 300 } })
+        const get = yield* failureOf(connection.getSkill(skill!.uri, { timeout: 300 }))
+        expect(get.error).toMatchObject({ _tag: "DeadlineExceeded", stage: "get-skill", outcome: "unknown" })
+        yield* expectReleased(connection)
+        const observed = (yield* connection.observations).map((o) => [o.operation, o.stage, o.outcome])
+        expect(observed).toEqual([
+          ["skills/list", "list-skills", "ok"],
+          ["resources/read", "read-skill", "DeadlineExceeded"],
+          ["skills/get", "get-skill", "DeadlineExceeded"]
+        ])
+        // Sent once each, never retried.
+        expect(server.methods().filter((m) => m === "resources/read" || m === "skills/get")).toEqual(["resources/read", "skills/get"])
+      })
+  )
+
   scoped("a server that does not declare the extension: an empty listing, nothing sent", () =>
     Effect.gen(function*() {
       const server = yield* Testkit.skillsServer({ skills: [pdfSkill()], declare: false })
