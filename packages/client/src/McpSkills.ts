@@ -189,8 +189,8 @@ export const isDeclared = (serverCapabilities: Readonly<Record<string, unknown>>
 export const clientExtensions: Readonly<Record<string, Readonly<Record<string, unknown>>>> = { [extensionId]: {} }
 
 /**
- * The `SKILL.md` URI of the skill a file URI belongs to's root: `skill://a/b/SKILL.md` is the
- * skill rooted at `skill://a/b`.
+ * The root of a skill, under which its files' relative paths resolve: `skill://a/b` for the
+ * skill whose `SKILL.md` is `skill://a/b/SKILL.md`.
  *
  * @since 0.1.0
  * @category utils
