@@ -12,7 +12,7 @@
 import { FetchHttpClient } from "@effect/platform"
 import * as Testkit from "@phasebound/testkit"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, FastCheck as fc } from "effect"
 import { McpClient, McpSkills } from "../../src/index.js"
 import { connect as connectPromise } from "../../src/promise.js"
 import { expectReleased, failureOf } from "../support/harness.js"
@@ -208,7 +208,95 @@ describe.concurrent.each(rows.map((row) => [row.name, row] as const))("skills, %
     }))
 })
 
+/** A frontmatter object and the YAML that holds it. */
+const frontmatterArb = fc.record({
+  name: fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/),
+  description: fc.stringMatching(/^[A-Za-z][A-Za-z ,.]{0,40}[a-z]$/),
+  metadata: fc.dictionary(fc.stringMatching(/^[a-z]{1,8}$/), fc.oneof(fc.integer(), fc.boolean(), fc.stringMatching(/^[a-z]{1,10}$/)), { maxKeys: 4 })
+}).map((fm) => ({
+  object: Object.keys(fm.metadata).length === 0 ? { name: fm.name, description: fm.description } : fm,
+  yaml: [
+    `name: ${fm.name}`,
+    `description: ${JSON.stringify(fm.description)}`,
+    ...(Object.keys(fm.metadata).length === 0
+      ? []
+      : ["metadata:", ...Object.entries(fm.metadata).map(([k, v]) => `  ${k}: ${typeof v === "string" ? JSON.stringify(v) : String(v)}`)])
+  ].join("\n")
+}))
+
+const tamperings = ["none", "flip", "append", "truncate", "entry-frontmatter", "size-lie", "yaml-noise"] as const
+
 describe("skills, beyond the rows", () => {
+  it.live("property: a read succeeds exactly when the file is the entry's, and fails typed otherwise", () =>
+    Effect.promise(() =>
+      fc.assert(
+        fc.asyncProperty(
+          frontmatterArb,
+          fc.constantFrom(...tamperings),
+          fc.nat(),
+          fc.string({ unit: fc.constantFrom(..."ab: -\n#'\"[]{}&*!|>"), maxLength: 60 }),
+          async (fm, tampering, at, noise) => {
+            const content = tampering === "yaml-noise" ? Testkit.skillMarkdown(noise) : Testkit.skillMarkdown(fm.yaml)
+            const bytes = new TextEncoder().encode(content)
+            const flipped = bytes.slice()
+            flipped[at % flipped.length] = flipped[at % flipped.length]! ^ 0x01
+            const served = tampering === "flip"
+              ? flipped
+              : tampering === "append"
+              ? content + "x"
+              : tampering === "truncate"
+              ? content.slice(0, -1)
+              : undefined
+            const frontmatter = tampering === "entry-frontmatter" ? { ...fm.object, description: `${fm.object.description}!` } : fm.object
+            const skill: Testkit.SkillDefinition = {
+              name: "prop",
+              frontmatter,
+              files: [{
+                path: "SKILL.md",
+                content,
+                ...(served === undefined ? {} : { served }),
+                ...(tampering === "size-lie" ? { listedSize: bytes.length + 1 } : {})
+              }]
+            }
+            const outcome = await Effect.runPromise(
+              Effect.gen(function*() {
+                const server = yield* Testkit.skillsServer({ skills: [skill] })
+                const connection = yield* McpClient.connect({ url: server.url, revisions: ["2026-07-28"] })
+                const [listed] = (yield* connection.listSkills()).skills
+                return yield* Effect.either(connection.readSkillFile(listed!))
+              }).pipe(Effect.scoped, Effect.provide(FetchHttpClient.layer))
+            )
+            if (tampering === "none") {
+              expect(outcome._tag).toBe("Right")
+              if (outcome._tag === "Right") expect(outcome.right.frontmatter).toEqual(fm.object)
+              return
+            }
+            if (tampering === "yaml-noise") {
+              // Noise either parses into some other frontmatter (a mismatch) or is refused: never a defect, never a success.
+              expect(outcome._tag).toBe("Left")
+              if (outcome._tag === "Left") {
+                expect((outcome.left as { readonly reason?: string }).reason).toMatch(/^skill-frontmatter-(mismatch|invalid|too-large)$/)
+              }
+              return
+            }
+            expect(outcome._tag).toBe("Left")
+            if (outcome._tag === "Left") {
+              const expected = {
+                flip: /^skill-(digest-mismatch|size-mismatch)$/,
+                append: /^skill-size-mismatch$/,
+                truncate: /^skill-size-mismatch$/,
+                "entry-frontmatter": /^skill-frontmatter-mismatch$/,
+                "size-lie": /^skill-size-mismatch$/
+              }[tampering]
+              expect(outcome.left).toMatchObject({ _tag: "ProtocolViolation", outcome: "applied" })
+              expect((outcome.left as { readonly reason?: string }).reason).toMatch(expected)
+            }
+          }
+        ),
+        { numRuns: 60 }
+      )
+    ), 60_000)
+
   scoped(
     "each operation under its budget: a read and a listing the server never answers end at their deadline, released, observed",
     () =>
