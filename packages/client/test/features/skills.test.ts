@@ -320,6 +320,20 @@ describe("skills, beyond the rows", () => {
       })
   )
 
+  scoped(
+    "an entry whose frontmatter carries a __proto__ key fails the listing typed (invalid-result); nothing polluted, nothing read",
+    () =>
+      Effect.gen(function*() {
+        const polluting = JSON.parse("{\"name\":\"p\",\"description\":\"d\",\"__proto__\":{\"polluted\":true}}") as Record<string, unknown>
+        const proto = yield* Testkit.skillsServer({ skills: [{ ...yamlSkill("p", "name: p\ndescription: d"), frontmatter: polluting }] })
+        const first = yield* McpClient.connect({ url: proto.url, revisions: ["2026-07-28"] })
+        const { error } = yield* failureOf(first.listSkills())
+        expect(error).toMatchObject({ _tag: "ProtocolViolation", reason: "invalid-result", stage: "list-skills" })
+        expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined()
+        expect(proto.reads()).toEqual([])
+      })
+  )
+
   scoped("a server that does not declare the extension: an empty listing, nothing sent", () =>
     Effect.gen(function*() {
       const server = yield* Testkit.skillsServer({ skills: [pdfSkill()], declare: false })
