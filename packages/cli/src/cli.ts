@@ -1,6 +1,7 @@
 /**
  * The commands, with @effect/cli: `tools`, `call`, `resources`, `templates`, `read`, `prompts`,
- * `prompt`, `complete`, `discover`, `ping`, `watch`, `tasks`, `task`, `login`, `logout` and `demo`, each declared once (command.ts),
+ * `prompt`, `complete`, `skills`, `skill`, `discover`, `ping`, `watch`, `tasks`, `task`, `login`, `logout` and `demo`, each
+ * declared once (command.ts),
  * their flags taken from the table (flags.ts). A handler resolves its target, budgets and auth
  * settings (no I/O until all are valid), connects in its own scope, runs its operation, and
  * leaves what to print and the exit code in the run state; the entry point prints them.
@@ -32,6 +33,7 @@ import { invalidOption } from "./record.js"
 import type { RunContext } from "./runContext.js"
 import { parseWatch, watch } from "./watch.js"
 import { listTasks, parseTask, useTask } from "./tasks.js"
+import { readSkill, renderSkill, renderSkills } from "./skills.js"
 
 export const version = "0.1.0"
 
@@ -94,6 +96,17 @@ export const makeCommand = (ctx: RunContext) => {
         (connection, { input }: Use<McpSchema.CompleteRequest>) => connection.complete(input),
         renderCompletion
       )
+    }),
+    connectingCommand(ctx, {
+      name: "skills",
+      description: "discover a server, then list its skills (the skills extension: every page of skills/list, under the call budget; no file read)",
+      use: operation(ctx, "list-skills", (connection) => connection.listSkills(), renderSkills)
+    }),
+    connectingCommand(ctx, {
+      name: "skill",
+      description: "discover a server, then read one skill's SKILL.md (by its name or URI), verified against its entry: size, sha256 digest, frontmatter",
+      then: { name: "skill", description: "the skill's name (its frontmatter's) or the URI of its SKILL.md" },
+      use: operation(ctx, "read-skill", (connection, { rest }) => readSkill(connection, rest[0]!), renderSkill)
     }),
     connectingCommand(ctx, {
       name: "discover",

@@ -18,6 +18,8 @@ export type CommandName =
   | "read"
   | "prompts"
   | "prompt"
+  | "skills"
+  | "skill"
   | "discover"
   | "ping"
   | "watch"
@@ -68,6 +70,8 @@ export const connectingCommands = [
   "read",
   "prompts",
   "prompt",
+  "skills",
+  "skill",
   "discover",
   "ping",
   "complete",

@@ -50,7 +50,7 @@ const keysOf = (command: CommandName, sections?: Parameters<typeof commandOption
 
 describe("the table of flags", () => {
   it("gives each command its flags in help order", () => {
-    for (const command of ["tools", "resources", "templates", "read", "prompts", "discover", "ping"] as const) {
+    for (const command of ["tools", "resources", "templates", "read", "prompts", "skills", "skill", "discover", "ping"] as const) {
       expect(keysOf(command)).toEqual(connectionFlags)
     }
     expect(keysOf("call")).toEqual([...connectionFlags, "args", "idleTimeout", "serverLogLevel", "effectIdentity", "task", "taskTimeout"])

@@ -46,6 +46,7 @@ import type { Diagnostics, TransportKind } from "./internal/transport/transport.
 import type { InvalidOption, McpConnectionError, Stage } from "./McpConnectionError.js"
 import * as McpSchema from "./McpSchema.js"
 import type * as McpTask from "./McpTask.js"
+import type * as McpSkills from "./McpSkills.js"
 import * as PhasePolicy from "./PhasePolicy.js"
 
 // The transports and eras are internal (docs/DESIGN.md, "Module map"); the types of theirs that
@@ -163,6 +164,8 @@ export interface Observation {
     | "tasks/update"
     | "tasks/cancel"
     | "tasks/list"
+    | "skills/list"
+    | "skills/get"
   readonly stage: Stage
   readonly durationMs: number
   readonly bytes: number
@@ -336,6 +339,27 @@ export interface Connection {
   readonly promptList: LiveList<McpSchema.Prompt>
   /** The server's resources, kept live like `promptList`. */
   readonly resourceList: LiveList<McpSchema.Resource>
+  /**
+   * The server's skills (the skills extension, docs/DESIGN.md "Skills"): every page of
+   * `skills/list` under one deadline of the call budget, no file read. An empty listing, with
+   * nothing sent, when the server does not declare the extension.
+   */
+  readonly listSkills: (options?: PhasePolicy.BudgetOptions) => Effect.Effect<McpSkills.SkillListing, McpConnectionError>
+  /** `skills/get`: one skill's entry by the URI of its `SKILL.md`, listed or not, under the call budget. */
+  readonly getSkill: (uri: string, options?: PhasePolicy.BudgetOptions) => Effect.Effect<McpSkills.Skill, McpConnectionError>
+  /**
+   * Reads one file of a skill (its `SKILL.md` by default; `ref` is a path under the skill's root
+   * or an absolute URI) with `resources/read`, under the call budget and a ceiling of bytes
+   * derived from the file's listed size, and returns it only once verified against the entry:
+   * its size (`skill-size-mismatch`), its SHA-256 (`skill-digest-mismatch`) and, for the
+   * `SKILL.md`, its frontmatter (`skill-frontmatter-mismatch`, `-invalid`, `-too-large`). A file
+   * the entry does not list is refused before any I/O (`InvalidOption`, option `ref`).
+   */
+  readonly readSkillFile: (
+    skill: McpSkills.Skill,
+    ref?: string,
+    options?: PhasePolicy.BudgetOptions
+  ) => Effect.Effect<McpSkills.SkillFile, McpConnectionError>
   /** The last 100 operations after discovery. */
   readonly observations: Effect.Effect<ReadonlyArray<Observation>>
   /**

@@ -67,6 +67,9 @@ export const Stage = Schema.Literal(
   "list-prompts",
   "get-prompt",
   "set-log-level",
+  "list-skills",
+  "get-skill",
+  "read-skill",
   "complete",
   /** Awaiting the completion of a URL elicitation (`awaitElicitation`). */
   "elicitation",
@@ -283,7 +286,17 @@ export const Reason = Schema.Literal(
    */
   "invalid-elicitation",
   /** A task ended `cancelled` where its result was awaited (2026-07-28: a cancelled task has none). */
-  "task-cancelled"
+  "task-cancelled",
+  /** A skill file whose byte length is not the size its skill entry lists (docs/DESIGN.md, "Skills"). */
+  "skill-size-mismatch",
+  /** A skill file whose SHA-256 is not the digest its skill entry lists. */
+  "skill-digest-mismatch",
+  /** A `SKILL.md` whose frontmatter differs from its skill entry's, field by field. */
+  "skill-frontmatter-mismatch",
+  /** A `SKILL.md` without frontmatter, or whose YAML is outside what the reader accepts (anchors, aliases, tags, duplicate keys, ...). */
+  "skill-frontmatter-invalid",
+  /** A `SKILL.md` frontmatter past the reader's ceilings of bytes, depth or nodes (`McpSkills.frontmatterLimits`). */
+  "skill-frontmatter-too-large"
 )
 
 /** @since 0.1.0 @category models */

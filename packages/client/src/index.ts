@@ -33,6 +33,9 @@ export * as McpTask from "./McpTask.js"
 export * as McpServers from "./McpServers.js"
 
 /** @since 0.1.0 */
+export * as McpSkills from "./McpSkills.js"
+
+/** @since 0.1.0 */
 export * as PhasePolicy from "./PhasePolicy.js"
 
 /** @since 0.1.0 */

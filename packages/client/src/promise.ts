@@ -37,6 +37,7 @@ import * as McpClient from "./McpClient.js"
 import type { McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
 import type * as McpTask from "./McpTask.js"
+import type * as McpSkills from "./McpSkills.js"
 import type * as PhasePolicy from "./PhasePolicy.js"
 import type { TransportKind } from "./McpClient.js"
 
@@ -294,6 +295,15 @@ export interface Connection {
   readonly listResourceTemplates: (options?: RequestOptions) => Promise<ReadonlyArray<McpSchema.ResourceTemplate>>
   /** Reads one resource, such as the `uri` of a tool result's `resource_link`. */
   readonly readResource: (uri: string, options?: RequestOptions) => Promise<McpSchema.ReadResourceResult>
+  /** The server's skills, no file read (see `McpClient.Connection.listSkills`). */
+  readonly listSkills: (options?: RequestOptions) => Promise<McpSkills.SkillListing>
+  /** One skill's entry by the URI of its `SKILL.md` (`skills/get`). */
+  readonly getSkill: (uri: string, options?: RequestOptions) => Promise<McpSkills.Skill>
+  /**
+   * Reads one file of a skill (its `SKILL.md` by default) and resolves only once it is verified
+   * against the entry (see `McpClient.Connection.readSkillFile`).
+   */
+  readonly readSkillFile: (skill: McpSkills.Skill, ref?: string, options?: RequestOptions) => Promise<McpSkills.SkillFile>
   readonly listPrompts: (options?: RequestOptions) => Promise<ReadonlyArray<McpSchema.Prompt>>
   readonly getPrompt: (
     name: string,
@@ -624,6 +634,9 @@ export const connect = async (options: ConnectOptions): Promise<Connection> => {
     listResources: (requestOptions) => run(connection.listResources(cachedOf(requestOptions)), requestOptions?.signal),
     listResourceTemplates: (requestOptions) => run(connection.listResourceTemplates(cachedOf(requestOptions)), requestOptions?.signal),
     readResource: (uri, requestOptions) => run(connection.readResource(uri, cachedOf(requestOptions)), requestOptions?.signal),
+    listSkills: (requestOptions) => run(connection.listSkills(budgetOf(requestOptions)), requestOptions?.signal),
+    getSkill: (uri, requestOptions) => run(connection.getSkill(uri, budgetOf(requestOptions)), requestOptions?.signal),
+    readSkillFile: (skill, ref, requestOptions) => run(connection.readSkillFile(skill, ref, budgetOf(requestOptions)), requestOptions?.signal),
     listPrompts: (requestOptions) => run(connection.listPrompts(cachedOf(requestOptions)), requestOptions?.signal),
     getPrompt: (name, args, requestOptions) => run(connection.getPrompt(name, args, budgetOf(requestOptions)), requestOptions?.signal),
     complete: (request, requestOptions) => run(connection.complete(request, budgetOf(requestOptions)), requestOptions?.signal),

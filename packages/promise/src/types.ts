@@ -178,6 +178,45 @@ export interface CompleteResult {
   }
 }
 
+/** A skill's frontmatter as its entry carries it (the skills extension). @since 0.1.0 @category mcp */
+export interface SkillFrontmatter {
+  readonly name: string
+  readonly description: string
+  readonly [key: string]: unknown
+}
+
+/** One file of a skill: its URI, size in bytes and `sha256:` digest. @since 0.1.0 @category mcp */
+export interface SkillResourceEntry {
+  readonly uri: string
+  readonly digest: string
+  readonly size: number
+}
+
+/** A skill as `skills/list` and `skills/get` give it. @since 0.1.0 @category mcp */
+export interface Skill {
+  readonly uri: string
+  readonly frontmatter: SkillFrontmatter
+  readonly resources: ReadonlyArray<SkillResourceEntry> | "dynamic"
+  readonly _meta?: { readonly [x: string]: unknown } | undefined
+}
+
+/** Every skill of every page, and the listing's caching hint. @since 0.1.0 @category mcp */
+export interface SkillListing {
+  readonly skills: ReadonlyArray<Skill>
+  readonly cacheHint: { readonly ttlMs: number; readonly cacheScope: "public" | "private" } | undefined
+}
+
+/** A skill file, read and verified against its entry. @since 0.1.0 @category mcp */
+export interface SkillFile {
+  readonly uri: string
+  readonly mimeType: string | undefined
+  readonly bytes: Uint8Array
+  readonly text: string | undefined
+  readonly verified: boolean
+  readonly frontmatter: Readonly<Record<string, unknown>> | undefined
+  readonly body: string | undefined
+}
+
 // --- Options --------------------------------------------------------------------------------
 
 /** @since 0.1.0 @category options */
@@ -453,6 +492,12 @@ export interface Connection {
   readonly listResources: (options?: RequestOptions) => Promise<ReadonlyArray<Resource>>
   readonly listResourceTemplates: (options?: RequestOptions) => Promise<ReadonlyArray<ResourceTemplate>>
   readonly readResource: (uri: string, options?: RequestOptions) => Promise<ReadResourceResult>
+  /** The server's skills, no file read; empty when the server does not declare the skills extension. */
+  readonly listSkills: (options?: RequestOptions) => Promise<SkillListing>
+  /** One skill's entry by the URI of its `SKILL.md`. */
+  readonly getSkill: (uri: string, options?: RequestOptions) => Promise<Skill>
+  /** Reads one file of a skill (its `SKILL.md` by default), verified against the entry: size, digest, frontmatter. */
+  readonly readSkillFile: (skill: Skill, ref?: string, options?: RequestOptions) => Promise<SkillFile>
   readonly listPrompts: (options?: RequestOptions) => Promise<ReadonlyArray<Prompt>>
   readonly getPrompt: (name: string, args?: Readonly<Record<string, string>>, options?: RequestOptions) => Promise<GetPromptResult>
   /** Suggestions for one argument of a prompt or a resource template (`completion/complete`), under the call budget. */

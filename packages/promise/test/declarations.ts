@@ -13,6 +13,7 @@ import type * as ClientHandlers from "@phasebound/client/ClientHandlers"
 import type * as McpClient from "@phasebound/client/McpClient"
 import type * as McpSchema from "@phasebound/client/McpSchema"
 import type * as McpTask from "@phasebound/client/McpTask"
+import type * as McpSkills from "@phasebound/client/McpSkills"
 import type * as PhasePolicy from "@phasebound/client/PhasePolicy"
 import type * as Duration from "effect/Duration"
 import type * as Plain from "../src/types.js"
@@ -46,6 +47,9 @@ export type Checks = [
   Holds<Equal<Plain.TransportKind, McpClient.TransportKind>>,
   Holds<Equal<Plain.ChangeEvent, McpClient.ChangeEvent>>,
   Holds<Equal<Plain.ResourceUpdate, McpClient.ResourceUpdate>>,
+  Holds<Equal<Plain.Skill, McpSkills.Skill>>,
+  Holds<Equal<Plain.SkillListing, McpSkills.SkillListing>>,
+  Holds<Equal<Plain.SkillFile, McpSkills.SkillFile>>,
   // The connection: every member but the Effect connection underneath, each giving the client's
   // type (what its methods take are options, below).
   Holds<Equal<Keys<Plain.Connection>, Exclude<Keys<ClientPromise.Connection>, "effect">>>,

@@ -147,3 +147,16 @@ export {
   type ReportReading
 } from "./childReport.js"
 export { startTaskServer, type TaskEra, type TaskServer, type TaskServerOptions } from "./TaskServer.js"
+export {
+  SKILLS_EXTENSION,
+  skillDigest,
+  type SkillDefinition,
+  skillEntry,
+  type SkillFileDefinition,
+  skillMarkdown,
+  type SkillsServer,
+  skillsServer,
+  type SkillsServerOptions,
+  skillUri,
+  startSkillsServer
+} from "./skills.js"

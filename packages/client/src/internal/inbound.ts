@@ -19,6 +19,7 @@ import {
 } from "../ClientHandlers.js"
 import { HandlerFailed, type McpConnectionError, ProtocolViolation } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
+import { clientExtensions } from "../McpSkills.js"
 import type { Exchange } from "./transport/transport.js"
 import { urlElicitationOf } from "./elicitationUrl.js"
 import * as Failures from "./failures.js"
@@ -196,5 +197,6 @@ export const makeResponder = (handlers: Handlers | undefined, answerTimeoutMs: n
         ))
   }
 
-  return { capabilities: capabilities(handlers), answer, fulfil, elicitations }
+  // The extensions the client supports are declared beside the handlers' capabilities (docs/DESIGN.md, "Extensions").
+  return { capabilities: { ...capabilities(handlers), extensions: clientExtensions }, answer, fulfil, elicitations }
 }

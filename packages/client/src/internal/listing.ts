@@ -126,7 +126,14 @@ export const listAllTools = (
     const totals: Totals = { bytes: 0, nodes: 0 }
     for (let page = 1;; page++) {
       if (page > policy.maxPages) return yield* Effect.fail(limitExceeded(exchange, "maxPages"))
-      const response = yield* session.request("tools/list", cursor === undefined ? undefined : { cursor }, exchange)
+      const response = yield* session.request("tools/list", cursor === undefined ? undefined : { cursor }, exchange).pipe(
+        Effect.catchIf(
+          (error) => page === 1 && declaresNoTools(session, error),
+          () => Effect.succeed(undefined)
+        )
+      )
+      // A server without tools (a skills or resources server) may not know the method: no tools.
+      if (response === undefined) return { tools, cacheHint, excluded, outputChecks, bytes: 0 }
       record("list-tools", response.bytes)
       const passed = addPage(totals, response, policy)
       if (passed !== undefined) return yield* Effect.fail(limitExceeded(exchange, passed, totals.bytes))
@@ -168,6 +175,10 @@ export const listAllTools = (
       cursor = decoded.nextCursor
     }
   })
+
+/** A server that declared no `tools` capability and answers `tools/list` with "method not found" has none. */
+const declaresNoTools = (session: Session, error: McpConnectionError): boolean =>
+  session.capabilities["tools"] === undefined && error._tag === "RemoteRefusal" && error.code === McpSchema.ErrorCode.MethodNotFound
 
 const Page = Schema.Struct({ nextCursor: Schema.optional(Schema.String) }).annotations({
   parseOptions: { onExcessProperty: "preserve" }

@@ -156,9 +156,13 @@ const scenarios: Record<string, Scenario> = {
   },
 
   "http-standard-headers": async (connection) => {
-    // The library has tools only: resources/* and prompts/* are not exercised (the scenario
-    // reports those as SKIPPED, not failed).
+    // Mcp-Name goes with tools/call, resources/read and prompts/get: each is exercised.
     for (const tool of connection.tools) expectOk(tool.name, await connection.callTool(tool.name, {}))
+    for (const resource of await connection.listResources()) await connection.readResource(resource.uri)
+    for (const prompt of await connection.listPrompts()) {
+      const args = Object.fromEntries((prompt.arguments ?? []).map((arg) => [arg.name, "conformance"]))
+      await connection.getPrompt(prompt.name, args)
+    }
   },
 
   "http-custom-headers": async (connection, context) => {
@@ -181,6 +185,49 @@ const scenarios: Record<string, Scenario> = {
     if (focal === undefined) throw new Error("json_schema_2020_12_tool not listed")
     expectOk("json_schema_echo", await connection.callTool("json_schema_echo", { schema: focal.inputSchema }))
   }
+}
+
+// --- skills (the skills extension) ---------------------------------------------------------
+
+/** The typed reason of a refusal, when the library gave one. */
+const reasonOf = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && typeof (error as { reason?: unknown }).reason === "string"
+    ? `${(error as { _tag?: string })._tag}: ${(error as { reason: string }).reason}`
+    : undefined
+
+/**
+ * What a host does with a skill it decides to use: read its SKILL.md (verified by the library
+ * against the entry: size, digest, frontmatter), and only then the other files it lists, each
+ * verified too. A skill that fails verification is not loaded: the refusal is logged with its
+ * typed reason and the next skill goes on.
+ */
+const loadSkills = async (connection: Connection) => {
+  const { skills } = await connection.listSkills()
+  log("skills:", skills.map((s) => s.uri).join(", "))
+  for (const skill of skills) {
+    try {
+      const manifest = await connection.readSkillFile(skill)
+      log("loaded", skill.uri, JSON.stringify(manifest.frontmatter))
+      for (const file of skill.resources === "dynamic" ? [] : skill.resources) {
+        if (file.uri !== skill.uri) log("read", (await connection.readSkillFile(skill, file.uri)).uri)
+      }
+    } catch (error) {
+      const reason = reasonOf(error)
+      if (reason === undefined) throw error
+      log("not loaded", skill.uri, reason)
+    }
+  }
+}
+
+const skillScenarios: Record<string, Scenario> = {
+  // Listing is all: no file may be read before a skill is loaded.
+  "sep-2640-client-no-prefetch": async (connection) => {
+    const { skills } = await connection.listSkills()
+    log("skills listed, none loaded:", skills.map((s) => `${s.uri} (${s.frontmatter.name})`).join(", "))
+  },
+  "sep-2640-client-verify-digest": loadSkills,
+  "sep-2640-client-verify-size": loadSkills,
+  "sep-2640-client-verify-frontmatter": loadSkills
 }
 
 // --- authorization --------------------------------------------------------------------------
@@ -249,9 +296,9 @@ const main = async (): Promise<void> => {
     throw new Error("usage: MCP_CONFORMANCE_SCENARIO=<scenario> client.ts <server-url>")
   }
   const isAuth = scenarioName.startsWith("auth/")
-  const scenario = isAuth ? authorizedSession : scenarios[scenarioName]
+  const scenario = isAuth ? authorizedSession : scenarios[scenarioName] ?? skillScenarios[scenarioName]
   if (scenario === undefined) {
-    throw new Error(`unknown scenario ${scenarioName}; known: ${Object.keys(scenarios).sort().join(", ")}`)
+    throw new Error(`unknown scenario ${scenarioName}; known: ${[...Object.keys(scenarios), ...Object.keys(skillScenarios)].sort().join(", ")}`)
   }
   const rawContext = process.env.MCP_CONFORMANCE_CONTEXT
   const context: ScenarioContext = {

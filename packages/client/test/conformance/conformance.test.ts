@@ -23,7 +23,7 @@
  * the CLI allows); it is in the failure message.
  */
 import { spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
@@ -101,7 +101,12 @@ const scenarios: ReadonlyArray<readonly [scenario: string, revision: Revision]> 
   ...authBoth.map((name) => [name, "2025-11-25"] as const),
   ...[...authBoth, ...auth2026].map((name) => [name, "2026-07-28"] as const),
   ["auth/client-credentials-basic", "extension"],
-  ["auth/client-credentials-jwt", "extension"]
+  ["auth/client-credentials-jwt", "extension"],
+  // The skills extension.
+  ["sep-2640-client-no-prefetch", "extension"],
+  ["sep-2640-client-verify-digest", "extension"],
+  ["sep-2640-client-verify-size", "extension"],
+  ["sep-2640-client-verify-frontmatter", "extension"]
 ]
 
 /** How many CLI runs at once (each is two Node processes and a scenario server). */
@@ -293,7 +298,24 @@ beforeAll(() => {
   expect(here.includes(" ") || process.execPath.includes(" ") || tmpdir().includes(" ")).toBe(false)
 })
 
+/**
+ * What each scenario run gave, for the README's table (`table.ts` beside this file): written to
+ * the file PHASEBOUND_CONFORMANCE_RESULTS names, when it is set, after the file's tests.
+ */
+const results: Array<{
+  readonly scenario: string
+  readonly revision: Revision
+  readonly exitCode: number | null
+  readonly passed: boolean
+  readonly checks: Readonly<Record<Check["status"], number>>
+  readonly durationMs: number
+}> = []
+
 afterAll(() => {
+  const resultsFile = process.env.PHASEBOUND_CONFORMANCE_RESULTS
+  if (resultsFile !== undefined && resultsFile !== "") {
+    writeFileSync(resultsFile, JSON.stringify({ suite: "@modelcontextprotocol/conformance 0.2.0-alpha.12", at: new Date().toISOString(), results }, null, 2))
+  }
   if (workDirectory !== undefined) rmSync(workDirectory, { recursive: true, force: true })
 })
 
@@ -318,9 +340,16 @@ describe("MCP conformance suite 0.2.0-alpha.12, client scenarios", () => {
     const result = await runScenario(scenario, revision)
     const checks = checksOf(result.stdout)
     const message = describeFailure(scenario, revision, result, checks)
+    const counts = { SUCCESS: 0, FAILURE: 0, WARNING: 0, SKIPPED: 0, INFO: 0 }
+    for (const check of checks) counts[check.status] += 1
+    const passed = checks.length > 0 && counts.FAILURE === 0 && counts.WARNING === 0 && result.exitCode === 0 &&
+      (!scenario.startsWith("sep-2640-") || counts.SKIPPED + counts.INFO === 0)
+    results.push({ scenario, revision, exitCode: result.exitCode, passed, checks: counts, durationMs: result.durationMs })
     expect(checks.length, message).toBeGreaterThan(0)
     const failing = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING").map((c) => `${c.status} ${c.id}`)
     expect(failing, message).toEqual([])
+    // The skills scenarios skip their check when the client never listed or never read: a skip is not a pass there.
+    if (scenario.startsWith("sep-2640-")) expect(checks.filter((c) => c.status !== "SUCCESS").map((c) => `${c.status} ${c.id}`), message).toEqual([])
     expect(result.exitCode, message).toBe(0)
     // The client ran the scenario asked, to its end (ok or with an error: the CLI judged that).
     expect(result.client, `${message}\n(the CLI saved no client output)`).toBeDefined()

@@ -112,7 +112,12 @@ describe("handlers, handshake era, on a POST's SSE answer", () => {
       }
       const connection = yield* McpClient.connect({ url: server.url, handlers })
       expect(connection.protocolVersion).toBe("2025-11-25")
-      expect(server.posts("initialize")[0]!.message.params.capabilities).toEqual({ elicitation: {}, sampling: {}, roots: {} })
+      expect(server.posts("initialize")[0]!.message.params.capabilities).toEqual({
+        elicitation: {},
+        sampling: {},
+        roots: {},
+        extensions: { "io.modelcontextprotocol/skills": {} }
+      })
 
       const result = yield* connection.callTool("ask")
       expect(result.content).toEqual([{ type: "text", text: "done" }])
@@ -151,7 +156,7 @@ describe("handlers, handshake era, on a POST's SSE answer", () => {
         url: server.url,
         handlers: { elicitation: () => Effect.succeed({ action: "decline" }) }
       })
-      expect(server.posts("initialize")[0]!.message.params.capabilities).toEqual({ elicitation: {} })
+      expect(server.posts("initialize")[0]!.message.params.capabilities).toEqual({ elicitation: {}, extensions: { "io.modelcontextprotocol/skills": {} } })
       expect((yield* connection.callTool("ask")).content).toEqual([{ type: "text", text: "done" }])
       expect(replyTo(server.replies, "e-1")!.message).toEqual({ jsonrpc: "2.0", id: "e-1", result: { action: "decline" } })
       for (const id of [7, "r-1"]) {
@@ -163,7 +168,7 @@ describe("handlers, handshake era, on a POST's SSE answer", () => {
     Effect.gen(function*() {
       const server = yield* askingServer
       const connection = yield* McpClient.connect({ url: server.url })
-      expect(server.posts("initialize")[0]!.message.params.capabilities).toEqual({})
+      expect(server.posts("initialize")[0]!.message.params.capabilities).toEqual({ extensions: { "io.modelcontextprotocol/skills": {} } })
       expect((yield* connection.callTool("ask")).content).toEqual([{ type: "text", text: "done" }])
       expect(server.replies.map((r) => r.message.error?.code)).toEqual([-32601, -32601, -32601])
     }))
@@ -396,7 +401,7 @@ describe("handlers through the Promise API, stateless era (testkit server)", () 
         expect(srv.requests.map((r) => r.rpcMethod)).toEqual(["server/discover", "tools/list", "tools/call", "tools/call"])
         const metas = srv.requests.map((r) => r.meta?.[Testkit.META_CLIENT_CAPABILITIES])
         // With the extensions the client declares in every request (docs/DESIGN.md, "Tasks").
-        expect(metas).toEqual(Array(4).fill({ elicitation: {}, extensions: { "io.modelcontextprotocol/tasks": {} } }))
+        expect(metas).toEqual(Array(4).fill({ elicitation: {}, extensions: { "io.modelcontextprotocol/skills": {}, "io.modelcontextprotocol/tasks": {} } }))
       } finally {
         await connection.close()
       }

@@ -84,7 +84,10 @@ describe("URL elicitation, stateless era (input_required)", () => {
       expect(calls).toHaveLength(2)
       for (const call of calls) {
         expect(call.message.params._meta[META_VERSION]).toBe("2026-07-28")
-        expect(call.message.params._meta[META_CAPABILITIES]).toEqual({ elicitation: { url: {} }, extensions: { "io.modelcontextprotocol/tasks": {} } })
+        expect(call.message.params._meta[META_CAPABILITIES]).toEqual({
+          elicitation: { url: {} },
+          extensions: { "io.modelcontextprotocol/skills": {}, "io.modelcontextprotocol/tasks": {} }
+        })
       }
     }))
 

@@ -19,7 +19,7 @@ import type { ClientHandlers } from "../../src/index.js"
 import { eventually, expectReleased, expectTag, failureOf, httpClients, server } from "../support/harness.js"
 
 /** The extensions the client declares in every request (docs/DESIGN.md, "Tasks"). */
-const declaredExtensions = { extensions: { "io.modelcontextprotocol/tasks": {} } }
+const declaredExtensions = { extensions: { "io.modelcontextprotocol/skills": {}, "io.modelcontextprotocol/tasks": {} } }
 
 const MODERN = "2026-07-28"
 const { MetaKey } = McpSchema

@@ -35,7 +35,7 @@ const META_VERSION = "io.modelcontextprotocol/protocolVersion"
 const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 const META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 /** The extensions the client declares in every request (docs/DESIGN.md, "Tasks"). */
-const declaredExtensions = { extensions: { "io.modelcontextprotocol/tasks": {} } }
+const declaredExtensions = { extensions: { "io.modelcontextprotocol/skills": {}, "io.modelcontextprotocol/tasks": {} } }
 const clientInfo = { name: "stateless-e2e", version: "1.2.3" }
 
 /** Loaded with `--import` before the server: records stdin bytes and the process's pid. */
@@ -154,7 +154,11 @@ describe("stdio, the stateless era", () => {
       expect(r.spawns()).toBe(1)
       expect(r.f.arrivals()).toEqual(["server/discover", "initialize", "notifications/initialized", "tools/list"])
       const initialize = r.wire().find((m) => m["method"] === "initialize")!
-      expect(initialize["params"]).toEqual({ protocolVersion: "2025-11-25", capabilities: {}, clientInfo })
+      expect(initialize["params"]).toEqual({
+        protocolVersion: "2025-11-25",
+        capabilities: { extensions: { "io.modelcontextprotocol/skills": {} } },
+        clientInfo
+      })
       expect(connection.discovery.map((o) => [o.stage, o.outcome, o.attempt?.era])).toEqual([
         ["discover", "RemoteRefusal", "stateless"],
         ["initialize", "ok", "handshake"],

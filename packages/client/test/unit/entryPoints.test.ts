@@ -51,6 +51,7 @@ describe("the package's entry points", () => {
       "McpSchema",
       "McpServers",
       "McpTask",
+      "McpSkills",
       "PhasePolicy",
       "ServersFile"
     ]

@@ -21,6 +21,7 @@ import * as Prompts from "./prompts.js"
 import * as Resources from "./resources.js"
 import { listTools, listToolsWith } from "./tools.js"
 import * as Subscriptions from "./subscriptions.js"
+import * as Skills from "./skills.js"
 
 export const make = (
   setup: Core.Setup,
@@ -70,6 +71,7 @@ export const make = (
       ...Resources.make(core),
       ...Prompts.make(core),
       complete: complete(core),
+      ...Skills.make(core),
       setLogLevel: setLogLevel(core),
       logMessages: Stream.fromPubSub(setup.notifications.logs),
       ...subscriptions,

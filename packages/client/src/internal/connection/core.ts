@@ -48,7 +48,9 @@ const spanNames = {
   "tasks/result": "mcp.tasks.result",
   "tasks/update": "mcp.tasks.update",
   "tasks/cancel": "mcp.tasks.cancel",
-  "tasks/list": "mcp.tasks.list"
+  "tasks/list": "mcp.tasks.list",
+  "skills/list": "mcp.skills.list",
+  "skills/get": "mcp.skills.get"
 } as const
 
 /** The operations of a connection after its discovery. */
