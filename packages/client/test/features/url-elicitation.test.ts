@@ -25,6 +25,9 @@ import { eventually } from "../support/harness.js"
 import { type Recorded, recordingTracer } from "../support/recordingTracer.js"
 import { json, rawMcpServer, type RawRequest, SSE_HEADERS, sseEvent } from "../support/rawMcpServer.js"
 
+/** The extensions the client declares on every connection, whatever its handlers. */
+const extensions = { extensions: { "io.modelcontextprotocol/skills": {} } }
+
 const SESSION = "session-url-elicitation"
 const TARGET = "https://accounts.example.com/connect?elicitation=e-1"
 const TARGET_HOST = "accounts.example.com"
@@ -82,12 +85,14 @@ describe("URL elicitation: the capability", () => {
   httpTest("declares exactly the modes of the handlers given", () =>
     Effect.gen(function*() {
       const form = () => Effect.succeed({ action: "decline" })
-      expect(yield* capabilitiesWith({ elicitation: form })).toEqual({ elicitation: {} })
-      expect(yield* capabilitiesWith({ elicitationUrl: accept })).toEqual({ elicitation: { url: {} } })
-      expect(yield* capabilitiesWith({ elicitation: form, elicitationUrl: accept })).toEqual({ elicitation: { form: {}, url: {} } })
+      // Beside the extensions the client always declares (docs/DESIGN.md, "Extensions").
+      expect(yield* capabilitiesWith({ elicitation: form })).toEqual({ elicitation: {}, ...extensions })
+      expect(yield* capabilitiesWith({ elicitationUrl: accept })).toEqual({ elicitation: { url: {} }, ...extensions })
+      expect(yield* capabilitiesWith({ elicitation: form, elicitationUrl: accept })).toEqual({ elicitation: { form: {}, url: {} }, ...extensions })
       expect(yield* capabilitiesWith({ elicitationUrl: accept, roots: () => Effect.succeed({ roots: [] }) })).toEqual({
         elicitation: { url: {} },
-        roots: {}
+        roots: {},
+        ...extensions
       })
     }))
 })
@@ -461,7 +466,7 @@ describe("URL elicitation: the Promise API", () => {
         })
       )
       yield* Effect.addFinalizer(() => Effect.promise(() => connection.close()))
-      expect(server.posts("initialize")[0]!.message.params.capabilities).toEqual({ elicitation: { url: {} } })
+      expect(server.posts("initialize")[0]!.message.params.capabilities).toEqual({ elicitation: { url: {} }, ...extensions })
       yield* Effect.promise(() => connection.callTool("connect"))
       expect(seen).toEqual([TARGET])
       yield* Effect.promise(() => connection.awaitElicitation("e-1", { timeout: 5_000 }))

@@ -50,8 +50,8 @@ describe("the package's entry points", () => {
       "McpConnectionError",
       "McpSchema",
       "McpServers",
-      "McpTask",
       "McpSkills",
+      "McpTask",
       "PhasePolicy",
       "ServersFile"
     ]
