@@ -84,7 +84,7 @@ export interface Service {
     server: string,
     request: McpSchema.CompleteRequest,
     options?: PhasePolicy.BudgetOptions
-  ) => Effect.Effect<McpSchema.CompleteResult, McpConnectionError>,
+  ) => Effect.Effect<McpSchema.CompleteResult, McpConnectionError>
   /** `connection(server)`, then its change events (docs/DESIGN.md, "Subscriptions"). */
   readonly changes: (server: string) => Stream.Stream<McpClient.ChangeEvent, McpConnectionError>
   /** `connection(server)`, then `resourceUpdates(uri)`: subscribed while the stream runs. */
