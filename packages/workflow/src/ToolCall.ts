@@ -10,7 +10,7 @@
  *   (`SentMarker`); an execution that finds the marker of an earlier one (a worker that died
  *   mid-call) sends again only to a read-only or idempotent tool, and otherwise fails with
  *   `ToolCallOutcomeUnknown` without sending.
- * - Retries under `retry` (same identity) only where `isRetrySafe`; an `unknown` outcome on any
+ * - Retries under `retry` (same identity) only where `isRetriedByItself` (`isRetrySafe`, but not a URL elicitation the user must complete first); an `unknown` outcome on any
  *   other tool is `ToolCallOutcomeUnknown`, for the workflow to handle; `applied` is final.
  * - Budgets stay the client's (`callOptions`): the activity adds no timeout of its own.
  * - With `task`, the call is made as a task where the server allows it (docs/DURABILITY.md,
@@ -55,7 +55,7 @@ import type * as Scope from "effect/Scope"
 import * as EffectIdentity from "./EffectIdentity.js"
 import * as SentMarker from "./SentMarker.js"
 import * as TaskMarker from "./TaskMarker.js"
-import { fromConnectionError, isRetrySafe, ToolCallError, ToolCallOutcomeUnknown } from "./ToolCallError.js"
+import { fromConnectionError, isRetriedByItself, ToolCallError, ToolCallOutcomeUnknown } from "./ToolCallError.js"
 
 /**
  * @since 0.1.0
@@ -82,7 +82,7 @@ export interface Options<R> {
    */
   readonly callOptions?: Omit<McpClient.CallOptions, "effectIdentity"> | undefined
   /**
-   * When to send again a failure that `isRetrySafe` allows (default `defaultRetry`). Every sending
+   * When to send again a failure that `isRetriedByItself` allows (default `defaultRetry`). Every sending
    * carries the same identity. `Schedule.stop` never retries.
    */
   readonly retry?: Schedule.Schedule<unknown, ToolCallError> | undefined
@@ -253,7 +253,7 @@ const execute = <R>(options: Options<R>, name: string, round: number) =>
 
     const answered = yield* Effect.retry(once, {
       schedule: options.retry ?? defaultRetry,
-      while: (error: ToolCallError) => error._tag === "ToolCallFailed" && isRetrySafe(error)
+      while: (error: ToolCallError) => error._tag === "ToolCallFailed" && isRetriedByItself(error)
     })
     if (answered._tag === "Result") return answered.result
     // The task exists: its handle goes into the engine's storage before any wait, so that whoever

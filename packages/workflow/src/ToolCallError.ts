@@ -112,3 +112,16 @@ export const fromConnectionError = (
  */
 export const isRetrySafe = (failure: ToolCallFailed): boolean =>
   failure.outcome !== "applied" && (failure.retryable || (failure.outcome === "unknown" && failure.idempotent))
+
+/**
+ * Whether `ToolCall.call` sends the call again by itself, under its `retry` schedule: where
+ * `isRetrySafe` allows it, except a refusal that waits on a person (`UrlElicitationRequired`:
+ * the server asks the user to complete an elicitation at a URL first). Sending that again
+ * before the user has done so is refused the same way, so the workflow fails with it at once;
+ * the caller shows the elicitations (`McpConnectionError.urlElicitationsOf` of the connection's
+ * error, outside the workflow: the stored failure keeps only public fields) and runs it again.
+ *
+ * @since 0.1.0
+ * @category retry
+ */
+export const isRetriedByItself = (failure: ToolCallFailed): boolean => isRetrySafe(failure) && failure.tag !== "UrlElicitationRequired"

@@ -449,4 +449,22 @@ describe("what the engine persists", () => {
     expect(ToolCallError.isRetrySafe(failure({ outcome: "unknown", retryable: false, idempotent: false }))).toBe(false)
     expect(ToolCallError.isRetrySafe(failure({ outcome: "applied", retryable: true, idempotent: true }))).toBe(false)
   })
+
+  it("isRetriedByItself: what isRetrySafe allows, but not a refusal that waits on the user (a URL elicitation)", () => {
+    const failure = (tag: ToolCallError.ToolCallFailed["tag"]) =>
+      new ToolCallError.ToolCallFailed({
+        tool: "t",
+        activity: "a",
+        effectIdentity: "id",
+        tag,
+        stage: "call",
+        phase: "call",
+        outcome: "not-applied",
+        retryable: true,
+        idempotent: false
+      })
+    expect(ToolCallError.isRetrySafe(failure("UrlElicitationRequired"))).toBe(true)
+    expect(ToolCallError.isRetriedByItself(failure("UrlElicitationRequired"))).toBe(false)
+    expect(ToolCallError.isRetriedByItself(failure("RemoteRefusal"))).toBe(true)
+  })
 })
