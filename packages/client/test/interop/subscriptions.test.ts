@@ -580,9 +580,7 @@ describe("McpServers", () => {
       const events: Array<McpClient.ChangeEvent> = []
       yield* Effect.forkScoped(Stream.runForEach(servers.changes("notes"), (e) => Effect.sync(() => void events.push(e))))
       const first = yield* Effect.fork(Stream.runHead(servers.resourceUpdates("notes", "doc://a")))
-      yield* until(() => srv.counts.subscribes["doc://a"] === 1).pipe(
-        Effect.tapErrorCause(() => Effect.sync(() => console.log("DEBUG", JSON.stringify(srv.counts), srv.sessions())))
-      )
+      yield* until(() => srv.counts.subscribes["doc://a"] === 1)
       yield* servers.callTool("notes", "touch", { uri: "doc://a" })
       expect(yield* Fiber.join(first)).toEqual(Option.some({ _tag: "ResourceUpdated", uri: "doc://a", gap: false }))
       // The stream ended: unsubscribed.
