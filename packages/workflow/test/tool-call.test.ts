@@ -8,6 +8,7 @@ import { DurableDeferred, Workflow, WorkflowEngine } from "@effect/workflow"
 import { describe, expect, it } from "@effect/vitest"
 import { McpClient, McpConnectionError, McpSchema } from "@phasebound/client"
 import type * as Testkit from "@phasebound/testkit"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -128,6 +129,32 @@ describe("durable tool calls on WorkflowEngine.layerMemory", () => {
           ])
         })
       )
+    }))
+
+  it.scopedLive("a refusal until the user completes a URL elicitation is not sent again by itself: the workflow fails with it", () =>
+    Effect.gen(function*() {
+      const server = yield* effectServer()
+      const connection = yield* connectTo(server)
+      const Flow = toolWorkflow("url-elicitation-required")
+      const layer = Flow.toLayer(() =>
+        ToolCall.call({ name: "append", connection: Effect.succeed(connection), tool: "append", arguments: { entry: "x" }, retry: quickRetry })
+      )
+      server.script({
+        kind: "jsonrpc-error",
+        on: "tools/call",
+        code: -32042,
+        message: "Connect your account first",
+        data: { elicitations: [{ mode: "url", elicitationId: "e-1", url: "https://accounts.example.com/connect", message: "Connect" }] },
+        times: Infinity
+      })
+      const exit = yield* onMemoryEngine(layer, Effect.exit(Flow.execute({ run: "r1" })))
+      expect(Exit.isFailure(exit)).toBe(true)
+      const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+      expect(failure).toMatchObject({ _tag: "ToolCallFailed", tag: "UrlElicitationRequired", outcome: "not-applied", retryable: true })
+      // Safe to send again, yet sent once: a second sending before the user acts is refused alike.
+      expect(callsReceived(server, "append")).toHaveLength(1)
+      // The stored failure keeps public fields only: no URL.
+      expect(JSON.stringify(failure)).not.toContain("accounts.example.com")
     }))
 
   describe.each([["lookup", { key: "k" }], ["upsert", { key: "k", value: "v" }]] as const)(
