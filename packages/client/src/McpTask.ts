@@ -16,7 +16,8 @@
  *     const call = yield* connection.callToolTask("simulate-research-query", { topic: "tasks" })
  *     if (call._tag === "Result") return call.result // the server answered at once
  *     // Keep call.handle.taskId somewhere durable: `connection.taskResult(taskId)` resumes.
- *     return yield* call.handle.result({ onStatus: (task) => console.log(task.status) })
+ *     const statuses: Array<string> = []
+ *     return yield* call.handle.result({ onStatus: (task) => void statuses.push(task.status) })
  *   })
  * ```
  *
