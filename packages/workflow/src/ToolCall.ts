@@ -166,7 +166,8 @@ export const isIdempotent = (tools: ReadonlyArray<McpSchema.Tool>, name: string)
  * The wait for a task whose handle is stored: `taskResult` (polls, never `tools/call`), polled
  * again under `retry` after a failure that leaves the task where it was (`retryable`, or an
  * `unknown` outcome: a deadline, a transport failure), since polling has no effect to repeat.
- * The server's answers (a failed task, a refusal, a malformed task) are final.
+ * The server's answers (a failed task, a refusal, a cancelled task, a malformed task) are final,
+ * whatever their outcome.
  */
 const awaitTask = <R>(
   options: Options<R>,
@@ -179,7 +180,8 @@ const awaitTask = <R>(
     Effect.retry({
       schedule: options.retry ?? defaultRetry,
       while: (error: ToolCallError) =>
-        error._tag === "ToolCallFailed" && (error.retryable || (error.outcome === "unknown" && error.tag !== "ProtocolViolation"))
+        error._tag === "ToolCallFailed" &&
+        (error.retryable || (error.outcome === "unknown" && error.tag !== "ProtocolViolation" && error.tag !== "RemoteRefusal"))
     })
   )
 

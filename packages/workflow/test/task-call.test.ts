@@ -23,8 +23,8 @@ import { eventually, onMemoryEngine, textOf } from "./support/harness.js"
 const taskServer = (options: TaskServerOptions) =>
   Effect.acquireRelease(Effect.promise(() => startTaskServer(options)), (server) => Effect.promise(() => server.close()))
 
-const connectTo = (url: string) =>
-  McpClient.connect({ url, revisions: ["2025-11-25"], policy: { task: { timeout: 10_000, minPollInterval: 5, maxPollInterval: 50 } } })
+const connectTo = (url: string, revisions: ReadonlyArray<string> = ["2025-11-25"]) =>
+  McpClient.connect({ url, revisions, policy: { task: { timeout: 10_000, minPollInterval: 5, maxPollInterval: 50 } } })
     .pipe(Effect.provide(FetchHttpClient.layer))
 
 const toolWorkflow = (name: string) =>
@@ -134,4 +134,35 @@ describe("durable tool calls as tasks on WorkflowEngine.layerMemory", () => {
         })
       )
     }), 30_000)
+
+  it.scopedLive(
+    "2026-07-28: a task cancelled on the server is the server's final answer: polled no more, whatever the retry schedule",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* taskServer({ era: "stateless", statusNotifications: false })
+        const connection = yield* connectTo(server.url, ["2026-07-28"])
+        const Flow = toolWorkflow("task-cancelled")
+        const quickRetry = Schedule.spaced("10 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
+        const options = { name: "job", connection: Effect.succeed(connection), tool: "job", task: {}, retry: quickRetry }
+        return yield* onMemoryEngine(
+          Flow.toLayer(() => ToolCall.call(options)),
+          Effect.gen(function*() {
+            const executionId = yield* Flow.execute({ run: "cancelled" }, { discard: true })
+            yield* Effect.promise(() => server.waitFor("tasks/get", 1))
+            yield* connection.cancelTask("task-1")
+            // At most the poll in flight at the cancel, then the one that says cancelled.
+            const polls = server.count("tasks/get")
+            const exit = yield* completion(Flow, executionId)
+            expect(exit).toMatchObject({ _tag: "Failure" })
+            const error = JSON.stringify(Exit.isFailure(exit) ? exit.cause : undefined)
+            expect(error).toContain("RemoteRefusal")
+            expect(error).toContain("task-cancelled")
+            // Retried, it would be polled three more times (Schedule.recurs(3)).
+            expect(server.count("tasks/get") - polls).toBeLessThanOrEqual(1)
+            expect(server.toolCalls("job")).toBe(1)
+          })
+        )
+      }),
+    30_000
+  )
 })
