@@ -328,6 +328,41 @@ describe("tasks, refusals and hostile servers", () => {
       expect(server.count("tasks/get")).toBeGreaterThanOrEqual(2)
     }).pipe(Effect.provide(httpClients[0]![1])), 30_000)
 
+  it.scopedLive("a slow onStatus runs on the waiting fiber: a flood of statuses does not hold up another call's answer", () =>
+    Effect.gen(function*() {
+      const server = yield* taskServer({ era: "handshake", pollIntervalMs: 60_000 })
+      const connection = yield* McpClient.connect({
+        url: server.url,
+        revisions: ["2025-11-25"],
+        policy: { ...policy, task: { timeout: 20_000, minPollInterval: 200, maxPollInterval: 30_000 } }
+      })
+      const call = yield* connection.callToolTask("job")
+      if (call._tag !== "Task") throw new Error("no task")
+      const seen: Array<string> = []
+      // 30 ms of work for each state seen: run on the notification reader, 100 of them would
+      // hold everything behind them for 3 s.
+      const slow = (task: { readonly status: string; readonly statusMessage?: string | undefined }) => {
+        const until = Date.now() + 30
+        while (Date.now() < until) {
+          // busy
+        }
+        seen.push(task.statusMessage ?? task.status)
+      }
+      const waiting = yield* Effect.fork(call.handle.result({ onStatus: slow }))
+      yield* Effect.promise(() => server.waitFor("tasks/get", 1))
+      for (let i = 0; i < 100; i++) {
+        server.notify(call.handle.taskId, { taskId: call.handle.taskId, status: "working", statusMessage: `step ${i}`, ttl: 60_000 })
+      }
+      const started = Date.now()
+      expect((yield* connection.callTool("quick")).content).toEqual([{ type: "text", text: "quick" }])
+      expect(Date.now() - started).toBeLessThan(1_500)
+      // The latest status still reaches the wait.
+      yield* eventually(() => seen.includes("step 99"))
+      expect(seen.length).toBeLessThan(100)
+      server.complete()
+      expect((yield* Fiber.join(waiting)).content).toEqual([{ type: "text", text: "done task-1" }])
+    }).pipe(Effect.provide(httpClients[0]![1])), 30_000)
+
   it.scopedLive("invalid task options are refused before any I/O", () =>
     Effect.gen(function*() {
       const server = yield* taskServer({ era: "handshake" })

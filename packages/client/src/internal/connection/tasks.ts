@@ -191,10 +191,20 @@ export const make = (core: Core, finish: Finish): Tasks => {
           )
         })
 
+      // The notification reader only hands the latest status over and wakes the wait:
+      // `onStatus` runs on the waiting fiber, so a slow callback never holds up the
+      // connection's other answers. (`unsafeOffer` keeps the first of a full queue, so the
+      // status itself is kept here, the latest one.)
+      let said: McpTask.Task | undefined
+      const sawSaid = () => {
+        const task = said
+        said = undefined
+        if (task !== undefined) seen(task)
+      }
       const release = notifications.trackTask(taskId, (params) => {
         const task = TaskWire.taskOf(params)
         if (task === undefined || task.taskId !== taskId) return
-        seen(task)
+        said = task
         wake.unsafeOffer(undefined)
       })
 
@@ -203,7 +213,10 @@ export const make = (core: Core, finish: Finish): Tasks => {
       const pause = (task: McpTask.Task) =>
         Effect.zipRight(
           Effect.sleep(budget.minPollIntervalMs),
-          Effect.race(Effect.sleep(pollIntervalOf(task, budget) - budget.minPollIntervalMs), Queue.take(wake))
+          Effect.race(
+            Effect.sleep(pollIntervalOf(task, budget) - budget.minPollIntervalMs),
+            Effect.flatMap(Queue.take(wake), () => Effect.sync(sawSaid))
+          )
         )
 
       const loop: Effect.Effect<{ readonly response: Response; readonly exchange: Exchange }, McpConnectionError> = Effect.gen(
@@ -213,6 +226,8 @@ export const make = (core: Core, finish: Finish): Tasks => {
             const response = yield* step(polled, "tasks/get", { taskId })
             const task = yield* taskOfResponse(polled, response)
             if (task.taskId !== taskId) return yield* Effect.fail(Failures.protocol(polled, "invalid-result", { observedBytes: response.bytes }))
+            // A status said while the poll was out came before its answer.
+            sawSaid()
             seen(task)
             if (era() === "handshake") {
               // 2025-11-25: `tasks/result` blocks until the task ends, and its stream carries the
