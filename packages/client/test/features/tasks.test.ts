@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { startTaskServer, type TaskServerOptions } from "@phasebound/testkit"
-import { Effect, Either, Fiber } from "effect"
+import { Effect, Either, Exit, Fiber, Scope } from "effect"
 import { McpClient, McpConnectionError } from "../../src/index.js"
 import { connect as connectPromise } from "../../src/promise.js"
 import { eventually, httpClients } from "../support/harness.js"
@@ -362,6 +362,42 @@ describe("tasks, refusals and hostile servers", () => {
       server.complete()
       expect((yield* Fiber.join(waiting)).content).toEqual([{ type: "text", text: "done task-1" }])
     }).pipe(Effect.provide(httpClients[0]![1])), 30_000)
+
+  for (const followed of [false, true]) {
+    it.scopedLive(
+      `closing the connection ends a pending ${followed ? "followed callTool" : "handle.result"} at once: session-closed`,
+      () =>
+        Effect.gen(function*() {
+          const server = yield* taskServer({ era: "handshake", pollIntervalMs: 60_000, statusNotifications: false })
+          const scope = yield* Scope.make()
+          // Polled once a minute (clamped to 30 s): only the close can end this wait within the test.
+          const connection = yield* McpClient.connect({
+            url: server.url,
+            revisions: ["2025-11-25"],
+            policy: { ...policy, call: { timeout: 60_000 }, task: { timeout: 60_000, minPollInterval: 5, maxPollInterval: 30_000 } }
+          }).pipe(Scope.extend(scope))
+          const reports: Array<number> = []
+          const waiting = yield* Effect.fork(
+            followed
+              ? connection.callTool("job", {}, { onProgress: (p) => reports.push(p.progress) })
+              : Effect.flatMap(connection.callToolTask("job"), (call) => call._tag === "Task" ? call.handle.result() : Effect.die("no task"))
+          )
+          // The first poll answered: the wait is in its pause, no request in flight.
+          yield* eventually(() => Effect.runSync(connection.observations).some((o) => o.operation === "tasks/get"))
+          const started = Date.now()
+          yield* Scope.close(scope, Exit.void).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => "the close never ended" }))
+          const failed = yield* Effect.flip(Fiber.join(waiting))
+          expect(Date.now() - started).toBeLessThan(5_000)
+          expect(failed).toMatchObject({ _tag: "TransportFailure", reason: "session-closed" })
+          expect(server.count("tasks/get")).toBe(1)
+          expect(server.toolCalls("job")).toBe(1)
+          // Released: a progress report for the task reaches no one now.
+          server.progress("task-1", 1)
+          expect(reports).toEqual([])
+        }).pipe(Effect.provide(httpClients[0]![1])),
+      30_000
+    )
+  }
 
   it.scopedLive("invalid task options are refused before any I/O", () =>
     Effect.gen(function*() {

@@ -105,6 +105,11 @@ export interface Core extends Setup {
    * second time only after a 401 or 403 refused it unprocessed. `refused` names an input found
    * invalid: refused before any I/O (a new session included).
    */
+  /**
+   * The hook that ends an operation at once when the connection closes (`withDeadline`'s
+   * `Abandon`): `TransportFailure` `session-closed`, outcome `unknown`.
+   */
+  readonly abandonOnClose: (exchange: Exchange) => Abandon<McpConnectionError>
   readonly callPhase: <A>(
     operation: Operation,
     stage: Stage,
@@ -251,5 +256,5 @@ export const make = (setup: Setup): Effect.Effect<Core> =>
         )
       })
 
-    return { ...setup, live, observe, observations: () => [...kept], toolList, publish, observed, callPhase }
+    return { ...setup, live, observe, observations: () => [...kept], toolList, publish, observed, callPhase, abandonOnClose }
   })

@@ -275,7 +275,12 @@ export const make = (core: Core, finish: Finish): Tasks => {
         }
       )
 
-      return withDeadline(loop, budget.timeoutMs, () => Failures.deadline(exchangeOf(stage), "unknown")).pipe(
+      // The connection's close ends the wait at once, whatever it is waiting on (a poll, the pause).
+      const abandon = {
+        ...core.abandonOnClose(exchangeOf("get-task")),
+        failure: () => Failures.transport(exchangeOf(stage), "session-closed", "unknown")
+      }
+      return withDeadline(loop, budget.timeoutMs, () => Failures.deadline(exchangeOf(stage), "unknown"), abandon).pipe(
         Effect.ensuring(Effect.sync(release))
       )
     })
