@@ -5,12 +5,15 @@
  * notifications to the waits on that task (bounded).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber, TestClock } from "effect"
 import { FastCheck as fc } from "effect"
+import type { Core } from "../../src/internal/connection/core.js"
+import * as Tasks from "../../src/internal/connection/tasks.js"
 import { pollIntervalOf } from "../../src/internal/connection/tasks.js"
 import * as Notifications from "../../src/internal/notifications.js"
 import * as TaskWire from "../../src/internal/taskWire.js"
 import * as McpTask from "../../src/McpTask.js"
+import * as PhasePolicy from "../../src/PhasePolicy.js"
 
 describe("task wire forms", () => {
   it("reads 2025-11-25's ttl and pollInterval, and 2026-07-28's ttlMs and pollIntervalMs, into one Task", () => {
@@ -154,5 +157,46 @@ describe("task status notifications", () => {
       yield* router.take(status({ taskId: "extra", status: "working" }))
       expect(woken).toBe(1)
       again()
+    }))
+})
+
+describe("a task's wait", () => {
+  it.effect("hands its result to the finish with the wait's own deadline, not a fresh one after the wait (TestClock)", () =>
+    Effect.gen(function*() {
+      const policy = yield* PhasePolicy.make({ task: { timeout: 1_000, minPollInterval: 100, maxPollInterval: 100 } })
+      const notifications = yield* Notifications.make(8)
+      let polls = 0
+      const answer = (result: Record<string, unknown>) => Effect.succeed({ result, bytes: 10, nodes: 1, headers: {} })
+      const session = {
+        era: "handshake",
+        request: (method: string) => {
+          if (method === "tasks/result") return answer({ content: [{ type: "text", text: "done" }] })
+          polls++
+          return answer({ taskId: "t", status: polls < 3 ? "working" : "completed", ttl: null, pollInterval: 100 })
+        }
+      }
+      const on = { session }
+      const core = {
+        notifications,
+        policy,
+        auth: undefined,
+        observe: () => {},
+        live: { current: () => on },
+        observed: (_: string, __: unknown, effect: (on: unknown) => Effect.Effect<unknown>) => effect(on),
+        abandonOnClose: () => ({ register: () => () => {}, failure: () => new Error("closed") })
+      } as unknown as Core
+      const deadlines: Array<number> = []
+      const tasks = Tasks.make(core, (_, __, ___, deadlineAt) => {
+        deadlines.push(deadlineAt)
+        return Effect.succeed({ content: [] })
+      })
+      const waiting = yield* Effect.fork(tasks.taskResult("t"))
+      // Two pauses of 100 ms before the task is seen completed.
+      yield* TestClock.adjust(100)
+      yield* TestClock.adjust(100)
+      yield* Fiber.join(waiting)
+      expect(polls).toBe(3)
+      // The wait began at 0 under a 1 s budget: the result is checked within that, not 200 + 1,000.
+      expect(deadlines).toEqual([1_000])
     }))
 })

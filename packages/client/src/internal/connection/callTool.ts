@@ -236,11 +236,14 @@ export const make = (core: Core): CallTool => {
       )
     })
 
-  /** Decoded, and checked against the tool's `outputSchema` when the tool is known. */
-  const finishTask: Tasks.Finish = (tool, response, exchange) =>
+  /**
+   * Decoded, and checked against the tool's `outputSchema` when the tool is known, within what
+   * is left of the wait's deadline.
+   */
+  const finishTask: Tasks.Finish = (tool, response, exchange, deadlineAt) =>
     Effect.clockWith((clock) =>
       Effect.map(
-        checkedResult(core.live.current(), tool ?? "", exchange, response, asIs, clock, clock.unsafeCurrentTimeMillis() + exchange.budget.timeoutMs),
+        checkedResult(core.live.current(), tool ?? "", exchange, response, asIs, clock, deadlineAt),
         (checked) => checked.value
       )
     )

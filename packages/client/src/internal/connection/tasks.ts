@@ -50,7 +50,8 @@ export interface WaitBudget {
 export type Finish = (
   tool: string | undefined,
   response: Response,
-  exchange: Exchange
+  exchange: Exchange,
+  deadlineAt: number
 ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
 
 export interface Tasks {
@@ -58,14 +59,24 @@ export interface Tasks {
   readonly taskResult: McpClient.Connection["taskResult"]
   readonly cancelTask: McpClient.Connection["cancelTask"]
   readonly listTasks: McpClient.Connection["listTasks"]
-  /** The wait for a task's final answer (the raw response of its result), under `budget`. */
+  /**
+   * The wait for a task's final answer (the raw response of its result), under `budget`; with
+   * the wait's deadline, which the check of that answer stays within.
+   */
   readonly wait: (
     taskId: string,
     budget: WaitBudget,
     onStatus: ((task: McpTask.Task) => void) | undefined
-  ) => Effect.Effect<{ readonly response: Response; readonly exchange: Exchange }, McpConnectionError>
+  ) => Effect.Effect<Waited, McpConnectionError>
   /** The handle of a created task (`tool`: the tool called, when known). */
   readonly handle: (created: McpTask.Task, tool: string | undefined) => McpTask.TaskHandle
+}
+
+/** A wait's end: the final answer, its exchange, and the wait's deadline (epoch ms of its clock). */
+export interface Waited {
+  readonly response: Response
+  readonly exchange: Exchange
+  readonly deadlineAt: number
 }
 
 const decodeTask = Schema.decodeUnknownEither(TaskWire.WireTask)
@@ -280,9 +291,13 @@ export const make = (core: Core, finish: Finish): Tasks => {
         ...core.abandonOnClose(exchangeOf("get-task")),
         failure: () => Failures.transport(exchangeOf(stage), "session-closed", "unknown")
       }
-      return withDeadline(loop, budget.timeoutMs, () => Failures.deadline(exchangeOf(stage), "unknown"), abandon).pipe(
-        Effect.ensuring(Effect.sync(release))
-      )
+      return Effect.clockWith((clock) => {
+        const deadlineAt = clock.unsafeCurrentTimeMillis() + budget.timeoutMs
+        return Effect.map(
+          withDeadline(loop, budget.timeoutMs, () => Failures.deadline(exchangeOf(stage), "unknown"), abandon),
+          (waited): Waited => ({ ...waited, deadlineAt })
+        )
+      }).pipe(Effect.ensuring(Effect.sync(release)))
     })
 
   const waitBudget = (options: McpTask.WaitOptions | undefined) =>
@@ -299,7 +314,7 @@ export const make = (core: Core, finish: Finish): Tasks => {
       if (!isTaskId(taskId)) return refused({ stage: "get-task", phase: "call", budget }, "taskId")
       if (onStatus !== undefined && typeof onStatus !== "function") return refused({ stage: "get-task", phase: "call", budget }, "onStatus")
       if (tool !== undefined && (typeof tool !== "string" || tool.length === 0)) return refused({ stage: "get-task", phase: "call", budget }, "tool")
-      return Effect.flatMap(wait(taskId, budget, onStatus), ({ exchange, response }) => finish(tool, response, exchange))
+      return Effect.flatMap(wait(taskId, budget, onStatus), ({ deadlineAt, exchange, response }) => finish(tool, response, exchange, deadlineAt))
     })
 
   const taskResult: Tasks["taskResult"] = (taskId, options) => resultOf(taskId, options?.tool, options)
