@@ -54,7 +54,11 @@ export const WireTask: Schema.Schema<McpTask.Task, typeof WireFields.Encoded> = 
   }
 )
 
-const decodeTask = Schema.decodeUnknownEither(WireTask)
+/** A task of either revision decoded strictly: the task, or why it is none. */
+export const decodeTask = Schema.decodeUnknownEither(WireTask)
+
+/** Whether `u` can be a task's id: a string of 1 to 1,024 characters. */
+export const isTaskId = (u: unknown): u is string => typeof u === "string" && u.length > 0 && u.length <= maxTaskIdLength
 
 /** The task in `u`, or `undefined`. */
 export const taskOf = (u: unknown): McpTask.Task | undefined => Either.getOrUndefined(decodeTask(u))

@@ -14,7 +14,6 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Queue from "effect/Queue"
-import * as Schema from "effect/Schema"
 import type * as McpClient from "../../McpClient.js"
 import { InvalidOption, LimitExceeded, type McpConnectionError, RemoteRefusal, type Stage } from "../../McpConnectionError.js"
 import type * as McpSchema from "../../McpSchema.js"
@@ -28,7 +27,7 @@ import { refusal } from "../messages.js"
 import { defaults } from "../policyDefaults.js"
 import * as TaskWire from "../taskWire.js"
 import { authorized } from "./authorized.js"
-import type { Core, Operation } from "./core.js"
+import { type Core, decodedAs, type Operation, refusedOption } from "./core.js"
 
 /** The most input requests of one task answered over its wait (their keys are remembered). */
 export const maxAnsweredInputs = 256
@@ -79,15 +78,11 @@ export interface Waited {
   readonly deadlineAt: number
 }
 
-const decodeTask = Schema.decodeUnknownEither(TaskWire.WireTask)
-
 /** The poll interval the server suggests, clamped into the policy's bounds. */
 export const pollIntervalOf = (task: McpTask.Task, budget: Pick<WaitBudget, "minPollIntervalMs" | "maxPollIntervalMs">): number => {
   const suggested = task.pollIntervalMs ?? defaults.taskPollIntervalMs
   return Math.min(budget.maxPollIntervalMs, Math.max(budget.minPollIntervalMs, suggested))
 }
-
-const isTaskId = (u: unknown): u is string => typeof u === "string" && u.length > 0 && u.length <= TaskWire.maxTaskIdLength
 
 export const make = (core: Core, finish: Finish): Tasks => {
   const { notifications, policy } = core
@@ -105,51 +100,51 @@ export const make = (core: Core, finish: Finish): Tasks => {
   const era = () => core.live.current().session.era
 
   const taskOfResponse = (exchange: Exchange, response: Response) => {
-    const decoded = decodeTask(response.result)
+    const decoded = TaskWire.decodeTask(response.result)
     return Either.isRight(decoded) ? Effect.succeed(decoded.right) : Effect.fail(invalidResult(exchange, response.bytes)(decoded.left))
   }
 
-  const callExchange = (stage: Stage, options: PhasePolicy.BudgetOptions | undefined) =>
-    Effect.map(PhasePolicy.callBudget(policy, options), (budget): Exchange => ({ stage, phase: "call", budget }))
-
-  const refused = (exchange: Exchange, option: string) =>
-    Effect.fail(new InvalidOption({ ...Failures.fields(exchange), option, reason: "invalid-value", outcome: "not-sent", retryable: false }))
-
   const getTask: Tasks["getTask"] = (taskId, options) =>
-    Effect.flatMap(callExchange("get-task", options), (exchange) =>
-      isTaskId(taskId)
-        ? Effect.flatMap(request("tasks/get", exchange, { taskId }), (response) => taskOfResponse(exchange, response))
-        : refused(exchange, "taskId"))
+    core.callPhase(
+      "tasks/get",
+      "get-task",
+      options,
+      TaskWire.isTaskId(taskId) ? undefined : "taskId",
+      (on, exchange) => Effect.flatMap(on.session.request("tasks/get", { taskId }, exchange), decodedAs(TaskWire.decodeTask, exchange))
+    )
 
   const cancelTask: Tasks["cancelTask"] = (taskId, options) =>
-    Effect.flatMap(
-      callExchange("cancel-task", options),
-      (exchange) => isTaskId(taskId) ? Effect.asVoid(request("tasks/cancel", exchange, { taskId })) : refused(exchange, "taskId")
+    core.callPhase(
+      "tasks/cancel",
+      "cancel-task",
+      options,
+      TaskWire.isTaskId(taskId) ? undefined : "taskId",
+      (on, exchange) => Effect.map(on.session.request("tasks/cancel", { taskId }, exchange), ({ bytes }) => ({ value: undefined, bytes }))
     )
 
   const listTasks: Tasks["listTasks"] = (options) =>
-    Effect.flatMap(callExchange("list-tasks", options), (exchange) => {
+    Effect.suspend(() =>
       // The tasks extension of 2026-07-28 has no listing: refused before any I/O.
-      if (era() === "stateless") {
-        return Effect.fail(
-          new InvalidOption({ ...Failures.fields(exchange), option: "tasks/list", reason: "undeclared-capability", outcome: "not-sent", retryable: false })
+      era() === "stateless"
+        ? Effect.flatMap(PhasePolicy.callBudget(policy, options), (budget) =>
+          Effect.fail(
+            new InvalidOption({
+              ...Failures.fields({ stage: "list-tasks", phase: "call", budget }),
+              option: "tasks/list",
+              reason: "undeclared-capability",
+              outcome: "not-sent",
+              retryable: false
+            })
+          ))
+        : core.callPhase(
+          "tasks/list",
+          "list-tasks",
+          options,
+          undefined,
+          (on, exchange) =>
+            Effect.map(listAll(on.session, "tasks/list", "tasks", TaskWire.WireTask, exchange, policy), ({ bytes, items }) => ({ value: items, bytes }))
         )
-      }
-      return authorized(
-        core.auth,
-        "list-tasks",
-        1,
-        (resent) =>
-          core.observed(
-            "tasks/list",
-            exchange,
-            (on) =>
-              Effect.map(listAll(on.session, "tasks/list", "tasks", TaskWire.WireTask, exchange, policy), ({ bytes, items }) => ({ value: items, bytes })),
-            resent
-          ),
-        core.observe
-      ).pipe(Effect.map((listed) => listed.value))
-    })
+    )
 
   const wait: Tasks["wait"] = (taskId, budget, onStatus) =>
     Effect.flatMap(Queue.sliding<void>(1), (wake) => {
@@ -311,9 +306,9 @@ export const make = (core: Core, finish: Finish): Tasks => {
   const resultOf = (taskId: string, tool: string | undefined, options: McpTask.WaitOptions | undefined) =>
     Effect.flatMap(waitBudget(options), (budget) => {
       const onStatus = options?.onStatus
-      if (!isTaskId(taskId)) return refused({ stage: "get-task", phase: "call", budget }, "taskId")
-      if (onStatus !== undefined && typeof onStatus !== "function") return refused({ stage: "get-task", phase: "call", budget }, "onStatus")
-      if (tool !== undefined && (typeof tool !== "string" || tool.length === 0)) return refused({ stage: "get-task", phase: "call", budget }, "tool")
+      if (!TaskWire.isTaskId(taskId)) return refusedOption({ stage: "get-task", phase: "call", budget }, "taskId")
+      if (onStatus !== undefined && typeof onStatus !== "function") return refusedOption({ stage: "get-task", phase: "call", budget }, "onStatus")
+      if (tool !== undefined && (typeof tool !== "string" || tool.length === 0)) return refusedOption({ stage: "get-task", phase: "call", budget }, "tool")
       return Effect.flatMap(wait(taskId, budget, onStatus), ({ deadlineAt, exchange, response }) => finish(tool, response, exchange, deadlineAt))
     })
 
