@@ -42,6 +42,8 @@ export interface ListenHooks {
   readonly nextAcknowledgement: Effect.Effect<Deferred.Deferred<Readonly<Record<string, unknown>>>>
   /** A subscription made again after a drop: what the server said meanwhile is lost. */
   readonly reopened: Effect.Effect<void>
+  /** The subscription ended for good (with the server's refusal, if it refused): the resources' watchers end. */
+  readonly ended?: (refusal: McpConnectionError | undefined) => Effect.Effect<void>
 }
 
 /** What the server declares it can announce. */
@@ -118,14 +120,20 @@ export const make = (options: {
         (w) => Deferred.succeed(w.done, honoured),
         { discard: true }
       )
-    const endAll = Effect.suspend(() => {
-      ended = true
-      return Effect.forEach(
-        waiters.splice(0),
-        (w) => Deferred.fail(w.done, Failures.transport(w.exchange, "stream-ended", "not-applied")),
-        { discard: true }
-      )
-    })
+    /** The server ended it for good (`failure`: its refusal, if it refused). */
+    const endAll = (failure: McpConnectionError | undefined) =>
+      Effect.suspend(() => {
+        ended = true
+        return Effect.zipRight(
+          Effect.forEach(
+            waiters.splice(0),
+            (w) => Deferred.fail(w.done, Failures.transport(w.exchange, "stream-ended", "not-applied")),
+            { discard: true }
+          ),
+          hooks.ended?.(failure) ?? Effect.void
+        )
+      })
+    const refusalOf = (exit: Either.Either<unknown, McpConnectionError>) => Either.isLeft(exit) ? exit.left : undefined
 
     type Ending = "dropped" | "ended"
     /** How a subscription's request ended: the server's own end or refusal is final. */
@@ -187,7 +195,7 @@ export const make = (options: {
           yield* Fiber.interrupt(fiber)
           const final = first._tag === "over" && endingOf(first.exit) === "ended"
           if (previous === undefined) {
-            if (final) return yield* endAll
+            if (final && first._tag === "over") return yield* endAll(refusalOf(first.exit))
             yield* Effect.sleep(delayOf(failures))
             failures++
             gap = true
@@ -195,7 +203,7 @@ export const make = (options: {
           }
           // The previous one still serves; who waited for this one fails: with the server's
           // refusal, or (dropped, never acknowledged) a transport failure, not applied.
-          const refusal = first._tag === "over" && Either.isLeft(first.exit) && final ? first.exit.left : undefined
+          const refusal = first._tag === "over" && final ? refusalOf(first.exit) : undefined
           yield* fail(at, (exchange) => refusal ?? Failures.transport(exchange, "stream-ended", "not-applied"))
           if (!final) failures++
           standing = previous
@@ -215,7 +223,7 @@ export const make = (options: {
           Effect.map(Fiber.join(standing), (exit) => ({ _tag: "over", exit }) as const)
         )
         if (next._tag === "wanted") continue
-        if (endingOf(next.exit) === "ended") return yield* endAll
+        if (endingOf(next.exit) === "ended") return yield* endAll(refusalOf(next.exit))
         yield* Effect.sleep(delayOf(failures))
         previous = undefined
         failures++

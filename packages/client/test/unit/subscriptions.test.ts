@@ -332,6 +332,42 @@ describe("the 2026-07-28 subscription", () => {
       expect(server.closed()).toBe(1_000)
     }))
 
+  it.scoped("the server's end or refusal ends the watchers open then (with the refusal); a later watch is not ended", () =>
+    Effect.gen(function*() {
+      for (const ending of ["result", "refusal"] as const) {
+        const router = yield* Notifications.make(10)
+        const server = yield* scripted
+        const watch = yield* router.watch("doc://a")
+        yield* Listen.make({
+          subscribe: server.subscribe,
+          hooks: { nextAcknowledgement: router.nextAcknowledgement, reopened: Effect.void, ended: router.endWatches },
+          announces,
+          acknowledgementTimeoutMs: 5_000
+        })
+        const first = yield* Queue.take(server.requests)
+        yield* router.take(notification("notifications/subscriptions/acknowledged", { notifications: first.filter }))
+        const ended = yield* Effect.fork(watch.ended)
+        yield* Effect.yieldNow()
+        expect(ended.unsafePoll()).toBeNull()
+        const refusal = new RemoteRefusal(
+          {
+            stage: "discover",
+            phase: "session",
+            limits: { timeoutMs: 5_000, maxBytes: 1_000 },
+            outcome: "not-applied",
+            retryable: false
+          } as unknown as ConstructorParameters<typeof RemoteRefusal>[0]
+        )
+        if (ending === "result") yield* Deferred.succeed(first.end, { result: {}, bytes: 10 } as unknown as Response)
+        else yield* Deferred.fail(first.end, refusal)
+        expect(yield* Fiber.join(ended)).toBe(ending === "result" ? undefined : refusal)
+        const later = yield* router.watch("doc://a")
+        const laterEnded = yield* Effect.fork(later.ended)
+        yield* Effect.yieldNow()
+        expect(laterEnded.unsafePoll()).toBeNull()
+      }
+    }))
+
   it.scoped("with nothing to ask for, no subscription is open until a URI is subscribed", () =>
     Effect.gen(function*() {
       const router = yield* Notifications.make(10)
