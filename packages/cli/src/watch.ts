@@ -57,18 +57,12 @@ export const renderEvent = (
 export const watch = (ctx: RunContext) => (connection: McpClient.Connection, { input, machine }: Use<WatchInput>): Effect.Effect<string, McpConnectionError> =>
   Effect.scoped(Effect.gen(function*() {
     enter(ctx, "subscribe-resource", connection.policy.call)
-    // The events are read from before the subscriptions: none is missed between the two. The
-    // reader is forked in the scope and runs first (a yield): `changes` subscribes when it runs,
-    // synchronously, before the reader waits for its first event. A sliding buffer, as `changes`.
+    // `changes` subscribes lazily, once the merged stream below runs (after the subscriptions):
+    // a list change announced while the resources are being subscribed is not printed (the
+    // `gap: true` events of a stream restored later are).
     const lists: Stream.Stream<McpClient.ChangeEvent> = input.lists
-      ? Stream.flattenTake(Stream.fromQueue(
-        yield* Stream.toQueue(Stream.filter(connection.changes, (event) => event._tag !== "ResourceUpdated"), {
-          capacity: 256,
-          strategy: "sliding"
-        })
-      ))
+      ? Stream.filter(connection.changes, (event) => event._tag !== "ResourceUpdated")
       : Stream.empty
-    if (input.lists) yield* Effect.yieldNow()
     // A resource's updates end only when the server ended them for good: the watch fails then.
     const ended = new TransportFailure({
       stage: "subscribe-resource",
