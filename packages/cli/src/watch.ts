@@ -14,7 +14,10 @@
 import type { McpClient } from "@phasebound/client"
 import { type McpConnectionError, TransportFailure } from "@phasebound/client/McpConnectionError"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
+import type * as Take from "effect/Take"
 import type { Use } from "./command.js"
 import { enter } from "./connection.js"
 import { flag, type Flags } from "./flags.js"
@@ -57,12 +60,17 @@ export const renderEvent = (
 export const watch = (ctx: RunContext) => (connection: McpClient.Connection, { input, machine }: Use<WatchInput>): Effect.Effect<string, McpConnectionError> =>
   Effect.scoped(Effect.gen(function*() {
     enter(ctx, "subscribe-resource", connection.policy.call)
-    // `changes` subscribes lazily, once the merged stream below runs (after the subscriptions):
-    // a list change announced while the resources are being subscribed is not printed (the
-    // `gap: true` events of a stream restored later are).
-    const lists: Stream.Stream<McpClient.ChangeEvent> = input.lists
-      ? Stream.filter(connection.changes, (event) => event._tag !== "ResourceUpdated")
-      : Stream.empty
+    // The lists are read from before the subscriptions: a change announced meanwhile is not lost.
+    // `changes` subscribes when it runs: its reader is forked in the scope and waited for until it
+    // waits for its first event (suspended), so its subscription is taken. A sliding buffer, as `changes`.
+    const taken = yield* Queue.sliding<Take.Take<McpClient.ChangeEvent>>(256)
+    if (input.lists) {
+      const reader = yield* Effect.forkScoped(
+        Stream.runIntoQueue(Stream.filter(connection.changes, (event) => event._tag !== "ResourceUpdated"), taken)
+      )
+      while ((yield* Fiber.status(reader))._tag === "Running") yield* Effect.yieldNow()
+    }
+    const lists: Stream.Stream<McpClient.ChangeEvent> = input.lists ? Stream.flattenTake(Stream.fromQueue(taken)) : Stream.empty
     // A resource's updates end only when the server ended them for good: the watch fails then.
     const ended = new TransportFailure({
       stage: "subscribe-resource",
