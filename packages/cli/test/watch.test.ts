@@ -2,10 +2,36 @@
  * `watch`'s own parts (src/watch.ts): its flags checked before any I/O, and each event's line, in
  * machine mode (one JSON object) and on a terminal (one line, control characters replaced).
  */
+import type { McpClient } from "@phasebound/client"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as PubSub from "effect/PubSub"
+import * as Stream from "effect/Stream"
 import { describe, expect, it } from "vitest"
 import { completeFlags } from "../src/flags.js"
-import { parseWatch, renderEvent } from "../src/watch.js"
+import type { RunContext } from "../src/runContext.js"
+import { parseWatch, renderEvent, watch } from "../src/watch.js"
+
+/** What `watch` reads of a connection: its call budget, `changes`, `subscribeResource`. */
+const fakeConnection = (
+  changes: PubSub.PubSub<McpClient.ChangeEvent>,
+  subscribeResource: (uri: string) => Effect.Effect<Stream.Stream<McpClient.ResourceUpdate>>
+) => ({ policy: { call: { timeoutMs: 1_000, maxBytes: 100 } }, changes: Stream.fromPubSub(changes), subscribeResource }) as unknown as McpClient.Connection
+
+/** A run context that keeps what is printed, and says when `lines` are. */
+const countingContextOf = (printed: Array<string>, lines: number, enough: Deferred.Deferred<void>) =>
+  ({
+    state: {},
+    print: (text: string) =>
+      Effect.suspend(() => {
+        printed.push(text)
+        return printed.length >= lines ? Deferred.succeed(enough, undefined) : Effect.void
+      })
+  }) as unknown as RunContext
+
+/** A run context that keeps what is printed. */
+const contextOf = (printed: Array<string>) => ({ state: {}, print: (text: string) => Effect.sync(() => void printed.push(text)) }) as unknown as RunContext
 
 describe("watch", () => {
   it("watches the lists without --resource, each URI once with it, and refuses an empty one", () => {
@@ -37,4 +63,45 @@ describe("watch", () => {
       expect(line.slice(0, -1)).not.toContain("\n")
     }
   })
+
+  it("a resource's updates the server ended for good end the watch with TransportFailure stream-ended", () =>
+    Effect.runPromise(Effect.gen(function*() {
+      const changes = yield* PubSub.sliding<McpClient.ChangeEvent>(16)
+      const printed: Array<string> = []
+      const connection = fakeConnection(
+        changes,
+        (uri) => Effect.succeed(Stream.make({ _tag: "ResourceUpdated", uri, gap: false } as const))
+      )
+      const error = yield* Effect.flip(
+        watch(contextOf(printed))(connection, {
+          input: { resources: ["doc://a"], lists: true },
+          machine: true
+        } as never)
+      )
+      expect(error).toMatchObject({ _tag: "TransportFailure", reason: "stream-ended", stage: "subscribe-resource", outcome: "not-applied" })
+      expect(printed).toHaveLength(2)
+    })))
+
+  it("a list change announced while the resources are subscribed is printed (the lists are read from first)", () =>
+    Effect.runPromise(Effect.gen(function*() {
+      const changes = yield* PubSub.sliding<McpClient.ChangeEvent>(16)
+      const printed: Array<string> = []
+      const enough = yield* Deferred.make<void>()
+      const connection = fakeConnection(
+        changes,
+        () => Effect.as(PubSub.publish(changes, { _tag: "PromptsListChanged", gap: false }), Stream.never)
+      )
+      const running = yield* Effect.fork(
+        watch(countingContextOf(printed, 2, enough))(connection, {
+          input: { resources: ["doc://a"], lists: true },
+          machine: true
+        } as never)
+      )
+      yield* Deferred.await(enough)
+      yield* Fiber.interrupt(running)
+      expect(printed).toEqual([
+        "{\"event\":\"Watching\",\"resources\":[\"doc://a\"],\"lists\":true}\n",
+        "{\"event\":\"PromptsListChanged\",\"gap\":false}\n"
+      ])
+    })))
 })

@@ -17,6 +17,9 @@
  * - **Dropped, made again.** A stream that drops (or is never acknowledged in time) is made
  *   again after 1, 2, 4 ... at most 30 s; its acknowledgement is a gap (`reopened`): every list
  *   and every subscribed resource may have changed meanwhile.
+ * - **A replacement that fails** (refused, dropped, never acknowledged) while an older one
+ *   stands: the older one still serves; who waited for the new set fails at once, with the
+ *   refusal or a `TransportFailure` (`stream-ended`, `not-applied`).
  * - **Ended.** The server's own end (a result) or refusal ends the subscription for the life of
  *   the session: who waits then fails.
  *
@@ -39,6 +42,8 @@ export interface ListenHooks {
   readonly nextAcknowledgement: Effect.Effect<Deferred.Deferred<Readonly<Record<string, unknown>>>>
   /** A subscription made again after a drop: what the server said meanwhile is lost. */
   readonly reopened: Effect.Effect<void>
+  /** The subscription ended for good (with the server's refusal, if it refused): the resources' watchers end. */
+  readonly ended?: (refusal: McpConnectionError | undefined) => Effect.Effect<void>
 }
 
 /** What the server declares it can announce. */
@@ -65,12 +70,12 @@ export interface Listener {
 }
 
 /** The longest wait before subscribing again after a subscription was dropped. */
-export const maxResubscribeDelayMs = 30_000
+const maxResubscribeDelayMs = 30_000
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** The filter a subscription asks for. */
-export const filterOf = (announces: Announces, uris: ReadonlySet<string>): Record<string, unknown> => ({
+const filterOf = (announces: Announces, uris: ReadonlySet<string>): Record<string, unknown> => ({
   ...(announces.tools ? { toolsListChanged: true } : {}),
   ...(announces.prompts ? { promptsListChanged: true } : {}),
   ...(announces.resources ? { resourcesListChanged: true } : {}),
@@ -115,30 +120,53 @@ export const make = (options: {
         (w) => Deferred.succeed(w.done, honoured),
         { discard: true }
       )
-    const endAll = Effect.suspend(() => {
-      ended = true
-      return Effect.forEach(
-        waiters.splice(0),
-        (w) => Deferred.fail(w.done, Failures.transport(w.exchange, "stream-ended", "not-applied")),
-        { discard: true }
-      )
-    })
+    /** The server ended it for good (`failure`: its refusal, if it refused). */
+    const endAll = (failure: McpConnectionError | undefined) =>
+      Effect.suspend(() => {
+        ended = true
+        return Effect.zipRight(
+          Effect.forEach(
+            waiters.splice(0),
+            (w) => Deferred.fail(w.done, Failures.transport(w.exchange, "stream-ended", "not-applied")),
+            { discard: true }
+          ),
+          hooks.ended?.(failure) ?? Effect.void
+        )
+      })
+    const refusalOf = (exit: Either.Either<unknown, McpConnectionError>) => Either.isLeft(exit) ? exit.left : undefined
 
     type Ending = "dropped" | "ended"
     /** How a subscription's request ended: the server's own end or refusal is final. */
     const endingOf = (exit: Either.Either<unknown, McpConnectionError>): Ending =>
       Either.isRight(exit) || exit.left._tag === "RemoteRefusal" || exit.left._tag === "ProtocolViolation" ? "ended" : "dropped"
 
+    type Subscription = Fiber.RuntimeFiber<Either.Either<Response, McpConnectionError>>
+    const delayOf = (failures: number) => Duration.millis(Math.min(maxResubscribeDelayMs, 1_000 * 2 ** failures))
     /**
-     * Makes one subscription; the previous one (if any) is closed once this one is
-     * acknowledged. Then waits for it to end, or for another set of URIs.
+     * Who waits up to `upTo` fails: their subscription was refused, dropped or never
+     * acknowledged while the previous one still serves (its URIs, not theirs).
      */
-    const run = (
-      previous: Fiber.RuntimeFiber<Either.Either<Response, McpConnectionError>> | undefined,
-      failures: number,
-      gap: boolean
-    ): Effect.Effect<void> =>
-      Effect.gen(function*() {
+    const fail = (upTo: number, failure: (exchange: Exchange) => McpConnectionError) =>
+      Effect.forEach(
+        waiters.splice(0).filter((w) => {
+          if (w.generation <= upTo) return true
+          waiters.push(w)
+          return false
+        }),
+        (w) => Deferred.fail(w.done, failure(w.exchange)),
+        { discard: true }
+      )
+
+    /**
+     * One loop over explicit state (no recursion: a session's subscribes and drops add no
+     * frames). Each turn makes one subscription; the previous one (if any) is closed once this
+     * one is acknowledged. Then it waits for the one standing to end, or for another set of URIs.
+     */
+    const loop = Effect.gen(function*() {
+      let previous: Subscription | undefined = undefined
+      let failures = 0
+      let gap = false
+      while (true) {
         yield* Queue.takeAll(wanted)
         const at = generation
         const filter = filterOf(announces, uris)
@@ -147,7 +175,10 @@ export const make = (options: {
           if (previous !== undefined) yield* Fiber.interrupt(previous)
           yield* settle(at, new Set())
           yield* Queue.take(wanted)
-          return yield* run(undefined, 0, false)
+          previous = undefined
+          failures = 0
+          gap = false
+          continue
         }
         const ack = yield* hooks.nextAcknowledgement
         const fiber = yield* Effect.fork(Effect.either(options.subscribe({ notifications: filter })))
@@ -159,42 +190,48 @@ export const make = (options: {
           onSuccess: (x) => x,
           onTimeout: () => ({ _tag: "late" }) as const
         }))
+        let standing: Subscription
         if (first._tag !== "acknowledged") {
           yield* Fiber.interrupt(fiber)
-          if (first._tag === "over" && endingOf(first.exit) === "ended") {
-            if (previous !== undefined) return yield* keep(previous, at, failures)
-            return yield* endAll
+          const final = first._tag === "over" && endingOf(first.exit) === "ended"
+          if (previous === undefined) {
+            if (final && first._tag === "over") return yield* endAll(refusalOf(first.exit))
+            yield* Effect.sleep(delayOf(failures))
+            failures++
+            gap = true
+            continue
           }
-          // Dropped or never acknowledged: the previous one (if any) still serves.
-          if (previous !== undefined) return yield* keep(previous, at, failures + 1)
-          yield* Effect.sleep(Duration.millis(Math.min(maxResubscribeDelayMs, 1_000 * 2 ** failures)))
-          return yield* run(undefined, failures + 1, true)
+          // The previous one still serves; who waited for this one fails: with the server's
+          // refusal, or (dropped, never acknowledged) a transport failure, not applied.
+          const refusal = first._tag === "over" && final ? refusalOf(first.exit) : undefined
+          yield* fail(at, (exchange) => refusal ?? Failures.transport(exchange, "stream-ended", "not-applied"))
+          if (!final) failures++
+          standing = previous
+        } else {
+          if (previous !== undefined) yield* Fiber.interrupt(previous)
+          yield* settle(at, honouredUris(first.honoured))
+          if (gap) yield* hooks.reopened
+          failures = 0
+          standing = fiber
         }
-        if (previous !== undefined) yield* Fiber.interrupt(previous)
-        yield* settle(at, honouredUris(first.honoured))
-        if (gap) yield* hooks.reopened
-        return yield* keep(fiber, at, 0)
-      })
-
-    /** Waits for the subscription to end (made again after a drop) or for another set of URIs. */
-    const keep = (
-      fiber: Fiber.RuntimeFiber<Either.Either<Response, McpConnectionError>>,
-      at: number,
-      failures: number
-    ): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        if (generation !== at) return yield* run(fiber, failures, false)
+        // Waits for the subscription to end (made again after a drop) or for another set of URIs.
+        gap = false
+        previous = standing
+        if (generation !== at) continue
         const next = yield* Effect.raceFirst(
           Effect.map(Queue.take(wanted), () => ({ _tag: "wanted" }) as const),
-          Effect.map(Fiber.join(fiber), (exit) => ({ _tag: "over", exit }) as const)
+          Effect.map(Fiber.join(standing), (exit) => ({ _tag: "over", exit }) as const)
         )
-        if (next._tag === "wanted") return yield* run(fiber, failures, false)
-        if (endingOf(next.exit) === "ended") return yield* endAll
-        yield* Effect.sleep(Duration.millis(Math.min(maxResubscribeDelayMs, 1_000 * 2 ** failures)))
-        return yield* run(undefined, failures + 1, true)
-      })
+        if (next._tag === "wanted") continue
+        if (endingOf(next.exit) === "ended") return yield* endAll(refusalOf(next.exit))
+        yield* Effect.sleep(delayOf(failures))
+        previous = undefined
+        failures++
+        gap = true
+      }
+    })
 
-    yield* Effect.forkScoped(Effect.interruptible(run(undefined, 0, false)))
+    yield* Effect.forkScoped(Effect.interruptible(loop))
 
     const listener: Listener = {
       update: (next, exchange) =>

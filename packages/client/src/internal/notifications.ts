@@ -38,6 +38,7 @@ import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type { ChangeEvent, ResourceUpdate } from "../McpClient.js"
+import type { McpConnectionError } from "../McpConnectionError.js"
 import type * as McpSchema from "../McpSchema.js"
 import { LogMessage, type Progress } from "../McpSchema.js"
 import { notifiedTaskId } from "./taskWire.js"
@@ -66,12 +67,22 @@ const decodeLogMessage = Schema.decodeUnknownOption(LogMessage)
 export const changeBuffer = 256
 
 /** The longest URI a `notifications/resources/updated` may name to be routed at all. */
-const maxUriLength = 8_192
+export const maxUriLength = 8_192
 
 /** One watcher of a resource's updates: a queue of one (the latest update), and its end. */
 export interface ResourceWatch {
   readonly updates: Queue.Dequeue<ResourceUpdate>
+  /**
+   * Completes once the updates end for good (`endWatches`): no update will come. With the
+   * server's refusal, if it refused; `undefined` when it just ended them.
+   */
+  readonly ended: Effect.Effect<McpConnectionError | undefined>
   readonly release: Effect.Effect<void>
+}
+
+interface Watcher {
+  readonly queue: Queue.Queue<ResourceUpdate>
+  readonly ended: Deferred.Deferred<McpConnectionError | undefined>
 }
 
 /** A call's progress: its token (for `_meta.progressToken`), and its end. */
@@ -112,6 +123,12 @@ export interface Notifications {
   readonly resourcesChanged: Queue.Dequeue<void>
   /** Watches one URI's updates until released. */
   readonly watch: (uri: string) => Effect.Effect<ResourceWatch>
+  /**
+   * The updates of every watch open now end for good (a 2026-07-28 subscription the server
+   * ended): each watch's `ended` completes, with `refusal` if the server refused. A watch made
+   * later is not affected.
+   */
+  readonly endWatches: (refusal: McpConnectionError | undefined) => Effect.Effect<void>
   /** The URIs watched now. */
   readonly watched: () => ReadonlyArray<string>
   /**
@@ -152,7 +169,7 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
     const prompts = yield* Queue.sliding<void>(1)
     const resources = yield* Queue.sliding<void>(1)
     const resubscribe = yield* Queue.sliding<void>(1)
-    const watchers = new Map<string, Set<Queue.Queue<ResourceUpdate>>>()
+    const watchers = new Map<string, Set<Watcher>>()
     let acknowledgement: Deferred.Deferred<Readonly<Record<string, unknown>>> | undefined
     const observers = new Set<(event: ChangeEvent) => void>()
     /** A change event: to the synchronous observers first (nothing is lost there), then to `changes`. */
@@ -176,7 +193,7 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
         if (watching === undefined) return Effect.void
         const event = { _tag: "ResourceUpdated", uri, gap } as const
         return Effect.zipRight(
-          Effect.forEach(watching, (queue) => Queue.offer(queue, event), { discard: true }),
+          Effect.forEach(watching, (w) => Queue.offer(w.queue, event), { discard: true }),
           emit(event)
         )
       })
@@ -265,18 +282,27 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
       promptsChanged: prompts,
       resourcesChanged: resources,
       watch: (uri) =>
-        Effect.map(Queue.sliding<ResourceUpdate>(1), (queue) => {
+        Effect.gen(function*() {
+          const watcher: Watcher = {
+            queue: yield* Queue.sliding<ResourceUpdate>(1),
+            ended: yield* Deferred.make<McpConnectionError | undefined>()
+          }
           const watching = watchers.get(uri) ?? new Set()
           watchers.set(uri, watching)
-          watching.add(queue)
+          watching.add(watcher)
           return {
-            updates: queue,
+            updates: watcher.queue,
+            ended: Deferred.await(watcher.ended),
             release: Effect.suspend(() => {
-              watching.delete(queue)
+              watching.delete(watcher)
               if (watching.size === 0 && watchers.get(uri) === watching) watchers.delete(uri)
-              return Queue.shutdown(queue)
+              return Queue.shutdown(watcher.queue)
             })
           }
+        }),
+      endWatches: (refusal) =>
+        Effect.forEach([...watchers.values()].flatMap((watching) => [...watching]), (w) => Deferred.succeed(w.ended, refusal), {
+          discard: true
         }),
       watched: () => [...watchers.keys()],
       resubscribe,

@@ -412,6 +412,43 @@ describe("a hostile 2026-07-28 server", () => {
   )
 })
 
+describe("a 2026-07-28 server that ends its subscription for good", () => {
+  live("the watchers end: resourceUpdates fails with TransportFailure stream-ended, subscribeResource's stream ends", () =>
+    Effect.gen(function*() {
+      const listens: Array<{ readonly id: unknown; readonly res: import("node:http").ServerResponse }> = []
+      const srv = yield* rawHttpServer((_, res, request) => {
+        const { id, method, params } = request.message ?? {}
+        const result = (value: Record<string, unknown>) => json(res, { jsonrpc: "2.0", id, result: value })
+        switch (method) {
+          case "server/discover":
+            return result({ supportedVersions: ["2026-07-28"], capabilities: { tools: {}, resources: { subscribe: true } } })
+          case "tools/list":
+            return result({ tools: [] })
+          case "subscriptions/listen": {
+            listens.push({ id, res })
+            res.writeHead(200, SSE_HEADERS)
+            res.write(sseEvent({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { notifications: params?.notifications ?? {} } }))
+            return
+          }
+          default:
+            return json(res, { jsonrpc: "2.0", id, error: { code: -32601, message: "no" } })
+        }
+      })
+      const connection = yield* McpClient.connect({ url: `${srv.origin}/mcp`, revisions: ["2026-07-28"] })
+      const quiet = yield* connection.subscribeResource("doc://a")
+      const quietRun = yield* Effect.fork(Stream.runCollect(quiet))
+      const failing = yield* Effect.fork(Stream.runCollect(connection.resourceUpdates("doc://b")))
+      yield* until(() => listens.length === 2)
+      // The server ends the subscription with both URIs with a result, after its acknowledgement
+      // (on the same stream: the acknowledgement is read first).
+      const last = listens[1]!
+      last.res.end(sseEvent({ jsonrpc: "2.0", id: last.id, result: {} }))
+      const error = yield* Effect.flip(Fiber.join(failing))
+      expect(error).toMatchObject({ _tag: "TransportFailure", reason: "stream-ended", stage: "subscribe-resource", outcome: "not-applied" })
+      expect(Chunk.toReadonlyArray(yield* Fiber.join(quietRun))).toEqual([])
+    }))
+})
+
 // ---------------------------------------------------------------------------------------------
 // stdio (the SDK v1 server as a child process)
 // ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import * as Listen from "../../src/internal/listen.js"
 import * as Notifications from "../../src/internal/notifications.js"
 import type { Exchange, Response } from "../../src/internal/transport/transport.js"
 import type { McpConnectionError } from "../../src/McpConnectionError.js"
-import { TransportFailure } from "../../src/McpConnectionError.js"
+import { RemoteRefusal, TransportFailure } from "../../src/McpConnectionError.js"
 
 const notification = (method: string, params?: unknown) => ({ jsonrpc: "2.0" as const, method, params: params as Record<string, unknown> })
 
@@ -240,6 +240,132 @@ describe("the 2026-07-28 subscription", () => {
       expect(yield* Queue.size(server.requests)).toBe(0)
       const error = yield* Effect.flip(listener.update(new Set(["doc://a"]), exchange))
       expect(error).toMatchObject({ _tag: "TransportFailure", reason: "stream-ended", outcome: "not-sent" })
+    }))
+
+  it.scoped("replacement refused while the previous stands: who waits fails with the refusal, the previous still serves", () =>
+    Effect.gen(function*() {
+      const router = yield* Notifications.make(10)
+      const server = yield* scripted
+      const listener = yield* Listen.make({
+        subscribe: server.subscribe,
+        hooks: { nextAcknowledgement: router.nextAcknowledgement, reopened: Effect.void },
+        announces,
+        acknowledgementTimeoutMs: 5_000
+      })
+      const first = yield* Queue.take(server.requests)
+      yield* router.take(notification("notifications/subscriptions/acknowledged", { notifications: first.filter }))
+      const updated = yield* Effect.fork(listener.update(new Set(["doc://a"]), exchange))
+      const second = yield* Queue.take(server.requests)
+      const refusal = new RemoteRefusal(
+        {
+          stage: "discover",
+          phase: "session",
+          limits: { timeoutMs: 5_000, maxBytes: 1_000 },
+          code: -32602,
+          outcome: "not-applied",
+          retryable: false
+        } as unknown as ConstructorParameters<typeof RemoteRefusal>[0]
+      )
+      yield* Deferred.fail(second.end, refusal)
+      const error = yield* Effect.flip(Fiber.join(updated))
+      expect(error).toBe(refusal)
+      // The first still stands: not closed, not made again; a later set makes a new one.
+      expect(server.closed()).toBe(0)
+      expect(yield* Queue.size(server.requests)).toBe(0)
+      const again = yield* Effect.fork(listener.update(new Set(["doc://b"]), exchange))
+      const third = yield* Queue.take(server.requests)
+      yield* router.take(notification("notifications/subscriptions/acknowledged", { notifications: third.filter }))
+      expect([...(yield* Fiber.join(again))]).toEqual(["doc://b"])
+      expect(server.closed()).toBe(1)
+    }))
+
+  it.scoped("replacement dropped or never acknowledged while the previous stands: who waits fails, not applied", () =>
+    Effect.gen(function*() {
+      const router = yield* Notifications.make(10)
+      const server = yield* scripted
+      const listener = yield* Listen.make({
+        subscribe: server.subscribe,
+        hooks: { nextAcknowledgement: router.nextAcknowledgement, reopened: Effect.void },
+        announces,
+        acknowledgementTimeoutMs: 5_000
+      })
+      const first = yield* Queue.take(server.requests)
+      yield* router.take(notification("notifications/subscriptions/acknowledged", { notifications: first.filter }))
+      // Dropped.
+      const dropping = yield* Effect.fork(listener.update(new Set(["doc://a"]), exchange))
+      const second = yield* Queue.take(server.requests)
+      yield* Deferred.fail(second.end, dropped)
+      expect(yield* Effect.flip(Fiber.join(dropping))).toMatchObject({
+        _tag: "TransportFailure",
+        reason: "stream-ended",
+        outcome: "not-applied",
+        stage: "subscribe-resource"
+      })
+      // Never acknowledged: failed once the acknowledgement timeout passes, not at the caller's deadline.
+      const late = yield* Effect.fork(listener.update(new Set(["doc://b"]), exchange))
+      yield* Queue.take(server.requests)
+      yield* TestClock.adjust("5 seconds")
+      expect(yield* Effect.flip(Fiber.join(late))).toMatchObject({ _tag: "TransportFailure", reason: "stream-ended", outcome: "not-applied" })
+      // The first still serves: only the two replacements were closed.
+      expect(server.closed()).toBe(1)
+      expect(yield* Queue.size(server.requests)).toBe(0)
+    }))
+
+  it.scoped("1,000 re-subscriptions run in one loop: each acknowledged, the fiber's stack stays flat", () =>
+    Effect.gen(function*() {
+      const router = yield* Notifications.make(10)
+      const server = yield* scripted
+      const listener = yield* Listen.make({
+        subscribe: server.subscribe,
+        hooks: { nextAcknowledgement: router.nextAcknowledgement, reopened: Effect.void },
+        announces,
+        acknowledgementTimeoutMs: 5_000
+      })
+      const first = yield* Queue.take(server.requests)
+      yield* router.take(notification("notifications/subscriptions/acknowledged", { notifications: first.filter }))
+      for (let i = 0; i < 1_000; i++) {
+        const updated = yield* Effect.fork(listener.update(new Set([`doc://${i}`]), exchange))
+        const next = yield* Queue.take(server.requests)
+        yield* router.take(notification("notifications/subscriptions/acknowledged", { notifications: next.filter }))
+        expect([...(yield* Fiber.join(updated))]).toEqual([`doc://${i}`])
+      }
+      expect(server.closed()).toBe(1_000)
+    }))
+
+  it.scoped("the server's end or refusal ends the watchers open then (with the refusal); a later watch is not ended", () =>
+    Effect.gen(function*() {
+      for (const ending of ["result", "refusal"] as const) {
+        const router = yield* Notifications.make(10)
+        const server = yield* scripted
+        const watch = yield* router.watch("doc://a")
+        yield* Listen.make({
+          subscribe: server.subscribe,
+          hooks: { nextAcknowledgement: router.nextAcknowledgement, reopened: Effect.void, ended: router.endWatches },
+          announces,
+          acknowledgementTimeoutMs: 5_000
+        })
+        const first = yield* Queue.take(server.requests)
+        yield* router.take(notification("notifications/subscriptions/acknowledged", { notifications: first.filter }))
+        const ended = yield* Effect.fork(watch.ended)
+        yield* Effect.yieldNow()
+        expect(ended.unsafePoll()).toBeNull()
+        const refusal = new RemoteRefusal(
+          {
+            stage: "discover",
+            phase: "session",
+            limits: { timeoutMs: 5_000, maxBytes: 1_000 },
+            outcome: "not-applied",
+            retryable: false
+          } as unknown as ConstructorParameters<typeof RemoteRefusal>[0]
+        )
+        if (ending === "result") yield* Deferred.succeed(first.end, { result: {}, bytes: 10 } as unknown as Response)
+        else yield* Deferred.fail(first.end, refusal)
+        expect(yield* Fiber.join(ended)).toBe(ending === "result" ? undefined : refusal)
+        const later = yield* router.watch("doc://a")
+        const laterEnded = yield* Effect.fork(later.ended)
+        yield* Effect.yieldNow()
+        expect(laterEnded.unsafePoll()).toBeNull()
+      }
     }))
 
   it.scoped("with nothing to ask for, no subscription is open until a URI is subscribed", () =>

@@ -182,7 +182,7 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
             unsolicitedMaxBytes: policy.unsolicitedMaxBytes,
             logLevel: () => logLevel.current,
             capabilities: responder.capabilities,
-            listening: { nextAcknowledgement: notifications.nextAcknowledgement, reopened: notifications.reopened },
+            listening: { nextAcknowledgement: notifications.nextAcknowledgement, reopened: notifications.reopened, ended: notifications.endWatches },
             fulfil: responder.fulfil
           },
           input.revisions,

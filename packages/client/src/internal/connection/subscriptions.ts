@@ -28,8 +28,11 @@ import { InvalidOption } from "../../McpConnectionError.js"
 import * as PhasePolicy from "../../PhasePolicy.js"
 import type { Exchange } from "../transport/transport.js"
 import * as Failures from "../failures.js"
+import * as Listen from "../listen.js"
 import type { Discovered } from "../liveSession.js"
 import type { Listing } from "../listing.js"
+// The longest URI one may subscribe to: as long as the router accepts in an update.
+import { maxUriLength } from "../notifications.js"
 import { relistOnChange } from "../relisting.js"
 import type { Core } from "./core.js"
 
@@ -39,16 +42,8 @@ export interface Subscriptions {
   readonly resourceUpdates: McpClient.Connection["resourceUpdates"]
 }
 
-/** The longest URI one may subscribe to (as long as the router accepts in an update). */
-const maxUriLength = 8_192
-
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-
 /** Whether the session's server declares `resources.subscribe`. */
-const canSubscribe = (on: Discovered<Listing>) => {
-  const resources = on.session.capabilities["resources"]
-  return isRecord(resources) && resources["subscribe"] === true
-}
+const canSubscribe = (on: Discovered<Listing>) => Listen.announcesOf(on.session.capabilities).subscribe
 
 const unsupported = (exchange: Exchange, outcome: "not-sent" | "not-applied") =>
   new InvalidOption({ ...Failures.fields(exchange), option: "uri", reason: "undeclared-capability", outcome, retryable: false })
@@ -59,7 +54,7 @@ export const make = (core: Core): Effect.Effect<Subscriptions> =>
     /** Subscribers by URI: the server's subscription lives while the count is above 0. */
     const counts = new Map<string, number>()
     const lock = yield* Effect.makeSemaphore(1)
-    const subscribed = () => new Set([...counts].filter(([, n]) => n > 0).map(([uri]) => uri))
+    const subscribed = () => new Set(counts.keys())
 
     /** The 2025 request of one URI on `on`'s session. */
     const send = (on: Discovered<Listing>, method: "resources/subscribe" | "resources/unsubscribe", uri: string, exchange: Exchange) =>
@@ -119,18 +114,26 @@ export const make = (core: Core): Effect.Effect<Subscriptions> =>
         Effect.asVoid
       )
 
-    const subscribeResource: Subscriptions["subscribeResource"] = (uri, options) =>
+    /**
+     * The updates of one URI until the scope closes; once the server ends them for good (a
+     * 2026-07-28 subscription ended), the stream fails with its refusal or `TransportFailure`
+     * (`stream-ended`, `not-applied`).
+     */
+    const subscribe = (uri: string, options: PhasePolicy.BudgetOptions | undefined) =>
       Effect.gen(function*() {
         const budget = yield* PhasePolicy.callBudget(policy, options)
+        const exchange: Exchange = { stage: "subscribe-resource", phase: "call", budget }
         // Refused before any I/O when the server cannot: the session's own capabilities say so.
-        if (!canSubscribe(core.live.current())) {
-          return yield* Effect.fail(unsupported({ stage: "subscribe-resource", phase: "call", budget }, "not-sent"))
-        }
+        if (!canSubscribe(core.live.current())) return yield* Effect.fail(unsupported(exchange, "not-sent"))
         // Watched first: an update that comes right after the subscription is not lost.
         const watch = yield* Effect.acquireRelease(notifications.watch(uri), (w) => w.release)
         yield* Effect.acquireRelease(add(uri, options), () => remove(uri))
-        return Stream.fromQueue(watch.updates)
+        const ended = Effect.flatMap(watch.ended, (refusal) => Effect.fail(refusal ?? Failures.transport(exchange, "stream-ended", "not-applied")))
+        return Stream.interruptWhen(Stream.fromQueue(watch.updates), ended)
       })
+
+    // Its stream (no error channel) ends when the updates end for good.
+    const subscribeResource: Subscriptions["subscribeResource"] = (uri, options) => Effect.map(subscribe(uri, options), Stream.catchAll(() => Stream.empty))
 
     // After a gap: the subscriptions made again (2025), then the gap published.
     const again = Effect.gen(function*() {
@@ -151,6 +154,6 @@ export const make = (core: Core): Effect.Effect<Subscriptions> =>
     return {
       changes: Stream.fromPubSub(notifications.changes),
       subscribeResource,
-      resourceUpdates: (uri, options) => Stream.unwrapScoped(subscribeResource(uri, options))
+      resourceUpdates: (uri, options) => Stream.unwrapScoped(subscribe(uri, options))
     }
   })
