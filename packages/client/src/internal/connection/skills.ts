@@ -126,7 +126,6 @@ const verified = (
         return yield* Effect.fail(resultViolation(exchange, "skill-digest-mismatch", observed))
       }
     }
-    const text = "text" in content ? content.text : decodeUtf8(bytes)
     const file = {
       uri,
       mimeType: content.mimeType,
@@ -137,7 +136,8 @@ const verified = (
       body: undefined
     }
     if (uri !== skill.uri) return file
-    // The skill's own SKILL.md: its frontmatter must be the entry's.
+    // The skill's own SKILL.md: its frontmatter must be the entry's (only its text is decoded).
+    const text = "text" in content ? content.text : decodeUtf8(bytes)
     if (text === undefined) return yield* Effect.fail(resultViolation(exchange, "invalid-utf8", observed))
     let parsed: { readonly frontmatter: Record<string, unknown>; readonly body: string }
     try {
