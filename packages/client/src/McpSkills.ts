@@ -46,15 +46,6 @@ export const extensionId = "io.modelcontextprotocol/skills" as const
 export const methods = { list: "skills/list", get: "skills/get" } as const
 
 /**
- * The per-skill sizes a host must accept (the extension's interoperability limits): 512 files
- * and 16 MiB in all. phasebound reads larger skills too, within the policy's budgets.
- *
- * @since 0.1.0
- * @category constants
- */
-export const interoperabilityLimits = { files: 512, bytes: 16_777_216 } as const
-
-/**
  * The bounds of phasebound's frontmatter reader (docs/DESIGN.md, "Skills"): a frontmatter
  * larger, deeper or with more nodes is refused (`skill-frontmatter-too-large`) before or while
  * it is parsed. Skills carry a name, a description and a little metadata: these leave room for

@@ -20,7 +20,7 @@ import type { McpConnectionError } from "../McpConnectionError.js"
 import type * as McpSchema from "../McpSchema.js"
 import type { EraName } from "./era.js"
 import type { TransportKind } from "./transport/transport.js"
-import { type Candidate, handshakeFallback } from "./negotiation.js"
+import { type Candidate, handshakeFallback, usableCandidates } from "./negotiation.js"
 
 /** What a server spoke at its last discovery. */
 export interface Remembered {
@@ -111,7 +111,7 @@ export const ordered = <R>(
   onChanged: () => void
 ): ReadonlyArray<Candidate<R>> => {
   if (remembered === undefined) return candidates
-  const usable = candidates.filter((candidate) => candidate.era.revisions.some((revision) => revisions.includes(revision)))
+  const usable = usableCandidates(candidates, revisions)
   const index = usable.findIndex((candidate) => candidate.era.name === remembered.era && candidate.opener.kind === remembered.transport)
   if (index <= 0) return candidates
   const changed = serverChanged(revisions)

@@ -177,12 +177,29 @@ describe("the era per origin", () => {
       yield* connect
       yield* TestClock.adjust("9 minutes")
       expect(attemptsOf(yield* connect)).toEqual(["handshake/streamable-http"])
-      // Remembered anew by that discovery: ten minutes from it.
+      // Not remembered anew by a discovery the remembered era held for: ten minutes from the first.
       yield* TestClock.adjust("9 minutes")
-      expect(attemptsOf(yield* connect)).toEqual(["handshake/streamable-http"])
-      yield* TestClock.adjust("10 minutes")
       expect(attemptsOf(yield* connect)).toEqual(["stateless/streamable-http", "handshake/streamable-http"])
       expect(srv.count("server/discover")).toBe(2)
+      // That re-probe learnt it again: ten minutes from it.
+      yield* TestClock.adjust("9 minutes")
+      expect(attemptsOf(yield* connect)).toEqual(["handshake/streamable-http"])
+      expect(srv.count("server/discover")).toBe(2)
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
+
+  it.scoped("connecting every half maxEraAge still re-probes once maxEraAge has passed since the era was learnt (TestClock)", () =>
+    Effect.gen(function*() {
+      const srv = yield* switchingServer("handshake")
+      const cache = yield* McpCache.make({ maxEraAge: "10 minutes" })
+      const connect = McpClient.connect({ url: srv.url }).pipe(Effect.provideService(McpCache.McpCache, cache))
+      const probed: Array<number> = []
+      for (let round = 0; round < 5; round++) {
+        if (round > 0) yield* TestClock.adjust("5 minutes")
+        yield* connect
+        probed.push(srv.count("server/discover"))
+      }
+      // Learnt at 0 and 10 and 20 minutes (each a full negotiation); held at 5 and 15.
+      expect(probed).toEqual([1, 1, 2, 2, 3])
     }).pipe(Effect.provide(FetchHttpClient.layer)))
 
   it.scoped("a failure that does not mean a change (a 503) ends the discovery as it is, and the era stays remembered", () =>

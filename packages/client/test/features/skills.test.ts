@@ -13,7 +13,7 @@ import { FetchHttpClient } from "@effect/platform"
 import * as Testkit from "@phasebound/testkit"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
-import { McpClient, McpSkills } from "../../src/index.js"
+import { McpClient, McpSkills, type PhasePolicy } from "../../src/index.js"
 import { connect as connectPromise } from "../../src/promise.js"
 import { expectReleased, failureOf } from "../support/harness.js"
 
@@ -80,6 +80,23 @@ describe.concurrent.each(rows.map((row) => [row.name, row] as const))("skills, %
       }
       const observed = (yield* connection.observations).map((o) => [o.operation, o.stage, o.outcome])
       expect(observed).toEqual([["skills/list", "list-skills", "ok"]])
+    }))
+
+  scoped("a listing is bounded as every listing is: maxPages, maxListingBytes and maxNodes over all its pages refuse it", () =>
+    Effect.gen(function*() {
+      const skills = Array.from({ length: 6 }, (_, i) => yamlSkill(`s${i}`, `name: s${i}\ndescription: d`))
+      const server = yield* Testkit.skillsServer({ skills, pageSize: 1, era: row.era, sse: row.sse })
+      const listed = (policy: PhasePolicy.Options) =>
+        Effect.flatMap(McpClient.connect({ url: server.url, revisions: row.revisions, policy }), (connection) => failureOf(connection.listSkills()))
+      const pages = yield* listed({ maxPages: 3 })
+      expect(pages.error).toMatchObject({ _tag: "LimitExceeded", limit: "maxPages", stage: "list-skills", outcome: "applied", retryable: false })
+      const bytes = yield* listed({ maxListingBytes: 1_500 })
+      expect(bytes.error).toMatchObject({ _tag: "LimitExceeded", limit: "maxListingBytes", stage: "list-skills", outcome: "applied" })
+      const nodes = yield* listed({ maxNodes: 60 })
+      expect(nodes.error).toMatchObject({ _tag: "LimitExceeded", limit: "maxNodes", stage: "list-skills", outcome: "applied" })
+      // No page past the one that crossed a bound was asked for.
+      expect(server.methods().filter((m) => m === "skills/list").length).toBeLessThan(18)
+      expect(server.reads()).toEqual([])
     }))
 
   scoped("reads only what is asked, each file verified: SKILL.md with its frontmatter and body, a text by path, a blob by URI", () =>
@@ -343,6 +360,47 @@ describe("skills, beyond the rows", () => {
       // A budget override is still validated.
       const { error } = yield* failureOf(connection.listSkills({ timeout: -1 }))
       expect(error).toMatchObject({ _tag: "InvalidOption" })
+    }))
+
+  scoped("a listing's hint is read as every listing's: a negative ttlMs as 0, none when a page has none", () =>
+    Effect.gen(function*() {
+      const entry = Testkit.skillEntry(yamlSkill("alpha", "name: alpha\ndescription: d"))
+      const pages: { current: ReadonlyArray<Record<string, unknown>> } = { current: [] }
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          Testkit.startHostileServer({
+            era: "stateless",
+            script: (request) => {
+              if (request.method === "server/discover") {
+                return Testkit.messageAnswer(
+                  Testkit.resultText({
+                    resultType: "complete",
+                    supportedVersions: ["2026-07-28"],
+                    capabilities: { tools: {}, extensions: { [McpSkills.extensionId]: {} } },
+                    serverInfo: { name: "hint", version: "1.0.0" }
+                  }),
+                  "json"
+                )
+              }
+              if (request.method !== "skills/list") return "normal"
+              const cursor = (request.params as { readonly cursor?: unknown } | undefined)?.cursor
+              const index = typeof cursor === "string" ? Number(cursor) : 0
+              const next = index + 1 < pages.current.length ? { nextCursor: String(index + 1) } : {}
+              return Testkit.messageAnswer(Testkit.resultText({ resultType: "complete", skills: [entry], ...pages.current[index], ...next }), "json")
+            }
+          })
+        ),
+        (server) => Effect.promise(() => server.close())
+      )
+      const connection = yield* McpClient.connect({ url: server.url, revisions: ["2026-07-28"] })
+      pages.current = [{ ttlMs: -5, cacheScope: "public" }]
+      expect(yield* connection.listSkills()).toMatchObject({ skills: [entry], cacheHint: { ttlMs: 0, cacheScope: "public" } })
+      pages.current = [{ ttlMs: 60_000, cacheScope: "public" }, {}]
+      const mixed = yield* connection.listSkills()
+      expect(mixed.skills).toHaveLength(2)
+      expect(mixed.cacheHint).toBeUndefined()
+      pages.current = [{ ttlMs: 60_000, cacheScope: "public" }, { ttlMs: 1_000, cacheScope: "private" }]
+      expect((yield* connection.listSkills()).cacheHint).toEqual({ ttlMs: 1_000, cacheScope: "private" })
     }))
 
   it.live("the Promise API: list, read verified, a refusal typed", () =>

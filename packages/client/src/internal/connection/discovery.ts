@@ -166,11 +166,16 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
       Effect.gen(function*() {
         // The era remembered for the origin goes first (docs/DESIGN.md, "The era per origin").
         const now = yield* Clock.currentTimeMillis
+        const remembered = cache?.internals.eras.get(cache.origin, now)
+        let forgotten = false
         const candidates = EraCache.ordered(
           input.candidates({ exchange: recorder.exchange, inbound }),
-          cache?.internals.eras.get(cache.origin, now),
+          remembered,
           input.revisions,
-          () => cache?.internals.eras.forget(cache.origin)
+          () => {
+            forgotten = true
+            cache?.internals.eras.forget(cache.origin)
+          }
         )
         const negotiated = yield* Negotiation.negotiate(
           candidates,
@@ -191,7 +196,11 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
           recorder.failedAttempts
         )
         recorder.negotiated()
-        if (cache !== undefined && input.remembersEra === true) {
+        // Recorded when learnt, not each time it holds: the entry ages from the discovery that
+        // learnt it, so a server connected to often is still probed again after `maxEraAge`.
+        const held = remembered !== undefined && !forgotten && remembered.era === negotiated.session.era &&
+          remembered.transport === negotiated.kind
+        if (cache !== undefined && input.remembersEra === true && !held) {
           cache.internals.eras.set(cache.origin, { era: negotiated.session.era, transport: negotiated.kind }, yield* Clock.currentTimeMillis)
         }
         annotate({ "mcp.transport": negotiated.kind, "mcp.protocol.version": negotiated.session.protocolVersion })

@@ -21,17 +21,9 @@ import * as PhasePolicy from "../../PhasePolicy.js"
 import type { Exchange } from "../transport/transport.js"
 import { FrontmatterError, parseSkillMarkdown } from "../skills/frontmatter.js"
 import { bytesOf, contentOf, decodeUtf8, entryOf, resolveRef, sameFrontmatter, sha256Digest } from "../skills/verify.js"
-import { invalidResult, limitExceeded } from "../listing.js"
+import { invalidResult, listAll } from "../listing.js"
 import { type Core, decodedAs, resultViolation } from "./core.js"
 
-const decodeListPage = Schema.decodeUnknownEither(
-  Schema.Struct({
-    skills: Schema.Array(McpSkills.Skill),
-    nextCursor: Schema.optional(Schema.String),
-    ttlMs: Schema.optional(Schema.NonNegativeInt),
-    cacheScope: Schema.optional(Schema.Literal("public", "private"))
-  })
-)
 const decodeGet = Schema.decodeUnknownEither(Schema.Struct({ skill: McpSkills.Skill }))
 const decodeRead = Schema.decodeUnknownEither(McpSchema.ReadResourceResult)
 const isSkill = Schema.is(McpSkills.Skill)
@@ -55,31 +47,12 @@ export const make = (core: Core): Skills => {
         return Effect.flatMap(PhasePolicy.callBudget(core.policy, options), () => Effect.succeed({ skills: [], cacheHint: undefined }))
       }
       return core.callPhase("skills/list", "list-skills", options, undefined, (on, exchange) =>
-        Effect.gen(function*() {
-          const skills: Array<McpSkills.Skill> = []
-          let cacheHint: McpSchema.CacheHint | undefined
-          let cursor: string | undefined
-          let bytes = 0
-          for (let page = 1;; page++) {
-            if (page > core.policy.maxPages) return yield* Effect.fail(limitExceeded(exchange, "maxPages", bytes))
-            const response = yield* on.session.request(McpSkills.methods.list, cursor === undefined ? {} : { cursor }, exchange)
-            bytes += response.bytes
-            if (bytes > core.policy.maxListingBytes) return yield* Effect.fail(limitExceeded(exchange, "maxListingBytes", bytes))
-            const decoded = decodeListPage(response.result)
-            if (decoded._tag === "Left") return yield* Effect.fail(invalidResult(exchange, bytes)(decoded.left))
-            for (const skill of decoded.right.skills) skills.push(skill)
-            const { cacheScope, ttlMs } = decoded.right
-            if (ttlMs !== undefined && cacheScope !== undefined) {
-              // The most cautious of the pages' hints.
-              cacheHint = {
-                ttlMs: Math.min(ttlMs, cacheHint?.ttlMs ?? ttlMs),
-                cacheScope: cacheHint?.cacheScope === "private" ? "private" : cacheScope
-              }
-            }
-            if (decoded.right.nextCursor === undefined) return { value: { skills, cacheHint }, bytes }
-            cursor = decoded.right.nextCursor
-          }
-        }))
+        // Every page bounded as every listing is (`maxPages`, `maxListingBytes`, `maxNodes`), the
+        // hint the most cautious of the pages' and none when a page had none.
+        Effect.map(
+          listAll(on.session, McpSkills.methods.list, "skills", McpSkills.Skill, exchange, core.policy),
+          ({ bytes, cacheable, items }) => ({ value: { skills: items, cacheHint: cacheable }, bytes })
+        ))
     })
 
   const getSkill: Skills["getSkill"] = (uri, options) =>
@@ -153,7 +126,6 @@ const verified = (
         return yield* Effect.fail(resultViolation(exchange, "skill-digest-mismatch", observed))
       }
     }
-    const text = "text" in content ? content.text : decodeUtf8(bytes)
     const file = {
       uri,
       mimeType: content.mimeType,
@@ -164,7 +136,8 @@ const verified = (
       body: undefined
     }
     if (uri !== skill.uri) return file
-    // The skill's own SKILL.md: its frontmatter must be the entry's.
+    // The skill's own SKILL.md: its frontmatter must be the entry's (only its text is decoded).
+    const text = "text" in content ? content.text : decodeUtf8(bytes)
     if (text === undefined) return yield* Effect.fail(resultViolation(exchange, "invalid-utf8", observed))
     let parsed: { readonly frontmatter: Record<string, unknown>; readonly body: string }
     try {

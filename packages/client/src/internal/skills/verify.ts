@@ -10,9 +10,9 @@ import type * as McpSkills from "../../McpSkills.js"
 const utf8 = new TextEncoder()
 
 /** `sha256:` and the lowercase hexadecimal SHA-256 of `bytes` (WebCrypto: Node, Bun, browsers). */
-export const sha256Digest = (bytes: Uint8Array): Effect.Effect<string> =>
+export const sha256Digest = (bytes: Uint8Array<ArrayBuffer>): Effect.Effect<string> =>
   Effect.map(
-    Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", bytes.slice())),
+    Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", bytes)),
     (hash) => `sha256:${Array.from(new Uint8Array(hash), (b) => b.toString(16).padStart(2, "0")).join("")}`
   )
 
@@ -20,7 +20,7 @@ export const sha256Digest = (bytes: Uint8Array): Effect.Effect<string> =>
 const base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
 
 /** The bytes of a content item: a text's UTF-8, a blob's base64; `undefined` for a blob that is not base64. */
-export const bytesOf = (content: McpSchema.ResourceContents): Uint8Array | undefined => {
+export const bytesOf = (content: McpSchema.ResourceContents): Uint8Array<ArrayBuffer> | undefined => {
   if ("text" in content) return utf8.encode(content.text)
   if (!base64.test(content.blob)) return undefined
   const binary = atob(content.blob)
