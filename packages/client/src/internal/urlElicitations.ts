@@ -15,7 +15,6 @@
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { McpConnectionError } from "../McpConnectionError.js"
-import { maxElicitationIdLength } from "./elicitationUrl.js"
 
 /** Ids expected at once. */
 export const maxPending = 256
@@ -75,8 +74,9 @@ export const make = (): UrlElicitations => {
     complete: (params) =>
       Effect.sync(() => {
         const id = isRecord(params) ? params["elicitationId"] : undefined
-        // An id someone waits for is expected, even once newer ones pushed it out of `pending`.
-        if (typeof id !== "string" || id.length > maxElicitationIdLength || !(pending.has(id) || waiters.has(id))) return
+        // Only an id expected (each one checked, `isElicitationId`) completes; one someone waits
+        // for is expected, even once newer ones pushed it out of `pending`.
+        if (typeof id !== "string" || !(pending.has(id) || waiters.has(id))) return
         complete(id)
       }),
     completion: (id, closedFailure) =>
