@@ -12,6 +12,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck, Layer, TestClock } from "effect"
 import type * as http from "node:http"
 import { McpCache, McpClient } from "../../src/index.js"
+import * as CacheService from "../../src/internal/cacheService.js"
 import * as PromiseApi from "../../src/promise.js"
 import { json, rawHttpServer, type RawRequest, SSE_HEADERS, sseEvent } from "../support/rawMcpServer.js"
 
@@ -408,5 +409,36 @@ describe("the response cache", () => {
       yield* Effect.promise(() => first.readResource("test://a"))
       expect(srv.count("resources/read")).toBe(3)
       yield* Effect.promise(() => Promise.all([first.close(), second.close()]))
+    }))
+})
+
+describe("a connection's cache identity (internal/cacheService.ts)", () => {
+  it.effect("its headers are written once; the identity follows the credential of the moment, fingerprinted once per change", () =>
+    Effect.gen(function*() {
+      const internals = CacheService.makeInternals({ ...McpCache.defaults })
+      const materials: Array<string> = []
+      const counted: CacheService.Internals = {
+        ...internals,
+        fingerprint: (material) => Effect.zipRight(Effect.sync(() => materials.push(material)), internals.fingerprint(material))
+      }
+      let token = "alice-token"
+      const alice = yield* CacheService.forConnection(counted, "http\u0000https://example.com/mcp", "[]", () => token)
+      const first = yield* alice.identity
+      expect(yield* alice.identity).toBe(first)
+      // The origin, then one identity: the same credential asks for no new fingerprint.
+      expect(materials).toHaveLength(2)
+      token = "refreshed-token"
+      const refreshed = yield* alice.identity
+      expect(refreshed).not.toBe(first)
+      expect(materials).toHaveLength(3)
+      // Another connection of the same headers and another credential never shares the identity;
+      // with the same credential, it does.
+      const bob = yield* CacheService.forConnection(counted, "http\u0000https://example.com/mcp", "[]", () => "bob-token")
+      expect([first, refreshed]).not.toContain(yield* bob.identity)
+      const same = yield* CacheService.forConnection(counted, "http\u0000https://example.com/mcp", "[]", () => "refreshed-token")
+      expect(yield* same.identity).toBe(refreshed)
+      // Without a credential (stdio), the context alone.
+      const child = yield* CacheService.forConnection(counted, "stdio", "")
+      expect(yield* child.identity).toBe(yield* child.identity)
     }))
 })
