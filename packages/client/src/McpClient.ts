@@ -562,13 +562,14 @@ const authorizationOf = (
  * The cache a connection uses (docs/DESIGN.md, "Response cache"): the `McpCache` service where
  * one is provided, else one of its own (which its new sessions share).
  */
-const connectionCache = (originMaterial: string, identityMaterial: () => string) =>
+const connectionCache = (originMaterial: string, context: string, credential?: () => string) =>
   Effect.flatMap(Effect.serviceOption(McpCache.McpCache), (shared) => {
     const internals = shared._tag === "Some" ? CacheService.internalsOf(shared.value) : undefined
     return CacheService.forConnection(
       internals ?? CacheService.makeInternals({ ...McpCache.defaults }),
       originMaterial,
-      identityMaterial
+      context,
+      credential
     )
   })
 
@@ -630,12 +631,13 @@ export function connect(
       unsolicitedMaxBytes: settings.policy.unsolicitedMaxBytes
     }
     // The server is its URL without userinfo or fragment; the authorization context its headers
-    // and the credential of the moment (fingerprints of them: internal/cacheService.ts).
+    // (written once) and the credential of the moment (fingerprints of them: internal/cacheService.ts).
     const url = settings.url
     const headers = Object.entries(settings.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     const cache = yield* connectionCache(
       `http\u0000${url.protocol}//${url.host}${url.pathname}${url.search}`,
-      () => `${JSON.stringify(headers)}\u0000${auth?.credential.current ?? ""}`
+      JSON.stringify(headers),
+      () => auth?.credential.current ?? ""
     )
     return yield* Discovery.connect({
       ...discoveryOptions(settings),
@@ -705,7 +707,7 @@ export const connectStdio = (
     // The server is its command line, directory and environment (fingerprinted, with the
     // environment's values: internal/cacheService.ts); the environment is its credential too.
     const env = Object.entries(settings.env ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    const cache = yield* connectionCache(JSON.stringify(["stdio", settings.command, settings.args ?? [], settings.cwd ?? "", env]), () => "")
+    const cache = yield* connectionCache(JSON.stringify(["stdio", settings.command, settings.args ?? [], settings.cwd ?? "", env]), "")
     return yield* Discovery.connect({
       ...discoveryOptions(settings),
       secrets: settings.secrets,

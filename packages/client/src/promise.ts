@@ -517,7 +517,7 @@ const budgetOf = (options: RequestOptions | undefined): PhasePolicy.BudgetOption
 
 /** A listing's or a read's budget overrides and cache mode, without its signal. */
 const cachedOf = (options: RequestOptions | undefined): (PhasePolicy.BudgetOptions & McpCache.CacheOptions) | undefined =>
-  options === undefined ? undefined : { timeout: options.timeout, maxBytes: options.maxBytes, cache: options.cache }
+  options === undefined ? undefined : { ...budgetOf(options), cache: options.cache }
 
 /**
  * Calls `listener` with each item of `stream` until the connection closes; what it throws is

@@ -53,8 +53,9 @@ export const register = <A extends object>(cache: A, internals: Internals): A =>
 
 /**
  * What one connection uses of a cache: the cache, the fingerprint of its server (`origin`), and
- * the fingerprint of its authorization context at the moment (`identity`: its headers and its
- * current OAuth credential; a stdio child's environment), remembered for the last material.
+ * the fingerprint of its authorization context at the moment (`identity`: its headers, given
+ * once as `context`, and its current OAuth credential, read at each operation; a stdio child's
+ * environment), remembered for the last credential.
  */
 export interface ConnectionCache {
   readonly internals: Internals
@@ -65,15 +66,17 @@ export interface ConnectionCache {
 export const forConnection = (
   internals: Internals,
   originMaterial: string,
-  identityMaterial: () => string
+  context: string,
+  credential?: () => string
 ): Effect.Effect<ConnectionCache> =>
   Effect.map(internals.fingerprint(`origin\u0000${originMaterial}`), (origin) => {
-    let last: { readonly material: string; readonly fingerprint: string } | undefined
+    const fixed = `identity\u0000${origin}\u0000${context}`
+    let last: { readonly credential: string; readonly fingerprint: string } | undefined
     const identity = Effect.suspend(() => {
-      const material = `identity\u0000${origin}\u0000${identityMaterial()}`
-      if (last?.material === material) return Effect.succeed(last.fingerprint)
-      return Effect.map(internals.fingerprint(material), (fingerprint) => {
-        last = { material, fingerprint }
+      const current = credential?.() ?? ""
+      if (last?.credential === current) return Effect.succeed(last.fingerprint)
+      return Effect.map(internals.fingerprint(credential === undefined ? fixed : `${fixed}\u0000${current}`), (fingerprint) => {
+        last = { credential: current, fingerprint }
         return fingerprint
       })
     })

@@ -60,7 +60,8 @@ export const checkUrl = (raw: unknown): CheckedUrl | undefined => {
 }
 
 /** An `elicitationId`: a non-empty opaque string, bounded, with nothing invisible in it. */
-const isElicitationId = (u: unknown): u is string => typeof u === "string" && u.length > 0 && u.length <= maxElicitationIdLength && !unsafeCharacter.test(u)
+export const isElicitationId = (u: unknown): u is string =>
+  typeof u === "string" && u.length > 0 && u.length <= maxElicitationIdLength && !unsafeCharacter.test(u)
 
 /**
  * The params of a URL-mode `elicitation/create` as the handler sees them, or `undefined` when

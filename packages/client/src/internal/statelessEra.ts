@@ -173,9 +173,10 @@ export const era: Era = {
           const round = (current: Record<string, unknown> | undefined, rounds: number): Effect.Effect<Response, McpConnectionError> =>
             Effect.flatMap(transport.request(build(revision, method, current, headers, true), exchange), (response) => {
               const type = response.result["resultType"]
-              if (type === undefined || type === "complete") return Effect.succeed(rounds === 0 ? response : { ...response, rounds })
-              // A created task answers a call (the tasks extension): the connection follows it up.
-              if (type === "task" && method === "tools/call") return Effect.succeed(rounds === 0 ? response : { ...response, rounds })
+              // A created task answers a call too (the tasks extension): the connection follows it up.
+              if (type === undefined || type === "complete" || (type === "task" && method === "tools/call")) {
+                return Effect.succeed(rounds === 0 ? response : { ...response, rounds })
+              }
               if (type !== "input_required") return Effect.fail(violation(exchange, response, "unknown-result-type"))
               if (!multiRoundMethods.has(method)) return Effect.fail(violation(exchange, response, "invalid-result"))
               const asked = decodeInputRequired(response.result)

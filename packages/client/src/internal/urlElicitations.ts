@@ -15,7 +15,6 @@
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { McpConnectionError } from "../McpConnectionError.js"
-import { maxElicitationIdLength } from "./elicitationUrl.js"
 
 /** Ids expected at once. */
 export const maxPending = 256
@@ -55,7 +54,7 @@ const remember = (set: Set<string>, key: string, bound: number) => {
 export const make = (): UrlElicitations => {
   const pending = new Set<string>()
   const completed = new Set<string>()
-  const waiters = new Map<string, Set<(failure: McpConnectionError | undefined) => void>>()
+  const waiters = new Map<string, Set<(closed: boolean) => void>>()
   const subscribers = new Set<{ readonly single: (id: string) => void; readonly end: () => void }>()
   let closed = false
 
@@ -64,7 +63,7 @@ export const make = (): UrlElicitations => {
     remember(completed, id, maxCompleted)
     const waiting = waiters.get(id)
     waiters.delete(id)
-    if (waiting !== undefined) { for (const resume of waiting) resume(undefined) }
+    if (waiting !== undefined) { for (const resume of waiting) resume(false) }
     for (const subscriber of subscribers) subscriber.single(id)
   }
 
@@ -75,8 +74,9 @@ export const make = (): UrlElicitations => {
     complete: (params) =>
       Effect.sync(() => {
         const id = isRecord(params) ? params["elicitationId"] : undefined
-        // An id someone waits for is expected, even once newer ones pushed it out of `pending`.
-        if (typeof id !== "string" || id.length > maxElicitationIdLength || !(pending.has(id) || waiters.has(id))) return
+        // Only an id expected (each one checked, `isElicitationId`) completes; one someone waits
+        // for is expected, even once newer ones pushed it out of `pending`.
+        if (typeof id !== "string" || !(pending.has(id) || waiters.has(id))) return
         complete(id)
       }),
     completion: (id, closedFailure) =>
@@ -90,12 +90,12 @@ export const make = (): UrlElicitations => {
           if (completed.has(id)) return resume(Effect.void)
           if (closed) return resume(Effect.fail(closedFailure()))
           const waiting = waiters.get(id) ?? new Set()
-          const resumeOnce = (failure: McpConnectionError | undefined) => resume(failure === undefined ? Effect.void : Effect.fail(failure))
-          const onClose = (failure: McpConnectionError | undefined) => resumeOnce(failure === undefined ? undefined : closedFailure())
-          waiting.add(onClose)
+          // Completed, or closed: each waiter builds its own failure (with its own exchange).
+          const onEnd = (byClose: boolean) => resume(byClose ? Effect.fail(closedFailure()) : Effect.void)
+          waiting.add(onEnd)
           waiters.set(id, waiting)
           return Effect.sync(() => {
-            waiting.delete(onClose)
+            waiting.delete(onEnd)
             if (waiting.size === 0 && waiters.get(id) === waiting) waiters.delete(id)
           })
         })
@@ -113,14 +113,10 @@ export const make = (): UrlElicitations => {
       pending.clear()
       const all = [...waiters.values()]
       waiters.clear()
-      // Any failure marks "closed"; each waiter builds its own (with its own exchange).
-      for (const waiting of all) for (const resume of waiting) resume(closedMarker)
+      for (const waiting of all) for (const resume of waiting) resume(true)
       // The stream ends with the connection.
       for (const subscriber of [...subscribers]) subscriber.end()
       subscribers.clear()
     })
   }
 }
-
-/** What a waiter is resumed with when the connection closes: a sign, replaced by the waiter's own failure. */
-const closedMarker = {} as McpConnectionError

@@ -3,16 +3,19 @@
  * of the 2026-07-28 revision whose caching hints each test chooses, and which counts what it
  * receives (by method and by credential): a fresh listing or read is served without a request,
  * a stale one is fetched (TTL under `TestClock`), `refresh` and `bypass`, `private` entries kept
- * apart by credential while `public` ones are shared, answers after `input_required` never
- * kept, eviction by the server's notifications and by the public `evict`, the bounds (a huge
- * `ttlMs`, many entries, large answers), refused modes, and the Promise API.
+ * apart by credential (a header, or the token of an OAuth connection) while `public` ones are
+ * shared, answers after `input_required` never kept, eviction by the server's notifications
+ * and by the public `evict`, the bounds (a huge `ttlMs`, many entries, large answers), refused
+ * modes, and the Promise API.
  */
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck, Layer, TestClock } from "effect"
 import type * as http from "node:http"
-import { McpCache, McpClient } from "../../src/index.js"
+import { Authorization, McpCache, McpClient } from "../../src/index.js"
+import * as CacheService from "../../src/internal/cacheService.js"
 import * as PromiseApi from "../../src/promise.js"
+import { consentingUser, oauthServer, redirectUri } from "../support/oauth.js"
 import { json, rawHttpServer, type RawRequest, SSE_HEADERS, sseEvent } from "../support/rawMcpServer.js"
 
 type Hint = { readonly ttlMs: number; readonly cacheScope: "public" | "private" } | undefined
@@ -32,6 +35,8 @@ interface Script {
   readonly fetched: Array<Record<string, unknown>>
   /** Open subscription streams (`subscriptions/listen`), to send notifications on. */
   readonly streams: Array<http.ServerResponse>
+  /** The issuer of the authorization server that protects the endpoint (none: unprotected). */
+  protectedBy?: string | undefined
 }
 
 const modernMeta = (message: any) => message?.params?._meta?.["io.modelcontextprotocol/protocolVersion"] !== undefined
@@ -43,6 +48,18 @@ const cachingServer = (initial: Partial<Script> = {}) =>
     const answer = (res: http.ServerResponse, id: unknown, method: string, result: Record<string, unknown>) =>
       json(res, { jsonrpc: "2.0", id, result: { resultType: "complete", ...result, ...(script.hints[method] ?? {}) } })
     const server = yield* rawHttpServer((_req, res, request) => {
+      // Protected by an authorization server (a test's `protectedBy`): its metadata, and a 401 without a token.
+      if (script.protectedBy !== undefined) {
+        const resource = `http://${request.headers["host"]}/mcp`
+        if (request.path === "/.well-known/oauth-protected-resource/mcp" || request.path === "/.well-known/oauth-protected-resource") {
+          return json(res, { resource, authorization_servers: [script.protectedBy] })
+        }
+        if (request.headers["authorization"] === undefined) {
+          res.writeHead(401, { "www-authenticate": `Bearer resource_metadata="http://${request.headers["host"]}/.well-known/oauth-protected-resource/mcp"` })
+          res.end()
+          return
+        }
+      }
       if (request.method !== "POST") {
         res.writeHead(405)
         res.end()
@@ -102,7 +119,7 @@ const cachingServer = (initial: Partial<Script> = {}) =>
     }
     const count = (method: string, authorization?: string) =>
       server.received.filter((r: RawRequest) => r.rpcMethod === method && (authorization === undefined || r.headers["authorization"] === authorization)).length
-    return { url: `${server.origin}/mcp`, script, notify, count }
+    return { url: `${server.origin}/mcp`, script, notify, count, server }
   })
 
 const minute = { ttlMs: 60_000, cacheScope: "public" } as const
@@ -409,4 +426,63 @@ describe("the response cache", () => {
       expect(srv.count("resources/read")).toBe(3)
       yield* Effect.promise(() => Promise.all([first.close(), second.close()]))
     }))
+})
+
+describe("a connection's cache identity (internal/cacheService.ts)", () => {
+  it.effect("its headers are written once; the identity follows the credential of the moment, fingerprinted once per change", () =>
+    Effect.gen(function*() {
+      const internals = CacheService.makeInternals({ ...McpCache.defaults })
+      const materials: Array<string> = []
+      const counted: CacheService.Internals = {
+        ...internals,
+        fingerprint: (material) => Effect.zipRight(Effect.sync(() => materials.push(material)), internals.fingerprint(material))
+      }
+      let token = "alice-token"
+      const alice = yield* CacheService.forConnection(counted, "http\u0000https://example.com/mcp", "[]", () => token)
+      const first = yield* alice.identity
+      expect(yield* alice.identity).toBe(first)
+      // The origin, then one identity: the same credential asks for no new fingerprint.
+      expect(materials).toHaveLength(2)
+      token = "refreshed-token"
+      const refreshed = yield* alice.identity
+      expect(refreshed).not.toBe(first)
+      expect(materials).toHaveLength(3)
+      // Another connection of the same headers and another credential never shares the identity;
+      // with the same credential, it does.
+      const bob = yield* CacheService.forConnection(counted, "http\u0000https://example.com/mcp", "[]", () => "bob-token")
+      expect([first, refreshed]).not.toContain(yield* bob.identity)
+      const same = yield* CacheService.forConnection(counted, "http\u0000https://example.com/mcp", "[]", () => "refreshed-token")
+      expect(yield* same.identity).toBe(refreshed)
+      // Without a credential (stdio), the context alone.
+      const child = yield* CacheService.forConnection(counted, "stdio", "")
+      expect(yield* child.identity).toBe(yield* child.identity)
+    }))
+})
+
+describe("the response cache and OAuth", () => {
+  it.scopedLive("two OAuth connections (two tokens) sharing one McpCache never serve each other's private reads", () =>
+    Effect.gen(function*() {
+      const oauth = yield* oauthServer()
+      // Each read answers who asked (its bearer token), privately.
+      const srv = yield* cachingServer({ readHint: () => ({ ttlMs: 60_000, cacheScope: "private" }), protectedBy: oauth.issuer })
+      const user = consentingUser(oauth)
+      // Each its own token store: each its own token.
+      const connect = McpClient.connect({ url: srv.url, auth: { redirectUri } }).pipe(
+        Effect.provide(Layer.merge(user.layer, Authorization.layerMemoryTokenStore))
+      )
+      const alice = yield* connect
+      const bob = yield* connect
+      const reads = () => srv.server.received.filter((r: RawRequest) => r.rpcMethod === "resources/read").map((r) => String(r.headers["authorization"]))
+      const aliceRead = text(yield* alice.readResource("test://a"))
+      expect(text(yield* alice.readResource("test://a"))).toBe(aliceRead)
+      expect(reads()).toHaveLength(1)
+      const bobRead = text(yield* bob.readResource("test://a"))
+      expect(text(yield* bob.readResource("test://a"))).toBe(bobRead)
+      const [aliceToken, bobToken] = reads()
+      expect(reads()).toHaveLength(2)
+      expect(aliceToken).toMatch(/^Bearer ./)
+      expect(bobToken).not.toBe(aliceToken)
+      expect(aliceRead).toBe(`#0 for ${aliceToken}`)
+      expect(bobRead).toBe(`#1 for ${bobToken}`)
+    }).pipe(Effect.provide(Layer.merge(McpCache.layer(), FetchHttpClient.layer))))
 })

@@ -444,6 +444,20 @@ describe("URL elicitation: awaitElicitation", () => {
       yield* Deferred.await(done)
       expect(yield* Effect.flip(connection.awaitElicitation("later"))).toMatchObject({ _tag: "TransportFailure", reason: "session-closed" })
     }).pipe(Effect.provide(FetchHttpClient.layer)))
+  it.scoped("refuses an id with an invisible character before it waits (the TestClock never moves: a wait would never end)", () =>
+    Effect.gen(function*() {
+      const server = yield* askingServer([])
+      const connection = yield* McpClient.connect({ url: server.url, policy: { call: { timeout: "20 seconds" } } })
+      for (const id of ["a\u200b", "\u202ee-1", "e 1", "e-1\n"]) {
+        expect(yield* Effect.flip(connection.awaitElicitation(id))).toMatchObject({
+          _tag: "InvalidOption",
+          option: "elicitationId",
+          reason: "invalid-value",
+          stage: "elicitation",
+          outcome: "not-sent"
+        })
+      }
+    }).pipe(Effect.provide(FetchHttpClient.layer)))
 })
 
 describe("URL elicitation: the Promise API", () => {

@@ -22,37 +22,22 @@ import { InvalidOption } from "../../McpConnectionError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type { Exchange, Response } from "../transport/transport.js"
 import * as Failures from "../failures.js"
-import { type Core, refusedOption, resultViolation } from "./core.js"
+import { type Core, decodedAs, resultViolation } from "./core.js"
 
 const decodeRequest = Schema.decodeUnknownEither(McpSchema.CompleteRequest, { onExcessProperty: "ignore" })
 const decodeResult = Schema.decodeUnknownEither(McpSchema.CompleteResult)
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** The request as checked, or the part of it that failed its check (the first key of the first issue's path). */
-const checked = (request: unknown): Either.Either<McpSchema.CompleteRequest, string> => {
-  if (!isRecord(request)) return Either.left("request")
-  const decoded = decodeRequest(request)
-  if (Either.isRight(decoded)) return Either.right(decoded.right)
-  const first = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]?.path[0]
-  return Either.left(first === "ref" || first === "argument" || first === "context" ? first : "request")
-}
-
 /**
- * The params sent: only the fields of the spec (a prompt reference's `title` too), so a caller's
- * object carries nothing else to the server.
+ * The request as checked (only the fields of the spec, so a caller's object carries nothing else
+ * to the server), or the part of it that failed its check (the first key of the first issue's path).
  */
-const paramsOf = (request: McpSchema.CompleteRequest): Record<string, unknown> => {
-  const ref = request.ref.type === "ref/prompt"
-    ? { type: "ref/prompt", name: request.ref.name, ...(request.ref.title === undefined ? {} : { title: request.ref.title }) }
-    : { type: "ref/resource", uri: request.ref.uri }
-  const context = request.context?.arguments
-  return {
-    ref,
-    argument: { name: request.argument.name, value: request.argument.value },
-    ...(context === undefined ? {} : { context: { arguments: { ...context } } })
-  }
-}
+const checked = (request: unknown): Either.Either<McpSchema.CompleteRequest, string> =>
+  Either.mapLeft(decodeRequest(request), (error) => {
+    const first = ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.path[0]
+    return first === "ref" || first === "argument" || first === "context" ? first : "request"
+  })
 
 /** Whether the session's server declared `completions` (an object, as the spec writes it). */
 const declaresCompletions = (capabilities: Readonly<Record<string, unknown>>): boolean => isRecord(capabilities["completions"])
@@ -67,10 +52,7 @@ const decodedResult = (exchange: Exchange) => (response: Response) => {
   if (Array.isArray(values) && values.length > McpSchema.maxCompletionValues) {
     return Effect.fail(resultViolation(exchange, "invalid-result", response.bytes, `${values.length} completion values`))
   }
-  const decoded = decodeResult(response.result)
-  return Either.isRight(decoded)
-    ? Effect.succeed({ value: decoded.right, bytes: response.bytes })
-    : Effect.fail(resultViolation(exchange, "invalid-result", response.bytes, decoded.left))
+  return Effect.mapError(decodedAs(decodeResult, exchange)(response), (error) => Failures.withOutcome(error, "applied"))
 }
 
 /** A server that did not declare `completions` is not asked. */
@@ -89,19 +71,16 @@ export const complete = (core: Core): McpClient.Connection["complete"] => (reque
   Effect.suspend(() => {
     // Checked when the effect runs: what it sends is the request as it is then.
     const input = checked(request)
+    // A refused input never runs: callPhase refuses it before any I/O.
+    const valid = Either.getOrUndefined(input)
     return core.callPhase(
       "completion/complete",
       "complete",
       options,
       Either.isLeft(input) ? input.left : undefined,
       (on, exchange) =>
-        Either.match(input, {
-          // Refused by callPhase before any I/O already; the same refusal, should it get here.
-          onLeft: (part) => refusedOption(exchange, part),
-          onRight: (valid) =>
-            declaresCompletions(on.session.capabilities)
-              ? Effect.flatMap(on.session.request("completion/complete", paramsOf(valid), exchange), decodedResult(exchange))
-              : undeclared(exchange)
-        })
+        declaresCompletions(on.session.capabilities)
+          ? Effect.flatMap(on.session.request("completion/complete", valid, exchange), decodedResult(exchange))
+          : undeclared(exchange)
     )
   })

@@ -38,8 +38,10 @@ export const make = (
     const current = core.live.current
     // Subscriptions and the live prompt and resource lists (docs/DESIGN.md, "Subscriptions").
     const subscriptions = yield* Subscriptions.make(core)
-    const promptList = yield* LiveLists.make(core, Prompts.make(core).listPrompts(), setup.notifications.promptsChanged)
-    const resourceList = yield* LiveLists.make(core, Resources.make(core).listResources(), setup.notifications.resourcesChanged)
+    const prompts = Prompts.make(core)
+    const resources = Resources.make(core)
+    const promptList = yield* LiveLists.make(core, prompts.listPrompts(), setup.notifications.promptsChanged)
+    const resourceList = yield* LiveLists.make(core, resources.listResources(), setup.notifications.resourcesChanged)
     return {
       get transport() {
         return current().kind
@@ -68,8 +70,8 @@ export const make = (
       ...CallTool.make(core),
       listTools: relist,
       listToolsWith: listToolsWith(core),
-      ...Resources.make(core),
-      ...Prompts.make(core),
+      ...resources,
+      ...prompts,
       complete: complete(core),
       ...Skills.make(core),
       setLogLevel: setLogLevel(core),

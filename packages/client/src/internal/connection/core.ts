@@ -119,7 +119,8 @@ export interface Core extends Setup {
   ) => Effect.Effect<A, McpConnectionError>
 }
 
-const sameTools = (a: ReadonlyArray<McpSchema.Tool>, b: ReadonlyArray<McpSchema.Tool>) => a === b || JSON.stringify(a) === JSON.stringify(b)
+/** Whether two lists (of tools, prompts, resources) are the same, as the server sent them. */
+export const sameList = <A>(a: ReadonlyArray<A>, b: ReadonlyArray<A>) => a === b || JSON.stringify(a) === JSON.stringify(b)
 
 /** An input found invalid: refused before any I/O. */
 export const refusedOption = (exchange: Exchange, option: string) =>
@@ -153,7 +154,7 @@ export const make = (setup: Setup): Effect.Effect<Core> =>
     let published = discovered.listing.tools
     const publish = (tools: ReadonlyArray<McpSchema.Tool>) =>
       Effect.suspend(() => {
-        if (sameTools(tools, published)) return Effect.void
+        if (sameList(tools, published)) return Effect.void
         published = tools
         return SubscriptionRef.set(toolList, tools)
       })

@@ -10,12 +10,10 @@ import type * as McpClient from "../../McpClient.js"
 import * as PhasePolicy from "../../PhasePolicy.js"
 import type { Exchange } from "../transport/transport.js"
 import { withDeadline } from "../deadline.js"
-import { maxElicitationIdLength } from "../elicitationUrl.js"
+import { isElicitationId } from "../elicitationUrl.js"
 import * as Failures from "../failures.js"
 import { clientSpan } from "../tracing.js"
 import { type Core, refusedOption } from "./core.js"
-
-const isElicitationId = (u: unknown): u is string => typeof u === "string" && u.length > 0 && u.length <= maxElicitationIdLength
 
 export interface Elicitation {
   readonly elicitationCompletions: McpClient.Connection["elicitationCompletions"]

@@ -16,9 +16,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as McpClient from "../../McpClient.js"
 import type { McpConnectionError } from "../../McpConnectionError.js"
 import { relistOnChange } from "../relisting.js"
-import type { Core } from "./core.js"
-
-const same = <A>(a: ReadonlyArray<A>, b: ReadonlyArray<A> | undefined) => a === b || JSON.stringify(a) === JSON.stringify(b)
+import { type Core, sameList } from "./core.js"
 
 export const make = <A>(
   core: Core,
@@ -28,21 +26,25 @@ export const make = <A>(
   Effect.gen(function*() {
     const ref = yield* SubscriptionRef.make<ReadonlyArray<A> | undefined>(undefined)
     const lock = yield* Effect.makeSemaphore(1)
-    let current: ReadonlyArray<A> | undefined
+    // Once the list is known only the relisting fiber lists again (before, only `get`, under
+    // the lock): one check-and-set at a time.
     const fetch = Effect.flatMap(list, (items) =>
-      Effect.suspend(() => {
-        if (current !== undefined && same(items, current)) return Effect.succeed(current)
-        current = items
-        return Effect.as(SubscriptionRef.set(ref, items), items)
-      }))
+      Effect.flatMap(SubscriptionRef.get(ref), (current) =>
+        current !== undefined && sameList(items, current)
+          ? Effect.succeed(current)
+          : Effect.as(SubscriptionRef.set(ref, items), items)))
     // Changes are listed only once someone asked for the list.
     yield* Effect.forkIn(
-      relistOnChange(changed, core.policy.relistDelayMs, Effect.suspend(() => current === undefined ? Effect.void : fetch)),
+      relistOnChange(
+        changed,
+        core.policy.relistDelayMs,
+        Effect.flatMap(SubscriptionRef.get(ref), (current) => current === undefined ? Effect.void : fetch)
+      ),
       core.scope
     )
-    const get = Effect.suspend(() =>
-      current !== undefined ? Effect.succeed(current) : lock.withPermits(1)(Effect.suspend(() => current !== undefined ? Effect.succeed(current) : fetch))
-    )
+    const known = (otherwise: Effect.Effect<ReadonlyArray<A>, McpConnectionError>) =>
+      Effect.flatMap(SubscriptionRef.get(ref), (current) => current !== undefined ? Effect.succeed(current) : otherwise)
+    const get = known(lock.withPermits(1)(known(fetch)))
     return {
       get,
       changes: Stream.unwrap(Effect.as(get, Stream.filterMap(ref.changes, Option.fromNullable)))
