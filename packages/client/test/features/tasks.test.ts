@@ -353,9 +353,9 @@ describe("tasks, refusals and hostile servers", () => {
       for (let i = 0; i < 100; i++) {
         server.notify(call.handle.taskId, { taskId: call.handle.taskId, status: "working", statusMessage: `step ${i}`, ttl: 60_000 })
       }
-      const started = Date.now()
       expect((yield* connection.callTool("quick")).content).toEqual([{ type: "text", text: "quick" }])
-      expect(Date.now() - started).toBeLessThan(1_500)
+      // Run on the reader, every one of the 100 would have been handled before the answer was read.
+      expect(seen.length).toBeLessThan(100)
       // The latest status still reaches the wait.
       yield* eventually(() => seen.includes("step 99"))
       expect(seen.length).toBeLessThan(100)
