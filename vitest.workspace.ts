@@ -64,6 +64,7 @@ export const projects: ReadonlyArray<TestProjectInlineConfiguration> = [
     slowSetup: ["test/globalSetup.ts"]
   }),
   ...tiered("workflow", { slow: ["test/cluster/**/*.test.ts"] }),
+  ...tiered("ai", { slow: [] }),
   // The packing itself is the qualification's (npm run qualify), after the tests.
   ...tiered("qualify", { slow: [] })
 ]
