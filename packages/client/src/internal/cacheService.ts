@@ -30,18 +30,44 @@ export const internalsOf = (cache: object): Internals | undefined => registry.ge
 
 const hex = (buffer: ArrayBuffer) => Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, "0")).join("")
 
+interface SyncHmac {
+  readonly createHmac: (algorithm: "sha256", key: Uint8Array) => {
+    update(data: string): { digest(encoding: "hex"): string }
+  }
+}
+
+/**
+ * The runtime's synchronous HMAC (`node:crypto`, which Node, Bun and Deno have), read without an
+ * import so that other runtimes load this module too; `undefined` where there is none. Each
+ * connection fingerprints its server and its authorization context: WebCrypto's `sign` answers
+ * through the event loop (a thread-pool round trip each time), the synchronous one in a few µs.
+ */
+const syncHmac = ((): SyncHmac | undefined => {
+  try {
+    const runtime = (globalThis as { readonly process?: { readonly getBuiltinModule?: (id: string) => unknown } }).process
+    const crypto = runtime?.getBuiltinModule?.("node:crypto") as Partial<SyncHmac> | undefined
+    return typeof crypto?.createHmac === "function" ? (crypto as SyncHmac) : undefined
+  } catch {
+    return undefined
+  }
+})()
+
 export const makeInternals = (settings: Settings): Internals => {
   const raw = globalThis.crypto.getRandomValues(new Uint8Array(32))
   let key: Promise<CryptoKey> | undefined
   const encoder = new TextEncoder()
+  const hmac = syncHmac
   return {
     responses: ResponseCache.make(settings),
     eras: EraCache.make(settings.maxOrigins, settings.maxEraAgeMs),
-    fingerprint: (material) =>
-      Effect.promise(async () => {
-        key ??= globalThis.crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"])
-        return hex(await globalThis.crypto.subtle.sign("HMAC", await key, encoder.encode(material)))
-      })
+    // The same HMAC-SHA-256 (hex) either way.
+    fingerprint: hmac !== undefined
+      ? (material) => Effect.sync(() => hmac.createHmac("sha256", raw).update(material).digest("hex"))
+      : (material) =>
+        Effect.promise(async () => {
+          key ??= globalThis.crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"])
+          return hex(await globalThis.crypto.subtle.sign("HMAC", await key, encoder.encode(material)))
+        })
   }
 }
 

@@ -11,6 +11,8 @@
  * (docs/DESIGN.md, "Typed results").
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { LimitExceeded, type McpConnectionError, type Stage } from "../McpConnectionError.js"
 import * as McpSchema from "../McpSchema.js"
@@ -36,8 +38,50 @@ export interface Listing {
   readonly bytes: number
 }
 
-const decodeListPage = Schema.decodeUnknown(McpSchema.ListToolsPage)
-const decodeTool = Schema.decodeUnknown(McpSchema.Tool)
+// Decoded synchronously: a listing of many tools decodes each one, and a decode run as an
+// Effect costs a few fiber steps more per tool than the decode itself.
+const decodeListPage = Schema.decodeUnknownEither(McpSchema.ListToolsPage)
+const decodeTool = Schema.decodeUnknownEither(McpSchema.Tool)
+
+const isPlainRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * A listed tool that `McpSchema.Tool` accepts as it is, checked by hand (the usual case, with no
+ * copy made); `undefined` for anything else, which the Schema then decodes (and whose failure
+ * is the one reported). Never broader than the Schema.
+ */
+const plainTool = (u: unknown): McpSchema.Tool | undefined => {
+  if (!isPlainRecord(u)) return undefined
+  const { annotations, description, inputSchema, name, outputSchema, title } = u
+  if (typeof name !== "string" || name.length === 0) return undefined
+  if ((title !== undefined && typeof title !== "string") || (description !== undefined && typeof description !== "string")) {
+    return undefined
+  }
+  if (!isPlainRecord(inputSchema) || inputSchema["type"] !== "object") return undefined
+  if ((outputSchema !== undefined && !isPlainRecord(outputSchema)) || (annotations !== undefined && !isPlainRecord(annotations))) {
+    return undefined
+  }
+  return u as McpSchema.Tool
+}
+
+/** A page of `tools/list` without a cache hint, as `McpSchema.ListToolsPage` decodes it, checked by hand; else `undefined`. */
+const plainPage = (u: unknown): typeof McpSchema.ListToolsPage.Type | undefined => {
+  if (!isPlainRecord(u)) return undefined
+  const { cacheScope, nextCursor, tools, ttlMs } = u
+  if (!Array.isArray(tools) || (nextCursor !== undefined && typeof nextCursor !== "string")) return undefined
+  return ttlMs === undefined && cacheScope === undefined ? (u as typeof McpSchema.ListToolsPage.Type) : undefined
+}
+
+export const pageOf = (u: unknown): Either.Either<typeof McpSchema.ListToolsPage.Type, ParseResult.ParseError> => {
+  const plain = plainPage(u)
+  return plain === undefined ? decodeListPage(u) : Either.right(plain)
+}
+
+/** One listed tool, decoded: by hand when it is plainly valid, else by its Schema. */
+export const toolOf = (u: unknown): Either.Either<McpSchema.Tool, ParseResult.ParseError> => {
+  const plain = plainTool(u)
+  return plain === undefined ? decodeTool(u) : Either.right(plain)
+}
 
 export const limitExceeded = (
   exchange: Exchange,
@@ -104,7 +148,25 @@ const cacheableHints = () => {
   }
 }
 
-const utf8Length = (value: unknown): number => new TextEncoder().encode(JSON.stringify(value)).length
+/**
+ * Whether a value's JSON text is at most `max` bytes of UTF-8, counted without encoding it (and
+ * without counting at all when its length alone decides: a UTF-16 unit is 1 to 3 bytes).
+ * `JSON.stringify` escapes lone surrogates, so every surrogate in its text is half of a pair
+ * (4 bytes for the pair).
+ */
+export const jsonWithin = (value: unknown, max: number): boolean => {
+  const text = JSON.stringify(value)
+  if (text.length * 3 <= max) return true
+  if (text.length > max) return false
+  let bytes = text.length
+  for (let i = 0; i < text.length && bytes <= max; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x80) continue
+    // 2 bytes below U+0800, else 3; a surrogate pair (2 UTF-16 units) is 4.
+    bytes += code < 0x800 ? 1 : code >= 0xd800 && code <= 0xdfff ? 1 : 2
+  }
+  return bytes <= max
+}
 
 /**
  * Lists every page of tools. The cache hint is the most cautious of the pages' (the shortest
@@ -137,15 +199,19 @@ export const listAllTools = (
       record("list-tools", response.bytes)
       const passed = addPage(totals, response, policy)
       if (passed !== undefined) return yield* Effect.fail(limitExceeded(exchange, passed, totals.bytes))
-      const decoded = yield* decodeListPage(response.result).pipe(Effect.mapError(invalidResult(exchange, response.bytes)))
+      const pageResult = pageOf(response.result)
+      if (Either.isLeft(pageResult)) return yield* Effect.fail(invalidResult(exchange, response.bytes)(pageResult.left))
+      const decoded = pageResult.right
       if (tools.length + excluded.size + decoded.tools.length > policy.maxTools) {
         return yield* Effect.fail(limitExceeded(exchange, "maxTools"))
       }
       for (const candidate of decoded.tools) {
-        const tool = yield* decodeTool(candidate).pipe(Effect.mapError(invalidResult(exchange, response.bytes)))
+        const listed = toolOf(candidate)
+        if (Either.isLeft(listed)) return yield* Effect.fail(invalidResult(exchange, response.bytes)(listed.left))
+        const tool = listed.right
         if (
-          utf8Length(tool.inputSchema) > policy.maxSchemaBytes ||
-          (tool.outputSchema !== undefined && utf8Length(tool.outputSchema) > policy.maxSchemaBytes)
+          !jsonWithin(tool.inputSchema, policy.maxSchemaBytes) ||
+          (tool.outputSchema !== undefined && !jsonWithin(tool.outputSchema, policy.maxSchemaBytes))
         ) {
           return yield* Effect.fail(limitExceeded(exchange, "maxSchemaBytes"))
         }
