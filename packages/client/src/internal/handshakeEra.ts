@@ -27,12 +27,6 @@ const cancelNotice = (id: McpSchema.RequestId): Outgoing => ({
   params: { requestId: id, reason: "interrupted" }
 })
 
-/** Whether a server's capabilities say it announces tool list changes (`tools.listChanged`). */
-const announcesToolChanges = (capabilities: Readonly<Record<string, unknown>>): boolean => {
-  const tools = capabilities["tools"]
-  return typeof tools === "object" && tools !== null && (tools as Record<string, unknown>)["listChanged"] === true
-}
-
 /** A 404 to a message that carried the session id: the server no longer knows the session. */
 const isExpiry = (error: McpConnectionError) => error.status === 404
 
@@ -54,15 +48,9 @@ export const era: Era = {
           return Effect.fail(Failures.sessionExpired(exchange, "not-applied", 404))
         })
       }
-      /**
-       * Until the first standalone stream has its answer: what an operation waits for first (a
-       * server may route a call's own requests to that stream). The discovery's listings do not.
-       */
-      let listening: Effect.Effect<void> | undefined
       const request = (method: string, params: Record<string, unknown> | undefined, exchange: Exchange) => {
         const message: Request = { method, params, cancelNotice, resumable: true }
-        const sent = send(exchange, transport.request(message, exchange))
-        return listening === undefined || exchange.phase === "discovery" ? sent : Effect.zipRight(listening, sent)
+        return send(exchange, transport.request(message, exchange))
       }
 
       const initializeExchange = context.exchange("initialize")
@@ -98,17 +86,8 @@ export const era: Era = {
       const initializedExchange = context.exchange("initialized")
       yield* send(initializedExchange, transport.notify({ method: "notifications/initialized" }, initializedExchange))
       context.record("initialized", 0)
-      // The server's own requests may come on a stream of their own (Streamable HTTP's GET),
-      // opened in the background: the listing does not wait for it. A tool list change the
-      // server announces before it is open would be lost: when the server says it announces
-      // them, the first stream to open has the tools listed once more (docs/DESIGN.md, "Live
-      // tool lists").
-      if (transport.listen !== undefined) {
-        const answered = yield* transport.listen({ relist: announcesToolChanges(result.capabilities) })
-        listening = Effect.tap(answered, () => {
-          listening = undefined
-        })
-      }
+      // The server's own requests may come on a stream of their own (Streamable HTTP's GET).
+      if (transport.listen !== undefined) yield* transport.listen
 
       return {
         era: "handshake",

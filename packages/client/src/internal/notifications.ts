@@ -96,12 +96,6 @@ export interface Notifications {
   readonly take: (notification: typeof McpSchema.JsonRpcNotification.Type) => Effect.Effect<void>
   /** A stream of the server's was opened again: a change may have been missed, so it counts as one. */
   readonly reopened: Effect.Effect<void>
-  /**
-   * The first 2025 standalone stream opened while the discovery went on without it: a tool list
-   * change announced before it was there may be lost, so the tools are listed once more (nothing
-   * was subscribed on a stream that was not there yet).
-   */
-  readonly firstOpened: Effect.Effect<void>
   /** A new progress token for one call, whose progress goes to `onProgress` until released. */
   readonly trackProgress: (onProgress: (progress: Progress) => void) => ProgressTracking
   /**
@@ -270,7 +264,6 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
       },
       // A 2025 stream opened again: the tools are listed again, the subscriptions made again.
       reopened: Effect.asVoid(Effect.zipRight(changed, Queue.offer(resubscribe, undefined))),
-      firstOpened: Effect.asVoid(changed),
       trackProgress: (onProgress) => {
         // Unique among the connection's calls, as the spec requires of active tokens.
         const token = `phasebound-${++nextToken}`

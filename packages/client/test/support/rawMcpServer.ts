@@ -125,8 +125,6 @@ export interface RawMcpOptions {
   readonly onCall?: (ctx: RawMcpContext) => void | Promise<void>
   /** Answers a GET; default 405. */
   readonly onGet?: (ctx: RawMcpContext) => void | Promise<void>
-  /** The `tools` capability `initialize` declares; default `{}` (no list changes announced). */
-  readonly toolsCapability?: Readonly<Record<string, unknown>>
 }
 
 export const rawMcpServer = (options: RawMcpOptions = {}) =>
@@ -169,7 +167,7 @@ export const rawMcpServer = (options: RawMcpOptions = {}) =>
             id: message.id,
             result: {
               protocolVersion: options.protocolVersion ?? "2025-11-25",
-              capabilities: { tools: options.toolsCapability ?? {} },
+              capabilities: { tools: {} },
               serverInfo: { name: "raw", version: "1" }
             }
           }, options.sessionId === undefined ? {} : { "mcp-session-id": options.sessionId })

@@ -115,7 +115,6 @@ export const evictingInbound = (
         if (targets !== undefined) { for (const target of targets) responses.evict(target, cache.origin) }
         return inbound.notification === undefined ? Effect.void : inbound.notification(notification)
       }),
-    reopened: Effect.zipRight(Effect.sync(evictAll), inbound.reopened ?? Effect.void),
-    firstOpened: Effect.zipRight(Effect.sync(evictAll), inbound.firstOpened ?? Effect.void)
+    reopened: Effect.zipRight(Effect.sync(evictAll), inbound.reopened ?? Effect.void)
   }
 }

@@ -152,8 +152,7 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
       // A URL elicitation's completion goes to those who expect it (`internal/urlElicitations.ts`).
       notification: (message) =>
         message.method === "notifications/elicitation/complete" ? responder.elicitations.complete(message.params) : notifications.take(message),
-      reopened: notifications.reopened,
-      firstOpened: notifications.firstOpened
+      reopened: notifications.reopened
     }, notifications.observeChanges)
     const plain = (stage: Stage): Exchange => ({ stage, phase: "discovery", budget: policy.discovery })
     if (Negotiation.usableCandidates(input.candidates({ exchange: plain, inbound }), input.revisions).length === 0) {

@@ -16,7 +16,6 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
@@ -261,101 +260,85 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
 
     /**
      * The standalone stream: the server's requests are answered, its notifications handed on,
-     * responses dropped. Opened in the background: nobody waits for it but an operation that may
-     * need it (the era's calls wait for the first answer, at most one release step, so that a
-     * server that routes a call's requests there has it open). A server that answers with
-     * anything but an SSE stream offers none (405 is the usual answer); a frame past the
-     * unsolicited bound, or a read that fails, ends it, and it is opened again (see `keep`).
+     * responses dropped. The wait for its answer's headers belongs to the caller (discovery,
+     * under its deadline, and at most one release step), so the stream is open before the first
+     * call: a server may route a call's requests to it. A server that answers with anything but
+     * an SSE stream offers none (405 is the usual answer); a frame past the unsolicited bound,
+     * or a read that fails, ends it, and it is opened again (see `keep`).
      */
     let droppedFrames = 0
-    const listen: NonNullable<Transport["listen"]> = ({ relist }) =>
-      Effect.flatMap(Effect.scope, (scope) => {
-        const exchange: Exchange = {
-          stage: "initialized",
-          phase: "session",
-          budget: { timeoutMs: options.releaseTimeoutMs, maxBytes: options.unsolicitedMaxBytes }
-        }
-        const onEvent = (event: SseEvent): Effect.Effect<undefined> => {
-          if (event.event !== "message" || event.data === "") return Effect.succeed(undefined)
-          return Messages.parseText(exchange, event.data).pipe(
-            Effect.flatMap((message) => {
-              // A response on this stream answers nothing the client asked here.
-              if (message._tag === "Success" || message._tag === "Failure") droppedFrames++
-              return handleOther(message)
-            }),
-            Effect.catchAll(() => Effect.sync(() => void droppedFrames++)),
-            Effect.as(undefined)
-          )
-        }
-        /**
-         * One GET, in a scope of its own: its headers awaited at most one release step (a server
-         * that stalls them offers no stream this time), then the reading of its stream; or
-         * `"refused"` when the server offers none (405, or anything but an SSE stream).
-         */
-        const open = Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (attempt) => {
-          const request = HttpClientRequest.get(options.url).pipe(
-            HttpClientRequest.setHeaders({ accept: "text/event-stream", ...session.current })
-          )
-          return client.open(request, identity, attempt).pipe(
-            Effect.timeout(Duration.millis(options.releaseTimeoutMs)),
-            Effect.map((response) => {
-              if (response.status !== 200 || Http.contentTypeOf(response) !== "text/event-stream") {
-                releaseBody(response)
-                return "refused" as const
-              }
-              // Nobody waits on this stream: how it ends changes nothing for any request.
-              return readFrames(response, sseParser({ maxFrameBytes: () => options.unsolicitedMaxBytes }), onEvent).pipe(
-                Effect.catchAllCause(() => Effect.void)
-              )
-            }),
-            // No answer in time, or none at all.
-            Effect.catchAll(() => Effect.succeed("unanswered" as const)),
-            Effect.map((stream) => ({ stream, attempt }))
-          )
-        })
-        /**
-         * The stream for the session's life: opened again when it ends or went unanswered, after
-         * 1 s, 2 s, 4 s... at most 30 s (1 s again once a stream was open), until the server
-         * offers none (docs/DESIGN.md, "Live tool lists"). The first stream to open is
-         * `firstOpened` when it is the first attempt's (and `relist`), `reopened` when a later one's:
-         * a change may have gone unseen.
-         */
-        const keep = (first: Effect.Effect.Success<typeof open>) =>
-          Effect.gen(function*() {
-            let current = first
-            let failures = 0
-            if (typeof first.stream !== "string" && relist && options.inbound.firstOpened !== undefined) {
-              yield* options.inbound.firstOpened
+    const listen: Transport["listen"] = Effect.flatMap(Effect.scope, (scope) => {
+      const exchange: Exchange = {
+        stage: "initialized",
+        phase: "session",
+        budget: { timeoutMs: options.releaseTimeoutMs, maxBytes: options.unsolicitedMaxBytes }
+      }
+      const onEvent = (event: SseEvent): Effect.Effect<undefined> => {
+        if (event.event !== "message" || event.data === "") return Effect.succeed(undefined)
+        return Messages.parseText(exchange, event.data).pipe(
+          Effect.flatMap((message) => {
+            // A response on this stream answers nothing the client asked here.
+            if (message._tag === "Success" || message._tag === "Failure") droppedFrames++
+            return handleOther(message)
+          }),
+          Effect.catchAll(() => Effect.sync(() => void droppedFrames++)),
+          Effect.as(undefined)
+        )
+      }
+      /**
+       * One GET, in a scope of its own: its headers awaited at most one release step (a server
+       * that stalls them offers no stream this time), then the reading of its stream; or
+       * `"refused"` when the server offers none (405, or anything but an SSE stream).
+       */
+      const open = Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (attempt) => {
+        const request = HttpClientRequest.get(options.url).pipe(
+          HttpClientRequest.setHeaders({ accept: "text/event-stream", ...session.current })
+        )
+        return client.open(request, identity, attempt).pipe(
+          Effect.timeout(Duration.millis(options.releaseTimeoutMs)),
+          Effect.map((response) => {
+            if (response.status !== 200 || Http.contentTypeOf(response) !== "text/event-stream") {
+              releaseBody(response)
+              return "refused" as const
             }
-            while (current.stream !== "refused") {
-              if (current.stream === "unanswered") failures++
-              else {
-                yield* current.stream
-                failures = 0
-              }
-              yield* Scope.close(current.attempt, Exit.void)
-              yield* Effect.sleep(Duration.millis(Math.min(maxReopenDelayMs, 1_000 * 2 ** Math.max(0, failures - 1))))
-              current = yield* open
-              if (typeof current.stream !== "string" && options.inbound.reopened !== undefined) yield* options.inbound.reopened
+            // Nobody waits on this stream: how it ends changes nothing for any request.
+            return readFrames(response, sseParser({ maxFrameBytes: () => options.unsolicitedMaxBytes }), onEvent).pipe(
+              Effect.catchAllCause(() => Effect.void)
+            )
+          }),
+          // No answer in time, or none at all.
+          Effect.catchAll(() => Effect.succeed("unanswered" as const)),
+          Effect.map((stream) => ({ stream, attempt }))
+        )
+      })
+      /**
+       * The stream for the session's life: opened again when it ends or went unanswered, after
+       * 1 s, 2 s, 4 s... at most 30 s (1 s again once a stream was open), until the server
+       * offers none (docs/DESIGN.md, "Live tool lists").
+       */
+      const keep = (first: Effect.Effect.Success<typeof open>) =>
+        Effect.gen(function*() {
+          let current = first
+          let failures = 0
+          while (current.stream !== "refused") {
+            if (current.stream === "unanswered") failures++
+            else {
+              yield* current.stream
+              failures = 0
             }
             yield* Scope.close(current.attempt, Exit.void)
-          })
-        return Effect.gen(function*() {
-          // The first answer: its headers, a refusal, or none within a release step.
-          const answered = yield* Deferred.make<void>()
-          yield* Effect.forkIn(
-            Effect.interruptible(
-              Effect.flatMap(open, (first) =>
-                Effect.zipRight(
-                  Deferred.succeed(answered, undefined),
-                  first.stream === "refused" ? Scope.close(first.attempt, Exit.void) : keep(first)
-                ))
-            ).pipe(Effect.ensuring(Deferred.succeed(answered, undefined))),
-            scope
-          )
-          return Deferred.await(answered)
+            yield* Effect.sleep(Duration.millis(Math.min(maxReopenDelayMs, 1_000 * 2 ** Math.max(0, failures - 1))))
+            current = yield* open
+            if (typeof current.stream !== "string" && options.inbound.reopened !== undefined) yield* options.inbound.reopened
+          }
+          yield* Scope.close(current.attempt, Exit.void)
         })
-      })
+      // The first answer's headers are awaited (by discovery), the rest happens in the background.
+      return Effect.flatMap(open, (first) =>
+        first.stream === "refused"
+          ? Scope.close(first.attempt, Exit.void)
+          : Effect.asVoid(Effect.forkIn(Effect.interruptible(keep(first)), scope)))
+    })
 
     // A server may answer 405 (it does not allow clients to end sessions): nothing to do then.
     const endSession = Effect.suspend(() => {

@@ -127,13 +127,6 @@ export interface Inbound {
    * meanwhile is lost (a tool list change, say). Must never block. Absent: nothing to do.
    */
   readonly reopened?: Effect.Effect<void> | undefined
-  /**
-   * The first stream of the server's own messages opened while the discovery went on without it
-   * (its listing may have been made before the stream was there): a tool list change the server
-   * announced meanwhile is lost, so the tools are listed once more. Must never block. Absent:
-   * nothing to do.
-   */
-  readonly firstOpened?: Effect.Effect<void> | undefined
 }
 
 /**
@@ -217,15 +210,12 @@ export interface Transport {
   readonly endSession?: Effect.Effect<void> | undefined
   /**
    * Opens the stream of the server's own messages (Streamable HTTP: the standalone `GET`, when the
-   * server offers it) in the background, and reads it until the current scope closes; its
-   * requests are answered, frames are bounded by the unsolicited ceiling. Returns at once, with
-   * the wait for the first stream's answer: its headers, a refusal, or none within the release
-   * timeout (what an operation that may need the stream waits for). When `relist` is true, the
-   * first stream that opens is `Inbound.firstOpened` (docs/DESIGN.md, "Live tool lists"). Never
-   * fails; a server that offers none is fine. Absent where the transport's own stream already is
-   * that stream (the legacy GET stream, stdout).
+   * server offers it): waits for its answer's headers (at most the release timeout), then reads it
+   * in the background until the current scope closes; its requests are answered, frames are
+   * bounded by the unsolicited ceiling. Never fails; a server that offers none is fine. Absent
+   * where the transport's own stream already is that stream (the legacy GET stream, stdout).
    */
-  readonly listen?: ((options: { readonly relist: boolean }) => Effect.Effect<Effect.Effect<void>, never, Scope.Scope>) | undefined
+  readonly listen?: Effect.Effect<void, never, Scope.Scope> | undefined
   /** The last 64 KiB of the server's own log (stdio stderr), in process only. Absent: the server has none here. */
   readonly logTail?: Effect.Effect<string> | undefined
   /**
