@@ -10,7 +10,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as Queue from "effect/Queue"
+import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as McpClient from "../../McpClient.js"
@@ -33,18 +33,28 @@ export const make = <A>(
         current !== undefined && sameList(items, current)
           ? Effect.succeed(current)
           : Effect.as(SubscriptionRef.set(ref, items), items)))
-    // Changes are listed only once someone asked for the list.
-    yield* Effect.forkIn(
-      relistOnChange(
-        changed,
-        core.policy.relistDelayMs,
-        Effect.flatMap(SubscriptionRef.get(ref), (current) => current === undefined ? Effect.void : fetch)
-      ),
-      core.scope
-    )
+    // Changes are listed only once someone asked for the list: its relisting fiber starts with
+    // the first listing (under the lock, once), and what was announced before it is dropped
+    // (that listing is made after it). A connection that never asks costs no fiber.
+    let started = false
+    const start = Effect.suspend(() => {
+      if (started) return Effect.void
+      started = true
+      return Effect.zipRight(
+        Queue.takeAll(changed),
+        Effect.forkIn(
+          relistOnChange(
+            changed,
+            core.policy.relistDelayMs,
+            Effect.flatMap(SubscriptionRef.get(ref), (current) => current === undefined ? Effect.void : fetch)
+          ),
+          core.scope
+        )
+      )
+    })
     const known = (otherwise: Effect.Effect<ReadonlyArray<A>, McpConnectionError>) =>
       Effect.flatMap(SubscriptionRef.get(ref), (current) => current !== undefined ? Effect.succeed(current) : otherwise)
-    const get = known(lock.withPermits(1)(known(fetch)))
+    const get = known(lock.withPermits(1)(known(Effect.zipRight(start, fetch))))
     return {
       get,
       changes: Stream.unwrap(Effect.as(get, Stream.filterMap(ref.changes, Option.fromNullable)))
