@@ -28,6 +28,7 @@ import * as ClaudeCode from "./internal/configFormats/claudeCode.js"
 import * as Codex from "./internal/configFormats/codex.js"
 import * as McpServersShape from "./internal/configFormats/mcpServers.js"
 import type * as Model from "./internal/configFormats/model.js"
+import * as Expand from "./internal/configFormats/expand.js"
 import * as ServerJson from "./internal/configFormats/serverJson.js"
 import * as Text from "./internal/configFormats/text.js"
 import * as VsCode from "./internal/configFormats/vscode.js"
@@ -453,4 +454,52 @@ export const inputsOf = (server: Found): ReadonlyArray<Input> => {
     for (const reference of ServersFile.referencesOf(value)) if (reference.kind === "input") ids.add(reference.name)
   }
   return [...ids].map((id) => server.file.inputs.find((input) => input.id === id) ?? { id, description: undefined, password: false })
+}
+
+/**
+ * The environment variable an input is read from when nobody is asked: `PHASEBOUND_INPUT_` and
+ * the id in upper case, each character other than a letter or a digit as `_` (`github-token`:
+ * `PHASEBOUND_INPUT_GITHUB_TOKEN`).
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export const inputVariable: (id: string) => string = Expand.inputVariable
+
+/**
+ * Where `expand` looks references up: the environment, the inputs' values, the home directory
+ * (`${userHome}`); `${workspaceFolder}` is the file's.
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export interface Values {
+  readonly env: (name: string) => string | undefined
+  readonly inputs: (id: string) => string | undefined
+  readonly home: string | undefined
+}
+
+/**
+ * A value of a file's entry with its references resolved in one pass (docs/GUIDE.md,
+ * "Variables"): the value, or what was missing (a variable's name or an input's id: the caller
+ * decides what it may show), or `too-large`.
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export const expand = (
+  value: string,
+  file: Pick<File, "workspaceFolder">,
+  values: Values
+): Either.Either<string, { readonly kind: "variable" | "input" | "builtin"; readonly name: string } | "too-large"> => {
+  const expanded = Expand.expand(value, {
+    variable: values.env,
+    input: values.inputs,
+    builtin: (name) => name === "workspaceFolder" ? file.workspaceFolder : values.home
+  })
+  return expanded._tag === "Expanded"
+    ? Either.right(expanded.value)
+    : expanded._tag === "TooLarge"
+    ? Either.left("too-large")
+    : Either.left({ kind: expanded.reference.kind, name: expanded.reference.name })
 }
