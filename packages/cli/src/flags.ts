@@ -108,7 +108,8 @@ export const flagTable = {
     kind: "text",
     section: "target",
     commands: configured,
-    description: "--config's format instead of detecting it: mcp-servers | claude-code | claude-desktop | cursor | vscode | vscode-settings | windsurf | codex | server-json"
+    description:
+      "--config's format instead of detecting it: mcp-servers | claude-code | claude-desktop | cursor | vscode | vscode-settings | windsurf | codex | server-json"
   },
   header: {
     name: "header",

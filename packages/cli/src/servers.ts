@@ -62,7 +62,9 @@ export const describeServer = (server: ConfigImport.Found, inputs: ReadonlyArray
       transport: transportOf(entry),
       url: maskedUrl(entry.url),
       headers: masked(entry.headers),
-      ...(entry.auth === undefined ? {} : { auth: { grant: entry.auth.grant ?? "authorization_code", ...(entry.auth.clientId === undefined ? {} : { clientId: entry.auth.clientId }) } }),
+      ...(entry.auth === undefined
+        ? {}
+        : { auth: { grant: entry.auth.grant ?? "authorization_code", ...(entry.auth.clientId === undefined ? {} : { clientId: entry.auth.clientId }) } }),
       inputs: referenced,
       notes: server.notes
     }

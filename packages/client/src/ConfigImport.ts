@@ -165,8 +165,7 @@ export interface ReadOptions {
 }
 
 /** `~/.claude.json` holds `projects` beside (or instead of) `mcpServers`. */
-const isClaudeUserFile = (value: unknown): boolean =>
-  typeof value === "object" && value !== null && !Array.isArray(value) && Object.hasOwn(value, "projects")
+const isClaudeUserFile = (value: unknown): boolean => typeof value === "object" && value !== null && !Array.isArray(value) && Object.hasOwn(value, "projects")
 
 const readers: Readonly<Record<Format, Model.Reader>> = {
   "mcp-servers": McpServersShape.generic,
@@ -179,7 +178,6 @@ const readers: Readonly<Record<Format, Model.Reader>> = {
   codex: Codex.read,
   "server-json": ServerJson.read
 }
-
 
 const baseName = (path: string): string => path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1)
 const parentName = (path: string): string => {
@@ -284,11 +282,19 @@ export const read = (path: string, options: ReadOptions = {}): Effect.Effect<Fil
     const fs = yield* FileSystem.FileSystem
     const format = options.format ?? formatOfName(path)
     const refuse = (reason: Reason) => new ConfigFileError({ path, format, reason })
-    const info = yield* Effect.mapError(fs.stat(path), (error) => refuse(error._tag === "SystemError" && error.reason === "NotFound" ? "not-found" : "unreadable"))
-    if (info.type !== "File") return yield* Effect.fail(refuse("unreadable"))
-    if (Number(info.size) > ServersFile.maxFileBytes) return yield* Effect.fail(refuse("too-large"))
-    if (isWorldWritable(info.mode)) return yield* Effect.fail(refuse("world-writable"))
-    const bytes = yield* Effect.mapError(fs.readFile(path), () => refuse("unreadable"))
+    const info = yield* Effect.mapError(fs.stat(path), (error) =>
+      refuse(error._tag === "SystemError" && error.reason === "NotFound" ? "not-found" : "unreadable"))
+    if (info.type !== "File") {
+      return yield* Effect.fail(refuse("unreadable"))
+    }
+    if (Number(info.size) > ServersFile.maxFileBytes) {
+      return yield* Effect.fail(refuse("too-large"))
+    }
+    if (isWorldWritable(info.mode)) {
+      return yield* Effect.fail(refuse("world-writable"))
+    }
+    const bytes = yield* Effect.mapError(fs.readFile(path), () =>
+      refuse("unreadable"))
     // The file may have grown between the two calls: bounded again.
     if (bytes.byteLength > ServersFile.maxFileBytes) return yield* Effect.fail(refuse("too-large"))
     let text: string
@@ -300,8 +306,7 @@ export const read = (path: string, options: ReadOptions = {}): Effect.Effect<Fil
     return yield* parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, path, options)
   })
 
-const isWorldWritable = (mode: number): boolean =>
-  typeof process === "object" && process.platform !== "win32" && (mode & 0o002) !== 0
+const isWorldWritable = (mode: number): boolean => typeof process === "object" && process.platform !== "win32" && (mode & 0o002) !== 0
 
 /**
  * One place the search looks.
@@ -357,7 +362,9 @@ export const searchOrder = (path: Path.Path, options: SearchOptions = {}): Reado
     { path: path.join(cwd, ".codex", "config.toml"), format: "codex", scope: "project" }
   ]
   const home = platform === "win32" ? env["USERPROFILE"] : env["HOME"]
-  const appData = platform === "win32" ? (nonEmpty(env["APPDATA"]) ? env["APPDATA"] : nonEmpty(home) ? path.join(home, "AppData", "Roaming") : undefined) : undefined
+  const appData = platform === "win32"
+    ? (nonEmpty(env["APPDATA"]) ? env["APPDATA"] : nonEmpty(home) ? path.join(home, "AppData", "Roaming") : undefined)
+    : undefined
   const xdg = env["XDG_CONFIG_HOME"]
   const configDir = platform === "win32"
     ? appData

@@ -250,8 +250,10 @@ const expandRecord = (values: Readonly<Record<string, string>> | undefined, opti
   values === undefined
     ? Effect.succeed(undefined)
     : Effect.map(
-      Effect.forEach(Object.entries(values), ([name, value]) => Effect.map(variable(option, origin)(value), (expanded) => [name, Redacted.make(expanded)] as const)),
-      (pairs) => Object.fromEntries(pairs)
+      Effect.forEach(Object.entries(values), ([name, value]) =>
+        Effect.map(variable(option, origin)(value), (expanded) => [name, Redacted.make(expanded)] as const)),
+      (pairs) =>
+        Object.fromEntries(pairs)
     )
 
 const transportOfType = (type: ServersFile.HttpServer["type"]): McpClient.TransportChoice =>

@@ -37,7 +37,9 @@ const entry = (name: string, raw: unknown): Either.Either<ImportedServer | undef
   for (const key of Object.keys(raw)) if (!mapped.has(key)) read.push(notes[key] ?? `${key} is not read`)
   let shaped: ServersFile.ServerEntry | Record<string, unknown>
   if (raw["url"] !== undefined) {
-    if (raw["command"] !== undefined || raw["args"] !== undefined || raw["env"] !== undefined || raw["env_vars"] !== undefined || raw["cwd"] !== undefined) return refuse
+    if (raw["command"] !== undefined || raw["args"] !== undefined || raw["env"] !== undefined || raw["env_vars"] !== undefined || raw["cwd"] !== undefined) {
+      return refuse
+    }
     const headers: Record<string, string> = {}
     if (raw["http_headers"] !== undefined) {
       if (!stringTable(raw["http_headers"])) return refuse

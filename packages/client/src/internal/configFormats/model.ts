@@ -42,10 +42,10 @@ export interface ReaderContext {
   readonly cwd: string
 }
 
-export const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 // A server's name is shown, used on command lines and in records: printable, bounded.
+// eslint-disable-next-line no-control-regex -- the control characters a name may not hold, written out
 const serverName = /^[^\u0000-\u001f\u007f]{1,128}$/u
 
 /** The entries of a name → server object, names checked. */

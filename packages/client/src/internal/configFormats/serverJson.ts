@@ -48,7 +48,9 @@ const argumentWords = (argument: unknown, collect: Collect): ReadonlyArray<strin
   if (!isRecord(argument)) return false
   const value = text(argument["value"]) ?? text(argument["default"])
   const resolved = value === undefined
-    ? argument["isRequired"] === true ? askFor(collect, text(argument["valueHint"]) ?? text(argument["name"]) ?? "value", argument["description"], argument["isSecret"]) : undefined
+    ? argument["isRequired"] === true
+      ? askFor(collect, text(argument["valueHint"]) ?? text(argument["name"]) ?? "value", argument["description"], argument["isSecret"])
+      : undefined
     : templated(value, argument["variables"], collect)
   if (argument["type"] === "positional") return resolved === undefined ? undefined : [resolved]
   if (argument["type"] === "named") {
@@ -67,12 +69,22 @@ const argumentList = (list: unknown, collect: Collect): ReadonlyArray<string> | 
   for (const argument of list) {
     const read = argumentWords(argument, collect)
     if (read === false) return false
-    if (read !== undefined) words.push(...read)
+    if (read !== undefined) for (const word of read) words.push(word)
   }
   return words
 }
 
-const runners: Readonly<Record<string, { readonly command: string; readonly args: ReadonlyArray<string>; readonly ref: (id: string, version: string) => string; readonly after?: ReadonlyArray<string> }>> = {
+const runners: Readonly<
+  Record<
+    string,
+    {
+      readonly command: string
+      readonly args: ReadonlyArray<string>
+      readonly ref: (id: string, version: string) => string
+      readonly after?: ReadonlyArray<string>
+    }
+  >
+> = {
   npm: { command: "npx", args: ["-y"], ref: (id, version) => `${id}@${version}` },
   pypi: { command: "uvx", args: [], ref: (id, version) => `${id}==${version}` },
   oci: { command: "docker", args: ["run", "-i", "--rm"], ref: (id, version) => id.includes(":") || id.includes("@") ? id : `${id}:${version}` },

@@ -7,7 +7,17 @@
  */
 import * as Either from "effect/Either"
 import type * as ServersFile from "../../ServersFile.js"
-import { type FormatProblem, type Imported, type ImportedServer, type InputSpec, isRecord, type Reader, readServers, strictEntry, withoutFields } from "./model.js"
+import {
+  type FormatProblem,
+  type Imported,
+  type ImportedServer,
+  type InputSpec,
+  isRecord,
+  type Reader,
+  readServers,
+  strictEntry,
+  withoutFields
+} from "./model.js"
 
 const inputId = /^[A-Za-z0-9_.-]{1,64}$/
 
