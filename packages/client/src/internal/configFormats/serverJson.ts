@@ -69,7 +69,7 @@ const argumentList = (list: unknown, collect: Collect): ReadonlyArray<string> | 
   for (const argument of list) {
     const read = argumentWords(argument, collect)
     if (read === false) return false
-    if (read !== undefined) for (const word of read) words.push(word)
+    if (read !== undefined) { for (const word of read) words.push(word) }
   }
   return words
 }
