@@ -1,6 +1,6 @@
 /**
  * The commands, with @effect/cli: `tools`, `call`, `resources`, `templates`, `read`, `prompts`,
- * `prompt`, `complete`, `skills`, `skill`, `discover`, `ping`, `watch`, `tasks`, `task`, `login`, `logout` and `demo`, each
+ * `prompt`, `complete`, `skills`, `skill`, `discover`, `ping`, `watch`, `tasks`, `task`, `login`, `logout`, `servers` and `demo`, each
  * declared once (command.ts),
  * their flags taken from the table (flags.ts). A handler resolves its target, budgets and auth
  * settings (no I/O until all are valid), connects in its own scope, runs its operation, and
@@ -34,6 +34,7 @@ import type { RunContext } from "./runContext.js"
 import { parseWatch, watch } from "./watch.js"
 import { listTasks, parseTask, useTask } from "./tasks.js"
 import { readSkill, renderSkill, renderSkills } from "./skills.js"
+import { listServers, renderServers } from "./servers.js"
 
 export const version = "0.1.0"
 
@@ -152,6 +153,18 @@ export const makeCommand = (ctx: RunContext) => {
       // Its help lists the flags that name the stored entry before the output flags.
       sections: ["target", "auth", "output"],
       run: (flags, { target }) => logout(ctx, flags, target)
+    }),
+    command({
+      name: "servers",
+      description:
+        "list the servers the config files define (--config, else the search order: project files, then user files): where each was found and how it would be started, secrets masked; nothing is started",
+      run: (flags) =>
+        Effect.gen(function*() {
+          const listing = yield* listServers(Option.getOrUndefined(flags.config), Option.getOrUndefined(flags.format), (hint) => {
+            ctx.state.hint = hint
+          })
+          ctx.state.stdout = renderServers(listing, ctx.machine(flags.json))
+        })
     }),
     command({
       name: "demo",

@@ -111,6 +111,7 @@ export const prepare = (
       target: positional,
       stdio: value(flags.stdio),
       config: value(flags.config),
+      format: value(flags.format),
       headers: flags.header,
       transport: yield* transportOf(value(flags.transport)),
       env: flags.env,

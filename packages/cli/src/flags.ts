@@ -29,6 +29,7 @@ export type CommandName =
   | "complete"
   | "tasks"
   | "task"
+  | "servers"
 
 /** `text`: optional, once; `repeated`: zero or more times; `boolean`: present or not. */
 export type FlagKind = "text" | "repeated" | "boolean"
@@ -83,7 +84,8 @@ export const connectingCommands = [
 const connecting = connectingCommands
 const http = [...connecting, "login"] as const
 const named = [...http, "logout"] as const
-const all = [...named, "demo"] as const
+const configured = [...named, "servers"] as const
+const all = [...configured, "demo"] as const
 
 export const flagTable = {
   stdio: {
@@ -97,8 +99,17 @@ export const flagTable = {
     name: "config",
     kind: "text",
     section: "target",
-    commands: named,
-    description: "mcpServers config file for server names (default ./.mcp.json when present)"
+    commands: configured,
+    description:
+      "config file for server names: mcpServers (.mcp.json, Cursor, Claude Desktop, Windsurf), VS Code mcp.json or settings.json, Codex config.toml, server.json (default: the search order, project files then user files)"
+  },
+  format: {
+    name: "format",
+    kind: "text",
+    section: "target",
+    commands: configured,
+    description:
+      "--config's format instead of detecting it: mcp-servers | claude-code | claude-desktop | cursor | vscode | vscode-settings | windsurf | codex | server-json"
   },
   header: {
     name: "header",

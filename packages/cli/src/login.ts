@@ -113,7 +113,14 @@ export const logout = (
 ): Effect.Effect<void, McpConnectionError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const target = yield* resolveTarget(
-      { target: positional, stdio: undefined, config: Option.getOrUndefined(flags.config), headers: [], transport: undefined },
+      {
+        target: positional,
+        stdio: undefined,
+        config: Option.getOrUndefined(flags.config),
+        format: Option.getOrUndefined(flags.format),
+        headers: [],
+        transport: undefined
+      },
       ctx.env
     )
     ctx.state.secrets = target.secrets

@@ -7,9 +7,10 @@ import type { McpClient } from "@phasebound/client"
 import type { InvalidOption } from "@phasebound/client/McpConnectionError"
 import * as ServersFile from "@phasebound/client/ServersFile"
 import * as Effect from "effect/Effect"
-import { existsSync } from "node:fs"
+import * as ConfigImport from "@phasebound/client/ConfigImport"
+import * as Either from "effect/Either"
 import * as path from "node:path"
-import { type AuthEntry, isStdioServer, loadConfig, type HttpServer, type StdioServer } from "./config.js"
+import { type AuthEntry, configFailure, findServer, inputValues, isStdioServer, loadConfig, type HttpServer, type StdioServer } from "./config.js"
 import { McpConnectionError } from "@phasebound/client"
 import { flag, type FlagName } from "./flags.js"
 import { invalidOption } from "./record.js"
@@ -49,6 +50,8 @@ export interface TargetOptions {
   readonly target: string | undefined
   readonly stdio: string | undefined
   readonly config: string | undefined
+  /** `--format`: the config file's format instead of detecting it. */
+  readonly format?: string | undefined
   /** `--header 'Name: value'`, repeated. */
   readonly headers: ReadonlyArray<string>
   readonly transport: McpClient.TransportChoice | undefined
@@ -60,18 +63,29 @@ export interface TargetOptions {
 
 export type Environment = Readonly<Record<string, string | undefined>>
 
-export const defaultConfigFile = ".mcp.json"
-
 const looksLikeUrl = (text: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(text)
 
 /**
- * Expands `${VAR}` from the environment, as the client's `ServersFile.expand` does (nothing else:
- * no `$VAR`, no defaults, no nesting), so secrets stay out of shell history and config files. An
- * unset variable fails with `onUnset`.
+ * Expands `${VAR}` (`${env:VAR}`, `${VAR:-default}`) from the environment, as the client's
+ * `ServersFile.expand` does (one pass, no `$VAR`), so secrets stay out of shell history and
+ * config files. An unset variable fails with `onUnset`.
  */
 export const expandVariables = <E>(value: string, env: Environment, onUnset: () => E): Effect.Effect<string, E> => {
   const expanded = ServersFile.expand(value, (name) => env[name])
   return expanded === undefined ? Effect.fail(onUnset()) : Effect.succeed(expanded)
+}
+
+/** A config entry's value: its variables, inputs and directories resolved (`ConfigImport.expand`). */
+interface EntryValues {
+  readonly file: ConfigImport.File
+  readonly values: ConfigImport.Values
+}
+
+const expandEntry = (value: string, entry: EntryValues, option: string): Effect.Effect<string, InvalidOption> => {
+  const expanded = ConfigImport.expand(value, entry.file, entry.values)
+  if (Either.isRight(expanded)) return Effect.succeed(expanded.right)
+  const missing = expanded.left
+  return Effect.fail(invalidOption(missing !== "too-large" && missing.kind === "input" ? `${flag("config")} inputs.${missing.name}` : option, "invalid-value"))
 }
 
 // RFC 7230 token.
@@ -136,20 +150,19 @@ const transportOfType = (type: HttpServer["type"]): McpClient.TransportChoice =>
 
 const fromHttpEntry = (
   entry: HttpServer,
-  configPath: string,
+  values: EntryValues,
   options: TargetOptions,
-  flagHeaders: ReadonlyArray<readonly [string, string]>,
-  env: Environment
+  flagHeaders: ReadonlyArray<readonly [string, string]>
 ) =>
   Effect.gen(function*() {
     const configured: Array<readonly [string, string]> = []
     for (const [name, value] of Object.entries(entry.headers ?? {})) {
-      configured.push([name, yield* expandVariables(value, env, () => invalidOption(`${flag("config")} headers`, "invalid-value"))])
+      configured.push([name, yield* expandEntry(value, values, `${flag("config")} headers`)])
     }
-    const url = yield* expandVariables(entry.url, env, () => invalidOption(`${flag("config")} url`, "invalid-value"))
+    const url = yield* expandEntry(entry.url, values, `${flag("config")} url`)
     return yield* httpTarget(url, configured, flagHeaders, options.transport ?? transportOfType(entry.type), {
       auth: entry.auth,
-      configDir: path.dirname(path.resolve(configPath))
+      configDir: path.dirname(path.resolve(values.file.path))
     })
   })
 
@@ -196,13 +209,17 @@ const stdioTarget = (
   secrets: McpConnectionError.secretValues(Object.values(childEnv))
 })
 
-const fromStdioEntry = (entry: StdioServer, flagEnv: Record<string, string>, env: Environment): Effect.Effect<Target, InvalidOption> =>
+const fromStdioEntry = (entry: StdioServer, flagEnv: Record<string, string>, values: EntryValues): Effect.Effect<Target, InvalidOption> =>
   Effect.gen(function*() {
     const childEnv: Record<string, string> = {}
     for (const [name, value] of Object.entries(entry.env ?? {})) {
-      childEnv[name] = yield* expandVariables(value, env, () => invalidOption(`${flag("config")} env`, "invalid-value"))
+      childEnv[name] = yield* expandEntry(value, values, `${flag("config")} env`)
     }
-    return stdioTarget(entry.command, entry.args ?? [], { ...childEnv, ...flagEnv }, entry.cwd)
+    const command = yield* expandEntry(entry.command, values, `${flag("config")} command`)
+    const args: Array<string> = []
+    for (const arg of entry.args ?? []) args.push(yield* expandEntry(arg, values, `${flag("config")} args`))
+    const cwd = entry.cwd === undefined ? undefined : yield* expandEntry(entry.cwd, values, `${flag("config")} cwd`)
+    return stdioTarget(command, args, { ...childEnv, ...flagEnv }, cwd)
   })
 
 /** `--env` and `--env-pass` mean nothing to an HTTP server: refused rather than ignored. */
@@ -236,17 +253,24 @@ export const resolveTarget = (options: TargetOptions, env: Environment): Effect.
       return yield* httpTarget(options.target, [], flagHeaders, options.transport ?? "auto")
     }
 
-    // A server name: from --config, or ./.mcp.json when present.
-    const configPath = options.config ?? (existsSync(defaultConfigFile) ? defaultConfigFile : undefined)
-    if (configPath === undefined) return yield* Effect.fail(invalidOption("target", "invalid-value"))
-    const config = yield* loadConfig(configPath)
-    const entry = Object.hasOwn(config.mcpServers, options.target) ? config.mcpServers[options.target] : undefined
-    if (entry === undefined) return yield* Effect.fail(invalidOption("target", "invalid-value"))
+    // A server name: from --config, or the files of the search order (docs/GUIDE.md, "Search order").
+    const config = yield* loadConfig(options.config, options.format)
+    const found = findServer(config, options.target)
+    if (Either.isLeft(found)) return yield* Effect.fail(found.left === undefined ? invalidOption("target", "invalid-value") : configFailure(found.left))
+    const server = found.right
+    const inputs = yield* inputValues(server, env)
+    const values: EntryValues = {
+      file: server.file,
+      values: { env: (name) => env[name], inputs: (id) => inputs.get(id), home: env["HOME"] ?? env["USERPROFILE"] }
+    }
+    const entry = server.entry
+    // An input's value is a secret wherever it went (an argument, a URL): scrubbed too.
+    const withInputs = (target: Target): Target => ({ ...target, secrets: [...target.secrets, ...McpConnectionError.secretValues([...inputs.values()])] })
     if (isStdioServer(entry)) {
       if (flagHeaders.length > 0) return yield* Effect.fail(invalidOption(flag("header"), "invalid-value"))
       if (options.transport !== undefined) return yield* Effect.fail(invalidOption(flag("transport"), "invalid-value"))
-      return yield* fromStdioEntry(entry, yield* flagEnvironment(options, env), env)
+      return withInputs(yield* fromStdioEntry(entry, yield* flagEnvironment(options, env), values))
     }
     yield* refuseEnvFlags(options)
-    return yield* fromHttpEntry(entry, configPath, options, flagHeaders, env)
+    return withInputs(yield* fromHttpEntry(entry, values, options, flagHeaders))
   })

@@ -18,6 +18,7 @@ import {
 const connectionFlags = [
   "stdio",
   "config",
+  "format",
   "header",
   "transport",
   "revision",
@@ -66,6 +67,7 @@ describe("the table of flags", () => {
     ])
     expect(keysOf("logout", ["target", "auth", "output"])).toEqual([
       "config",
+      "format",
       "authClientId",
       "authClientMetadataUrl",
       "tokenFile",
@@ -73,6 +75,7 @@ describe("the table of flags", () => {
       "debug"
     ])
     expect(keysOf("demo")).toEqual(["json", "debug"])
+    expect(keysOf("servers")).toEqual(["config", "format", "json", "debug"])
   })
 
   it("names every flag once, each taken by some command", () => {

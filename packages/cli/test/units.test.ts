@@ -105,13 +105,13 @@ describe("config file", () => {
         typed: { type: "stdio", command: "node" }
       }
     })))
-    expect(Object.keys(config.mcpServers)).toEqual(["remote", "legacy", "local", "typed"])
+    expect(config.servers.map((server) => server.name)).toEqual(["remote", "legacy", "local", "typed"])
   })
 
   it.each([
     ["missing file", path.join(dir, "absent.json")],
     ["not JSON", "{nope"],
-    ["no mcpServers", { servers: {} }],
+    ["no servers of any known format", { settings: {} }],
     ["an unknown field in an entry", { mcpServers: { a: { url: "https://x", token: "SECRET" } } }],
     ["both kinds at once", { mcpServers: { a: { url: "https://x", command: "node" } } }],
     ["a wrong type", { mcpServers: { a: { command: "node", args: "s.js" } } }],

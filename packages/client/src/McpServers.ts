@@ -1,6 +1,7 @@
 /**
- * A set of named MCP servers as an Effect service (docs/DESIGN.md, "Services"): the servers of an
- * `mcpServers` file (the one the CLI reads) or of options, each connected on first use, one
+ * A set of named MCP servers as an Effect service (docs/DESIGN.md, "Services"): the servers of a
+ * config file (any format `ConfigImport` reads: the one the CLI reads), of the files the search
+ * order finds, or of options, each connected on first use, one
  * connection per server shared by every fiber, all released with the layer. The servers use the
  * services the layer is given, the authorization services among them: with
  * `Authorization.layerDefaults`, one token store in memory for all of them (entries are keyed
@@ -27,7 +28,6 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -37,12 +37,14 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Authorization from "./Authorization.js"
 import type * as McpClient from "./McpClient.js"
+import * as ConfigImport from "./ConfigImport.js"
 import * as McpCache from "./McpCache.js"
 import * as McpConnection from "./McpConnection.js"
 import type { InvalidOption, McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
 import * as PhasePolicy from "./PhasePolicy.js"
 import * as ServersFile from "./ServersFile.js"
+import * as Expand from "./internal/configFormats/expand.js"
 import * as Failures from "./internal/failures.js"
 import * as Options_ from "./internal/options.js"
 
@@ -204,28 +206,54 @@ export const layerConfig = (
  */
 export interface FileOptions extends McpConnection.CommonOptions {
   readonly redirectUri?: string | undefined
+  /** The file's format, instead of detecting it (`ConfigImport.Format`). */
+  readonly format?: ConfigImport.Format | undefined
 }
 
-/** A `${VAR}`'s value, from the current `ConfigProvider`: a secret, so `Redacted`. */
-const variable = (option: string) => (value: string) =>
+/** Where a file's `${workspaceFolder}` points (docs/GUIDE.md, "Variables"). */
+interface Origin {
+  readonly workspaceFolder: string
+}
+
+/**
+ * A value with its references resolved in one pass: `${VAR}` from the current `ConfigProvider`
+ * (a secret, so `Redacted`), `${input:id}` from `PHASEBOUND_INPUT_<ID>` there,
+ * `${workspaceFolder}` the file's project, `${userHome}` from `HOME` (`USERPROFILE`). An unset
+ * one fails `InvalidOption` naming `option` (an input: `inputs.<id>`).
+ */
+const variable = (option: string, origin: Origin) => (value: string) =>
   Effect.gen(function*() {
-    const names = ServersFile.variablesOf(value)
-    const found = new Map<string, string>()
-    for (const name of names) {
-      const read = yield* Effect.option(Config.redacted(name))
-      if (Option.isNone(read)) return yield* Effect.fail(refused(option))
-      found.set(name, Redacted.value(read.value))
+    const variables = new Map<string, string>()
+    const inputs = new Map<string, string>()
+    let home: string | undefined
+    for (const reference of ServersFile.referencesOf(value)) {
+      if (reference.kind === "variable" && !variables.has(reference.name)) {
+        const read = yield* Effect.option(Config.redacted(reference.name))
+        if (Option.isSome(read)) variables.set(reference.name, Redacted.value(read.value))
+      } else if (reference.kind === "input" && !inputs.has(reference.name)) {
+        const read = yield* Effect.option(Config.redacted(Expand.inputVariable(reference.name)))
+        if (Option.isSome(read)) inputs.set(reference.name, Redacted.value(read.value))
+      } else if (reference.kind === "builtin" && reference.name === "userHome" && home === undefined) {
+        home = Option.getOrUndefined(yield* Effect.option(Config.string("HOME").pipe(Config.orElse(() => Config.string("USERPROFILE")))))
+      }
     }
-    const expanded = ServersFile.expand(value, (name) => found.get(name))
-    return expanded === undefined ? yield* Effect.fail(refused(option)) : expanded
+    const expanded = Expand.expand(value, {
+      variable: (name) => variables.get(name),
+      input: (id) => inputs.get(id),
+      builtin: (name) => name === "workspaceFolder" ? origin.workspaceFolder : home
+    })
+    if (expanded._tag === "Expanded") return expanded.value
+    return yield* Effect.fail(refused(expanded._tag === "Missing" && expanded.reference.kind === "input" ? `inputs.${expanded.reference.name}` : option))
   })
 
-const expandRecord = (values: Readonly<Record<string, string>> | undefined, option: string) =>
+const expandRecord = (values: Readonly<Record<string, string>> | undefined, option: string, origin: Origin) =>
   values === undefined
     ? Effect.succeed(undefined)
     : Effect.map(
-      Effect.forEach(Object.entries(values), ([name, value]) => Effect.map(variable(option)(value), (expanded) => [name, Redacted.make(expanded)] as const)),
-      (pairs) => Object.fromEntries(pairs)
+      Effect.forEach(Object.entries(values), ([name, value]) =>
+        Effect.map(variable(option, origin)(value), (expanded) => [name, Redacted.make(expanded)] as const)),
+      (pairs) =>
+        Object.fromEntries(pairs)
     )
 
 const transportOfType = (type: ServersFile.HttpServer["type"]): McpClient.TransportChoice =>
@@ -235,13 +263,13 @@ const transportOfType = (type: ServersFile.HttpServer["type"]): McpClient.Transp
  * An entry's OAuth settings as `Authorization.Options`: `clientSecret` with its `${VAR}`s, a
  * `privateKeyFile` read (relative to the file's directory). `redirectPort` is the CLI's.
  */
-const authOf = (entry: ServersFile.AuthEntry, directory: string, redirectUri: string | undefined) =>
+const authOf = (entry: ServersFile.AuthEntry, directory: string, redirectUri: string | undefined, origin: Origin) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const clientSecret = entry.clientSecret === undefined
       ? undefined
-      : Redacted.make(yield* variable("auth.clientSecret")(entry.clientSecret))
+      : Redacted.make(yield* variable("auth.clientSecret", origin)(entry.clientSecret))
     const privateKey = entry.privateKeyFile === undefined ? undefined : yield* fs.readFileString(path.resolve(directory, entry.privateKeyFile)).pipe(
       Effect.mapError(() => refused("auth.privateKeyFile")),
       Effect.map(Redacted.make)
@@ -263,10 +291,42 @@ const authOf = (entry: ServersFile.AuthEntry, directory: string, redirectUri: st
   })
 
 /**
- * The servers of an `mcpServers` file (see `ServersFile`). `${VAR}` in a URL, a header value,
- * an environment value or a client secret is read from the current `ConfigProvider` (the
- * process environment by default); an unset one fails `InvalidOption` naming where it was, never
- * its name or value. Nothing of the file's content or path is ever in an error.
+ * The servers of config files as options: each entry's references resolved (`${VAR}` and
+ * `${input:id}` from the current `ConfigProvider`, see `fromFile`).
+ */
+const optionsOf = (found: ReadonlyArray<ConfigImport.Found>, options: FileOptions) =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const servers: Record<string, McpConnection.ServerOptions> = {}
+    for (const { entry, file, name } of found) {
+      const directory = path.dirname(path.resolve(file.path))
+      const expand = (option: string) => variable(option, file)
+      servers[name] = ServersFile.isStdioServer(entry)
+        ? {
+          command: yield* expand("command")(entry.command),
+          args: entry.args === undefined ? undefined : yield* Effect.forEach(entry.args, expand("args")),
+          env: yield* expandRecord(entry.env, "env", file),
+          cwd: entry.cwd === undefined ? undefined : yield* expand("cwd")(entry.cwd)
+        }
+        : {
+          url: yield* expand("url")(entry.url),
+          headers: yield* expandRecord(entry.headers, "headers", file),
+          transport: transportOfType(entry.type),
+          auth: entry.auth === undefined ? undefined : yield* authOf(entry.auth, directory, options.redirectUri, file)
+        }
+    }
+    const { format: _format, redirectUri: _, ...shared } = options
+    return { ...shared, servers }
+  })
+
+/**
+ * The servers of a config file of any format `ConfigImport` reads (detected from its name and
+ * content, or `format`). `${VAR}` (and `${VAR:-default}`) in a URL, a header value, the
+ * command, an argument, an environment value, the directory or a client secret is read from the
+ * current `ConfigProvider` (the process environment by default), `${input:id}` from
+ * `PHASEBOUND_INPUT_<ID>` there; an unset one fails `InvalidOption` naming where it was (an
+ * input: `inputs.<id>`), never its name or value. A refused file is `InvalidOption` `file`
+ * (`ConfigImport.read` says why); nothing of the file's content is ever in an error.
  *
  * @since 0.1.0
  * @category constructors
@@ -276,36 +336,12 @@ export const fromFile = (
   options: FileOptions = {}
 ): Effect.Effect<Options, InvalidOption, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const size = yield* Effect.mapError(fs.stat(file), () => refused("file")).pipe(Effect.map((info) => Number(info.size)))
-    if (size > ServersFile.maxFileBytes) return yield* Effect.fail(refused("file"))
-    const text = yield* Effect.mapError(fs.readFileString(file), () => refused("file"))
-    const parsed = ServersFile.parse(text)
-    if (Either.isLeft(parsed)) return yield* Effect.fail(refused("file"))
-    const directory = path.dirname(path.resolve(file))
-    const servers: Record<string, McpConnection.ServerOptions> = {}
-    for (const [name, entry] of Object.entries(parsed.right.mcpServers)) {
-      servers[name] = ServersFile.isStdioServer(entry)
-        ? {
-          command: entry.command,
-          args: entry.args,
-          env: yield* expandRecord(entry.env, "env"),
-          cwd: entry.cwd
-        }
-        : {
-          url: yield* variable("url")(entry.url),
-          headers: yield* expandRecord(entry.headers, "headers"),
-          transport: transportOfType(entry.type),
-          auth: entry.auth === undefined ? undefined : yield* authOf(entry.auth, directory, options.redirectUri)
-        }
-    }
-    const { redirectUri: _, ...shared } = options
-    return { ...shared, servers }
+    const read = yield* Effect.mapError(ConfigImport.read(file, { format: options.format }), () => refused("file"))
+    return yield* optionsOf(ConfigImport.serversOf([read]), options)
   })
 
 /**
- * `layer` over the servers of an `mcpServers` file (`fromFile`). The file is read when the layer
+ * `layer` over the servers of a config file (`fromFile`). The file is read when the layer
  * is built; each server is connected on first use.
  *
  * @since 0.1.0
@@ -316,3 +352,32 @@ export const layerFile = (
   options?: FileOptions
 ): Layer.Layer<McpServers, InvalidOption, McpConnection.Requirements | FileSystem.FileSystem | Path.Path> =>
   Layer.unwrapEffect(Effect.map(fromFile(file, options), layer))
+
+/**
+ * The servers of every config file the search order finds (`ConfigImport.discover`: the
+ * project's files, then the user's; a server's first definition wins). A file that exists but
+ * is refused fails `InvalidOption` `file`: a broken file is not skipped silently.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromDiscovered = (
+  options: FileOptions & ConfigImport.SearchOptions = {}
+): Effect.Effect<Options, InvalidOption, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const { cwd, env, platform, ...fileOptions } = options
+    const found = yield* ConfigImport.discover({ cwd, env, platform })
+    if (found.refused.length > 0) return yield* Effect.fail(refused("file"))
+    return yield* optionsOf(ConfigImport.serversOf(found.files), fileOptions)
+  })
+
+/**
+ * `layer` over the servers the search order finds (`fromDiscovered`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerDiscovered = (
+  options?: FileOptions & ConfigImport.SearchOptions
+): Layer.Layer<McpServers, InvalidOption, McpConnection.Requirements | FileSystem.FileSystem | Path.Path> =>
+  Layer.unwrapEffect(Effect.map(fromDiscovered(options), layer))

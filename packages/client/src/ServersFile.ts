@@ -12,12 +12,14 @@
  * A server entry is either HTTP (`url`, optional `type`, `headers`, `auth`) or stdio (`command`,
  * optional `type: "stdio"`, `args`, `env`, `cwd`); an unknown field in an entry (or in its
  * `auth`) is refused. Other top-level keys are ignored: desktop apps keep their own settings
- * beside `mcpServers`. The CLI and `McpServers.layerFile` read the same file.
+ * beside `mcpServers`. The CLI and `McpServers.layerFile` read the same file; the other
+ * formats (VS Code, Codex, `server.json`...) are read into the same entries by `ConfigImport`.
  *
  * @since 0.1.0
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as Expand from "./internal/configFormats/expand.js"
 import * as JsonText from "./internal/jsonText.js"
 
 const StringRecord = Schema.Record({ key: Schema.String, value: Schema.String })
@@ -157,29 +159,47 @@ export const parse = (text: string): Either.Either<ServersFile, Problem> => {
   return Either.mapLeft(decodeFile({ mcpServers: json.mcpServers }), (): Problem => "invalid-value")
 }
 
-const variable = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g
-
 /**
- * The names of the `${VAR}` references in a value, in order of appearance.
+ * The `${...}` references of a value, in order of appearance (docs/GUIDE.md, "Variables"):
+ * `${VAR}`, `${env:VAR}`, `${VAR:-default}`, `${input:id}`, `${workspaceFolder}`, `${userHome}`.
  *
  * @since 0.1.0
  * @category variables
  */
-export const variablesOf = (value: string): ReadonlyArray<string> => [...value.matchAll(variable)].map((match) => match[1]!)
+export const referencesOf: (value: string) => ReadonlyArray<Expand.Reference> = Expand.referencesOf
 
 /**
- * Expands `${VAR}` with `lookup` (nothing else: no `$VAR`, no defaults, no nesting), so secrets
- * stay out of shell history and config files. `undefined` when a variable is unset.
+ * The names of the environment variables a value references, in order of appearance.
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export const variablesOf = (value: string): ReadonlyArray<string> =>
+  referencesOf(value).flatMap((reference) => reference.kind === "variable" ? [reference.name] : [])
+
+/**
+ * Expands `${VAR}`, `${env:VAR}` and `${VAR:-default}` with `lookup`, in one pass (a value
+ * holding `${X}` after substitution stays literal; no `$VAR`), so secrets stay out of shell
+ * history and config files. `undefined` when a variable without a default is unset, when the
+ * value references an input or a directory (`ConfigImport` resolves those), or when the result
+ * would pass `maxFileBytes`.
  *
  * @since 0.1.0
  * @category variables
  */
 export const expand = (value: string, lookup: (name: string) => string | undefined): string | undefined => {
-  let unset = false
-  const expanded = value.replace(variable, (_, name: string) => {
-    const found = lookup(name)
-    if (found === undefined) unset = true
-    return found ?? ""
-  })
-  return unset ? undefined : expanded
+  const expanded = Expand.expand(value, Expand.environmentOnly(lookup))
+  return expanded._tag === "Expanded" ? expanded.value : undefined
 }
+
+/**
+ * The values of an entry that are expanded when its server is started: the URL and header
+ * values, or the command, arguments, environment values and directory (and a client secret).
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export const valuesOf = (entry: ServerEntry): ReadonlyArray<string> =>
+  isStdioServer(entry)
+    ? [entry.command, ...(entry.args ?? []), ...Object.values(entry.env ?? {}), ...(entry.cwd === undefined ? [] : [entry.cwd])]
+    : [entry.url, ...Object.values(entry.headers ?? {}), ...(entry.auth?.clientSecret === undefined ? [] : [entry.auth.clientSecret])]

@@ -268,7 +268,7 @@ describe.concurrent("McpServers.layerFile: the CLI's mcpServers file", () => {
     Effect.gen(function*() {
       const cases: ReadonlyArray<readonly [string, string]> = [
         ["{ not json", "file"],
-        [JSON.stringify({ servers: {} }), "file"],
+        [JSON.stringify({ settings: {} }), "file"],
         [JSON.stringify({ mcpServers: { a: { url: "http://127.0.0.1:1/mcp", header: {} } } }), "file"],
         [JSON.stringify({ mcpServers: { a: { url: "http://127.0.0.1:1/mcp", headers: { A: "Bearer ${UNSET_SECRET_VAR}" } } } }), "headers"],
         [JSON.stringify({ mcpServers: { a: { command: "node", env: { K: "${UNSET_SECRET_VAR}" } } } }), "env"],

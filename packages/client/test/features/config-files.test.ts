@@ -1,0 +1,152 @@
+/**
+ * Config files of other formats end to end (docs/DESIGN.md, "Config files"): `McpServers.layerFile`
+ * over a VS Code `mcp.json` (an HTTP server on loopback, its header from a password input) and
+ * a Codex `config.toml` (a real child process, its environment from `${VAR}` and
+ * `bearer_token_env_var`), and `layerDiscovered` over the search order.
+ */
+import { FetchHttpClient } from "@effect/platform"
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import { describe, expect, it } from "@effect/vitest"
+import * as Testkit from "@phasebound/testkit"
+import { ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Authorization, McpServers } from "../../src/index.js"
+import { server } from "../support/harness.js"
+
+const TOKEN = "input-token-CANARY-5c2e"
+const CHILD_SECRET = "child-secret-CANARY-93ab"
+
+const commandExecutor = NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))
+const platform = Layer.mergeAll(FetchHttpClient.layer, commandExecutor, NodeFileSystem.layer, NodePath.layer, Authorization.layerDefaults)
+
+const buildIn = <A, E>(layer: Layer.Layer<A, E, never>) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(layer, scope)
+    return { context, release: Scope.close(scope, Exit.void) }
+  })
+
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "phasebound-config-files-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+const write = (dir: string, name: string, text: string) => {
+  const file = join(dir, name)
+  mkdirSync(join(file, ".."), { recursive: true })
+  writeFileSync(file, text)
+  return file
+}
+
+const authorizationOf = (srv: Testkit.TestServer, method: string) => srv.requests.find((r) => r.rpcMethod === method)?.headers["authorization"]
+
+/** A TOML basic string: JSON's escapes are TOML's. */
+const toml = (value: string) => JSON.stringify(value)
+
+describe.concurrent("config files of other formats", () => {
+  it.scopedLive("VS Code mcp.json over HTTP: JSONC, the header from a password input (PHASEBOUND_INPUT_<ID>)", () =>
+    Effect.gen(function*() {
+      const srv = yield* server()
+      const dir = yield* tempDir
+      const file = write(
+        dir,
+        ".vscode/mcp.json",
+        `{
+          // the workspace's servers
+          "inputs": [{ "type": "promptString", "id": "api-token", "description": "Token", "password": true }],
+          "servers": {
+            "remote": { "type": "http", "url": ${JSON.stringify(srv.url)}, "headers": { "Authorization": "Bearer \${input:api-token}" } },
+          },
+        }`
+      )
+      const provider = ConfigProvider.fromMap(new Map([["PHASEBOUND_INPUT_API_TOKEN", TOKEN]]))
+      const built = yield* buildIn(McpServers.layerFile(file).pipe(Layer.provide(platform))).pipe(Effect.withConfigProvider(provider))
+      const servers = Context.get(built.context, McpServers.McpServers)
+      const result = yield* servers.callTool("remote", "add", { a: 1, b: 2 })
+      expect(result.content[0]).toMatchObject({ type: "text", text: "3" })
+      expect(authorizationOf(srv, "tools/call")).toBe(`Bearer ${TOKEN}`)
+      yield* built.release
+
+      // Without the input: refused before any I/O, naming the input, never a value.
+      const before = srv.requests.length
+      const error = yield* Effect.flip(McpServers.fromFile(file)).pipe(
+        Effect.provide(platform),
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
+      )
+      expect(error).toMatchObject({ _tag: "InvalidOption", option: "inputs.api-token" })
+      expect(JSON.stringify(error) + String(error)).not.toContain(file)
+      expect(srv.requests.length).toBe(before)
+    }))
+
+  it.scopedLive("Codex config.toml over stdio: a real child given ${VAR} from the ConfigProvider; an HTTP table's bearer_token_env_var", () =>
+    Effect.gen(function*() {
+      const srv = yield* server()
+      const dir = yield* tempDir
+      const report = join(dir, "env.json")
+      const f = yield* Effect.acquireRelease(
+        Effect.sync(() => Testkit.makeStdioFixture({ envReport: { file: report, names: ["CHILD_SECRET", "FALLBACK"] } })),
+        (f) => Effect.sync(() => f.cleanup())
+      )
+      const env = Object.entries({ ...f.env, CHILD_SECRET: "${CODEX_CHILD_SECRET}", FALLBACK: "${UNSET_IN_TEST:-fallback}" })
+        .map(([name, value]) => `${toml(name)} = ${toml(value)}`)
+        .join("\n")
+      const file = write(
+        dir,
+        "codex/config.toml",
+        `# Codex's own settings first.
+model = "gpt-5"
+
+[mcp_servers.local]
+command = ${toml(f.command)}
+args = [${f.args.map(toml).join(", ")}]
+startup_timeout_sec = 20
+
+[mcp_servers.local.env]
+${env}
+
+[mcp_servers.remote]
+url = ${toml(srv.url)}
+bearer_token_env_var = "REMOTE_TOKEN"
+
+[mcp_servers.off]
+command = "never-started"
+enabled = false
+`
+      )
+      const provider = ConfigProvider.fromMap(new Map([["CODEX_CHILD_SECRET", CHILD_SECRET], ["REMOTE_TOKEN", TOKEN]]))
+      const built = yield* buildIn(McpServers.layerFile(file).pipe(Layer.provide(platform))).pipe(Effect.withConfigProvider(provider))
+      const servers = Context.get(built.context, McpServers.McpServers)
+      expect(servers.names).toEqual(["local", "remote"])
+      const local = yield* servers.connection("local")
+      expect(local.transport).toBe("stdio")
+      yield* servers.callTool("local", "add", { a: 2, b: 2 })
+      expect(Testkit.readEnvReport(report)).toEqual({ CHILD_SECRET, FALLBACK: "fallback" })
+      yield* servers.callTool("remote", "add", { a: 1, b: 1 })
+      expect(authorizationOf(srv, "tools/call")).toBe(`Bearer ${TOKEN}`)
+      yield* built.release
+      expect(f.isAlive()).toBe(false)
+    }))
+
+  it.scopedLive("layerDiscovered: the project's .mcp.json before the user's Cursor file; a broken file found is InvalidOption file", () =>
+    Effect.gen(function*() {
+      const srv = yield* server()
+      const root = yield* tempDir
+      const project = join(root, "project")
+      const home = join(root, "home")
+      write(project, ".mcp.json", JSON.stringify({ mcpServers: { remote: { url: srv.url, type: "http" } } }))
+      write(home, ".cursor/mcp.json", JSON.stringify({ mcpServers: { remote: { url: "http://127.0.0.1:1/never" }, other: { command: "never" } } }))
+      const built = yield* buildIn(McpServers.layerDiscovered({ cwd: project, env: { HOME: home }, platform: "linux" }).pipe(Layer.provide(platform)))
+      const servers = Context.get(built.context, McpServers.McpServers)
+      expect(servers.names).toEqual(["remote", "other"])
+      yield* servers.callTool("remote", "add", { a: 1, b: 2 })
+      expect(srv.requests.some((request) => request.rpcMethod === "tools/call")).toBe(true)
+      yield* built.release
+      write(home, ".codex/config.toml", "[mcp_servers.x\ncommand = 'y'")
+      const error = yield* Effect.flip(McpServers.fromDiscovered({ cwd: project, env: { HOME: home }, platform: "linux" })).pipe(Effect.provide(platform))
+      expect(error).toMatchObject({ _tag: "InvalidOption", option: "file" })
+    }))
+})
