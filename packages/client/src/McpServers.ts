@@ -36,6 +36,7 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Authorization from "./Authorization.js"
+import type * as McpCatalog from "./McpCatalog.js"
 import type * as McpClient from "./McpClient.js"
 import * as McpCache from "./McpCache.js"
 import * as McpConnection from "./McpConnection.js"
@@ -55,6 +56,11 @@ import * as Options_ from "./internal/options.js"
  */
 export interface Options extends McpConnection.CommonOptions {
   readonly servers: Readonly<Record<string, McpConnection.ServerOptions>>
+  /**
+   * The servers' catalog rules (prefix, allow and block lists; `McpCatalog`): kept for
+   * `McpCatalog.layer`, which lays its own options over them. A servers file's entries give them.
+   */
+  readonly catalog?: McpCatalog.Options | undefined
 }
 
 /**
@@ -64,6 +70,8 @@ export interface Options extends McpConnection.CommonOptions {
 export interface Service {
   /** The configured names, in the order given. */
   readonly names: ReadonlyArray<string>
+  /** The catalog rules given with the servers (`Options.catalog`), for `McpCatalog`. */
+  readonly catalog?: McpCatalog.Options | undefined
   /**
    * The server's connection: connected by the first caller (callers meanwhile wait for the same
    * discovery), then shared. A discovery that failed is reported to each caller waiting for it,
@@ -168,6 +176,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
 
     return {
       names: [...servers.keys()],
+      catalog: options.catalog,
       connection,
       callTool: (server, name, args, callOptions) => Effect.flatMap(connection(server), (on) => on.callTool(name, args, callOptions)),
       tools: (server) => Effect.map(connection(server), (on) => on.tools),
@@ -285,6 +294,7 @@ export const fromFile = (
     if (Either.isLeft(parsed)) return yield* Effect.fail(refused("file"))
     const directory = path.dirname(path.resolve(file))
     const servers: Record<string, McpConnection.ServerOptions> = {}
+    const catalog = ServersFile.catalogRulesOf(parsed.right)
     for (const [name, entry] of Object.entries(parsed.right.mcpServers)) {
       servers[name] = ServersFile.isStdioServer(entry)
         ? {
@@ -301,7 +311,7 @@ export const fromFile = (
         }
     }
     const { redirectUri: _, ...shared } = options
-    return { ...shared, servers }
+    return catalog === undefined ? { ...shared, servers } : { ...shared, servers, catalog: { servers: catalog } }
   })
 
 /**
