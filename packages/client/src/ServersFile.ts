@@ -76,7 +76,10 @@ export const CatalogFields = {
  */
 export const catalogRulesOf = (
   file: ServersFile
-): Record<string, { readonly prefix?: string | false; readonly allowTools?: ReadonlyArray<string>; readonly blockTools?: ReadonlyArray<string> }> | undefined => {
+):
+  | Record<string, { readonly prefix?: string | false; readonly allowTools?: ReadonlyArray<string>; readonly blockTools?: ReadonlyArray<string> }>
+  | undefined =>
+{
   const rules: Record<string, { prefix?: string | false; allowTools?: ReadonlyArray<string>; blockTools?: ReadonlyArray<string> }> = {}
   let any = false
   for (const [name, entry] of Object.entries(file.mcpServers)) {

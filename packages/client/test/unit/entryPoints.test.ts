@@ -45,6 +45,7 @@ describe("the package's entry points", () => {
       "Authorization",
       "ClientHandlers",
       "McpCache",
+      "McpCatalog",
       "McpClient",
       "McpConnection",
       "McpConnectionError",
