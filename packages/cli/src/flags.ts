@@ -100,6 +100,18 @@ export const flagTable = {
     commands: named,
     description: "mcpServers config file for server names (default ./.mcp.json when present)"
   },
+  catalog: {
+    name: "catalog",
+    kind: "boolean",
+    section: "target",
+    commands: ["tools", "call"],
+    description: {
+      tools:
+        "list the merged catalog of every server of the config file instead of one target: catalog names (server__tool by default; the entries' prefix, allowTools, blockTools), their servers, conflicts and rejected names",
+      call:
+        "call a tool of the config file's merged catalog by its catalog name (server__tool by default) instead of naming a target: routed to its server; a blocked, conflicted or unknown name is refused before anything is sent"
+    }
+  },
   header: {
     name: "header",
     kind: "repeated",
