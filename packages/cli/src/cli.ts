@@ -12,6 +12,7 @@ import type { McpSchema } from "@phasebound/client"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { callTool, parseCall } from "./call.js"
+import { callCatalog, listCatalog } from "./catalog.js"
 import { command, connectingCommand, httpTarget, operation, type Use } from "./command.js"
 import { parseComplete, renderCompletion } from "./complete.js"
 import { runDemo } from "./demo.js"
@@ -42,15 +43,17 @@ export const makeCommand = (ctx: RunContext) => {
   const subcommands = [
     connectingCommand(ctx, {
       name: "tools",
-      description: "discover a server and list its tools",
-      use: (connection, { machine }) => Effect.succeed(renderTools(connection.tools, machine))
+      description: "discover a server and list its tools (--catalog: the merged tools of every server of the config file)",
+      use: (connection, { machine }) => Effect.succeed(renderTools(connection.tools, machine)),
+      catalog: ({ flags }) => listCatalog(ctx, flags)
     }),
     connectingCommand(ctx, {
       name: "call",
       description: "discover a server, then call one tool once (never retried); on a terminal, its progress as a bar on stderr",
       then: { name: "tool", description: "the tool's name" },
       parse: parseCall,
-      use: callTool(ctx)
+      use: callTool(ctx),
+      catalog: (use) => callCatalog(ctx, use)
     }),
     connectingCommand(ctx, {
       name: "resources",

@@ -51,7 +51,8 @@ export const splitPositionals = (
   positionals: ReadonlyArray<string>,
   rest: ReadonlyArray<string>
 ): Effect.Effect<Split, McpConnectionError> => {
-  const hasTarget = Option.isNone(flags.stdio)
+  // `--catalog` (tools, call): the servers are those of the config file, no target is named.
+  const hasTarget = Option.isNone(flags.stdio) && !flags.catalog
   const expected = rest.length + (hasTarget ? 1 : 0)
   if (positionals.length !== expected) {
     const missing = positionals.length > expected
@@ -108,6 +109,8 @@ export interface ConnectingSpec<P> {
   readonly parse?: (flags: Flags) => Effect.Effect<P, McpConnectionError>
   /** The operation; its result is what the run prints on stdout. */
   readonly use: (connection: McpClient.Connection, use: Use<P>) => Effect.Effect<string, McpConnectionError>
+  /** With `--catalog` (catalog.ts): the operation over the config file's catalog instead of one connection. */
+  readonly catalog?: (use: Use<P>) => Effect.Effect<string, McpConnectionError, Requirements>
 }
 
 /** A command that connects to its target, runs one operation and prints what it returns. */
@@ -120,6 +123,10 @@ export const connectingCommand = <P = void>(ctx: RunContext, spec: ConnectingSpe
       Effect.gen(function*() {
         const input = spec.parse === undefined ? (undefined as P) : yield* spec.parse(flags)
         const machine = ctx.machine(flags.json)
+        if (flags.catalog && spec.catalog !== undefined) {
+          ctx.state.stdout = yield* spec.catalog({ flags, rest, input, machine })
+          return
+        }
         ctx.state.stdout = yield* withConnection(ctx, flags, target, (connection) => spec.use(connection, { flags, rest, input, machine }))
       })
   })

@@ -41,7 +41,7 @@ const transportOf = (text: string | undefined): Effect.Effect<McpClient.Transpor
   text === undefined || isTransportChoice(text) ? Effect.succeed(text) : Effect.fail(invalidOption(flag("transport"), "invalid-value"))
 
 /** The `--revision` flags: each must be a revision the client speaks; none given means all. */
-const revisionsOf = (texts: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string> | undefined, McpConnectionError> =>
+export const revisionsOf = (texts: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string> | undefined, McpConnectionError> =>
   texts.length === 0
     ? Effect.succeed(undefined)
     : texts.every(McpSchema.isSupportedRevision)
@@ -49,7 +49,7 @@ const revisionsOf = (texts: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<
     : Effect.fail(invalidOption(flag("revision"), "invalid-value"))
 
 /** The budget flags (the table's `policy` column) into client policy options; each is parsed here, in table order, then validated by the client. */
-const policyOf = (flags: Flags): Effect.Effect<PhasePolicy.Options, McpConnectionError> =>
+export const policyOf = (flags: Flags): Effect.Effect<PhasePolicy.Options, McpConnectionError> =>
   Effect.gen(function*() {
     const values: Partial<Record<PolicyField, number>> = {}
     for (const { field, key } of policyFlags) {

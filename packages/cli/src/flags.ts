@@ -111,6 +111,18 @@ export const flagTable = {
     description:
       "--config's format instead of detecting it: mcp-servers | claude-code | claude-desktop | cursor | vscode | vscode-settings | windsurf | codex | server-json"
   },
+  catalog: {
+    name: "catalog",
+    kind: "boolean",
+    section: "target",
+    commands: ["tools", "call"],
+    description: {
+      tools:
+        "list the merged catalog of every server of the config file instead of one target: catalog names (server__tool by default; the entries' prefix, allowTools, blockTools), their servers, conflicts and rejected names",
+      call:
+        "call a tool of the config file's merged catalog by its catalog name (server__tool by default) instead of naming a target: routed to its server; a blocked, conflicted or unknown name is refused before anything is sent"
+    }
+  },
   header: {
     name: "header",
     kind: "repeated",

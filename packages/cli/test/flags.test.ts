@@ -47,14 +47,18 @@ const connectionFlags = [
   "tokenFile"
 ]
 
+/** `tools` and `call` also take `--catalog`, after `--config` (the config file's servers as one catalog). */
+const catalogFlags = connectionFlags.flatMap((key) => (key === "config" ? [key, "catalog"] : [key]))
+
 const keysOf = (command: CommandName, sections?: Parameters<typeof commandOptions>[1]) => Object.keys(commandOptions(command, sections))
 
 describe("the table of flags", () => {
   it("gives each command its flags in help order", () => {
-    for (const command of ["tools", "resources", "templates", "read", "prompts", "skills", "skill", "discover", "ping"] as const) {
+    expect(keysOf("tools")).toEqual(catalogFlags)
+    for (const command of ["resources", "templates", "read", "prompts", "skills", "skill", "discover", "ping"] as const) {
       expect(keysOf(command)).toEqual(connectionFlags)
     }
-    expect(keysOf("call")).toEqual([...connectionFlags, "args", "idleTimeout", "serverLogLevel", "effectIdentity", "task", "taskTimeout"])
+    expect(keysOf("call")).toEqual([...catalogFlags, "args", "idleTimeout", "serverLogLevel", "effectIdentity", "task", "taskTimeout"])
     expect(keysOf("tasks")).toEqual(connectionFlags)
     expect(keysOf("task")).toEqual([...connectionFlags, "wait", "cancel", "taskTimeout"])
     expect(keysOf("prompt")).toEqual([...connectionFlags, "args"])

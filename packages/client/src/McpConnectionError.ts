@@ -296,7 +296,13 @@ export const Reason = Schema.Literal(
   /** A `SKILL.md` without frontmatter, or whose YAML is outside what the reader accepts (anchors, aliases, tags, duplicate keys, ...). */
   "skill-frontmatter-invalid",
   /** A `SKILL.md` frontmatter past the reader's ceilings of bytes, depth or nodes (`McpSkills.frontmatterLimits`). */
-  "skill-frontmatter-too-large"
+  "skill-frontmatter-too-large",
+  /** A catalog name whose tool the server's allow or block list refuses (docs/DESIGN.md, "Catalog"): nothing was sent. */
+  "tool-blocked",
+  /** A catalog name that more than one tool maps to (docs/DESIGN.md, "Catalog"): none of them is called. */
+  "tool-conflict",
+  /** A catalog name that no listed tool has (docs/DESIGN.md, "Catalog"): nothing was sent. */
+  "unknown-tool"
 )
 
 /** @since 0.1.0 @category models */

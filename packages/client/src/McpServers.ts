@@ -36,6 +36,7 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Authorization from "./Authorization.js"
+import type * as McpCatalog from "./McpCatalog.js"
 import type * as McpClient from "./McpClient.js"
 import * as ConfigImport from "./ConfigImport.js"
 import * as McpCache from "./McpCache.js"
@@ -57,6 +58,11 @@ import * as Options_ from "./internal/options.js"
  */
 export interface Options extends McpConnection.CommonOptions {
   readonly servers: Readonly<Record<string, McpConnection.ServerOptions>>
+  /**
+   * The servers' catalog rules (prefix, allow and block lists; `McpCatalog`): kept for
+   * `McpCatalog.layer`, which lays its own options over them. A servers file's entries give them.
+   */
+  readonly catalog?: McpCatalog.Options | undefined
 }
 
 /**
@@ -66,6 +72,8 @@ export interface Options extends McpConnection.CommonOptions {
 export interface Service {
   /** The configured names, in the order given. */
   readonly names: ReadonlyArray<string>
+  /** The catalog rules given with the servers (`Options.catalog`), for `McpCatalog`. */
+  readonly catalog?: McpCatalog.Options | undefined
   /**
    * The server's connection: connected by the first caller (callers meanwhile wait for the same
    * discovery), then shared. A discovery that failed is reported to each caller waiting for it,
@@ -170,6 +178,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
 
     return {
       names: [...servers.keys()],
+      catalog: options.catalog,
       connection,
       callTool: (server, name, args, callOptions) => Effect.flatMap(connection(server), (on) => on.callTool(name, args, callOptions)),
       tools: (server) => Effect.map(connection(server), (on) => on.tools),
@@ -315,8 +324,9 @@ const optionsOf = (found: ReadonlyArray<ConfigImport.Found>, options: FileOption
           auth: entry.auth === undefined ? undefined : yield* authOf(entry.auth, directory, options.redirectUri, file)
         }
     }
+    const catalog = ServersFile.catalogRulesOf({ mcpServers: Object.fromEntries(found.map(({ entry, name }) => [name, entry])) })
     const { format: _format, redirectUri: _, ...shared } = options
-    return { ...shared, servers }
+    return catalog === undefined ? { ...shared, servers } : { ...shared, servers, catalog: { servers: catalog } }
   })
 
 /**

@@ -11,7 +11,8 @@
  *
  * A server entry is either HTTP (`url`, optional `type`, `headers`, `auth`) or stdio (`command`,
  * optional `type: "stdio"`, `args`, `env`, `cwd`); an unknown field in an entry (or in its
- * `auth`) is refused. Other top-level keys are ignored: desktop apps keep their own settings
+ * `auth`) is refused. Either kind may add the catalog's `prefix`, `allowTools` and `blockTools`
+ * (`McpCatalog`; see `CatalogFields`). Other top-level keys are ignored: desktop apps keep their own settings
  * beside `mcpServers`. The CLI and `McpServers.layerFile` read the same file; the other
  * formats (VS Code, Codex, `server.json`...) are read into the same entries by `ConfigImport`.
  *
@@ -52,11 +53,57 @@ export const AuthEntry = Schema.Struct({
  */
 export type AuthEntry = typeof AuthEntry.Type
 
+// ---------------------------------------------------------------------------------------------
+// The catalog's fields of an entry (docs/DESIGN.md, "Catalog"), either kind of server.
+
+/**
+ * What any entry may add for `McpCatalog`: `prefix` (a string, or `false` for the tools' own
+ * names), `allowTools` and `blockTools` (glob patterns on the server's own tool names; block
+ * wins). Their syntax is checked when a catalog is made (`McpCatalog.layer`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const CatalogFields = {
+  prefix: Schema.optional(Schema.Union(Schema.String, Schema.Literal(false))),
+  allowTools: Schema.optional(Schema.Array(Schema.String)),
+  blockTools: Schema.optional(Schema.Array(Schema.String))
+}
+
+/**
+ * The catalog rules of the file's entries, by server (`undefined` when no entry has any).
+ *
+ * @since 0.1.0
+ * @category catalog
+ */
+export const catalogRulesOf = (
+  file: ServersFile
+):
+  | Record<string, { readonly prefix?: string | false; readonly allowTools?: ReadonlyArray<string>; readonly blockTools?: ReadonlyArray<string> }>
+  | undefined =>
+{
+  const rules: Record<string, { prefix?: string | false; allowTools?: ReadonlyArray<string>; blockTools?: ReadonlyArray<string> }> = {}
+  let any = false
+  for (const [name, entry] of Object.entries(file.mcpServers)) {
+    if (entry.prefix === undefined && entry.allowTools === undefined && entry.blockTools === undefined) continue
+    any = true
+    rules[name] = {
+      ...(entry.prefix === undefined ? {} : { prefix: entry.prefix }),
+      ...(entry.allowTools === undefined ? {} : { allowTools: entry.allowTools }),
+      ...(entry.blockTools === undefined ? {} : { blockTools: entry.blockTools })
+    }
+  }
+  return any ? rules : undefined
+}
+
+// ---------------------------------------------------------------------------------------------
+
 /**
  * @since 0.1.0
  * @category schemas
  */
 export const HttpServer = Schema.Struct({
+  ...CatalogFields,
   url: Schema.NonEmptyString,
   // "http" is Claude Code's name for Streamable HTTP.
   type: Schema.optional(Schema.Literal("http", "streamable-http", "streamableHttp", "sse")),
@@ -75,6 +122,7 @@ export type HttpServer = typeof HttpServer.Type
  * @category schemas
  */
 export const StdioServer = Schema.Struct({
+  ...CatalogFields,
   type: Schema.optional(Schema.Literal("stdio")),
   command: Schema.NonEmptyString,
   args: Schema.optional(Schema.Array(Schema.String)),

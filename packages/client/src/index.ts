@@ -18,6 +18,9 @@ export * as ConfigImport from "./ConfigImport.js"
 export * as McpCache from "./McpCache.js"
 
 /** @since 0.1.0 */
+export * as McpCatalog from "./McpCatalog.js"
+
+/** @since 0.1.0 */
 export * as McpClient from "./McpClient.js"
 
 /** @since 0.1.0 */

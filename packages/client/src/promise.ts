@@ -33,9 +33,12 @@ import * as Stream from "effect/Stream"
 import * as Authorization from "./Authorization.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
 import * as McpCache from "./McpCache.js"
+import * as McpCatalog from "./McpCatalog.js"
 import * as McpClient from "./McpClient.js"
+import type * as McpConnection from "./McpConnection.js"
 import type { McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
+import * as McpServers from "./McpServers.js"
 import type * as McpTask from "./McpTask.js"
 import type * as McpSkills from "./McpSkills.js"
 import type * as PhasePolicy from "./PhasePolicy.js"
@@ -677,5 +680,102 @@ const taskMembers = (connection: McpClient.Connection) => {
     taskResult,
     cancelTask,
     listTasks: (options?: RequestOptions) => run(connection.listTasks(budgetOf(options)), options?.signal)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A catalog over many servers (docs/DESIGN.md, "Catalog").
+
+/**
+ * The servers of a catalog and its rules: `servers` as `McpServers.Options` takes them (each
+ * connected on first use, under its own policy and headers), the shared `policy`, `revisions`
+ * and `clientInfo`, and the catalog's `prefix`, `separator` and per-server rules in `catalog`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CatalogOptions extends Omit<McpConnection.CommonOptions, "handlers"> {
+  readonly servers: Readonly<Record<string, McpConnection.ServerOptions>>
+  readonly catalog?: McpCatalog.Options | undefined
+  /** The HTTP client's layer (default: the process's shared one, as `connect`'s). */
+  readonly httpClient?: Layer.Layer<HttpClient.HttpClient> | undefined
+  /**
+   * Called with each new merged list once a server's tools changed and the list differs
+   * (`McpCatalog.Catalog.toolList`): giving it connects every server. What it throws is ignored.
+   */
+  readonly onToolsChanged?: ((tools: ReadonlyArray<McpCatalog.CatalogTool>) => void) | undefined
+}
+
+/**
+ * A catalog in the Promise API: `McpCatalog.Catalog`'s operations, each rejecting with its
+ * `McpConnectionError` (or an aborted signal's own reason).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Catalog {
+  readonly servers: ReadonlyArray<string>
+  readonly listTools: (options?: { readonly signal?: AbortSignal | undefined }) => Promise<ReadonlyArray<McpCatalog.CatalogTool>>
+  readonly listing: (options?: { readonly signal?: AbortSignal | undefined }) => Promise<McpCatalog.Listing>
+  readonly callTool: (name: string, args?: Readonly<Record<string, unknown>>, options?: CallOptions) => Promise<McpSchema.CallToolResult>
+  /** The Effect catalog underneath. */
+  readonly effect: McpCatalog.Catalog
+  /** Releases every server's connection. */
+  readonly close: () => Promise<void>
+}
+
+/**
+ * Makes a catalog over named servers (`McpCatalog`): its options are checked at once
+ * (`InvalidOption`, nothing connected); each server is connected on first use.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const createCatalog = async (options: CatalogOptions): Promise<Catalog> => {
+  const scope = Effect.runSync(Scope.make())
+  const close = () => Effect.runPromise(Scope.close(scope, Exit.void))
+  let catalog: McpCatalog.Catalog
+  try {
+    catalog = await run(
+      Effect.gen(function*() {
+        const http = options.httpClient === undefined ? yield* sharedDefaultHttpClient : yield* Layer.buildWithScope(options.httpClient, scope)
+        // Loaded here, as `connect` loads them for stdio: the servers may be of either kind.
+        const [{ layer: commandExecutor }, { layer: fileSystem }] = yield* Effect.promise(() =>
+          Promise.all([import("@effect/platform-node/NodeCommandExecutor"), import("@effect/platform-node/NodeFileSystem")])
+        )
+        const processes = yield* Layer.buildWithScope(Layer.provide(commandExecutor, fileSystem), scope)
+        const authorization = yield* Layer.buildWithScope(Authorization.layerDefaults, scope)
+        const { catalog: rules, httpClient: _, onToolsChanged: __, ...serversOptions } = options
+        const servers = yield* McpServers.make(serversOptions).pipe(
+          Scope.extend(scope),
+          Effect.provide(http),
+          Effect.provide(processes),
+          Effect.provide(authorization)
+        )
+        return yield* McpCatalog.fromServers(servers, rules)
+      }),
+      undefined
+    )
+  } catch (error) {
+    await close()
+    throw error
+  }
+  const { onToolsChanged } = options
+  if (typeof onToolsChanged === "function") {
+    // A listing that fails ends the callback's stream: there is nothing to call it with.
+    forEachUntilClosed(Stream.orElse(catalog.toolList.changes, () => Stream.empty), onToolsChanged, scope)
+  }
+  let closing: Promise<void> | undefined
+  return {
+    servers: catalog.servers,
+    listTools: (listOptions) => run(catalog.listTools, listOptions?.signal),
+    listing: (listOptions) => run(catalog.listing, listOptions?.signal),
+    callTool: (name, args, callOptions) => {
+      if (callOptions === undefined) return run(catalog.callTool(name, args), undefined)
+      const { signal, ...rest } = callOptions
+      return run(catalog.callTool(name, args, rest), signal)
+    },
+    effect: catalog,
+    close: () => (closing ??= close())
   }
 }

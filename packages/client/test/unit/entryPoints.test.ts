@@ -46,6 +46,7 @@ describe("the package's entry points", () => {
       "ClientHandlers",
       "ConfigImport",
       "McpCache",
+      "McpCatalog",
       "McpClient",
       "McpConnection",
       "McpConnectionError",

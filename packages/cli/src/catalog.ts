@@ -1,0 +1,155 @@
+/**
+ * `--catalog`: `tools` and `call` over every server of the config file at once, through the
+ * client's `McpCatalog` (docs/DESIGN.md, "Catalog"). `tools --catalog` lists the merged catalog
+ * (catalog names, servers, conflicts and rejected names); `call --catalog <name>` calls the tool
+ * of that catalog name on its server. The servers, their prefixes and allow and block lists come
+ * from the file (`--config`, default ./.mcp.json); the budget and revision flags are the shared
+ * policy under each server's own; OAuth tokens come from the token file as for one server.
+ * Flags that name one server (`--stdio`, `--header`, `--transport`, `--env`, `--env-pass`,
+ * `--server-stderr`, the OAuth flags) mean nothing here: refused rather than ignored.
+ */
+import type { McpSchema } from "@phasebound/client"
+import * as Authorization from "@phasebound/client/Authorization"
+import * as McpCatalog from "@phasebound/client/McpCatalog"
+import * as McpConnectionError from "@phasebound/client/McpConnectionError"
+import * as McpServers from "@phasebound/client/McpServers"
+import * as PhasePolicy from "@phasebound/client/PhasePolicy"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { existsSync } from "node:fs"
+import { givenAuthFlag, tokenFileOf, tokenStoreLayer } from "./auth.js"
+import type { CallInput } from "./call.js"
+import type { Use } from "./command.js"
+import { closing, enter, policyOf, type Requirements, revisionsOf } from "./connection.js"
+import { flag, type Flags } from "./flags.js"
+import { json, renderCall, table } from "./output.js"
+import { withProgressBar } from "./progressBar.js"
+import { invalidOption } from "./record.js"
+import type { RunContext } from "./runContext.js"
+import { defaultConfigFile } from "./target.js"
+
+/** The flags that name one server: refused with `--catalog`. */
+const oneServerFlags = ["stdio", "transport", "serverStderr"] as const
+const oneServerRepeated = ["header", "env", "envPass"] as const
+
+/** The client's option names, as the CLI names them: the file's, after `--config`. */
+const renamed = (error: McpConnectionError.McpConnectionError): McpConnectionError.McpConnectionError =>
+  error._tag === "InvalidOption" && error.stage === "config" && error.option !== undefined
+    ? invalidOption(error.option === "file" ? flag("config") : `${flag("config")} ${error.option}`, error.reason ?? "invalid-value")
+    : error
+
+const unwrap = (value: string | Redacted.Redacted<string>): string => Redacted.isRedacted(value) ? Redacted.value(value) : value
+
+/** Every secret the servers' options hold (header values, URL secrets, environment values), for scrubbing the debug output. */
+const secretsOf = (options: McpServers.Options): ReadonlyArray<string> => {
+  const secrets: Array<string> = []
+  for (const server of Object.values(options.servers)) {
+    if ("command" in server) {
+      for (const value of McpConnectionError.secretValues(Object.values(server.env ?? {}).map(unwrap))) secrets.push(value)
+      continue
+    }
+    const headers = Object.fromEntries(Object.entries(server.headers ?? {}).map(([name, value]) => [name, unwrap(value)]))
+    let url: URL | undefined
+    try {
+      url = new URL(server.url)
+    } catch {
+      url = undefined
+    }
+    for (const value of McpConnectionError.secretsOf(url, headers)) secrets.push(value)
+  }
+  return secrets
+}
+
+/** Refuses the flags that name one server (see the module comment). */
+const refuseOneServerFlags = (flags: Flags): Effect.Effect<void, McpConnectionError.McpConnectionError> => {
+  for (const key of oneServerFlags) if (Option.isSome(flags[key])) return Effect.fail(invalidOption(flag(key), "invalid-value"))
+  for (const key of oneServerRepeated) if (flags[key].length > 0) return Effect.fail(invalidOption(flag(key), "invalid-value"))
+  const auth = givenAuthFlag(flags)
+  return auth === undefined ? Effect.void : Effect.fail(invalidOption(auth, "invalid-value"))
+}
+
+/**
+ * Reads the file's servers, makes the catalog over them (every rule checked before any I/O) and
+ * runs `use` with it; the servers connected are released when the command's scope closes.
+ */
+export const withCatalog = <A>(
+  ctx: RunContext,
+  flags: Flags,
+  use: (catalog: McpCatalog.Catalog, policy: PhasePolicy.PhasePolicy) => Effect.Effect<A, McpConnectionError.McpConnectionError>
+): Effect.Effect<A, McpConnectionError.McpConnectionError, Requirements> =>
+  Effect.gen(function*() {
+    yield* refuseOneServerFlags(flags)
+    const policyOptions = yield* policyOf(flags)
+    const revisions = yield* revisionsOf(flags.revision)
+    const policy = yield* PhasePolicy.make(policyOptions)
+    const configPath = Option.getOrUndefined(flags.config) ?? (existsSync(defaultConfigFile) ? defaultConfigFile : undefined)
+    if (configPath === undefined) return yield* Effect.fail(invalidOption(flag("config"), "invalid-value"))
+    // `${VAR}` in the file comes from this run's environment, as for one server.
+    const provider = ConfigProvider.fromMap(new Map(Object.entries(ctx.env).filter((entry): entry is [string, string] => entry[1] !== undefined)))
+    const options = yield* McpServers.fromFile(configPath, { policy: policyOptions, revisions }).pipe(
+      Effect.withConfigProvider(provider),
+      Effect.mapError(renamed)
+    )
+    ctx.state.secrets = secretsOf(options)
+    const tokenFile = yield* tokenFileOf(flags.tokenFile, ctx.env)
+    const authorization = Layer.merge(
+      tokenFile === undefined ? Authorization.layerMemoryTokenStore : tokenStoreLayer(tokenFile),
+      Authorization.layerNoInteraction
+    )
+    const servers = yield* McpServers.make(options).pipe(Effect.provide(authorization), Effect.mapError(renamed))
+    const catalog = yield* McpCatalog.fromServers(servers).pipe(Effect.mapError(renamed))
+    ctx.state.position = { stage: "connect", phase: "discovery", limits: policy.discovery }
+    return yield* use(catalog, policy)
+  })
+
+/** `tools --catalog`: the merged listing; JSON: `tools` (catalog name, server, the server's tool), `conflicts`, `rejected`. */
+export const renderCatalog = (listing: McpCatalog.Listing, machine: boolean): string => {
+  if (machine) return json(listing)
+  const tools = listing.tools.length === 0
+    ? "no tools\n"
+    : table(["TOOL", "SERVER", "DESCRIPTION"], listing.tools.map((entry) => [entry.name, entry.server, entry.tool.description ?? ""]))
+  const conflicts = listing.conflicts.map((conflict) =>
+    `conflict: ${conflict.name} (${conflict.tools.map((tool) => `${tool.server}: ${tool.tool}`).join(", ")}): not listed\n`
+  )
+  const rejected = listing.rejected.map((entry) => `rejected: ${entry.server}: ${JSON.stringify(entry.tool.slice(0, 80))} (not a valid tool name)\n`)
+  return [tools, ...conflicts, ...rejected].join("")
+}
+
+/** `tools --catalog`. */
+export const listCatalog = (ctx: RunContext, flags: Flags): Effect.Effect<string, McpConnectionError.McpConnectionError, Requirements> =>
+  withCatalog(ctx, flags, (catalog) =>
+    Effect.gen(function*() {
+      const machine = ctx.machine(flags.json)
+      const listing = yield* ctx.progress("discovering", machine, catalog.listing)
+      closing(ctx)
+      return renderCatalog(listing, machine)
+    }))
+
+/** `call --catalog <name>`: the call itself, as `call` makes it (never retried); `--task` and `--server-log-level` need one server. */
+export const callCatalog = (
+  ctx: RunContext,
+  { flags, input, machine, rest }: Use<CallInput>
+): Effect.Effect<string, McpConnectionError.McpConnectionError, Requirements> =>
+  Effect.gen(function*() {
+    if (input.task) return yield* Effect.fail(invalidOption(flag("task"), "invalid-value"))
+    if (input.logLevel !== undefined) return yield* Effect.fail(invalidOption(flag("serverLogLevel"), "invalid-value"))
+    return yield* withCatalog(ctx, flags, (catalog, policy) =>
+      Effect.gen(function*() {
+        const { args, effectIdentity, idleTimeoutMs } = input
+        enter(ctx, "call", idleTimeoutMs === undefined ? policy.call : { ...policy.call, idleTimeoutMs })
+        const result: McpSchema.CallToolResult = yield* withProgressBar(ctx.terminal(machine), (onProgress) =>
+          catalog.callTool(
+            rest[0]!,
+            args,
+            onProgress === undefined && idleTimeoutMs === undefined && effectIdentity === undefined
+              ? undefined
+              : { onProgress, idleTimeout: idleTimeoutMs, effectIdentity }
+          ))
+        closing(ctx)
+        ctx.state.exitCode = result.isError === true ? 1 : 0
+        return renderCall(result, machine)
+      }))
+  })
