@@ -12,6 +12,9 @@ export * as Authorization from "./Authorization.js"
 export * as ClientHandlers from "./ClientHandlers.js"
 
 /** @since 0.1.0 */
+export * as HttpProxy from "./HttpProxy.js"
+
+/** @since 0.1.0 */
 export * as McpCache from "./McpCache.js"
 
 /** @since 0.1.0 */
