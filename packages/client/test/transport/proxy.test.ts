@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { scopedHostileProxy } from "@phasebound/testkit"
-import { Effect, Layer } from "effect"
+import { ConfigProvider, Effect, Layer } from "effect"
 import { HttpProxy, McpClient, McpConnectionError } from "../../src/index.js"
 import { make as makeProxied } from "../../src/internal/proxyClient.js"
 import { settingsOf } from "../../src/internal/proxyRoute.js"
@@ -156,6 +156,27 @@ describe("proxies", () => {
         Effect.provide(HttpProxy.layer({ httpProxy: proxy.url }))
       )
       expect(mcp.requests.at(-1)?.headers["authorization"]).toBe("Bearer canary-bearer")
+    }))
+
+  it.scopedLive("HttpProxy.layerEnv reads the variables through Config: lower case first, NO_PROXY, a malformed value refused by name", () =>
+    Effect.gen(function*() {
+      const proxy = yield* loopbackProxy()
+      const mcp = yield* server()
+      const withEnv = (env: Record<string, string>) =>
+        Layer.provide(HttpProxy.layerEnv, Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+      const connectWith = (env: Record<string, string>) =>
+        McpClient.connect({ url: mcp.url, transport: "streamable-http" }).pipe(Effect.scoped, Effect.provide(withEnv(env)))
+      // The upper-case value names a port nothing listens on: it must not be used.
+      yield* connectWith({ http_proxy: proxy.url, HTTP_PROXY: "http://127.0.0.1:1" })
+      const through = proxy.received.length
+      expect(through).toBeGreaterThan(0)
+      yield* connectWith({ HTTP_PROXY: proxy.url, no_proxy: "127.0.0.1", NO_PROXY: "nothing.example" })
+      expect(proxy.received.length).toBe(through)
+      yield* connectWith({})
+      expect(proxy.received.length).toBe(through)
+      const error = yield* Effect.flip(connectWith({ HTTPS_PROXY: `http://${USER}:${PASSWORD}@proxy.example:3128/path` }))
+      expect(error).toMatchObject({ _tag: "InvalidOption", option: "HTTPS_PROXY", reason: "invalid-url" })
+      expectNoCredential(error)
     }))
 
   it.effect("a malformed proxy URL is InvalidOption naming the option, never its value", () =>

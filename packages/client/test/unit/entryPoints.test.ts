@@ -44,6 +44,7 @@ describe("the package's entry points", () => {
     const publicModules = [
       "Authorization",
       "ClientHandlers",
+      "HttpProxy",
       "McpCache",
       "McpClient",
       "McpConnection",
