@@ -53,7 +53,9 @@ export const projects: ReadonlyArray<TestProjectInlineConfiguration> = [
       "test/transport/stdio*.test.ts",
       "test/authorization/token-store-processes.test.ts",
       "test/features/connection-fibers.test.ts",
-      "test/unit/promise.test.ts"
+      "test/unit/promise.test.ts",
+      // Writes process.env (the Promise API's default client reads the proxy variables).
+      "test/transport/proxy-env.test.ts"
     ]
   }),
   ...tiered("testkit", { slow: ["test/stdio*.test.ts", "test/features-stdio.test.ts", "test/processIdentity.test.ts"] }),

@@ -16,7 +16,7 @@ import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
-import { McpConnectionError } from "@phasebound/client"
+import { HttpProxy, McpConnectionError } from "@phasebound/client"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -133,7 +133,13 @@ const quietConsole = Effect.map(Console.consoleWith(Effect.succeed), (console): 
 // own copy of undici on first use, about 150 ms of CPU at start-up (docs/BENCHMARKS.md, "CLI
 // start-up"); node:http is part of Node, and neither follows redirects. A static import: a
 // dynamic one would make the bundler keep far more of effect (+75 KB minified).
-const httpClient = process.versions["bun"] === undefined ? NodeHttpClient.layer : FetchHttpClient.layer
+// With a proxy in the environment (HTTPS_PROXY, HTTP_PROXY, their lower-case forms), HttpProxy's
+// client on either runtime: undici under Node, loaded only then (docs/DESIGN.md, "Proxies").
+const httpClient = HttpProxy.isConfigured(process.env)
+  ? HttpProxy.layerEnv
+  : process.versions["bun"] === undefined
+  ? NodeHttpClient.layer
+  : FetchHttpClient.layer
 
 // The Node command executor works under Bun too.
 const platform = Layer.mergeAll(

@@ -287,6 +287,13 @@ export const Reason = Schema.Literal(
   "invalid-elicitation",
   /** A task ended `cancelled` where its result was awaited (2026-07-28: a cancelled task has none). */
   "task-cancelled",
+  /**
+   * A proxy refused to carry the request (`TransportFailure`, outcome `not-sent`): its `CONNECT`
+   * answered with a status other than 200 (in `status`), docs/DESIGN.md, "Proxies".
+   */
+  "proxy-refused",
+  /** The proxy asked for credentials (`407`), or refused the ones in the proxy URL. */
+  "proxy-auth-required",
   /** A skill file whose byte length is not the size its skill entry lists (docs/DESIGN.md, "Skills"). */
   "skill-size-mismatch",
   /** A skill file whose SHA-256 is not the digest its skill entry lists. */

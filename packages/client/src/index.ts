@@ -13,6 +13,7 @@ export * as ClientHandlers from "./ClientHandlers.js"
 
 /** @since 0.1.0 */
 export * as ConfigImport from "./ConfigImport.js"
+export * as HttpProxy from "./HttpProxy.js"
 
 /** @since 0.1.0 */
 export * as McpCache from "./McpCache.js"

@@ -31,6 +31,7 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Authorization from "./Authorization.js"
+import * as HttpProxy from "./HttpProxy.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
 import * as McpCache from "./McpCache.js"
 import * as McpCatalog from "./McpCatalog.js"
@@ -207,7 +208,8 @@ export interface HttpConnectOptions extends Omit<McpClient.ConnectOptions, "hand
   readonly auth?: AuthOptions | undefined
   /**
    * The HTTP client layer, built for this connection and released with it (default: one client
-   * shared by the process, `NodeHttpClient.layerUndici` under Node, `FetchHttpClient.layer` under Bun).
+   * shared by the process, `NodeHttpClient.layerUndici` under Node, `FetchHttpClient.layer` under Bun;
+   * `HttpProxy.layerEnv` on both when `HTTPS_PROXY`, `HTTP_PROXY` or their lower-case forms are set).
    */
   readonly httpClient?: Layer.Layer<HttpClient.HttpClient> | undefined
 }
@@ -434,24 +436,28 @@ const run = <A>(
  * `httpClient`, so that connections reuse its keep-alive sockets as `fetch` users are used to
  * (a client per connection would open new sockets for every connect). Under Node, undici
  * directly (about half the CPU per request of Node's fetch, measured in docs/BENCHMARKS.md);
- * under Bun, fetch (Bun stubs undici). It lives as long as the process; its idle sockets do not
- * keep the process alive.
+ * under Bun, fetch (Bun stubs undici). When the environment names a proxy (`HTTPS_PROXY`,
+ * `HTTP_PROXY`, their lower-case forms), `HttpProxy.layerEnv` instead, on either runtime
+ * (docs/DESIGN.md, "Proxies"): the environment is read once, at the first connect. It lives as
+ * long as the process; its idle sockets do not keep the process alive.
  */
-let defaultHttpClient: Promise<Context.Context<HttpClient.HttpClient>> | undefined
+let defaultHttpClient: Promise<Exit.Exit<Context.Context<HttpClient.HttpClient>, McpConnectionError>> | undefined
 const sharedDefaultHttpClient = Effect.suspend(() => {
-  defaultHttpClient ??= Effect.runPromise(
+  defaultHttpClient ??= Effect.runPromiseExit(
     Effect.gen(function*() {
-      const layer = "Bun" in globalThis
+      const layer = HttpProxy.isConfigured(typeof process === "undefined" ? {} : process.env)
+        ? HttpProxy.layerEnv
+        : "Bun" in globalThis
         ? FetchHttpClient.layer
         : (yield* Effect.promise(() => import("@effect/platform-node/NodeHttpClient"))).layerUndici
       return yield* Layer.buildWithScope(layer, yield* Scope.make())
     })
-  ).catch((error: unknown) => {
-    // Not kept: the next connect tries again.
-    defaultHttpClient = undefined
-    throw error
+  ).then((exit) => {
+    // A failure (a malformed proxy variable) is not kept: the next connect tries again.
+    if (Exit.isFailure(exit)) defaultHttpClient = undefined
+    return exit
   })
-  return Effect.promise(() => defaultHttpClient!)
+  return Effect.flatMap(Effect.promise(() => defaultHttpClient!), (exit) => exit)
 })
 
 const connectHttp = (options: HttpConnectOptions, scope: Scope.Scope) =>

@@ -160,3 +160,4 @@ export {
   skillUri,
   startSkillsServer
 } from "./skills.js"
+export { type HostileProxy, type ProxyFault, type ProxyRequest, scopedHostileProxy, startHostileProxy } from "./hostileProxy.js"

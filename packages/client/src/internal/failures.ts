@@ -113,13 +113,14 @@ export const transport = (
   exchange: Exchange,
   reason: Reason,
   outcome: Outcome,
-  details: { readonly observedBytes?: number; readonly exitCode?: number } = {},
+  details: { readonly observedBytes?: number; readonly exitCode?: number; readonly status?: number | undefined } = {},
   cause?: unknown
 ) =>
   new TransportFailure({
     ...fields(exchange),
     reason,
     observedBytes: details.observedBytes,
+    status: details.status,
     exitCode: details.exitCode,
     outcome,
     retryable: transientRetryable(exchange, outcome)

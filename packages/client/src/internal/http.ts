@@ -16,6 +16,7 @@ import type { Exchange } from "./transport/transport.js"
 import { type BodyReadFailed, readBody, releaseBody } from "./bodyReader.js"
 import * as Failures from "./failures.js"
 import { parseMessage, refusal } from "./messages.js"
+import { proxyRefusalOf } from "./proxyErrors.js"
 
 /** Error bodies are read only to find a JSON-RPC error in them; they never need to be big. */
 const errorBodyMaxBytes = 64 * 1024
@@ -153,6 +154,10 @@ const neverConnected = (error: unknown, depth = 0): boolean => {
  * - "reading": the answer was being read: `unknown`.
  */
 export const transportError = (exchange: Exchange, when: "readiness" | "sending" | "reading") => (error: HttpClientError.HttpClientError) => {
+  // A proxy that refused the request, or a request kept from a proxy: it never reached the server
+  // (docs/DESIGN.md, "Proxies").
+  const proxy = proxyRefusalOf(error.cause)
+  if (proxy !== undefined) return Failures.transport(exchange, proxy.reason, "not-sent", { status: proxy.status }, error)
   const outcome: Outcome = when === "readiness" || (when === "sending" && neverConnected(error.cause))
     ? "not-sent"
     : "unknown"
@@ -200,6 +205,8 @@ export const statusFailure = (
   Effect.gen(function*() {
     const status = response.status
     if (options.answered === true) return yield* Effect.fail(Failures.httpStatus(exchange, status, undefined, undefined, "unknown"))
+    // Only a proxy answers 407: it did not forward the request (docs/DESIGN.md, "Proxies").
+    if (status === 407) return yield* Effect.fail(Failures.transport(exchange, "proxy-auth-required", "not-sent", { status }))
     if (status === 404 && options.sentSession) return yield* Effect.fail(Failures.sessionExpired(exchange, "not-applied", status))
     if (status === 401 || status === 403) {
       const challenge: AuthChallenge = { _tag: "AuthChallenge", wwwAuthenticate: response.headers["www-authenticate"] }

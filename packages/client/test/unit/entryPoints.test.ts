@@ -45,6 +45,7 @@ describe("the package's entry points", () => {
       "Authorization",
       "ClientHandlers",
       "ConfigImport",
+      "HttpProxy",
       "McpCache",
       "McpCatalog",
       "McpClient",

@@ -1,0 +1,91 @@
+/**
+ * The proxied HTTP client under Node (docs/DESIGN.md, "Proxies"): undici, with one dispatcher
+ * that sends each request where `proxyRoute.route` says: directly (an `Agent`) or through the
+ * proxy of its scheme (a `ProxyAgent`). `https` targets go through a `CONNECT` tunnel (TLS to the
+ * MCP server inside it); `http` targets in absolute form (`proxyTunnel: false`), as curl and Bun
+ * send them. The proxy's credentials become its `Proxy-Authorization` header, which undici sends
+ * to the proxy alone. Loaded only when a proxy is configured: `HttpProxy.ts` imports it lazily.
+ */
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as Undici from "@effect/platform-node/Undici"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import { route, type Settings } from "./proxyRoute.js"
+
+/** TLS options for the MCP server behind a tunnel and for an `https` proxy (a private CA, say). */
+export interface TlsOptions {
+  readonly requestTls?: Undici.buildConnector.BuildOptions | undefined
+  readonly proxyTls?: Undici.buildConnector.BuildOptions | undefined
+}
+
+/** A dispatcher that picks, per request, the direct agent or the proxy agent of the request's scheme. */
+class Routing extends Undici.Dispatcher {
+  readonly #direct: Undici.Agent
+  readonly #agents = new Map<string, Undici.ProxyAgent>()
+  readonly #settings: Settings
+  readonly #tls: TlsOptions
+
+  constructor(settings: Settings, tls: TlsOptions) {
+    super()
+    this.#settings = settings
+    this.#tls = tls
+    this.#direct = new Undici.Agent(tls.requestTls === undefined ? {} : { connect: tls.requestTls })
+  }
+
+  #pick(origin: string): Undici.Dispatcher {
+    const proxy = route(this.#settings, new URL(origin))
+    if (proxy === undefined) return this.#direct
+    const uri = Redacted.value(proxy.url)
+    let agent = this.#agents.get(uri)
+    if (agent === undefined) {
+      agent = new Undici.ProxyAgent({
+        uri,
+        proxyTunnel: false,
+        ...(this.#tls.requestTls === undefined ? {} : { requestTls: this.#tls.requestTls }),
+        ...(this.#tls.proxyTls === undefined ? {} : { proxyTls: this.#tls.proxyTls })
+      })
+      this.#agents.set(uri, agent)
+    }
+    return agent
+  }
+
+  override dispatch(options: Undici.Dispatcher.DispatchOptions, handler: Undici.Dispatcher.DispatchHandler): boolean {
+    return this.#pick(String(options.origin)).dispatch(options, handler)
+  }
+
+  #all(): Array<Undici.Dispatcher> {
+    return [this.#direct, ...this.#agents.values()]
+  }
+
+  override close(callback: () => void): void
+  override close(): Promise<void>
+  override close(callback?: () => void): Promise<void> | void {
+    const closed = Promise.all(this.#all().map((dispatcher) => dispatcher.close())).then(() => undefined)
+    if (callback === undefined) return closed
+    void closed.then(callback)
+  }
+
+  override destroy(err: Error | null, callback: () => void): void
+  override destroy(callback: () => void): void
+  override destroy(err: Error | null): Promise<void>
+  override destroy(): Promise<void>
+  override destroy(first?: Error | null | (() => void), second?: () => void): Promise<void> | void {
+    const err = typeof first === "function" || first === undefined ? null : first
+    const callback = typeof first === "function" ? first : second
+    const destroyed = Promise.all(this.#all().map((dispatcher) => dispatcher.destroy(err))).then(() => undefined)
+    if (callback === undefined) return destroyed
+    void destroyed.then(callback)
+  }
+}
+
+/** The client, its dispatcher destroyed when the scope closes. */
+export const make = (settings: Settings, tls: TlsOptions = {}): Effect.Effect<HttpClient.HttpClient, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => new Routing(settings, tls)),
+      (dispatcher) => Effect.promise(() => dispatcher.destroy())
+    ),
+    NodeHttpClient.makeUndici
+  )

@@ -1,0 +1,260 @@
+/**
+ * HTTP(S) proxies (docs/DESIGN.md, "Proxies"), over real loopback proxies: `HttpProxy.layer`
+ * sends an `http` MCP server's requests in absolute form and an `https` one's through `CONNECT`
+ * (TLS to the server inside the tunnel), as the proxy itself records; `NO_PROXY` sends them
+ * directly; the proxy's credentials reach the proxy and never the server; and every way a proxy
+ * can refuse, stall or reset ends typed, under the phase's deadline, with no credential in any
+ * view of the error.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { scopedHostileProxy } from "@phasebound/testkit"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { HttpProxy, McpClient, McpConnectionError } from "../../src/index.js"
+import { make as makeProxied } from "../../src/internal/proxyClient.js"
+import { settingsOf } from "../../src/internal/proxyRoute.js"
+import { server } from "../support/harness.js"
+import { httpsFront, loopbackProxy, selfSignedCertificate } from "../support/loopbackProxy.js"
+import { publicViews } from "../support/publicViews.js"
+import * as HttpClient from "@effect/platform/HttpClient"
+
+const USER = "canary-proxy-user"
+const PASSWORD = "canary-proxy-pass-4f1c"
+const credentialsIn = (proxyUrl: string) => proxyUrl.replace("http://", `http://${USER}:${PASSWORD}@`)
+const basic = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString("base64")}`
+
+const tls = selfSignedCertificate()
+
+/** `HttpProxy.layer`, trusting the test certificate for the server behind a tunnel (the only test-only knob). */
+const proxied = (options: HttpProxy.Options) =>
+  Layer.scoped(
+    HttpClient.HttpClient,
+    Effect.flatMap(settingsOf(options, { http: "httpProxy", https: "httpsProxy" }), (settings) => makeProxied(settings, { requestTls: { ca: tls.cert } }))
+  )
+
+/** No canary of the proxy's credentials, raw or as their Basic form, in any view of the error. */
+const expectNoCredential = (error: McpConnectionError.McpConnectionError) => {
+  for (const view of publicViews(error)) {
+    expect(view).not.toContain(PASSWORD)
+    expect(view).not.toContain(USER)
+    expect(view).not.toContain(basic.slice(6))
+  }
+}
+
+const quick = { discovery: { timeout: "600 millis" } } as const
+
+describe("proxies", () => {
+  it.scopedLive("an http server through HttpProxy.layer: absolute form, and the proxy's credentials stop at the proxy", () =>
+    Effect.gen(function*() {
+      const proxy = yield* loopbackProxy({ credentials: { user: USER, password: PASSWORD } })
+      const mcp = yield* server()
+      const result = yield* Effect.gen(function*() {
+        const connection = yield* McpClient.connect({ url: mcp.url, transport: "streamable-http" })
+        return yield* connection.callTool("increment")
+      }).pipe(Effect.scoped, Effect.provide(HttpProxy.layer({ httpProxy: credentialsIn(proxy.url) })))
+      expect(result).toMatchObject({ content: [{ type: "text", text: "1" }] })
+      expect(mcp.counter()).toBe(1)
+      // Every request went through the proxy, each as an absolute URL, none as a tunnel.
+      expect(proxy.received.length).toBe(mcp.requests.length)
+      expect(proxy.received.every((request) => request.kind === "absolute" && request.target.startsWith(`${mcp.url}`))).toBe(true)
+      expect(proxy.received.every((request) => request.proxyAuthorization === basic)).toBe(true)
+      // The MCP server never saw them.
+      for (const request of mcp.requests) {
+        expect(request.headers["proxy-authorization"]).toBeUndefined()
+        expect(JSON.stringify(request)).not.toContain(PASSWORD)
+        expect(JSON.stringify(request)).not.toContain(basic.slice(6))
+      }
+    }))
+
+  it.scopedLive("an https server: a CONNECT tunnel to its host and port, TLS inside it, credentials on the CONNECT only", () =>
+    Effect.gen(function*() {
+      const proxy = yield* loopbackProxy({ credentials: { user: USER, password: PASSWORD } })
+      const mcp = yield* server()
+      const front = yield* httpsFront(new URL(mcp.url).origin, tls)
+      const result = yield* Effect.gen(function*() {
+        const connection = yield* McpClient.connect({ url: `${front.origin}/mcp`, transport: "streamable-http" })
+        return yield* connection.callTool("increment")
+      }).pipe(Effect.scoped, Effect.provide(proxied({ httpsProxy: credentialsIn(proxy.url) })))
+      expect(result).toMatchObject({ content: [{ type: "text", text: "1" }] })
+      expect(proxy.received.length).toBeGreaterThan(0)
+      expect(proxy.received.every((request) => request.kind === "connect" && request.target === `127.0.0.1:${front.port}`)).toBe(true)
+      expect(proxy.received.every((request) => request.proxyAuthorization === basic)).toBe(true)
+      expect(front.received.length).toBe(mcp.requests.length)
+      for (const headers of front.received) expect(headers["proxy-authorization"]).toBeUndefined()
+      expect(mcp.counter()).toBe(1)
+    }))
+
+  it.scopedLive("HTTP_PROXY alone proxies https servers too (a tunnel)", () =>
+    Effect.gen(function*() {
+      const proxy = yield* loopbackProxy()
+      const mcp = yield* server()
+      const front = yield* httpsFront(new URL(mcp.url).origin, tls)
+      yield* McpClient.connect({ url: `${front.origin}/mcp`, transport: "streamable-http" }).pipe(
+        Effect.scoped,
+        Effect.provide(proxied({ httpProxy: proxy.url }))
+      )
+      expect(proxy.received.length).toBeGreaterThan(0)
+      expect(proxy.received.every((request) => request.kind === "connect")).toBe(true)
+    }))
+
+  it.scopedLive("NO_PROXY: a listed host is reached directly (the proxy counts none), an unlisted port still goes through it", () =>
+    Effect.gen(function*() {
+      const proxy = yield* loopbackProxy()
+      const mcp = yield* server()
+      const connectVia = (noProxy: string) =>
+        McpClient.connect({ url: mcp.url, transport: "streamable-http" }).pipe(
+          Effect.flatMap((connection) => connection.callTool("increment")),
+          Effect.scoped,
+          Effect.provide(HttpProxy.layer({ httpProxy: proxy.url, noProxy }))
+        )
+      yield* connectVia("example.com, 127.0.0.1")
+      expect(mcp.counter()).toBe(1)
+      expect(proxy.received).toEqual([])
+      yield* connectVia(`localhost,127.0.0.1:${mcp.port + 1 === 65_536 ? 1 : mcp.port + 1}`)
+      expect(mcp.counter()).toBe(2)
+      expect(proxy.received.length).toBeGreaterThan(0)
+      const before = proxy.received.length
+      yield* connectVia("*")
+      expect(mcp.counter()).toBe(3)
+      expect(proxy.received.length).toBe(before)
+    }))
+
+  it.scopedLive("wrong proxy credentials: TransportFailure proxy-auth-required, not-sent, nothing reaches the server", () =>
+    Effect.gen(function*() {
+      const proxy = yield* loopbackProxy({ credentials: { user: USER, password: "another" } })
+      const mcp = yield* server()
+      const front = yield* httpsFront(new URL(mcp.url).origin, tls)
+      for (
+        const [url, layer] of [[mcp.url, HttpProxy.layer({ httpProxy: credentialsIn(proxy.url) })], [
+          `${front.origin}/mcp`,
+          proxied({ httpsProxy: credentialsIn(proxy.url) })
+        ]] as const
+      ) {
+        const error = yield* Effect.flip(McpClient.connect({ url, transport: "streamable-http" }).pipe(Effect.scoped, Effect.provide(layer)))
+        expect(error).toMatchObject({ _tag: "TransportFailure", reason: "proxy-auth-required", status: 407, outcome: "not-sent" })
+        expectNoCredential(error)
+      }
+      expect(mcp.requests).toEqual([])
+      expect(front.received).toEqual([])
+    }))
+
+  it.scopedLive("a credential for a plain-http server is never sent through a proxy off this machine", () =>
+    Effect.gen(function*() {
+      const mcp = yield* server()
+      // 192.0.2.1 (TEST-NET-1): never contacted, the request is refused before any I/O.
+      const error = yield* Effect.flip(
+        McpClient.connect({ url: mcp.url, transport: "streamable-http", headers: { authorization: "Bearer canary-bearer" } }).pipe(
+          Effect.scoped,
+          Effect.provide(HttpProxy.layer({ httpProxy: "http://192.0.2.1:3128" }))
+        )
+      )
+      expect(error).toMatchObject({ _tag: "TransportFailure", reason: "insecure-url", outcome: "not-sent" })
+      expect(JSON.stringify(error)).not.toContain("canary-bearer")
+      // Through a proxy on loopback it goes.
+      const proxy = yield* loopbackProxy()
+      yield* McpClient.connect({ url: mcp.url, transport: "streamable-http", headers: { authorization: "Bearer canary-bearer" } }).pipe(
+        Effect.scoped,
+        Effect.provide(HttpProxy.layer({ httpProxy: proxy.url }))
+      )
+      expect(mcp.requests.at(-1)?.headers["authorization"]).toBe("Bearer canary-bearer")
+    }))
+
+  it.scopedLive("HttpProxy.layerEnv reads the variables through Config: lower case first, NO_PROXY, a malformed value refused by name", () =>
+    Effect.gen(function*() {
+      const proxy = yield* loopbackProxy()
+      const mcp = yield* server()
+      const withEnv = (env: Record<string, string>) =>
+        Layer.provide(HttpProxy.layerEnv, Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+      const connectWith = (env: Record<string, string>) =>
+        McpClient.connect({ url: mcp.url, transport: "streamable-http" }).pipe(Effect.scoped, Effect.provide(withEnv(env)))
+      // The upper-case value names a port nothing listens on: it must not be used.
+      yield* connectWith({ http_proxy: proxy.url, HTTP_PROXY: "http://127.0.0.1:1" })
+      const through = proxy.received.length
+      expect(through).toBeGreaterThan(0)
+      yield* connectWith({ HTTP_PROXY: proxy.url, no_proxy: "127.0.0.1", NO_PROXY: "nothing.example" })
+      expect(proxy.received.length).toBe(through)
+      yield* connectWith({})
+      expect(proxy.received.length).toBe(through)
+      const error = yield* Effect.flip(connectWith({ HTTPS_PROXY: `http://${USER}:${PASSWORD}@proxy.example:3128/path` }))
+      expect(error).toMatchObject({ _tag: "InvalidOption", option: "HTTPS_PROXY", reason: "invalid-url" })
+      expectNoCredential(error)
+    }))
+
+  it.effect("a malformed proxy URL is InvalidOption naming the option, never its value", () =>
+    Effect.gen(function*() {
+      for (
+        const [options, option] of [
+          [{ httpsProxy: `ftp://${USER}:${PASSWORD}@proxy:21` }, "httpsProxy"],
+          [{ httpProxy: `http://${USER}:${PASSWORD}@proxy:3128/path` }, "httpProxy"],
+          [{ httpProxy: `not a url ${PASSWORD}` }, "httpProxy"]
+        ] as const
+      ) {
+        const error = yield* Effect.flip(Layer.build(HttpProxy.layer(options)).pipe(Effect.scoped))
+        expect(error).toMatchObject({ _tag: "InvalidOption", option, reason: "invalid-url", stage: "config" })
+        expectNoCredential(error)
+      }
+    }))
+})
+
+/** Each hostile proxy, for an http server (absolute form) and an https one (CONNECT). */
+describe("hostile proxies", () => {
+  const targets = ["http", "https"] as const
+
+  describe.each(targets)("%s server", (scheme) => {
+    const connectThrough = (proxyUrl: string) =>
+      Effect.gen(function*() {
+        const mcp = yield* server()
+        const front = yield* httpsFront(new URL(mcp.url).origin, tls)
+        const url = scheme === "http" ? mcp.url : `${front.origin}/mcp`
+        const options = scheme === "http" ? { httpProxy: credentialsIn(proxyUrl) } : { httpsProxy: credentialsIn(proxyUrl) }
+        const error = yield* Effect.flip(
+          McpClient.connect({ url, transport: "streamable-http", policy: quick }).pipe(Effect.scoped, Effect.provide(proxied(options)))
+        )
+        expectNoCredential(error)
+        // Nothing got past the proxy.
+        expect(mcp.requests).toEqual([])
+        return error
+      })
+
+    it.scopedLive("a proxy that accepts and never answers: the discovery deadline ends it, and the client lets go of the proxy", () =>
+      Effect.gen(function*() {
+        const proxy = yield* scopedHostileProxy({ kind: "stall" })
+        const error = yield* connectThrough(proxy.url)
+        expect(error).toMatchObject({ _tag: "DeadlineExceeded", phase: "discovery", limits: { timeoutMs: 600 } })
+        // The proxy did get the request (the deadline fired on its silence, not on a refused connection).
+        const first = yield* Effect.promise(() => proxy.arrived)
+        expect(first.method).toBe(scheme === "http" ? "POST" : "CONNECT")
+        expect(first.headers["proxy-authorization"]).toBe(basic)
+        yield* Effect.promise(() => proxy.drained())
+      }))
+
+    it.each([407, 403, 502] as const)("a proxy that answers %s", (status) =>
+      Effect.gen(function*() {
+        const proxy = yield* scopedHostileProxy({ kind: "status", status })
+        const error = yield* connectThrough(proxy.url)
+        if (status === 407) {
+          expect(error).toMatchObject({ _tag: "TransportFailure", reason: "proxy-auth-required", status, outcome: "not-sent" })
+        } else if (scheme === "https") {
+          expect(error).toMatchObject({ _tag: "TransportFailure", reason: "proxy-refused", status, outcome: "not-sent" })
+        } else {
+          // In absolute form a proxy's 403 or 502 cannot be told from the server's own.
+          expect(error).toMatchObject({ _tag: status === 403 ? "Forbidden" : "UpstreamFailure", status })
+        }
+      }).pipe(Effect.scoped, Effect.runPromise))
+
+    it.scopedLive("a proxy that resets the connection when the request arrives: TransportFailure", () =>
+      Effect.gen(function*() {
+        const proxy = yield* scopedHostileProxy({ kind: "reset" })
+        const error = yield* connectThrough(proxy.url)
+        expect(error).toMatchObject({ _tag: "TransportFailure" })
+        expect(proxy.requests.length).toBeGreaterThan(0)
+      }))
+
+    it.scopedLive("a proxy that resets in the middle of the answer (or of the tunnel): TransportFailure", () =>
+      Effect.gen(function*() {
+        const proxy = yield* scopedHostileProxy({ kind: "reset-mid-response" })
+        const error = yield* connectThrough(proxy.url)
+        expect(error).toMatchObject({ _tag: "TransportFailure" })
+        expect(proxy.requests.length).toBeGreaterThan(0)
+      }))
+  })
+})
