@@ -18,6 +18,9 @@ export * as McpCache from "./McpCache.js"
 export * as McpClient from "./McpClient.js"
 
 /** @since 0.1.0 */
+export * as McpCodegen from "./McpCodegen.js"
+
+/** @since 0.1.0 */
 export * as McpConnection from "./McpConnection.js"
 
 /** @since 0.1.0 */
