@@ -81,8 +81,7 @@ export interface Document {
 
 const hasOwn = (value: object, key: string) => Object.prototype.hasOwnProperty.call(value, key)
 
-const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 const own = (value: Readonly<Record<string, unknown>>, key: string): unknown => hasOwn(value, key) ? value[key] : undefined
 
@@ -118,8 +117,7 @@ const typedKeywords = [...stringKeywords, ...numberKeywords, ...objectKeywords, 
 const jsonTypes = ["null", "boolean", "object", "array", "number", "string"] as const
 type JsonType = (typeof jsonTypes)[number] | "integer"
 
-const nonNegativeInteger = (value: unknown): number | undefined =>
-  typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined
+const nonNegativeInteger = (value: unknown): number | undefined => typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined
 
 const finite = (value: unknown): number | undefined => typeof value === "number" && Number.isFinite(value) ? value : undefined
 
@@ -212,7 +210,7 @@ export const mapDocument = (
         }
       }
       const req = own(part, "required")
-      if (Array.isArray(req)) required.push(...req)
+      if (Array.isArray(req)) for (const key of req) required.push(key)
     }
     return { type: "object", properties, required }
   }
@@ -295,8 +293,10 @@ export const mapDocument = (
         default: hasOwn(described, "default") ? (isPrimitive(value) ? JSON.stringify(value) : "(a JSON object or array)") : undefined
       }
     })
+    // A required key the schema does not describe holds what `additionalProperties` allows.
+    const undescribed: Node = additional === "open" ? unknown() : additional === "closed" ? { _tag: "Never" } : additional
     for (const key of required) {
-      if (!hasOwn(propertyMap, key)) properties.push({ key, node: unknown(), optional: false, description: undefined, default: undefined })
+      if (!hasOwn(propertyMap, key)) properties.push({ key, node: undescribed, optional: false, description: undefined, default: undefined })
     }
     return { _tag: "Object", properties, additional }
   }

@@ -134,7 +134,9 @@ export const toolsSection = (tools: ReadonlyArray<ToolSchemas>, settings: Settin
     const description = typeof tool.description === "string" && tool.description !== "" ? [tool.description, ""] : []
     const call = outputName === undefined
       ? `Effect.Effect<McpSchema.CallToolResult, McpConnectionError.McpConnectionError> =>\n  connection.callTool(${literal(tool.name)}, args, options)`
-      : `Effect.Effect<McpClient.DecodedResult<${outputName}>, McpConnectionError.McpConnectionError> =>\n  connection.callToolDecoded(${outputName}, ${literal(tool.name)}, args, options)`
+      : `Effect.Effect<McpClient.DecodedResult<${outputName}>, McpConnectionError.McpConnectionError> =>\n  connection.callToolDecoded(${outputName}, ${
+        literal(tool.name)
+      }, args, options)`
     if (outputName === undefined) uses.add("McpSchema")
     out.push(
       jsDoc(
@@ -146,7 +148,9 @@ export const toolsSection = (tools: ReadonlyArray<ToolSchemas>, settings: Settin
         ],
         ""
       ) +
-        `export const ${helper} = (\n  connection: McpClient.Connection,\n  args${argsOptional ? "?" : ""}: ${argsType},\n  options?: McpClient.CallOptions\n): ${call}\n`
+        `export const ${helper} = (\n  connection: McpClient.Connection,\n  args${
+          argsOptional ? "?" : ""
+        }: ${argsType},\n  options?: McpClient.CallOptions\n): ${call}\n`
     )
     generated.push({ name: tool.name, helper, input: inputName, output: outputName })
   }

@@ -36,7 +36,8 @@ const checkText = (check: Check, ctx: PrintContext): string => {
     case "lt":
       return `Schema.lessThan(${number(check.n)})`
     case "multipleOf":
-      return `Schema.multipleOf(${number(check.n)})`
+      // The quotient is an integer: Ajv's test (Effect's multipleOf rounds to the divisor's decimals).
+      return `Schema.filter((n) => Number.isInteger(n / ${number(check.n)}), { message: () => ${literal(`a multiple of ${number(check.n)}`)} })`
     case "minItems":
       return `Schema.minItems(${check.n})`
     case "maxItems":
@@ -45,6 +46,9 @@ const checkText = (check: Check, ctx: PrintContext): string => {
 }
 
 const piped = (schema: string, checks: ReadonlyArray<string>) => checks.length === 0 ? schema : `${schema}.pipe(${checks.join(", ")})`
+
+/** Whether the Schema of `node` may accept `undefined` (`Unknown`, a union with it, a reference: said yes, to be safe). */
+const mayBeUndefined = (node: Node): boolean => node._tag === "Unknown" || node._tag === "Ref" || (node._tag === "Union" && node.members.some(mayBeUndefined))
 
 /** The Schema expression of `node`, at `indent` (objects span lines). */
 export const schemaText = (node: Node, ctx: PrintContext, indent: string): string => {
@@ -87,17 +91,29 @@ export const schemaText = (node: Node, ctx: PrintContext, indent: string): strin
         return `Schema.Record({ key: Schema.String, value: ${value} })`
       }
       const fields = node.properties.map((property) => {
-        const doc = jsDoc([...(property.description === undefined ? [] : [property.description]), ...(property.default === undefined ? [] : [`@default ${property.default}`])], inner)
+        const doc = jsDoc([
+          ...(property.description === undefined ? [] : [property.description]),
+          ...(property.default === undefined ? [] : [`@default ${property.default}`])
+        ], inner)
         const value = schemaText(property.node, ctx, inner)
-        return `${doc}${inner}${propertyKey(property.key)}: ${property.optional ? `Schema.optional(${value})` : value}`
+        // A Struct decodes a missing key as `undefined` (a missing `toString` as the prototype's
+        // function): where the key's Schema would accept that, a required key is checked to be
+        // there. A JSON value is never `undefined`, nor a function.
+        const required = mayBeUndefined(property.node)
+          ? `${value}.pipe(Schema.filter((value) => value !== undefined && typeof value !== "function", { message: () => "a required key" }))`
+          : value
+        return `${doc}${inner}${propertyKey(property.key)}: ${property.optional ? `Schema.optional(${value})` : required}`
       })
       // Keys the schema does not name are kept (open) or refused (closed), never silently dropped.
       const excess = node.additional === "closed" ? "error" : "preserve"
       const struct = `Schema.Struct({\n${fields.join(",\n")}\n${indent}}).annotations({ parseOptions: { onExcessProperty: ${literal(excess)} } })`
-      if (node.additional === "open" || node.additional === "closed") return struct
-      ctx.helpers.add("additionalMatch")
-      const known = node.properties.map((property) => literal(property.key)).join(", ")
-      return `${struct}.pipe(Schema.filter(additionalMatch([${known}], () => ${schemaText(node.additional, ctx, inner)})))`
+      const filters: Array<string> = []
+      if (node.additional !== "open" && node.additional !== "closed") {
+        ctx.helpers.add("additionalMatch")
+        const known = node.properties.map((property) => literal(property.key)).join(", ")
+        filters.push(`Schema.filter(additionalMatch([${known}], () => ${schemaText(node.additional, ctx, inner)}))`)
+      }
+      return piped(struct, filters)
     }
     case "Union":
       if (node.members.length === 0) return "Schema.Never"
