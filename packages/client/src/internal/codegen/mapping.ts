@@ -210,7 +210,7 @@ export const mapDocument = (
         }
       }
       const req = own(part, "required")
-      if (Array.isArray(req)) for (const key of req) required.push(key)
+      if (Array.isArray(req)) { for (const key of req) required.push(key) }
     }
     return { type: "object", properties, required }
   }
