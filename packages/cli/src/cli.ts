@@ -1,6 +1,6 @@
 /**
  * The commands, with @effect/cli: `tools`, `call`, `resources`, `templates`, `read`, `prompts`,
- * `prompt`, `complete`, `skills`, `skill`, `discover`, `ping`, `watch`, `tasks`, `task`, `login`, `logout` and `demo`, each
+ * `prompt`, `complete`, `skills`, `skill`, `discover`, `ping`, `watch`, `tasks`, `task`, `types`, `login`, `logout` and `demo`, each
  * declared once (command.ts),
  * their flags taken from the table (flags.ts). A handler resolves its target, budgets and auth
  * settings (no I/O until all are valid), connects in its own scope, runs its operation, and
@@ -33,6 +33,7 @@ import { invalidOption } from "./record.js"
 import type { RunContext } from "./runContext.js"
 import { parseWatch, watch } from "./watch.js"
 import { listTasks, parseTask, useTask } from "./tasks.js"
+import { parseTypes, types } from "./types.js"
 import { readSkill, renderSkill, renderSkills } from "./skills.js"
 
 export const version = "0.1.0"
@@ -137,6 +138,13 @@ export const makeCommand = (ctx: RunContext) => {
       then: { name: "task", description: "the task's id (as call --task printed it)" },
       parse: parseTask,
       use: useTask(ctx)
+    }),
+    connectingCommand(ctx, {
+      name: "types",
+      description:
+        "discover a server, then write its typed tools: a TypeScript module with an Effect Schema of each tool's input and output, their types, and a helper that calls the tool through callToolDecoded (--out file.ts, else stdout)",
+      parse: parseTypes,
+      use: types
     }),
     command({
       name: "login",

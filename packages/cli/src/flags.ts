@@ -29,6 +29,7 @@ export type CommandName =
   | "complete"
   | "tasks"
   | "task"
+  | "types"
 
 /** `text`: optional, once; `repeated`: zero or more times; `boolean`: present or not. */
 export type FlagKind = "text" | "repeated" | "boolean"
@@ -77,7 +78,8 @@ export const connectingCommands = [
   "complete",
   "watch",
   "tasks",
-  "task"
+  "task",
+  "types"
 ] as const satisfies ReadonlyArray<CommandName>
 
 const connecting = connectingCommands
@@ -420,6 +422,13 @@ export const flagTable = {
     section: "operation",
     commands: ["task"],
     description: "ask the server to cancel the task (cooperative: it may still end otherwise)"
+  },
+  out: {
+    name: "out",
+    kind: "text",
+    section: "operation",
+    commands: ["types"],
+    description: "write the module to this file (atomically: a temporary file beside it, then renamed) and print what was written; default: the module on stdout"
   },
   taskTimeout: {
     name: "task-timeout",
