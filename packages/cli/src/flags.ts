@@ -428,7 +428,8 @@ export const flagTable = {
     kind: "text",
     section: "operation",
     commands: ["types"],
-    description: "write the module to this file (atomically: a temporary file beside it, then renamed) and print what was written; default: the module on stdout"
+    description:
+      "write the module to this file (atomically: a temporary file beside it, then renamed) and print what was written; default: the module on stdout"
   },
   taskTimeout: {
     name: "task-timeout",

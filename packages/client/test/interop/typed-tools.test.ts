@@ -41,9 +41,7 @@ const typeErrors = (file: string): ReadonlyArray<string> => {
     paths: { "@phasebound/client": ["packages/client/src/index.ts"] }
   }
   const program = ts.createProgram([file], options)
-  return ts.getPreEmitDiagnostics(program).map((d) =>
-    `${d.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`
-  )
+  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`)
 }
 
 describe("typed tools of the testkit's features", () => {
