@@ -46,6 +46,7 @@ describe("the package's entry points", () => {
       "ClientHandlers",
       "McpCache",
       "McpClient",
+      "McpCodegen",
       "McpConnection",
       "McpConnectionError",
       "McpSchema",
