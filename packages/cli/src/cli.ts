@@ -12,7 +12,7 @@ import type { McpSchema } from "@phasebound/client"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { callTool, parseCall } from "./call.js"
-import { command, connectingCommand, httpTarget, operation, type Use } from "./command.js"
+import { command, connectingCommand, httpTarget, operation, target, type Use } from "./command.js"
 import { parseComplete, renderCompletion } from "./complete.js"
 import { runDemo } from "./demo.js"
 import { flag } from "./flags.js"
@@ -33,7 +33,7 @@ import { invalidOption } from "./record.js"
 import type { RunContext } from "./runContext.js"
 import { parseWatch, watch } from "./watch.js"
 import { listTasks, parseTask, useTask } from "./tasks.js"
-import { parseTypes, types } from "./types.js"
+import { runTypes } from "./types.js"
 import { readSkill, renderSkill, renderSkills } from "./skills.js"
 
 export const version = "0.1.0"
@@ -139,12 +139,13 @@ export const makeCommand = (ctx: RunContext) => {
       parse: parseTask,
       use: useTask(ctx)
     }),
-    connectingCommand(ctx, {
+    command({
       name: "types",
       description:
-        "discover a server, then write its typed tools: a TypeScript module with an Effect Schema of each tool's input and output, their types, and a helper that calls the tool through callToolDecoded (--out file.ts, else stdout)",
-      parse: parseTypes,
-      use: types
+        "discover a server, then write its typed tools: a TypeScript module with an Effect Schema of each tool's input and output, their types, and a helper that calls the tool through callToolDecoded (--out file.ts, else stdout; --all-servers: every server of the config file)",
+      positionals: target,
+      withoutPositionals: (flags) => flags.allServers,
+      run: (flags, { target }) => runTypes(ctx, flags, target)
     }),
     command({
       name: "login",

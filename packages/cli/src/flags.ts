@@ -431,6 +431,14 @@ export const flagTable = {
     description:
       "write the module to this file (atomically: a temporary file beside it, then renamed) and print what was written; default: the module on stdout"
   },
+  allServers: {
+    name: "all-servers",
+    kind: "boolean",
+    section: "operation",
+    commands: ["types"],
+    description:
+      "every server of the config file (--config, default ./.mcp.json), one after the other, in one module: each server's identifiers begin with its name (no <target>)"
+  },
   taskTimeout: {
     name: "task-timeout",
     kind: "text",

@@ -14,10 +14,14 @@ import * as Option from "effect/Option"
 import { randomBytes } from "node:crypto"
 import { renameSync, rmSync, writeFileSync } from "node:fs"
 import * as path from "node:path"
-import type { Use } from "./command.js"
+import { existsSync } from "node:fs"
+import { loadConfig } from "./config.js"
+import { type Requirements, withConnection } from "./connection.js"
 import { flag, type Flags } from "./flags.js"
-import { json, oneLine, table } from "./output.js"
+import { json, table } from "./output.js"
 import { invalidOption } from "./record.js"
+import type { RunContext } from "./runContext.js"
+import { defaultConfigFile } from "./target.js"
 
 /** What `types`' own flags resolve to. */
 export interface TypesInput {
@@ -54,10 +58,13 @@ const title = (connection: McpClient.Connection): string | undefined => {
   return info === undefined ? undefined : `${info.name}${info.version === undefined ? "" : ` ${info.version}`}`
 }
 
-/** `types`: the module of the listed tools, to `--out` or stdout. */
-export const types = (connection: McpClient.Connection, { input, machine }: Use<TypesInput>): Effect.Effect<string, McpConnectionError> =>
+/** The module to `--out` (then what was written) or stdout. */
+const emit = (
+  generated: Either.Either<McpCodegen.Generated, McpCodegen.InvalidCodegenOption>,
+  input: TypesInput,
+  machine: boolean
+): Effect.Effect<string, McpConnectionError> =>
   Effect.gen(function*() {
-    const generated = McpCodegen.generate(connection.tools, { title: title(connection) })
     // The options are the generator's defaults: valid.
     if (Either.isLeft(generated)) return yield* Effect.die(generated.left)
     const { notes, source, tools } = generated.right
@@ -68,6 +75,34 @@ export const types = (connection: McpClient.Connection, { input, machine }: Use<
     if (notes.length === 0) return counted
     return counted + table(
       ["TOOL", "SIDE", "KIND", "PATH", "REASON"],
-      notes.map((note) => [note.tool, note.side, note.kind, oneLine(note.path), note.reason])
+      notes.map((note) => [note.tool, note.side, note.kind, note.path, note.reason])
     )
+  })
+
+/** `types` on one connection: the module of its listed tools. */
+export const types = (connection: McpClient.Connection, input: TypesInput, machine: boolean): Effect.Effect<string, McpConnectionError> =>
+  emit(McpCodegen.generate(connection.tools, { title: title(connection) }), input, machine)
+
+/**
+ * `types`: one target, or with `--all-servers` every server of the config file, one after the
+ * other (each connection closed before the next opens), in one module.
+ */
+export const runTypes = (ctx: RunContext, flags: Flags, target: string | undefined): Effect.Effect<void, McpConnectionError, Requirements> =>
+  Effect.gen(function*() {
+    const input = yield* parseTypes(flags)
+    const machine = ctx.machine(flags.json)
+    if (!flags.allServers) {
+      ctx.state.stdout = yield* withConnection(ctx, flags, target, (connection) => types(connection, input, machine))
+      return
+    }
+    if (target !== undefined || Option.isSome(flags.stdio)) return yield* Effect.fail(invalidOption(flag("allServers")))
+    const configPath = Option.getOrUndefined(flags.config) ?? (existsSync(defaultConfigFile) ? defaultConfigFile : undefined)
+    if (configPath === undefined) return yield* Effect.fail(invalidOption(flag("config")))
+    const config = yield* loadConfig(configPath)
+    const servers: Array<McpCodegen.ServerTools> = []
+    for (const name of Object.keys(config.mcpServers)) {
+      const tools = yield* Effect.scoped(withConnection(ctx, flags, name, (connection) => Effect.succeed(connection.tools)))
+      servers.push({ name, tools })
+    }
+    ctx.state.stdout = yield* emit(McpCodegen.generateServers(servers), input, machine)
   })

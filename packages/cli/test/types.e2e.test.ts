@@ -45,6 +45,25 @@ describe("types", () => {
     expect(printed.stdout).toBe(source)
   })
 
+  it("--all-servers: every server of the config file in one module, each server's names prefixed", async () => {
+    const config = path.join(dir, "servers.json")
+    writeFileSync(config, JSON.stringify({ mcpServers: { alpha: { url: server.url }, "beta-two": { url: server.url } } }))
+    const out = path.join(dir, "all.ts")
+    const report = expectJson(await node(["types", "--all-servers", "--config", config, "--out", out])) as {
+      readonly tools: ReadonlyArray<{ readonly name: string; readonly helper: string }>
+    }
+    const helpers = report.tools.filter((tool) => tool.name === "weather").map((tool) => tool.helper)
+    expect(helpers).toEqual(["alphaWeather", "betaTwoWeather"])
+    const source = readFileSync(out, "utf8")
+    expect(source).toContain("export const AlphaWeatherOutput = ")
+    expect(source).toContain("export const BetaTwoWeatherOutput = ")
+    rmSync(out)
+    rmSync(config)
+    // A target beside --all-servers is a usage error, before any I/O.
+    const record = expectFailure(await node(["types", server.url, "--all-servers", "--config", config]), 2, "InvalidOption")
+    expect(record.option).toBe("--all-servers")
+  })
+
   it("a file that cannot be written: InvalidOption --out, nothing left behind", async () => {
     const record = expectFailure(await node(["types", server.url, "--out", path.join(dir, "missing", "tools.ts")]), 2, "InvalidOption")
     expect(record.option).toBe("--out")
