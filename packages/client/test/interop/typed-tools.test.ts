@@ -7,12 +7,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Testkit from "@phasebound/testkit"
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either, FastCheck as fc, Schema } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import ts from "typescript"
 import { McpClient, McpCodegen } from "../../src/index.js"
+import { schemaArbitrary } from "../support/codegenSchemas.js"
 import { startEverythingServer } from "../support/everythingServer.js"
 import { httpClients } from "../support/harness.js"
 
@@ -87,4 +88,44 @@ describe("typed tools of server-everything", () => {
       const result = yield* module.getStructuredContent(connection, { location: "Chicago" }) as Effect.Effect<McpClient.DecodedResult<unknown>>
       expect(result.isError === false && result.value).toEqual({ temperature: 36, conditions: "Light rain / drizzle", humidity: 82 })
     }).pipe(Effect.provide(httpClients[0]![1])), 90_000)
+})
+
+describe("typed tools of generated schemas", () => {
+  it("60 generated schemas (hostile names and keys) and recursive definitions in one module: it type-checks", () => {
+    const recursive = {
+      type: "object",
+      properties: { tree: { $ref: "#/$defs/tree" }, list: { $ref: "#/definitions/list" }, json: { $ref: "#/$defs/json" } },
+      required: ["tree"],
+      $defs: {
+        tree: {
+          type: "object",
+          properties: { value: { type: ["integer", "null"] }, children: { type: "array", items: { $ref: "#/$defs/tree" } } },
+          required: ["value"],
+          additionalProperties: false
+        },
+        json: {
+          anyOf: [
+            { type: ["string", "number", "boolean", "null"] },
+            { type: "array", items: { $ref: "#/$defs/json" } },
+            { type: "object", additionalProperties: { $ref: "#/$defs/json" } }
+          ]
+        },
+        pair: { type: "array", prefixItems: [{ type: "string" }, { $ref: "#/$defs/pair" }], items: { $ref: "#/$defs/json" }, minItems: 1 },
+        a: { type: "object", properties: { b: { $ref: "#/$defs/b" } } },
+        b: { type: "array", items: { $ref: "#/$defs/a" }, maxItems: 3 }
+      },
+      definitions: { list: { type: "object", properties: { head: { type: "string" }, tail: { $ref: "#/definitions/list" } }, required: ["head", "tail"] } }
+    }
+    const withEveryDefinition = { ...recursive, properties: { ...recursive.properties, pair: { $ref: "#/$defs/pair" }, a: { $ref: "#/$defs/a" } } }
+    const generatedTools = fc.sample(schemaArbitrary, { numRuns: 60, seed: 42 }).map((schema, i) => ({
+      name: `generated ${i}`,
+      inputSchema: { type: "object", properties: { p: schema } },
+      outputSchema: schema
+    }))
+    const { file } = writeModule("generated-schemas", [
+      ...generatedTools,
+      { name: "recursive", inputSchema: withEveryDefinition, outputSchema: withEveryDefinition }
+    ])
+    expect(typeErrors(file)).toEqual([])
+  }, 60_000)
 })

@@ -75,8 +75,8 @@ const documentText = (name: string, root: Node, definitions: ReadonlyArray<Defin
       const doc = jsDoc(definition.description === undefined ? [] : [definition.description], "")
       if (cyclic.has(v)) {
         out.push(
-          `${doc}export type ${definition.name} = ${typeText(definition.node, print, "")}\n` +
-            `export const ${definition.name}: Schema.Schema<${definition.name}> = ${schemaText(definition.node, print, "")}\n`
+          `${doc}export type ${definition.name} = ${typeText(definition.node, { ...print, inCycle: true }, "")}\n` +
+            `export const ${definition.name}: Schema.Schema<${definition.name}> = ${schemaText(definition.node, { ...print, inCycle: true }, "")}\n`
         )
       } else {
         out.push(

@@ -11,6 +11,11 @@ export interface PrintContext {
   readonly definitions: ReadonlyArray<Definition>
   /** The definitions on a reference cycle: referred to through `Schema.suspend`. */
   readonly cyclic: ReadonlySet<number>
+  /**
+   * Printing a definition on a reference cycle: its tuples are typed `ReadonlyArray<unknown>`
+   * (a `readonly [...]` type alias cannot refer to itself), their Schemas unchanged.
+   */
+  readonly inCycle?: boolean | undefined
   /** The module's helpers the source uses. */
   readonly helpers: Set<"codePointLength" | "additionalMatch">
 }
@@ -47,6 +52,12 @@ const checkText = (check: Check, ctx: PrintContext): string => {
 
 const piped = (schema: string, checks: ReadonlyArray<string>) => checks.length === 0 ? schema : `${schema}.pipe(${checks.join(", ")})`
 
+/**
+ * What no value matches. Not `Schema.Never`: under `exactOptionalPropertyTypes` it is not a
+ * `Schema.Any`, so a tuple or a union would not take it; typed `unknown`.
+ */
+const never = `Schema.Unknown.pipe(Schema.filter(() => false, { message: () => "no value is allowed here" }))`
+
 /** Whether the Schema of `node` may accept `undefined` (`Unknown`, a union with it, a reference: said yes, to be safe). */
 const mayBeUndefined = (node: Node): boolean => node._tag === "Unknown" || node._tag === "Ref" || (node._tag === "Union" && node.members.some(mayBeUndefined))
 
@@ -57,7 +68,7 @@ export const schemaText = (node: Node, ctx: PrintContext, indent: string): strin
     case "Unknown":
       return node.why === undefined ? "Schema.Unknown" : `Schema.Unknown ${inlineComment(`not mapped: ${node.why}`)}`
     case "Never":
-      return "Schema.Never"
+      return never
     case "String":
       return piped("Schema.String", node.checks.map((check) => checkText(check, ctx)))
     case "Number": {
@@ -71,7 +82,7 @@ export const schemaText = (node: Node, ctx: PrintContext, indent: string): strin
     case "Null":
       return "Schema.Null"
     case "Literal":
-      return node.values.length === 0 ? "Schema.Never" : `Schema.Literal(${node.values.map((value) => JSON.stringify(value)).join(", ")})`
+      return node.values.length === 0 ? never : `Schema.Literal(${node.values.map((value) => JSON.stringify(value)).join(", ")})`
     case "Array":
       return piped(`Schema.Array(${schemaText(node.item, ctx, indent)})`, node.checks.map((check) => checkText(check, ctx)))
     case "Tuple": {
@@ -83,11 +94,12 @@ export const schemaText = (node: Node, ctx: PrintContext, indent: string): strin
       const tuple = node.rest === undefined
         ? `Schema.Tuple(${elements.join(", ")})`
         : `Schema.Tuple([${elements.join(", ")}], ${schemaText(node.rest, ctx, indent)})`
-      return piped(tuple, node.checks.map((check) => checkText(check, ctx)))
+      const checked = piped(tuple, node.checks.map((check) => checkText(check, ctx)))
+      return ctx.inCycle === true ? `(${checked} as unknown as Schema.Schema<ReadonlyArray<unknown>>)` : checked
     }
     case "Object": {
       if (node.properties.length === 0) {
-        const value = node.additional === "open" ? "Schema.Unknown" : node.additional === "closed" ? "Schema.Never" : schemaText(node.additional, ctx, indent)
+        const value = node.additional === "open" ? "Schema.Unknown" : node.additional === "closed" ? never : schemaText(node.additional, ctx, indent)
         return `Schema.Record({ key: Schema.String, value: ${value} })`
       }
       const fields = node.properties.map((property) => {
@@ -116,7 +128,7 @@ export const schemaText = (node: Node, ctx: PrintContext, indent: string): strin
       return piped(struct, filters)
     }
     case "Union":
-      if (node.members.length === 0) return "Schema.Never"
+      if (node.members.length === 0) return never
       if (node.members.length === 1) return schemaText(node.members[0]!, ctx, indent)
       return `Schema.Union(${node.members.map((member) => schemaText(member, ctx, indent)).join(", ")})`
     case "Ref": {
@@ -134,7 +146,7 @@ export const typeText = (node: Node, ctx: PrintContext, indent: string): string 
     case "Unknown":
       return "unknown"
     case "Never":
-      return "never"
+      return "unknown"
     case "String":
       return "string"
     case "Number":
@@ -144,17 +156,18 @@ export const typeText = (node: Node, ctx: PrintContext, indent: string): string 
     case "Null":
       return "null"
     case "Literal":
-      return node.values.length === 0 ? "never" : node.values.map((value) => JSON.stringify(value)).join(" | ")
+      return node.values.length === 0 ? "unknown" : node.values.map((value) => JSON.stringify(value)).join(" | ")
     case "Array":
       return `ReadonlyArray<${typeText(node.item, ctx, indent)}>`
     case "Tuple": {
+      if (ctx.inCycle === true) return "ReadonlyArray<unknown>"
       const elements = node.elements.map((element, i) => `${typeText(element, ctx, inner)}${i < node.required ? "" : "?"}`)
       if (node.rest !== undefined) elements.push(`...Array<${typeText(node.rest, ctx, indent)}>`)
       return `readonly [${elements.join(", ")}]`
     }
     case "Object": {
       if (node.properties.length === 0) {
-        const value = node.additional === "open" ? "unknown" : node.additional === "closed" ? "never" : typeText(node.additional, ctx, indent)
+        const value = node.additional === "open" || node.additional === "closed" ? "unknown" : typeText(node.additional, ctx, indent)
         return `{ readonly [x: string]: ${value} }`
       }
       const fields = node.properties.map((property) => {
@@ -164,7 +177,7 @@ export const typeText = (node: Node, ctx: PrintContext, indent: string): string 
       return `{\n${fields.join("\n")}\n${indent}}`
     }
     case "Union":
-      return node.members.length === 0 ? "never" : node.members.map((member) => `(${typeText(member, ctx, indent)})`).join(" | ")
+      return node.members.length === 0 ? "unknown" : node.members.map((member) => `(${typeText(member, ctx, indent)})`).join(" | ")
     case "Ref":
       return node.broken ? "unknown" : ctx.definitions[node.def]!.name
   }
