@@ -1,6 +1,6 @@
 /**
  * The commands, with @effect/cli: `tools`, `call`, `resources`, `templates`, `read`, `prompts`,
- * `prompt`, `complete`, `skills`, `skill`, `discover`, `ping`, `watch`, `tasks`, `task`, `login`, `logout`, `servers` and `demo`, each
+ * `prompt`, `complete`, `skills`, `skill`, `discover`, `ping`, `watch`, `tasks`, `task`, `types`, `login`, `logout`, `servers` and `demo`, each
  * declared once (command.ts),
  * their flags taken from the table (flags.ts). A handler resolves its target, budgets and auth
  * settings (no I/O until all are valid), connects in its own scope, runs its operation, and
@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { callTool, parseCall } from "./call.js"
 import { callCatalog, listCatalog } from "./catalog.js"
-import { command, connectingCommand, httpTarget, operation, type Use } from "./command.js"
+import { command, connectingCommand, httpTarget, operation, target, type Use } from "./command.js"
 import { parseComplete, renderCompletion } from "./complete.js"
 import { runDemo } from "./demo.js"
 import { flag } from "./flags.js"
@@ -34,6 +34,7 @@ import { invalidOption } from "./record.js"
 import type { RunContext } from "./runContext.js"
 import { parseWatch, watch } from "./watch.js"
 import { listTasks, parseTask, useTask } from "./tasks.js"
+import { runTypes } from "./types.js"
 import { readSkill, renderSkill, renderSkills } from "./skills.js"
 import { listServers, renderServers } from "./servers.js"
 
@@ -141,6 +142,14 @@ export const makeCommand = (ctx: RunContext) => {
       then: { name: "task", description: "the task's id (as call --task printed it)" },
       parse: parseTask,
       use: useTask(ctx)
+    }),
+    command({
+      name: "types",
+      description:
+        "discover a server, then write its typed tools: a TypeScript module with an Effect Schema of each tool's input and output, their types, and a helper that calls the tool through callToolDecoded (--out file.ts, else stdout; --all-servers: every server of the config file)",
+      positionals: target,
+      withoutPositionals: (flags) => flags.allServers,
+      run: (flags, { target }) => runTypes(ctx, flags, target)
     }),
     command({
       name: "login",

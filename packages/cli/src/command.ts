@@ -72,6 +72,8 @@ export interface CommandSpec<E> {
   readonly positionals?: Positionals
   /** The order of the flag sections in its help (flags.ts `defaultSections` when not given). */
   readonly sections?: ReadonlyArray<Section>
+  /** When it says so for the parsed flags, no positional at all is accepted too (`types --all-servers`). */
+  readonly withoutPositionals?: (flags: Flags) => boolean
   /** Runs in its own scope, with the positionals already split. */
   readonly run: (flags: Flags, positionals: Split) => Effect.Effect<void, E, Requirements>
 }
@@ -84,6 +86,7 @@ export const command = <E>(spec: CommandSpec<E>) => {
     const flags = completeFlags(parsed)
     const given = (parsed["positionals"] ?? []) as ReadonlyArray<string>
     const split: Effect.Effect<Split, McpConnectionError> = positionals === undefined
+        || (given.length === 0 && spec.withoutPositionals?.(flags) === true)
       ? Effect.succeed({ target: undefined, rest: [] })
       : splitPositionals(flags, given, positionals.rest)
     return Effect.flatMap(split, (split) => spec.run(flags, split)).pipe(Effect.scoped)

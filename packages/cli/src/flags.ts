@@ -30,6 +30,7 @@ export type CommandName =
   | "tasks"
   | "task"
   | "servers"
+  | "types"
 
 /** `text`: optional, once; `repeated`: zero or more times; `boolean`: present or not. */
 export type FlagKind = "text" | "repeated" | "boolean"
@@ -78,7 +79,8 @@ export const connectingCommands = [
   "complete",
   "watch",
   "tasks",
-  "task"
+  "task",
+  "types"
 ] as const satisfies ReadonlyArray<CommandName>
 
 const connecting = connectingCommands
@@ -443,6 +445,22 @@ export const flagTable = {
     section: "operation",
     commands: ["task"],
     description: "ask the server to cancel the task (cooperative: it may still end otherwise)"
+  },
+  out: {
+    name: "out",
+    kind: "text",
+    section: "operation",
+    commands: ["types"],
+    description:
+      "write the module to this file (atomically: a temporary file beside it, then renamed) and print what was written; default: the module on stdout"
+  },
+  allServers: {
+    name: "all-servers",
+    kind: "boolean",
+    section: "operation",
+    commands: ["types"],
+    description:
+      "every server of the config file (--config, default ./.mcp.json), one after the other, in one module: each server's identifiers begin with its name (no <target>)"
   },
   taskTimeout: {
     name: "task-timeout",

@@ -25,6 +25,9 @@ export * as McpCatalog from "./McpCatalog.js"
 export * as McpClient from "./McpClient.js"
 
 /** @since 0.1.0 */
+export * as McpCodegen from "./McpCodegen.js"
+
+/** @since 0.1.0 */
 export * as McpConnection from "./McpConnection.js"
 
 /** @since 0.1.0 */

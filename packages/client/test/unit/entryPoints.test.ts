@@ -49,6 +49,7 @@ describe("the package's entry points", () => {
       "McpCache",
       "McpCatalog",
       "McpClient",
+      "McpCodegen",
       "McpConnection",
       "McpConnectionError",
       "McpSchema",

@@ -1,0 +1,52 @@
+/**
+ * Generated modules of typed tools, in process: transpiled (the TypeScript compiler's syntax
+ * diagnostics are failures) and evaluated with `effect` as their one import, so a test can decode
+ * with the Schemas they export.
+ */
+import * as Effect from "effect"
+import ts from "typescript"
+
+/** The syntax errors of a module's source (none: it parses as TypeScript). */
+export const syntaxErrors = (source: string): ReadonlyArray<string> => {
+  const out = ts.transpileModule(source, {
+    reportDiagnostics: true,
+    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 }
+  })
+  return (out.diagnostics ?? []).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"))
+}
+
+/** The kinds of the module's top-level statements, and the names it exports. */
+export const topLevel = (source: string) => {
+  const file = ts.createSourceFile("generated.ts", source, ts.ScriptTarget.ES2022, true)
+  const kinds = new Set<string>()
+  const exported: Array<string> = []
+  for (const statement of file.statements) {
+    kinds.add(
+      ts.isImportDeclaration(statement)
+        ? "import"
+        : ts.isVariableStatement(statement)
+        ? "const"
+        : ts.isTypeAliasDeclaration(statement)
+        ? "type"
+        : `other: ${statement.getText(file).slice(0, 80)}`
+    )
+    if (ts.isVariableStatement(statement) && statement.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) {
+      for (const declaration of statement.declarationList.declarations) exported.push(declaration.name.getText(file))
+    }
+  }
+  return { kinds, exported }
+}
+
+/** The module's exports, evaluated (CommonJS, `require("effect")` only). */
+export const evaluate = (source: string): Record<string, unknown> => {
+  const { outputText } = ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 }
+  })
+  const exports: Record<string, unknown> = {}
+  const require = (id: string) => {
+    if (id === "effect") return Effect
+    throw new Error(`unexpected import ${id}`)
+  }
+  new Function("exports", "require", outputText)(exports, require)
+  return exports
+}
