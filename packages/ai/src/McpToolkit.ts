@@ -52,10 +52,24 @@ import * as ToolSource from "./ToolSource.js"
  * gave them (the server checks them against its own schema). Its JSON Schema is replaced, tool
  * by tool, by the server's `inputSchema`.
  *
+ * Typed `unknown`, as the parameters of a tool whose schema only the server knows: so that a
+ * toolkit of them is a `Toolkit.WithHandler` that `generateText` takes. At run time it is a
+ * struct of any keys: what it decodes is always a JSON object.
+ *
  * @since 0.1.0
  * @category schemas
  */
-export const Arguments = Schema.Struct({}, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+export interface Arguments extends Schema.Schema<unknown> {
+  readonly fields: Schema.Struct.Fields
+  readonly make: unknown
+  annotations(annotations: Schema.Annotations.Schema<unknown>): Arguments
+}
+
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Arguments: Arguments = Schema.Struct({}, Schema.Record({ key: Schema.String, value: Schema.Unknown })) as unknown as Arguments
 
 /**
  * One MCP tool as an `@effect/ai` tool.
@@ -64,7 +78,7 @@ export const Arguments = Schema.Struct({}, Schema.Record({ key: Schema.String, v
  * @category models
  */
 export type McpTool = Tool.Tool<string, {
-  readonly parameters: typeof Arguments
+  readonly parameters: Arguments
   readonly success: typeof McpSchema.CallToolResult
   readonly failure: typeof ToolFailure.ToolFailure
   readonly failureMode: "return"
@@ -273,10 +287,12 @@ const toolOf = (entry: Entry): McpTool => {
   return tool
 }
 
-type Handler = (params: Readonly<Record<string, unknown>>) => Effect.Effect<McpSchema.CallToolResult, ToolFailure.ToolFailure>
+type Handler = (params: unknown) => Effect.Effect<McpSchema.CallToolResult, ToolFailure.ToolFailure>
 
 /** The handler of one entry: every way a call can end is its success or a `ToolFailure`. */
-const handlerOf = (source: ToolSource.ToolSource, entry: Entry, settings: Settings): Handler => (params) => {
+const handlerOf = (source: ToolSource.ToolSource, entry: Entry, settings: Settings): Handler => (decoded) => {
+  // Decoded with `Arguments`: a JSON object.
+  const params = decoded as Readonly<Record<string, unknown>>
   const call: ToolCall = {
     modelName: entry.modelName,
     name: entry.source.name,

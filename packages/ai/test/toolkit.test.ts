@@ -355,7 +355,7 @@ describe("McpToolkit follows tools/list_changed", () => {
   it.scopedLive("the next generateText sees the tool the server added, and can call it", () =>
     Effect.gen(function*() {
       const server = yield* Testkit.scoped({ features: true })
-      const connection = yield* McpClient.connect({ url: server.url, revisions: ["2025-11-25"], relistDelay: 10 }).pipe(
+      const connection = yield* McpClient.connect({ url: server.url, revisions: ["2025-11-25"], policy: { relistDelay: "10 millis" } }).pipe(
         Effect.provide(FetchHttpClient.layer)
       )
       // Once the connection listens, a change reaches it.
