@@ -7,7 +7,8 @@ const checks = [
   ["typecheck", ["run", "typecheck"]],
   ["lint", ["run", "lint"]],
   ["docgen client", ["run", "docgen", "-w", "@phasebound/client"]],
-  ["docgen workflow", ["run", "docgen", "-w", "@phasebound/workflow"]]
+  ["docgen workflow", ["run", "docgen", "-w", "@phasebound/workflow"]],
+  ["docgen ai", ["run", "docgen", "-w", "@phasebound/ai"]]
 ]
 
 const run = ([name, args]) =>

@@ -1,8 +1,0 @@
-import { describe, expect, it } from "vitest"
-
-describe("@phasebound/ai", () => {
-  it("loads its entry point", async () => {
-    const module = await import("@phasebound/ai")
-    expect(typeof module).toBe("object")
-  })
-})
