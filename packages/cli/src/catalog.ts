@@ -19,7 +19,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { existsSync } from "node:fs"
 import { givenAuthFlag, tokenFileOf, tokenStoreLayer } from "./auth.js"
 import type { CallInput } from "./call.js"
 import type { Use } from "./command.js"
@@ -29,7 +28,7 @@ import { json, renderCall, table } from "./output.js"
 import { withProgressBar } from "./progressBar.js"
 import { invalidOption } from "./record.js"
 import type { RunContext } from "./runContext.js"
-import { defaultConfigFile } from "./target.js"
+import { formatOf } from "./config.js"
 
 /** The flags that name one server: refused with `--catalog`. */
 const oneServerFlags = ["stdio", "transport", "serverStderr"] as const
@@ -85,11 +84,15 @@ export const withCatalog = <A>(
     const policyOptions = yield* policyOf(flags)
     const revisions = yield* revisionsOf(flags.revision)
     const policy = yield* PhasePolicy.make(policyOptions)
-    const configPath = Option.getOrUndefined(flags.config) ?? (existsSync(defaultConfigFile) ? defaultConfigFile : undefined)
-    if (configPath === undefined) return yield* Effect.fail(invalidOption(flag("config"), "invalid-value"))
+    const configPath = Option.getOrUndefined(flags.config)
+    const format = yield* formatOf(Option.getOrUndefined(flags.format))
     // `${VAR}` in the file comes from this run's environment, as for one server.
     const provider = ConfigProvider.fromMap(new Map(Object.entries(ctx.env).filter((entry): entry is [string, string] => entry[1] !== undefined)))
-    const options = yield* McpServers.fromFile(configPath, { policy: policyOptions, revisions }).pipe(
+    const fileOptions = { policy: policyOptions, revisions }
+    // Without `--config`, the servers of the search order (docs/GUIDE.md, "Search order").
+    const options = yield* (configPath === undefined
+      ? McpServers.fromDiscovered({ ...fileOptions, env: ctx.env })
+      : McpServers.fromFile(configPath, { ...fileOptions, format })).pipe(
       Effect.withConfigProvider(provider),
       Effect.mapError(renamed)
     )

@@ -14,14 +14,12 @@ import * as Option from "effect/Option"
 import { randomBytes } from "node:crypto"
 import { renameSync, rmSync, writeFileSync } from "node:fs"
 import * as path from "node:path"
-import { existsSync } from "node:fs"
 import { loadConfig } from "./config.js"
 import { type Requirements, withConnection } from "./connection.js"
 import { flag, type Flags } from "./flags.js"
 import { json, table } from "./output.js"
 import { invalidOption } from "./record.js"
 import type { RunContext } from "./runContext.js"
-import { defaultConfigFile } from "./target.js"
 
 /** What `types`' own flags resolve to. */
 export interface TypesInput {
@@ -96,11 +94,11 @@ export const runTypes = (ctx: RunContext, flags: Flags, target: string | undefin
       return
     }
     if (target !== undefined || Option.isSome(flags.stdio)) return yield* Effect.fail(invalidOption(flag("allServers")))
-    const configPath = Option.getOrUndefined(flags.config) ?? (existsSync(defaultConfigFile) ? defaultConfigFile : undefined)
-    if (configPath === undefined) return yield* Effect.fail(invalidOption(flag("config")))
-    const config = yield* loadConfig(configPath)
+    // `--config`, else the files of the search order (docs/GUIDE.md, "Search order").
+    const config = yield* loadConfig(Option.getOrUndefined(flags.config), Option.getOrUndefined(flags.format))
+    if (config.servers.length === 0) return yield* Effect.fail(invalidOption(flag("config")))
     const servers: Array<McpCodegen.ServerTools> = []
-    for (const name of Object.keys(config.mcpServers)) {
+    for (const { name } of config.servers) {
       const tools = yield* Effect.scoped(withConnection(ctx, flags, name, (connection) => Effect.succeed(connection.tools)))
       servers.push({ name, tools })
     }
