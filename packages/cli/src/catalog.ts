@@ -93,9 +93,9 @@ export const withCatalog = <A>(
     const options = yield* (configPath === undefined
       ? McpServers.fromDiscovered({ ...fileOptions, env: ctx.env })
       : McpServers.fromFile(configPath, { ...fileOptions, format })).pipe(
-      Effect.withConfigProvider(provider),
-      Effect.mapError(renamed)
-    )
+        Effect.withConfigProvider(provider),
+        Effect.mapError(renamed)
+      )
     ctx.state.secrets = secretsOf(options)
     const tokenFile = yield* tokenFileOf(flags.tokenFile, ctx.env)
     const authorization = Layer.merge(
