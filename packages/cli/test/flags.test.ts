@@ -48,7 +48,7 @@ const connectionFlags = [
 ]
 
 /** `tools` and `call` also take `--catalog`, after `--config` (the config file's servers as one catalog). */
-const catalogFlags = connectionFlags.flatMap((key) => (key === "config" ? [key, "catalog"] : [key]))
+const catalogFlags = connectionFlags.flatMap((key) => (key === "format" ? [key, "catalog"] : [key]))
 
 const keysOf = (command: CommandName, sections?: Parameters<typeof commandOptions>[1]) => Object.keys(commandOptions(command, sections))
 
