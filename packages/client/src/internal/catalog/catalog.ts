@@ -38,13 +38,12 @@ export const combine = (own: McpCatalog.Options | undefined, given: McpCatalog.O
 
 const sameTool = (a: McpSchema.Tool, b: McpSchema.Tool) => a === b || JSON.stringify(a) === JSON.stringify(b)
 
+const sameTools = (a: ReadonlyArray<McpCatalog.CatalogTool>, b: ReadonlyArray<McpCatalog.CatalogTool>): boolean =>
+  a.length === b.length && a.every((entry, i) => entry.name === b[i]!.name && entry.server === b[i]!.server && sameTool(entry.tool, b[i]!.tool))
+
 /** Two listings with the same tools, conflicts and rejected names (a list announced again unchanged). */
 const sameListing = (a: McpCatalog.Listing, b: McpCatalog.Listing): boolean =>
-  a.tools.length === b.tools.length && a.conflicts.length === b.conflicts.length && a.rejected.length === b.rejected.length &&
-  a.tools.every((entry, i) => {
-    const other = b.tools[i]!
-    return entry.name === other.name && entry.server === other.server && sameTool(entry.tool, other.tool)
-  }) &&
+  a.conflicts.length === b.conflicts.length && a.rejected.length === b.rejected.length && sameTools(a.tools, b.tools) &&
   a.conflicts.every((conflict, i) => {
     const other = b.conflicts[i]!
     return conflict.name === other.name && conflict.tools.length === other.tools.length &&
@@ -124,7 +123,11 @@ export const make = (
       listing,
       listTools,
       listings,
-      toolList: Subscribable.make({ get: listTools, changes: Stream.map(listings, (merged) => merged.tools) }),
+      // A new listing whose tools are the same (only its conflicts or rejected names changed) is no new list.
+      toolList: Subscribable.make({
+        get: listTools,
+        changes: Stream.map(listings, (merged) => merged.tools).pipe(Stream.changesWith(sameTools))
+      }),
       callTool,
       nameOf: (server, tool) => {
         const found = rules.find((candidate) => candidate.server === server)
