@@ -26,7 +26,7 @@ const dprint = {
 export default defineConfig(
   {
     // Build outputs, docgen's output, coverage, scratch and measurement files.
-    ignores: ["**/dist/**", "**/docs/**", "**/coverage/**", "**/.tmp/**", "bench/results/**"]
+    ignores: ["**/dist/**", "**/docs/**", "**/coverage/**", "**/.tmp/**", "bench/results/**", "packages/*/test/.generated/**"]
   },
   js.configs.recommended,
   tseslint.configs.recommended,
