@@ -13,6 +13,8 @@ export * as ClientHandlers from "./ClientHandlers.js"
 
 /** @since 0.1.0 */
 export * as ConfigImport from "./ConfigImport.js"
+
+/** @since 0.1.0 */
 export * as HttpProxy from "./HttpProxy.js"
 
 /** @since 0.1.0 */
