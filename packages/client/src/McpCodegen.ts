@@ -20,7 +20,8 @@
  *   inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
  *   outputSchema: { type: "object", properties: { celsius: { type: "number" } }, required: ["celsius"] }
  * }])
- * if (Either.isRight(generated)) console.log(generated.right.source)
+ * // The module's text, to write to a file (the CLI's `types --out` does).
+ * const source = Either.map(generated, (module) => module.source)
  *
  * @since 0.1.0
  */

@@ -30,7 +30,9 @@ diagnostics.subscribe(
   (m: any) => events.push([`${methodOf.get(m.request)} headers ${m.response.statusCode}`, performance.now() - t0])
 )
 diagnostics.subscribe("undici:request:trailers", (m: any) => events.push([`${methodOf.get(m.request)} end`, performance.now() - t0])) // Marks a patched client may leave (globalThis.__pbMark), on the same timeline.
-;(globalThis as any).__pbMark = (label: string) => events.push([`mark ${label}`, performance.now() - t0])
+;(globalThis as { __pbMark?: (label: string) => void }).__pbMark = (label: string) => {
+  events.push([`mark ${label}`, performance.now() - t0])
+}
 const runs: Array<Array<[string, number]>> = []
 for (let i = 0; i < connects + 30; i++) {
   events = []
