@@ -213,6 +213,19 @@ describe("hostile schemas", () => {
     expect(globals.pwned).toBeUndefined()
   })
 
+  it("a literal under a key Object.prototype also has decodes inside a union (Effect's union index would throw)", () => {
+    for (const key of ["toString", "constructor", "valueOf", "hasOwnProperty", "__defineGetter__"]) {
+      const member = (value: unknown) => ({ type: "object", properties: { [key]: { const: value } }, required: [key] })
+      const union = outputOf({ anyOf: [member(0), { type: "object", properties: { inner: member("x") }, required: ["inner"] }] }).schema
+      expect([{ [key]: 0 }, { inner: { [key]: "x" } }].map((value) => decodes(union, value)), key).toEqual([true, true])
+      expect([{ [key]: 1 }, { inner: {} }, { inner: { [key]: "y" } }, {}].map((value) => decodes(union, value)), key)
+        .toEqual([false, false, false, false])
+      // An optional key is a union with `undefined`.
+      const optional = outputOf({ type: "object", properties: { inner: member(null) } }).schema
+      expect([{}, { inner: { [key]: null } }, { inner: {} }].map((value) => decodes(optional, value)), key).toEqual([true, true, false])
+    }
+  })
+
   it("a pattern that could backtrack is not run at decoding (noted), one that cannot is", () => {
     const slow = outputOf({ type: "string", pattern: "^(a+)+$" })
     expect(slow.notes.map((n) => n.reason)).toEqual(["pattern: not one that JavaScript's engine runs in linear time"])

@@ -4,7 +4,7 @@
  * `Schema.suspend` needs it written out). Every literal is `JSON.stringify`'s, every comment
  * goes through `text.ts`.
  */
-import type { Check, Definition, Node } from "./mapping.js"
+import type { Check, Definition, Node, Property } from "./mapping.js"
 import { inlineComment, jsDoc, literal, propertyKey } from "./text.js"
 
 export interface PrintContext {
@@ -51,6 +51,21 @@ const checkText = (check: Check, ctx: PrintContext): string => {
 }
 
 const piped = (schema: string, checks: ReadonlyArray<string>) => checks.length === 0 ? schema : `${schema}.pipe(${checks.join(", ")})`
+
+/**
+ * A required key that `Object.prototype` also has (`toString`, `constructor`...) holding one
+ * literal. Effect's union decoder files a member under each such key in a plain object, where
+ * `toString` finds the prototype's function and the decoder throws: any union around the
+ * object (an optional key is one) would fail every value. A declaration is not read as a
+ * literal there, so it keeps out of that index; it checks the same value and has the same type.
+ */
+const prototypeKeyLiteral = (property: Property) => {
+  if (property.optional || !(property.key in Object.prototype)) return undefined
+  const node = property.node
+  if (node._tag !== "Literal" || node.values.length !== 1) return undefined
+  const value = JSON.stringify(node.values[0])
+  return `Schema.declare((input: unknown): input is ${value} => input === ${value}, { description: ${literal(value)} })`
+}
 
 /**
  * What no value matches. Not `Schema.Never`: under `exactOptionalPropertyTypes` it is not a
@@ -107,7 +122,7 @@ export const schemaText = (node: Node, ctx: PrintContext, indent: string): strin
           ...(property.description === undefined ? [] : [property.description]),
           ...(property.default === undefined ? [] : [`@default ${property.default}`])
         ], inner)
-        const value = schemaText(property.node, ctx, inner)
+        const value = prototypeKeyLiteral(property) ?? schemaText(property.node, ctx, inner)
         // A Struct decodes a missing key as `undefined` (a missing `toString` as the prototype's
         // function): where the key's Schema would accept that, a required key is checked to be
         // there. A JSON value is never `undefined`, nor a function.
