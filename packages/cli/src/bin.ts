@@ -25,6 +25,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
+import { mergeSecrets } from "./auth.js"
 import { runCli } from "./cli.js"
 import { flag, flagNames } from "./flags.js"
 import {
@@ -54,10 +55,14 @@ const write = (stream: NodeJS.WriteStream, text: string): Promise<void> =>
 
 let finished = false
 
+const proxySecrets = HttpProxy.secretsOf(process.env)
+
 /** Prints what the run leaves and exits; only the first caller gets to do it. */
 const finish = async (code: number, stdout: string, record?: RecordBody, debugText?: string): Promise<void> => {
   if (finished) return
   finished = true
+  // The commands set the target's secrets; a proxy's credentials come from the environment.
+  state.secrets = mergeSecrets(state.secrets, proxySecrets)
   await write(process.stdout, stdout)
   // For a human only: a stdio server's last stderr lines, labelled, before the record
   // (--server-stderr tail). When stderr is not a terminal it stays the record alone.

@@ -75,12 +75,20 @@ const releaseSteps = 3
 /**
  * Test hook (documented in the README): `PHASEBOUND_TEST_DEFECT=after-connect` raises an
  * unexpected defect whose message carries the target's secrets (and the auth settings' client
- * secret and private key), to prove that an internal error is reported as a scrubbed record and
- * that `--debug` scrubs the cause it prints.
+ * secret and private key, and the proxy variables' values), to prove that an internal error is
+ * reported as a scrubbed record and that `--debug` scrubs the cause it prints.
  */
 const testDefect = (ctx: RunContext, target: Target): Effect.Effect<void> =>
   ctx.env["PHASEBOUND_TEST_DEFECT"] === "after-connect"
-    ? Effect.die(new Error(`test defect with ${JSON.stringify({ target, secrets: ctx.state.secrets })}`))
+    ? Effect.die(
+      new Error(`test defect with ${
+        JSON.stringify({
+          target,
+          secrets: ctx.state.secrets,
+          proxies: ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"].map((name) => ctx.env[name])
+        })
+      }`)
+    )
     : Effect.void
 
 /** What a command resolved before any I/O. */

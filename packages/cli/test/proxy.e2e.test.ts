@@ -108,6 +108,24 @@ describe.each(["node", "bun", "compiled"] as ReadonlyArray<Runtime>)("behind a p
     })
   }
 
+  it("--debug: an internal error's cause printed with the proxy's credentials scrubbed, in every form", async () => {
+    const result = await run(runtime, ["tools", server.url, "--debug"], {
+      env: {
+        HTTP_PROXY: withCredentials(proxyUrl),
+        https_proxy: withCredentials(proxyUrl),
+        // Not read (the lower-case name wins), not a URL, and still a secret.
+        HTTPS_PROXY: `not a url ${PASSWORD}`,
+        PHASEBOUND_TEST_DEFECT: "after-connect"
+      }
+    })
+    expect(result.code).toBe(8)
+    const [record, ...debugLines] = result.stderr.trim().split("\n")
+    expect(JSON.parse(record!)).toMatchObject({ error: { tag: "InternalError" } })
+    expect(debugLines.join("\n")).toContain("test defect")
+    expect(debugLines.join("\n")).toContain(proxyUrl.replace("http://", ""))
+    expectNoCredential(result.stderr)
+  })
+
   it("a malformed proxy variable: InvalidOption naming the variable, never its value", async () => {
     const result = await run(runtime, ["tools", server.url], { env: { HTTPS_PROXY: `ftp://${USER}:${PASSWORD}@proxy:21` } })
     const record = recordOf(result)

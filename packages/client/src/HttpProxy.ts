@@ -35,7 +35,8 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import { invalidConfig } from "./internal/failures.js"
 import { make } from "./internal/proxyClient.js"
-import { environmentNamesProxy, fromLookup, settingsOf } from "./internal/proxyRoute.js"
+import { environmentNamesProxy, environmentProxySecrets, fromLookup, settingsOf } from "./internal/proxyRoute.js"
+import { secretValues } from "./internal/secrets.js"
 import type { InvalidOption } from "./McpConnectionError.js"
 
 /**
@@ -112,3 +113,14 @@ export const layerEnv: Layer.Layer<HttpClient.HttpClient, InvalidOption> = Layer
  * @category predicates
  */
 export const isConfigured = (env: Readonly<Record<string, string | undefined>>): boolean => environmentNamesProxy(env)
+
+/**
+ * The secrets an environment's proxy variables hold, in every form `McpConnectionError.redact`
+ * should find them: each proxy URL's user name and password (raw, percent-decoded, base64 as a
+ * `Proxy-Authorization` header carries them), or a whole value that is not a proxy URL. No
+ * public field ever holds them; this is for text that is not one, such as a debug dump.
+ *
+ * @since 0.1.0
+ * @category secrets
+ */
+export const secretsOf = (env: Readonly<Record<string, string | undefined>>): ReadonlyArray<string> => secretValues(environmentProxySecrets(env))

@@ -161,6 +161,22 @@ export const fromLookup = (lookup: (name: string) => string | undefined): Raw & 
   }
 }
 
+/**
+ * Every value of an environment's proxy variables that a display must not show: each proxy
+ * URL's userinfo (raw, percent-decoded, and `user:password` as its `Proxy-Authorization` token
+ * holds it), or the whole value when it is not a proxy URL (it may still hold a password).
+ */
+export const environmentProxySecrets = (env: Readonly<Record<string, string | undefined>>): ReadonlyArray<string> =>
+  ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"].flatMap((name) => {
+    const value = (env[name] ?? "").trim()
+    if (value === "") return []
+    const parsed = parseProxy(value, name)
+    if (Either.isLeft(parsed)) return [value]
+    const url = new URL(value)
+    const userinfo = url.username === "" && url.password === "" ? [] : [`${decodeSafely(url.username)}:${decodeSafely(url.password)}`]
+    return [...parsed.right.secrets, ...userinfo]
+  })
+
 /** Whether an environment names a proxy at all: the cheap test the default clients make before loading any proxy code. */
 export const environmentNamesProxy = (env: Readonly<Record<string, string | undefined>>): boolean =>
   ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"].some((name) => (env[name] ?? "").trim() !== "")

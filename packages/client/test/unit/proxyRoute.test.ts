@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck as fc } from "effect"
+import { HttpProxy, McpConnectionError } from "../../src/index.js"
 import { bypasses, exposesCredential, fromLookup, parseNoProxy, parseProxy, route, settingsOf } from "../../src/internal/proxyRoute.js"
 
 // Names, not addresses: the URL parser reads an all-digit last label as an IPv4 address.
@@ -127,5 +128,25 @@ describe("proxy URLs", () => {
     expect(exposesCredential(remote, url("https://mcp.example/mcp"), bearer)).toBe(false)
     expect(exposesCredential(remote, url("http://mcp.example/mcp"), {})).toBe(false)
     expect(exposesCredential(local, url("http://mcp.example/mcp"), bearer)).toBe(false)
+  })
+})
+
+describe("HttpProxy.secretsOf", () => {
+  it("every proxy variable's credentials, in the forms redact must find; a value that is not a URL whole", () => {
+    const secrets = HttpProxy.secretsOf({
+      http_proxy: "http://us%40er:p%3Ass@127.0.0.1:3128",
+      HTTPS_PROXY: "not a url canary-secret",
+      no_proxy: "localhost",
+      HTTP_PROXY: "http://proxy.example:8080"
+    })
+    expect(secrets).toEqual(expect.arrayContaining(["us%40er", "us@er", "p%3Ass", "p:ss", "us@er:p:ss", "not a url canary-secret"]))
+    expect(secrets).toContain(Buffer.from("us@er:p:ss").toString("base64"))
+    const text = McpConnectionError.redact(
+      `Proxy-Authorization: Basic ${Buffer.from("us@er:p:ss").toString("base64")} via HTTPS_PROXY=not a url canary-secret`,
+      secrets
+    )
+    expect(text).not.toContain(Buffer.from("us@er:p:ss").toString("base64"))
+    expect(text).not.toContain("canary-secret")
+    expect(HttpProxy.secretsOf({ HTTP_PROXY: "http://proxy.example:8080", NO_PROXY: "*" })).toEqual([])
   })
 })
