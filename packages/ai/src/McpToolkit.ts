@@ -36,7 +36,7 @@
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
-import type { McpClient } from "@phasebound/client"
+import type { McpCatalog, McpClient } from "@phasebound/client"
 import { McpConnectionError, McpSchema } from "@phasebound/client"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -290,7 +290,7 @@ const toolOf = (entry: Entry): McpTool => {
 type Handler = (params: unknown) => Effect.Effect<McpSchema.CallToolResult, ToolFailure.ToolFailure>
 
 /** The handler of one entry: every way a call can end is its success or a `ToolFailure`. */
-const handlerOf = (source: ToolSource.ToolSource, entry: Entry, settings: Settings): Handler => (decoded) => {
+const handlerOf = <E>(source: ToolSource.ToolSource<E>, entry: Entry, settings: Settings): Handler => (decoded) => {
   // Decoded with `Arguments`: a JSON object.
   const params = decoded as Readonly<Record<string, unknown>>
   const call: ToolCall = {
@@ -301,7 +301,7 @@ const handlerOf = (source: ToolSource.ToolSource, entry: Entry, settings: Settin
   }
   const attempt = Effect.flatMap(
     source.toolList.get,
-    (current): Effect.Effect<McpSchema.CallToolResult, McpConnectionError.McpConnectionError | ToolFailure.UnknownTool> => {
+    (current): Effect.Effect<McpSchema.CallToolResult, E | McpConnectionError.McpConnectionError | ToolFailure.UnknownTool> => {
       // The model may have seen an older list: a tool no longer listed is not called.
       if (!current.some((tool) => tool.name === call.name && tool.server === call.server)) {
         return Effect.fail(ToolFailure.unknownTool(call.modelName))
@@ -328,7 +328,7 @@ const handlerOf = (source: ToolSource.ToolSource, entry: Entry, settings: Settin
   )
 }
 
-const build = (source: ToolSource.ToolSource, options: Options | undefined) =>
+const build = <E>(source: ToolSource.ToolSource<E>, options: Options | undefined) =>
   Effect.gen(function*() {
     const settings = yield* settingsOf(options)
     const { entries, excluded } = select(yield* source.toolList.get, settings)
@@ -345,7 +345,7 @@ const build = (source: ToolSource.ToolSource, options: Options | undefined) =>
  * @since 0.1.0
  * @category constructors
  */
-export const fromSource = (source: ToolSource.ToolSource, options?: Options): Effect.Effect<McpToolkit, InvalidToolkitOption> =>
+export const fromSource = <E = never>(source: ToolSource.ToolSource<E>, options?: Options): Effect.Effect<McpToolkit, InvalidToolkitOption | E> =>
   Effect.gen(function*() {
     const { excluded, handlers, toolkit } = yield* build(source, options)
     const context = yield* toolkit.toContext(handlers)
@@ -371,5 +371,19 @@ export const make = (connection: McpClient.Connection, options?: Options): Effec
  * @since 0.1.0
  * @category constructors
  */
-export const snapshot = (source: ToolSource.ToolSource, options?: Options): Effect.Effect<Snapshot, InvalidToolkitOption> =>
+export const snapshot = <E = never>(source: ToolSource.ToolSource<E>, options?: Options): Effect.Effect<Snapshot, InvalidToolkitOption | E> =>
   Effect.map(build(source, options), ({ excluded, handlers, toolkit }) => ({ toolkit, layer: toolkit.toLayer(handlers), excluded }))
+
+/**
+ * The toolkit of a catalog's current tools over several servers, with its handlers (`fromSource`
+ * over `ToolSource.fromCatalog`): each tool under its catalog name (`server__tool` by default),
+ * each call on its own server. Each run reads the merged list again, connecting a server on
+ * first use; a server that cannot be connected fails the run with its error.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromCatalog = (
+  catalog: McpCatalog.Catalog,
+  options?: Options
+): Effect.Effect<McpToolkit, InvalidToolkitOption | McpConnectionError.McpConnectionError> => fromSource(ToolSource.fromCatalog(catalog), options)

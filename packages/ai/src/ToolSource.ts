@@ -2,13 +2,12 @@
  * Where a toolkit's tools come from (docs/DESIGN.md, "AI toolkits"): a current list of tools
  * that may change, and a way to call one of them by the name the source gives it.
  *
- * A `Connection` is one (`fromConnection`); a catalog of several servers is another: its entries
- * already have this shape (`name`, `server`, `tool`), so an adapter is a record of its
- * `toolList` and `callTool`.
+ * A `Connection` is one (`fromConnection`); a catalog over several servers is another
+ * (`fromCatalog`): its entries already have this shape (`name`, `server`, `tool`).
  *
  * @since 0.1.0
  */
-import type { McpClient, McpConnectionError, McpSchema } from "@phasebound/client"
+import type { McpCatalog, McpClient, McpConnectionError, McpSchema } from "@phasebound/client"
 import type * as Effect from "effect/Effect"
 import * as Subscribable from "effect/Subscribable"
 
@@ -31,16 +30,18 @@ export interface SourceTool {
 /**
  * A source of tools for `McpToolkit`.
  *
- * - `toolList.get` is the current list, read without I/O each time a toolkit is built and
- *   before each call (a tool no longer listed is not called: see `McpToolkit`).
+ * - `toolList.get` is the current list, read each time a toolkit is built and before each call
+ *   (a tool no longer listed is not called: see `McpToolkit`). A connection's is read without
+ *   I/O and cannot fail (`E` is `never`); a catalog's connects each server on first use and
+ *   fails with the `McpConnectionError` of one it cannot connect.
  * - `callTool` calls one tool once, under the source's own budgets, and fails only with an
  *   `McpConnectionError`; a result with `isError: true` is a result.
  *
  * @since 0.1.0
  * @category models
  */
-export interface ToolSource {
-  readonly toolList: Subscribable.Subscribable<ReadonlyArray<SourceTool>>
+export interface ToolSource<E = never> {
+  readonly toolList: Subscribable.Subscribable<ReadonlyArray<SourceTool>, E>
   readonly callTool: (
     name: string,
     args: Readonly<Record<string, unknown>>,
@@ -60,4 +61,18 @@ const sourceToolsOf = (tools: ReadonlyArray<McpSchema.Tool>): ReadonlyArray<Sour
 export const fromConnection = (connection: McpClient.Connection): ToolSource => ({
   toolList: Subscribable.map(connection.toolList, sourceToolsOf),
   callTool: (name, args, options) => connection.callTool(name, args, options)
+})
+
+/**
+ * A catalog over several servers as a tool source (docs/DESIGN.md, "Catalogs"): its merged, live
+ * list (every server's own tools under their catalog names, conflicts and refused tools left
+ * out) and its `callTool` by catalog name, each call under its server's own policy, a tool its
+ * allow or block lists refuse never sent.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromCatalog = (catalog: McpCatalog.Catalog): ToolSource<McpConnectionError.McpConnectionError> => ({
+  toolList: catalog.toolList,
+  callTool: (name, args, options) => catalog.callTool(name, args, options)
 })

@@ -46,7 +46,7 @@ export const make = <A>(
           relistOnChange(
             changed,
             core.policy.relistDelayMs,
-            Effect.flatMap(SubscriptionRef.get(ref), (current) => current === undefined ? Effect.void : fetch)
+            Effect.flatMap(SubscriptionRef.get(ref), (current): Effect.Effect<unknown, McpConnectionError> => current === undefined ? Effect.void : fetch)
           ),
           core.scope
         )
