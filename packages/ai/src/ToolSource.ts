@@ -64,7 +64,7 @@ export const fromConnection = (connection: McpClient.Connection): ToolSource => 
 })
 
 /**
- * A catalog over several servers as a tool source (docs/DESIGN.md, "Catalogs"): its merged, live
+ * A catalog over several servers as a tool source (docs/DESIGN.md, "Catalog"): its merged, live
  * list (every server's own tools under their catalog names, conflicts and refused tools left
  * out) and its `callTool` by catalog name, each call under its server's own policy, a tool its
  * allow or block lists refuse never sent.
