@@ -2,7 +2,7 @@
  * `npm run qualify`: the qualification of the packed public packages.
  *
  * 1. builds @phasebound/client, @phasebound/promise, @phasebound/testkit, @phasebound/cli and,
- *    where the workspace has it, @phasebound/workflow as their `prepack`s do, each build once
+ *    where the workspace has them, @phasebound/workflow and @phasebound/ai as their `prepack`s do, each build once
  *    (src/builds.ts), then `npm pack --ignore-scripts`es them;
  * 2. installs the tarballs (all but the Promise bundle's) beside their Effect peers, pinned at the
  *    workspace's versions, into a fresh project under os.tmpdir() (no workspace links, no path
@@ -10,7 +10,7 @@
  *    that the workspace's `npm ci` filled (src/install.ts: the lockfile seeded from the workspace's);
  * 3. runs ONE program (program/qualify.ts) through the public exports only, under `node` and
  *    under `bun`, and checks that it exits by itself with no handle left open; the same for the
- *    workflow package (program/qualify-workflow.ts);
+ *    workflow package (program/qualify-workflow.ts) and the ai package (program/qualify-ai.ts);
  * 4. compiles the INSTALLED CLI with `bun build --compile` and drives it (program/qualify-cli.ts),
  *    side by side with the programs of step 3;
  * 5. installs them again the way new users do, beside the Effect they have: the lowest and the
@@ -85,9 +85,22 @@ const publicPackages = [
   { name: "@phasebound/promise", dir: "packages/promise" },
   { name: "@phasebound/testkit", dir: "packages/testkit" },
   { name: "@phasebound/cli", dir: "packages/cli" },
-  { name: "@phasebound/workflow", dir: "packages/workflow" }
+  { name: "@phasebound/workflow", dir: "packages/workflow" },
+  { name: "@phasebound/ai", dir: "packages/ai" }
 ].filter((pkg) => existsSync(join(root, pkg.dir, "package.json")))
 const WORKFLOW = "@phasebound/workflow"
+const AI = "@phasebound/ai"
+/** Peers a package's program needs beside Effect's own, at the versions the workspace pins: @effect/workflow at the root, @effect/ai in packages/ai. */
+const programPeers: Record<string, { readonly peer: string; readonly pin: string | undefined }> = {
+  [WORKFLOW]: { peer: "@effect/workflow", pin: workspacePins["@effect/workflow"] },
+  [AI]: {
+    peer: "@effect/ai",
+    pin: existsSync(join(root, "packages/ai/package.json"))
+      ? (JSON.parse(readFileSync(join(root, "packages/ai/package.json"), "utf8")) as { devDependencies?: Record<string, string> }).devDependencies
+        ?.["@effect/ai"]
+      : undefined
+  }
+}
 /** The install-script approvals the workspace made (package.json `allowScripts`), carried to the project. */
 const allowScripts: unknown = rootManifest.allowScripts
 
@@ -402,11 +415,10 @@ try {
   const install = (names: ReadonlyArray<string>) => {
     const dependencies = { ...pinned }
     for (const name of names) dependencies[name] = `file:${tarballs.get(name)?.file}`
-    // The workflow program defines its workflow with @effect/workflow, a peer of the package:
-    // the version the workspace pins.
-    const workflowPeer = tarballs.get(WORKFLOW)?.manifest.peerDependencies?.["@effect/workflow"]
-    if (names.includes(WORKFLOW) && workflowPeer !== undefined && workspacePins["@effect/workflow"] !== undefined) {
-      dependencies["@effect/workflow"] = workspacePins["@effect/workflow"]
+    // The workflow program defines its workflow with @effect/workflow, the ai program its model
+    // with @effect/ai, each a peer of its package: the version the workspace pins.
+    for (const [name, { peer, pin }] of Object.entries(programPeers)) {
+      if (names.includes(name) && tarballs.get(name)?.manifest.peerDependencies?.[peer] !== undefined && pin !== undefined) dependencies[peer] = pin
     }
     return jobs(() =>
       timed(`install ${names.join(", ")}`, () =>
@@ -421,7 +433,7 @@ try {
   let installed: ReadonlyArray<string> = []
   if (libraries.length === 2) {
     // @phasebound/promise is not among them: it goes into a project of its own, beside Effect 4 (step 6).
-    const all = [...libraries, ...["@phasebound/cli", WORKFLOW].filter((name) => tarballs.has(name))]
+    const all = [...libraries, ...["@phasebound/cli", WORKFLOW, AI].filter((name) => tarballs.has(name))]
     let result = await install(all)
     if (result.ok) installed = all
     else if (all.length > 2) {
@@ -483,7 +495,7 @@ try {
     )
   }
 
-  // 3. The library qualification under node and under bun, and 3b. the workflow package through
+  // 3. The library qualification under node and under bun, and 3b. the workflow and ai packages through
   // its public exports under both; 4. the CLI, compiled from the installed package, then driven
   // like the library. They run side by side (each program has its own loopback servers on port
   // 0 and waits on them far more than it computes); the programs are judged in a fixed order.
@@ -504,22 +516,29 @@ try {
     record("node", "the qualification program ran", false, "the packages did not install")
     record("bun", "the qualification program ran", false, "the packages did not install")
   }
-  if (publicPackages.some((pkg) => pkg.name === WORKFLOW)) {
-    if (installed.includes(WORKFLOW)) {
-      const bundled = await bundleProgram("qualify-workflow")
-      for (const [runtime, command] of runtimes) {
-        if (bundled.ok) {
-          programs.push({
-            table: `workflow (${runtime})`,
-            label: `${runtime} qualify-workflow.mjs`,
-            running: timed(`${runtime} qualify-workflow.mjs`, () => runProgram(command, [bundled.file], project))
-          })
-        } else {
-          record(`workflow (${runtime})`, "esbuild bundles program/qualify-workflow.ts", false, bundled.why)
-        }
+  // The workflow and ai packages, each through its own program's public imports, under both.
+  for (
+    const { name, program, table } of [
+      { name: WORKFLOW, program: "qualify-workflow", table: "workflow" },
+      { name: AI, program: "qualify-ai", table: "ai" }
+    ]
+  ) {
+    if (!publicPackages.some((pkg) => pkg.name === name)) continue
+    if (!installed.includes(name)) {
+      record(table, `${name} built, packed and installed`, false, `see the package table: the ${table} program could not run`)
+      continue
+    }
+    const bundled = await bundleProgram(program)
+    for (const [runtime, command] of runtimes) {
+      if (bundled.ok) {
+        programs.push({
+          table: `${table} (${runtime})`,
+          label: `${runtime} ${program}.mjs`,
+          running: timed(`${runtime} ${program}.mjs`, () => runProgram(command, [bundled.file], project))
+        })
+      } else {
+        record(`${table} (${runtime})`, `esbuild bundles program/${program}.ts`, false, bundled.why)
       }
-    } else {
-      record("workflow", `${WORKFLOW} built, packed and installed`, false, "see the package table: the workflow program could not run")
     }
   }
   const cliPart = (async () => {
