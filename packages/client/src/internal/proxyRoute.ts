@@ -7,7 +7,7 @@ import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import type { InvalidOption } from "../McpConnectionError.js"
 import { invalidConfig } from "./failures.js"
-import { addressKindOf } from "./oauth/addresses.js"
+import { addressKindOf, inIpv4, inIpv6, parseIpv4, parseIpv6 } from "./oauth/addresses.js"
 
 /** One proxy: its URL (userinfo included: a secret), and whether it is on this machine. */
 export interface Proxy {
@@ -20,11 +20,27 @@ export interface Proxy {
   readonly secrets: ReadonlyArray<string>
 }
 
-/** One `NO_PROXY` entry: a host name (or a domain and its subdomains), optionally one port. */
-export interface NoProxyEntry {
-  readonly host: string
-  /** 0: every port. */
-  readonly port: number
+/**
+ * One `NO_PROXY` entry: a host name (or a domain and its subdomains), optionally one port; or an
+ * address range in CIDR notation (`10.0.0.0/8`, `fd00::/8`), on every port.
+ */
+export type NoProxyEntry =
+  | {
+    readonly host: string
+    /** 0: every port. */
+    readonly port: number
+  }
+  | { readonly range: { readonly ipv4: number; readonly bits: number } | { readonly ipv6: ReadonlyArray<number>; readonly bits: number } }
+
+/** `address/bits` with an IPv4 or IPv6 address and a prefix length in range, else `undefined`. */
+const parseRange = (token: string): Extract<NoProxyEntry, { range: unknown }>["range"] | undefined => {
+  const match = /^\[?([0-9a-fA-F.:]+)\]?\/(\d{1,3})$/.exec(token)
+  if (match === null) return undefined
+  const bits = Number.parseInt(match[2]!, 10)
+  const ipv4 = parseIpv4(match[1]!)
+  if (ipv4 !== undefined) return bits <= 32 ? { ipv4, bits } : undefined
+  const ipv6 = parseIpv6(match[1]!)
+  return ipv6 !== undefined && bits <= 128 ? { ipv6, bits } : undefined
 }
 
 /** The validated settings: the proxy of each scheme, and the hosts reached directly. */
@@ -83,14 +99,20 @@ export const parseProxy = (value: string, option: string): Either.Either<Proxy, 
  * `NO_PROXY`: entries separated by commas or white space; `*` alone means every host; an entry
  * is a host name or address, with an optional `:port`, a leading `.` or `*.` ignored; it matches
  * that host and its subdomains. IPv6 addresses in brackets (`[::1]`, `[::1]:8080`). The same
- * reading as undici's and curl's; CIDR ranges are not read (an entry like `10.0.0.0/8` matches
- * nothing).
+ * reading as undici's and curl's. An address range in CIDR notation (`10.0.0.0/8`,
+ * `fd00::/8`, as curl reads them) matches the addresses in it, whatever the port; a URL's host
+ * name is never resolved to match one. A malformed range matches nothing.
  */
 export const parseNoProxy = (value: string): ReadonlyArray<NoProxyEntry> | "*" => {
   const entries: Array<NoProxyEntry> = []
   for (const token of value.split(/[\s,]+/)) {
     if (token === "") continue
     if (token === "*") return "*"
+    if (token.includes("/")) {
+      const range = parseRange(token)
+      if (range !== undefined) entries.push({ range })
+      continue
+    }
     const withPort = /^(.+):(\d+)$/.exec(token)
     let host = withPort === null ? token : withPort[1]!
     // A bare IPv6 address has colons but no brackets: no port in it.
@@ -114,7 +136,15 @@ export const bypasses = (noProxy: Settings["noProxy"], url: URL): boolean => {
   if (host.startsWith("[") && host.endsWith("]")) host = host.slice(1, -1)
   if (host.endsWith(".")) host = host.slice(0, -1)
   const port = url.port === "" ? defaultPort(url.protocol) : Number.parseInt(url.port, 10)
-  return noProxy.some((entry) => (entry.port === 0 || entry.port === port) && (host === entry.host || host.endsWith(`.${entry.host}`)))
+  const ipv4 = parseIpv4(host)
+  const ipv6 = ipv4 === undefined && host.includes(":") ? parseIpv6(host) : undefined
+  return noProxy.some((entry) => {
+    if ("range" in entry) {
+      const range = entry.range
+      return "ipv4" in range ? ipv4 !== undefined && inIpv4(ipv4, range.ipv4, range.bits) : ipv6 !== undefined && inIpv6(ipv6, range.ipv6, range.bits)
+    }
+    return (entry.port === 0 || entry.port === port) && (host === entry.host || host.endsWith(`.${entry.host}`))
+  })
 }
 
 /** The proxy a request for `url` goes through, or `undefined`: directly. */

@@ -51,7 +51,45 @@ describe("NO_PROXY", () => {
     expect(bypasses(parseNoProxy("::1"), url("http://[::1]/"))).toBe(true)
     expect(bypasses(parseNoProxy("[::1]:8080"), url("http://[::1]:8081/"))).toBe(false)
     expect(bypasses(parseNoProxy("example.com."), url("http://api.example.com/"))).toBe(true)
-    expect(bypasses(parseNoProxy("10.0.0.0/8"), url("http://10.1.2.3/"))).toBe(false)
+  })
+
+  it("CIDR ranges: IPv4 and IPv6 addresses in the range bypass, on any port; names are never resolved; malformed ranges match nothing", () => {
+    const list = parseNoProxy("10.0.0.0/8, 192.168.4.0/22 [fd00::]/8,2001:db8::/32")
+    expect(
+      ["http://10.1.2.3/", "https://10.255.0.1:8443/", "http://192.168.7.255/", "http://[fd12::1]/", "http://[2001:db8:ffff::1]:81/"].map((u) =>
+        bypasses(list, url(u))
+      )
+    )
+      .toEqual([true, true, true, true, true])
+    expect(["http://11.0.0.1/", "http://192.168.8.0/", "http://[fe00::1]/", "http://[2001:db9::1]/", "http://ten.example/"].map((u) => bypasses(list, url(u))))
+      .toEqual([false, false, false, false, false])
+    expect(bypasses(parseNoProxy("0.0.0.0/0"), url("http://8.8.8.8/"))).toBe(true)
+    expect(bypasses(parseNoProxy("::/0"), url("http://[2001:db8::1]/"))).toBe(true)
+    for (const bad of ["10.0.0.0/33", "::/129", "10.0.0/8", "host.example/8", "10.0.0.0/", "/8"]) {
+      expect(parseNoProxy(bad), bad).toEqual([])
+    }
+  })
+
+  const bitsOf4 = (octets: ReadonlyArray<number>) => octets.map((o) => o.toString(2).padStart(8, "0")).join("")
+  const bitsOf6 = (groups: ReadonlyArray<number>) => groups.map((g) => g.toString(2).padStart(16, "0")).join("")
+
+  it.prop("an IPv4 range holds exactly the addresses that share its first bits (a bit-string reference)", [
+    fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 4, maxLength: 4 }),
+    fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 4, maxLength: 4 }),
+    fc.integer({ min: 0, max: 32 })
+  ], ([base, address, bits]) => {
+    const expected = bitsOf4(base).slice(0, bits) === bitsOf4(address).slice(0, bits)
+    expect(bypasses(parseNoProxy(`${base.join(".")}/${bits}`), url(`http://${address.join(".")}/`))).toBe(expected)
+  })
+
+  it.prop("an IPv6 range holds exactly the addresses that share its first bits (a bit-string reference)", [
+    fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 8, maxLength: 8 }),
+    fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 8, maxLength: 8 }),
+    fc.integer({ min: 0, max: 128 })
+  ], ([base, address, bits]) => {
+    const text = (groups: ReadonlyArray<number>) => groups.map((g) => g.toString(16)).join(":")
+    const expected = bitsOf6(base).slice(0, bits) === bitsOf6(address).slice(0, bits)
+    expect(bypasses(parseNoProxy(`[${text(base)}]/${bits}`), url(`http://[${text(address)}]/`))).toBe(expected)
   })
 
   it.prop("reading any text never throws", [fc.string({ maxLength: 200 })], ([text]) => {

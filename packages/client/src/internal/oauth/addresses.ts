@@ -24,7 +24,7 @@ export type AddressKind = "loopback" | "private" | "link-local" | "unspecified" 
 const ipv4Pattern = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/
 
 /** The 32-bit value of a dotted-decimal IPv4 address, else `undefined`. */
-const parseIpv4 = (text: string): number | undefined => {
+export const parseIpv4 = (text: string): number | undefined => {
   const match = ipv4Pattern.exec(text)
   if (match === null) return undefined
   let value = 0
@@ -37,7 +37,7 @@ const parseIpv4 = (text: string): number | undefined => {
 }
 
 /** Whether `address` is in `base/bits` (32-bit values). */
-const inIpv4 = (address: number, base: number, bits: number): boolean => {
+export const inIpv4 = (address: number, base: number, bits: number): boolean => {
   const size = 2 ** (32 - bits)
   return Math.floor(address / size) === Math.floor(base / size)
 }
@@ -89,6 +89,15 @@ export const parseIpv6 = (text: string): ReadonlyArray<number> | undefined => {
   const explicit = head.length + rest.length
   if (halves.length === 2 ? explicit > 7 : explicit !== 8) return undefined
   return [...head, ...new Array<number>(8 - explicit).fill(0), ...rest]
+}
+
+/** Whether the IPv6 `address` is in `base/bits` (each eight 16-bit groups). */
+export const inIpv6 = (address: ReadonlyArray<number>, base: ReadonlyArray<number>, bits: number): boolean => {
+  for (let group = 0; group < 8 && bits > 0; group++, bits -= 16) {
+    const mask = bits >= 16 ? 0xffff : (0xffff << (16 - bits)) & 0xffff
+    if ((address[group]! & mask) !== (base[group]! & mask)) return false
+  }
+  return true
 }
 
 const embeddedIpv4 = (high: number, low: number): number => high * 65536 + low
