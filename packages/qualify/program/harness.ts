@@ -4,7 +4,7 @@
  * (`formatReport` of @phasebound/testkit). It imports nothing but the testkit's types, so the
  * bundle of a program carries only this file and the program besides the installed packages.
  */
-import type { CheckResult } from "@phasebound/testkit"
+import type { CheckResult, formatReport } from "@phasebound/testkit"
 
 /** A check that did not hold: its message is the row's detail as it is. */
 export class CheckFailed extends Error {}
@@ -48,4 +48,19 @@ export const runScenario = async (
   } finally {
     clearTimeout(timer)
   }
+}
+
+/**
+ * Prints the results of a program with no children of its own: a table under `title`, the
+ * count, then the report line (`format`: the testkit's `formatReport`, passed in so that this
+ * file imports types only); sets `process.exitCode` on a failure.
+ */
+export const printResults = (title: string, results: ReadonlyArray<CheckResult>, format: typeof formatReport): void => {
+  const failed = results.filter((r) => !r.ok)
+  const width = Math.max(...results.map((r) => r.name.length))
+  console.log(title)
+  for (const r of results) console.log(`${r.ok ? "PASS" : "FAIL"}  ${r.name.padEnd(width)}  ${String(r.ms).padStart(5)} ms  ${r.detail}`)
+  console.log(`${results.length - failed.length} passed, ${failed.length} failed`)
+  process.stdout.write(format({ results: results.map(({ name, ok, detail }) => ({ name, ok, detail })), children: [] }))
+  if (failed.length > 0) process.exitCode = 1
 }

@@ -25,7 +25,7 @@ import * as McpToolkitModule from "@phasebound/ai/McpToolkit"
 import { Authorization, McpCatalog, McpClient, McpServers } from "@phasebound/client"
 import * as Testkit from "@phasebound/testkit"
 import { Context, Effect, Layer, Stream } from "effect"
-import { check, runScenario } from "./harness.js"
+import { check, printResults, runScenario } from "./harness.js"
 
 const bunVersion = (globalThis as { readonly Bun?: { readonly version: string } }).Bun?.version
 const runtime = bunVersion === undefined ? "node" : "bun"
@@ -133,10 +133,4 @@ await scenario("McpToolkit.fromCatalog over McpServers: server__tool names, each
   }
 })
 
-const failed = results.filter((r) => !r.ok)
-const width = Math.max(...results.map((r) => r.name.length))
-console.log(`phasebound ai qualification under ${runtime} ${bunVersion ?? process.version}`)
-for (const r of results) console.log(`${r.ok ? "PASS" : "FAIL"}  ${r.name.padEnd(width)}  ${String(r.ms).padStart(5)} ms  ${r.detail}`)
-console.log(`${results.length - failed.length} passed, ${failed.length} failed`)
-process.stdout.write(Testkit.formatReport({ results: results.map(({ name, ok, detail }) => ({ name, ok, detail })), children: [] }))
-if (failed.length > 0) process.exitCode = 1
+printResults(`phasebound ai qualification under ${runtime} ${bunVersion ?? process.version}`, results, Testkit.formatReport)

@@ -21,7 +21,7 @@ import * as Testkit from "@phasebound/testkit"
 import { EffectIdentity, SentMarker, ToolCall, ToolCallError } from "@phasebound/workflow"
 import * as ToolCallModule from "@phasebound/workflow/ToolCall"
 import { Effect, Exit, Layer, Schema } from "effect"
-import { check, runScenario } from "./harness.js"
+import { check, printResults, runScenario } from "./harness.js"
 
 const bunVersion = (globalThis as { readonly Bun?: { readonly version: string } }).Bun?.version
 const runtime = bunVersion === undefined ? "node" : "bun"
@@ -108,10 +108,4 @@ await scenario("a connection that cannot be made is a ToolCallFailed that sent n
   return `${error.tag}, outcome ${error.outcome}`
 })
 
-const failed = results.filter((r) => !r.ok)
-const width = Math.max(...results.map((r) => r.name.length))
-console.log(`phasebound workflow qualification under ${runtime} ${bunVersion ?? process.version}`)
-for (const r of results) console.log(`${r.ok ? "PASS" : "FAIL"}  ${r.name.padEnd(width)}  ${String(r.ms).padStart(5)} ms  ${r.detail}`)
-console.log(`${results.length - failed.length} passed, ${failed.length} failed`)
-process.stdout.write(Testkit.formatReport({ results: results.map(({ name, ok, detail }) => ({ name, ok, detail })), children: [] }))
-if (failed.length > 0) process.exitCode = 1
+printResults(`phasebound workflow qualification under ${runtime} ${bunVersion ?? process.version}`, results, Testkit.formatReport)
