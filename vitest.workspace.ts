@@ -7,10 +7,14 @@
  * `npm test` runs both. A test file belongs to exactly one tier: the slow globs of a package, the
  * fast tier everything else of it.
  */
+import { fileURLToPath } from "node:url"
 import { configDefaults, defineProject, type TestProjectInlineConfiguration } from "vitest/config"
 
 // "@phasebound/source" resolves the workspace packages to their TypeScript sources (see package.json exports).
 const conditions = ["@phasebound/source", "node", "import", "module", "default"]
+
+// FastCheck's fixed seed (vitest.setup.ts).
+const setupFiles = [fileURLToPath(new URL("./vitest.setup.ts", import.meta.url))]
 
 interface Tiering {
   readonly slow: ReadonlyArray<string>
@@ -28,6 +32,7 @@ const tier = (pkg: string, name: "fast" | "slow", tiering: Tiering): TestProject
       include: name === "slow" ? [...tiering.slow] : ["test/**/*.test.ts"],
       exclude: name === "slow" ? [...configDefaults.exclude] : [...configDefaults.exclude, ...tiering.slow],
       globalSetup: name === "slow" ? [...(tiering.slowSetup ?? [])] : [],
+      setupFiles,
       // The fast tier's files share their worker's module graph (effect, the platform, the
       // sources are loaded once per worker, not once per file: 75 s of collecting becomes 16 s).
       // They hold no global state: no mocks, stubbed globals or environment writes; every server

@@ -158,6 +158,12 @@ describe("the frontmatter reader", () => {
         "a: [[nested]]",
         "a: [unclosed",
         "a:\n\t- tab",
+        // A blank line that starts with a tab, after a key without a value.
+        "a:\n\t",
+        "a:\n\n\t\nb: 1",
+        // A comment before the colon: YAML reads the scalar `a`, not a key.
+        "a\t#: b",
+        "a #: b",
         "- a sequence at the top",
         "a: 'unclosed",
         "a: \"bad \\q escape\"",
@@ -169,6 +175,14 @@ describe("the frontmatter reader", () => {
       expect(refusal(yaml), yaml).toMatchObject({ kind: "invalid" })
     }
     expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined()
+  })
+
+  it("reads a plain key as YAML does, named as JSON names it", () => {
+    const yaml = "~: a\n.0: b\ntrue: c\n0x1F: d\n'~': e"
+    expect(parseFrontmatter(yaml, limits)).toEqual({ "": "a", "0": "b", true: "c", "31": "d", "~": "e" })
+    expect(parseFrontmatter(yaml, limits)).toEqual(parseYaml(yaml, { schema: "core", uniqueKeys: true }))
+    // Two spellings of one key are a duplicate.
+    expect(refusal("1: a\n01: b")).toMatchObject({ kind: "invalid" })
   })
 
   it("bounds depth, nodes and bytes before they can cost anything", () => {

@@ -129,6 +129,9 @@ class Parser {
   private peek(): Line | undefined {
     while (this.index < this.lines.length) {
       const line = this.lines[this.index]!
+      // A line that starts with a tab is refused even when blank: YAML parsers disagree on
+      // whether such a line may follow a key without a value, so none is read at all.
+      if (line.indent === 0 && line.text.startsWith("\t")) throw invalid("tabs cannot indent", line.no)
       if (isBlank(line) || isComment(line)) {
         this.index++
         continue
@@ -162,8 +165,11 @@ class Parser {
     const key = text.slice(0, match.index).trimEnd()
     if (key === "") return undefined
     if (refusedStarts[first] !== undefined) throw invalid(refusedStarts[first], line.no)
-    if ("[]{},#|>".includes(first) || key.includes(" #")) return undefined
-    return { key, rest: text.slice(match.index + 1) }
+    if ("[]{},#|>".includes(first) || /[\t ]#/.test(key)) return undefined
+    // A plain key is read as YAML reads it (`1.0` is the number 1, `~` is null), then named as a
+    // JSON object names it: "1", "" (what a full parser gives, so the two agree).
+    const resolved = typed(key)
+    return { key: resolved === null ? "" : String(resolved), rest: text.slice(match.index + 1) }
   }
 
   private mapping(indent: number, depth: number): Record<string, unknown> {
