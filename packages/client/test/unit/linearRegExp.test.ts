@@ -62,10 +62,24 @@ describe("linearRegExp", () => {
     ([source, strings]) => {
       const linear = linearRegExp(source, "u")
       const native = new RegExp(source, "u")
-      for (const text of strings) expect([source, text, linear.test(text)]).toEqual([source, text, native.test(text)])
+      for (const text of strings) {
+        // V8 tries a match between the two halves of an astral character, where `\B` holds
+        // (both sides are non-word), though the `u` flag reads code points (ECMA-262's
+        // AdvanceStringIndex skips that position; JavaScriptCore does): there the engine follows
+        // the specification, shown by the example below, and V8 is no reference.
+        if (source.includes("\\B") && /[\u{10000}-\u{10FFFF}]/u.test(text)) continue
+        expect([source, text, linear.test(text)]).toEqual([source, text, native.test(text)])
+      }
     },
     { fastCheck: { numRuns: 500 } }
   )
+
+  it("`\\B` is never found inside an astral character (ECMA-262; V8 finds it there)", () => {
+    expect(linearRegExp("\\B", "u").test("a😀a")).toBe(false)
+    expect(linearRegExp("\\B\\p{Lu}*", "u").test("a😀a")).toBe(false)
+    expect(linearRegExp("\\B", "u").test("😀😀")).toBe(true)
+    expect(linearRegExp("\\B", "u").test("ab")).toBe(true)
+  })
 
   it("agrees on the differences it translates: `.`, `\\s`, escapes, empty classes", () => {
     const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
