@@ -84,10 +84,19 @@ export const era: Era = {
       headers.current = { ...headers.current, "mcp-protocol-version": revision }
 
       const initializedExchange = context.exchange("initialized")
-      yield* send(initializedExchange, transport.notify({ method: "notifications/initialized" }, initializedExchange))
+      const notified = send(initializedExchange, transport.notify({ method: "notifications/initialized" }, initializedExchange))
+      // The server's own messages may come on a stream of their own (Streamable HTTP's GET), asked
+      // for beside the notification: both answered before the first listing, so that no change
+      // the server announces after that listing's snapshot can be missed. A server that refused
+      // the stream for any reason but 405 (it offers none) is asked once more, now that it has
+      // the notification (docs/DESIGN.md, "Live tool lists").
+      const listen = transport.listen
+      if (listen === undefined) yield* notified
+      else {
+        const [, first] = yield* Effect.all([notified, listen], { concurrency: 2 })
+        if (first._tag === "Refused" && first.status !== 405) yield* listen
+      }
       context.record("initialized", 0)
-      // The server's own requests may come on a stream of their own (Streamable HTTP's GET).
-      if (transport.listen !== undefined) yield* transport.listen
 
       return {
         era: "handshake",

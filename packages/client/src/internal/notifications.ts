@@ -34,13 +34,13 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type { ChangeEvent, ResourceUpdate } from "../McpClient.js"
 import type { McpConnectionError } from "../McpConnectionError.js"
 import type * as McpSchema from "../McpSchema.js"
 import { LogMessage, type Progress } from "../McpSchema.js"
+import * as LazyPubSub from "./lazyPubSub.js"
 import { notifiedTaskId } from "./taskWire.js"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
@@ -104,12 +104,12 @@ export interface Notifications {
    */
   readonly toolsChanged: Queue.Dequeue<void>
   /** The server's log messages; a subscriber sees those that arrive after it subscribed. */
-  readonly logs: PubSub.PubSub<LogMessage>
+  readonly logs: LazyPubSub.Subscribable<LogMessage>
   /**
    * Every change event (see the module comment): `Connection.changes`, and the internal hook a
    * consumer that must forget what a change made stale (a response cache) subscribes to.
    */
-  readonly changes: PubSub.PubSub<ChangeEvent>
+  readonly changes: LazyPubSub.Subscribable<ChangeEvent>
   /**
    * Observes every change event synchronously, on the reader of the stream that brought it,
    * until the returned function is called: for an internal consumer that must never miss one
@@ -160,12 +160,12 @@ export const maxTrackedTasks = 1_024
 
 export const make = (logBuffer: number): Effect.Effect<Notifications> =>
   Effect.gen(function*() {
-    const logs = yield* PubSub.sliding<LogMessage>(logBuffer)
+    const logs = LazyPubSub.sliding<LogMessage>(logBuffer)
     const changes = yield* Queue.sliding<void>(1)
     const calls = new Map<string, { last: number | undefined; readonly onProgress: (progress: Progress) => void }>()
     let nextToken = 0
     const changed = Queue.offer(changes, undefined)
-    const events = yield* PubSub.sliding<ChangeEvent>(changeBuffer)
+    const events = LazyPubSub.sliding<ChangeEvent>(changeBuffer)
     const prompts = yield* Queue.sliding<void>(1)
     const resources = yield* Queue.sliding<void>(1)
     const resubscribe = yield* Queue.sliding<void>(1)
@@ -184,7 +184,7 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
             }
           }
         }),
-        PubSub.publish(events, event)
+        events.publish(event)
       )
 
     const updated = (uri: string, gap: boolean) =>
@@ -256,7 +256,7 @@ export const make = (logBuffer: number): Effect.Effect<Notifications> =>
             return Effect.sync(() => taskStatus(params))
           case "notifications/message": {
             const decoded = decodeLogMessage(params)
-            return decoded._tag === "Some" ? Effect.asVoid(PubSub.publish(logs, decoded.value)) : Effect.void
+            return decoded._tag === "Some" ? logs.publish(decoded.value) : Effect.void
           }
           default:
             return Effect.void

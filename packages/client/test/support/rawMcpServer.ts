@@ -14,7 +14,8 @@
  *   -32601, a POST that is not JSON 400, a GET 405 (no standalone stream), a DELETE 200 in a
  *   session (405 without one). A client's replies to server requests (a message with an id and
  *   no method) are accepted (202) and collected in `replies`; `replied(n)` resolves once `n` have
- *   arrived. What a test is about goes in its hooks: `onCall` answers `tools/call`, `onGet` a GET.
+ *   arrived. What a test is about goes in its hooks: `onCall` answers `tools/call`, `onGet` a GET,
+ *   `onNotification` a notification.
  */
 import { Effect } from "effect"
 import * as http from "node:http"
@@ -125,6 +126,8 @@ export interface RawMcpOptions {
   readonly onCall?: (ctx: RawMcpContext) => void | Promise<void>
   /** Answers a GET; default 405. */
   readonly onGet?: (ctx: RawMcpContext) => void | Promise<void>
+  /** Answers a notification (a message with a method and no id); default 202. */
+  readonly onNotification?: (ctx: RawMcpContext) => void | Promise<void>
 }
 
 export const rawMcpServer = (options: RawMcpOptions = {}) =>
@@ -154,7 +157,10 @@ export const rawMcpServer = (options: RawMcpOptions = {}) =>
         for (const waiter of waiters.filter((w) => replies.length >= w.count)) waiter.resolve()
         return
       }
-      if (message.id === undefined) return void res.writeHead(202).end()
+      if (message.id === undefined) {
+        if (options.onNotification !== undefined) return options.onNotification(ctx)
+        return void res.writeHead(202).end()
+      }
       const error = (code: number, text: string) => json(res, { jsonrpc: "2.0", id: message.id, error: { code, message: text } })
       switch (message.method) {
         case "server/discover":

@@ -10,7 +10,7 @@ import { Effect, Schedule, TestClock } from "effect"
 import type * as http from "node:http"
 import { McpClient } from "../../src/index.js"
 import { eventually } from "../support/harness.js"
-import { rawMcpServer, SSE_HEADERS } from "../support/rawMcpServer.js"
+import { rawMcpServer, SSE_HEADERS, sseEvent } from "../support/rawMcpServer.js"
 
 describe("the standalone GET stream", () => {
   it.scopedLive("a stream that ends is opened again after 1 s, and the tools are listed again", () =>
@@ -78,5 +78,71 @@ describe("the standalone GET stream", () => {
       yield* eventually(() => gets === 2, 5_000)
       expect((yield* connection.callTool("increment").pipe(Effect.flip))._tag).toBe("RemoteRefusal")
       for (const res of held) res.destroy()
+    }).pipe(Effect.provide(FetchHttpClient.layer)), 20_000)
+
+  // The server answers neither until it has both: a client that waited for the notification's
+  // answer before asking for the stream would never get either, and its discovery would fail.
+  it.scoped("is asked for beside notifications/initialized, and both are answered before tools/list is sent", () =>
+    Effect.gen(function*() {
+      let bothArrived!: () => void
+      const both = new Promise<void>((resolve) => (bothArrived = resolve))
+      let arrived = 0
+      const meet = () => {
+        if (++arrived === 2) bothArrived()
+        return both
+      }
+      const open: Array<http.ServerResponse> = []
+      let answeredBefore = -1
+      const srv = yield* rawMcpServer({
+        sessionId: "s-1",
+        onNotification: async ({ res }) => {
+          await meet()
+          res.writeHead(202).end()
+        },
+        onGet: async ({ res }) => {
+          await meet()
+          res.writeHead(200, SSE_HEADERS)
+          res.write(": open\n\n")
+          open.push(res)
+          answeredBefore = srv.received.length
+        }
+      })
+      yield* McpClient.connect({ url: srv.url, transport: "streamable-http", policy: { discovery: { timeout: "5 seconds" } } })
+      const methods = srv.received.map((r) => r.rpcMethod ?? r.method)
+      expect(methods.filter((m) => m === "GET")).toHaveLength(1)
+      // tools/list arrived after the stream's headers were written.
+      expect(answeredBefore).toBeGreaterThan(0)
+      expect(methods.indexOf("tools/list")).toBeGreaterThanOrEqual(answeredBefore)
+      for (const res of open) res.end()
+    }).pipe(Effect.provide(FetchHttpClient.layer)), 20_000)
+
+  // A server may want the notification before it opens the stream: a refusal other than 405 is
+  // asked once more after it, and the stream opened then carries the server's messages.
+  it.scoped("a stream refused (400) beside the notification is asked for once more after it, and then heard", () =>
+    Effect.gen(function*() {
+      let gets = 0
+      const open: Array<http.ServerResponse> = []
+      const srv = yield* rawMcpServer({
+        sessionId: "s-1",
+        onGet: ({ res }) => {
+          gets++
+          if (gets === 1) return void res.writeHead(400).end()
+          res.writeHead(200, SSE_HEADERS)
+          res.write(": open\n\n")
+          open.push(res)
+        }
+      })
+      const connection = yield* McpClient.connect({ url: srv.url, transport: "streamable-http", policy: { relistDelay: 1 } })
+      expect(gets).toBe(2)
+      const listed = srv.posts("tools/list").length
+      // A change announced on the second stream is heard: the tools are listed again.
+      open[0]!.write(sseEvent({ jsonrpc: "2.0", method: "notifications/tools/list_changed" }))
+      yield* TestClock.adjust("1 second")
+      yield* connection.observations.pipe(
+        Effect.repeat({ until: (seen) => seen.some((o) => o.operation === "tools/list") }),
+        Effect.timeout("5 seconds")
+      )
+      expect(srv.posts("tools/list")).toHaveLength(listed + 1)
+      for (const res of open) res.end()
     }).pipe(Effect.provide(FetchHttpClient.layer)), 20_000)
 })

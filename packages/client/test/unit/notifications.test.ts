@@ -4,7 +4,7 @@
  * parts, no transport.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Fiber, Option, PubSub, Queue, TestClock } from "effect"
+import { Chunk, Deferred, Effect, Fiber, Option, Queue, TestClock } from "effect"
 import { withIdleTimeout } from "../../src/internal/idle.js"
 import * as Notifications from "../../src/internal/notifications.js"
 import { relistOnChange } from "../../src/internal/relisting.js"
@@ -65,7 +65,7 @@ describe("notifications", () => {
   it.effect("keeps the newest log messages for a reader that falls behind, and drops malformed ones", () =>
     Effect.gen(function*() {
       const router = yield* Notifications.make(2)
-      const reader = yield* PubSub.subscribe(router.logs)
+      const reader = yield* router.logs.subscribe
       for (const data of ["a", "b", "c"]) yield* router.take(notification("notifications/message", { level: "info", data }))
       yield* router.take(notification("notifications/message", { level: "loud", data: "x" }))
       yield* router.take(notification("notifications/message", { data: "no level" }))

@@ -7,7 +7,7 @@
  * own end ends it, a URI the server does not honour is said so.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, FastCheck as fc, Fiber, PubSub, Queue, Scope, Stream, TestClock } from "effect"
+import { Chunk, Deferred, Effect, FastCheck as fc, Fiber, Queue, Scope, Stream, TestClock } from "effect"
 import type { Core } from "../../src/internal/connection/core.js"
 import * as LiveLists from "../../src/internal/connection/liveLists.js"
 import * as Listen from "../../src/internal/listen.js"
@@ -24,7 +24,7 @@ describe("notifications: resource updates and list changes", () => {
   it.scoped("an update reaches the watchers of its URI (one pending each) and the change events; another URI's is dropped", () =>
     Effect.gen(function*() {
       const router = yield* Notifications.make(10)
-      const events = yield* PubSub.subscribe(router.changes)
+      const events = yield* router.changes.subscribe
       const one = yield* router.watch("doc://a")
       const two = yield* router.watch("doc://a")
       for (let i = 0; i < 1_000; i++) yield* router.take(notification("notifications/resources/updated", { uri: "doc://a" }))
@@ -44,7 +44,7 @@ describe("notifications: resource updates and list changes", () => {
   it.scoped("prompt and resource list changes mark their lists (one mark each) and are change events", () =>
     Effect.gen(function*() {
       const router = yield* Notifications.make(10)
-      const events = yield* PubSub.subscribe(router.changes)
+      const events = yield* router.changes.subscribe
       for (let i = 0; i < 5; i++) {
         yield* router.take(notification("notifications/prompts/list_changed"))
         yield* router.take(notification("notifications/resources/list_changed"))
@@ -60,7 +60,7 @@ describe("notifications: resource updates and list changes", () => {
   it.scoped("a gap is said for every list and every watched URI", () =>
     Effect.gen(function*() {
       const router = yield* Notifications.make(10)
-      const events = yield* PubSub.subscribe(router.changes)
+      const events = yield* router.changes.subscribe
       const a = yield* router.watch("doc://a")
       yield* router.watch("doc://b")
       yield* router.missed
@@ -83,7 +83,7 @@ describe("notifications: resource updates and list changes", () => {
         throw new Error("an observer's own failure")
       })
       yield* router.watch("doc://a")
-      const events = yield* PubSub.subscribe(router.changes)
+      const events = yield* router.changes.subscribe
       for (let i = 0; i < 1_000; i++) yield* router.take(notification("notifications/resources/updated", { uri: "doc://a" }))
       yield* router.take(notification("notifications/prompts/list_changed"))
       expect(heard.length).toBe(1_001)
@@ -115,7 +115,7 @@ describe("notifications: resource updates and list changes", () => {
     ([messages]) =>
       Effect.gen(function*() {
         const router = yield* Notifications.make(10)
-        const events = yield* PubSub.subscribe(router.changes)
+        const events = yield* router.changes.subscribe
         const a = yield* router.watch("doc://a")
         for (const { method, params } of messages) yield* router.take(notification(method, params))
         expect(yield* Queue.size(a.updates)).toBeLessThanOrEqual(1)

@@ -5,7 +5,6 @@
  */
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import * as Subscribable from "effect/Subscribable"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as McpClient from "../../McpClient.js"
@@ -75,7 +74,7 @@ export const make = (
       complete: complete(core),
       ...Skills.make(core),
       setLogLevel: setLogLevel(core),
-      logMessages: Stream.fromPubSub(setup.notifications.logs),
+      logMessages: setup.notifications.logs.stream,
       ...subscriptions,
       promptList,
       resourceList,

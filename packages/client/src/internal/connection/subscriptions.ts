@@ -152,7 +152,7 @@ export const make = (core: Core): Effect.Effect<Subscriptions> =>
     yield* Effect.forkIn(relistOnChange(notifications.resubscribe, 0, again), core.scope)
 
     return {
-      changes: Stream.fromPubSub(notifications.changes),
+      changes: notifications.changes.stream,
       subscribeResource,
       resourceUpdates: (uri, options) => Stream.unwrapScoped(subscribe(uri, options))
     }

@@ -31,7 +31,7 @@ import type { FrameTooLarge } from "../frameErrors.js"
 import * as Http from "../http.js"
 import * as Messages from "../messages.js"
 import { type SseEvent, sseParser } from "../sseDecoder.js"
-import type { Exchange, Inbound, Outgoing, Request, Response, SessionHeaders, Transport } from "./transport.js"
+import type { Exchange, Inbound, Listening, Outgoing, Request, Response, SessionHeaders, Transport } from "./transport.js"
 
 /**
  * @since 0.1.0
@@ -75,6 +75,10 @@ interface Counted {
 
 /** The longest wait before the standalone stream is opened again. */
 const maxReopenDelayMs = 30_000
+
+/** A standalone GET's answer that offers no stream, with its status. */
+const isRefusal = <A>(stream: A | { readonly refused: number }): stream is { readonly refused: number } =>
+  typeof stream === "object" && stream !== null && "refused" in stream
 
 /** Delay before resuming when the server gave no `retry` (the SDKs use 1 s as well). */
 const defaultRetryMs = 1_000
@@ -287,8 +291,8 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
       }
       /**
        * One GET, in a scope of its own: its headers awaited at most one release step (a server
-       * that stalls them offers no stream this time), then the reading of its stream; or
-       * `"refused"` when the server offers none (405, or anything but an SSE stream).
+       * that stalls them offers no stream this time), then the reading of its stream; or the
+       * status of a refusal when the server offers none (405, or anything but an SSE stream).
        */
       const open = Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (attempt) => {
         const request = HttpClientRequest.get(options.url).pipe(
@@ -299,7 +303,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
           Effect.map((response) => {
             if (response.status !== 200 || Http.contentTypeOf(response) !== "text/event-stream") {
               releaseBody(response)
-              return "refused" as const
+              return { refused: response.status }
             }
             // Nobody waits on this stream: how it ends changes nothing for any request.
             return readFrames(response, sseParser({ maxFrameBytes: () => options.unsolicitedMaxBytes }), onEvent).pipe(
@@ -320,7 +324,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
         Effect.gen(function*() {
           let current = first
           let failures = 0
-          while (current.stream !== "refused") {
+          while (!isRefusal(current.stream)) {
             if (current.stream === "unanswered") failures++
             else {
               yield* current.stream
@@ -329,15 +333,17 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
             yield* Scope.close(current.attempt, Exit.void)
             yield* Effect.sleep(Duration.millis(Math.min(maxReopenDelayMs, 1_000 * 2 ** Math.max(0, failures - 1))))
             current = yield* open
-            if (typeof current.stream !== "string" && options.inbound.reopened !== undefined) yield* options.inbound.reopened
+            if (Effect.isEffect(current.stream) && options.inbound.reopened !== undefined) yield* options.inbound.reopened
           }
           yield* Scope.close(current.attempt, Exit.void)
         })
       // The first answer's headers are awaited (by discovery), the rest happens in the background.
-      return Effect.flatMap(open, (first) =>
-        first.stream === "refused"
-          ? Scope.close(first.attempt, Exit.void)
-          : Effect.asVoid(Effect.forkIn(Effect.interruptible(keep(first)), scope)))
+      return Effect.flatMap(open, (first): Effect.Effect<Listening> => {
+        const stream = first.stream
+        return isRefusal(stream)
+          ? Effect.as(Scope.close(first.attempt, Exit.void), { _tag: "Refused", status: stream.refused })
+          : Effect.as(Effect.forkIn(Effect.interruptible(keep(first)), scope), { _tag: "Listening" })
+      })
     })
 
     // A server may answer 405 (it does not allow clients to end sessions): nothing to do then.

@@ -25,6 +25,13 @@ import type { Budget } from "../../PhasePolicy.js"
 export type TransportKind = "streamable-http" | "sse" | "stdio"
 
 /**
+ * How a standalone stream's first answer went: open (or, unanswered in time, asked again in the
+ * background), or refused by the server with the status it gave (405 says it offers none; a 200
+ * that is no SSE stream is a refusal too).
+ */
+export type Listening = { readonly _tag: "Listening" } | { readonly _tag: "Refused"; readonly status: number }
+
+/**
  * What a transport needs to know about one exchange to bound it and to describe its failures.
  *
  * @since 0.1.0
@@ -212,10 +219,11 @@ export interface Transport {
    * Opens the stream of the server's own messages (Streamable HTTP: the standalone `GET`, when the
    * server offers it): waits for its answer's headers (at most the release timeout), then reads it
    * in the background until the current scope closes; its requests are answered, frames are
-   * bounded by the unsolicited ceiling. Never fails; a server that offers none is fine. Absent
-   * where the transport's own stream already is that stream (the legacy GET stream, stdout).
+   * bounded by the unsolicited ceiling. Never fails; a server that offers none is fine, and says
+   * so with the status it answered (`refused`). Absent where the transport's own stream already
+   * is that stream (the legacy GET stream, stdout).
    */
-  readonly listen?: Effect.Effect<void, never, Scope.Scope> | undefined
+  readonly listen?: Effect.Effect<Listening, never, Scope.Scope> | undefined
   /** The last 64 KiB of the server's own log (stdio stderr), in process only. Absent: the server has none here. */
   readonly logTail?: Effect.Effect<string> | undefined
   /**
