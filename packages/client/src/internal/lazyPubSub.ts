@@ -24,9 +24,7 @@ export interface LazyPubSub<A> extends Subscribable<A> {
 
 export const sliding = <A>(capacity: number): LazyPubSub<A> => {
   let made: PubSub.PubSub<A> | undefined
-  const obtain = Effect.suspend(() =>
-    made !== undefined ? Effect.succeed(made) : Effect.map(PubSub.sliding<A>(capacity), (pubsub) => (made ??= pubsub))
-  )
+  const obtain = Effect.suspend(() => made !== undefined ? Effect.succeed(made) : Effect.map(PubSub.sliding<A>(capacity), (pubsub) => (made ??= pubsub)))
   return {
     publish: (value) => Effect.suspend(() => (made === undefined ? Effect.void : Effect.asVoid(PubSub.publish(made, value)))),
     subscribe: Effect.flatMap(obtain, PubSub.subscribe),
