@@ -201,8 +201,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
       tools: (server) => named(server)(Effect.map(connected(server), (on) => on.tools)),
       complete: (server, request, options) => named(server)(Effect.flatMap(connected(server), (on) => on.complete(request, options))),
       changes: (server) => namedStream(server)(Stream.unwrap(Effect.map(connected(server), (on) => on.changes))),
-      resourceUpdates: (server, uri, options) =>
-        namedStream(server)(Stream.unwrap(Effect.map(connected(server), (on) => on.resourceUpdates(uri, options))))
+      resourceUpdates: (server, uri, options) => namedStream(server)(Stream.unwrap(Effect.map(connected(server), (on) => on.resourceUpdates(uri, options))))
     }
   })
 

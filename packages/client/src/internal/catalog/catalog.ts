@@ -268,7 +268,9 @@ export const make = (
         )
 
     const catalog: McpCatalog.Catalog = {
-      servers: rules.map((server) => server.server),
+      servers: rules.map((server) =>
+        server.server
+      ),
       listing,
       listTools,
       listings,
