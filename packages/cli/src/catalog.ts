@@ -124,7 +124,7 @@ export const renderCatalog = (listing: McpCatalog.Listing, machine: boolean): st
   const rejected = listing.rejected.map((entry) => `rejected: ${entry.server}: ${JSON.stringify(entry.tool.slice(0, 80))} (not a valid tool name)\n`)
   const failures = listing.failures.map((failure) => `failed: ${failure.server}: ${failure.error._tag}: ${failure.error.message}\n`)
   const unresolved = listing.unresolved.map((entry) =>
-    `unresolved: ${entry.name} (${entry.server}: ${entry.tool}; ${entry.failed.join(", ")} could have it too): not listed\n`
+    `unresolved: ${entry.name} (${entry.server}: ${JSON.stringify(entry.tool.slice(0, 80))}; ${entry.failed.join(", ")} could have it too): not listed\n`
   )
   return [tools, ...conflicts, ...rejected, ...unresolved, ...failures].join("")
 }
