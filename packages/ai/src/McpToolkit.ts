@@ -6,10 +6,12 @@
  * - Each call goes through the source's `callTool` (a connection's: under its call budget), once,
  *   with the caller's `effectIdentity` when one is given (`@effect/ai` does not hand the model's
  *   tool-call id to a handler, and phasebound never invents an identity).
- * - Success is the server's `CallToolResult`, `content` and `structuredContent` unchanged. A
- *   result with `isError: true`, every typed failure, a tool the source no longer lists and a
- *   defect become a result the model reads (`ToolFailure`, failure mode `"return"`): never a
- *   failure of `generateText`, never a URL, header, credential, body or stack.
+ * - Success is the server's `CallToolResult`, every string of it cleared of the source's
+ *   configured secrets (`ToolSource.redact`: a server that echoes a header value or token does
+ *   not hand it to the model). A result with `isError: true`, every typed failure, a tool the
+ *   source no longer lists, arguments that are not a JSON object and a defect become a result
+ *   the model reads (`ToolFailure`, failure mode `"return"`): never a failure of `generateText`,
+ *   never a URL, header, credential, body or stack.
  * - `make` and `fromSource` read the current list each time they run: give the Effect itself as
  *   `generateText`'s `toolkit` and every `generateText` sees the list as it is then, after any
  *   `tools/list_changed`.
@@ -44,17 +46,21 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as Subscribable from "effect/Subscribable"
+import { redactJson } from "./internal/redactJson.js"
 import * as ToolFailure from "./ToolFailure.js"
 import * as ToolSource from "./ToolSource.js"
 
 /**
- * The parameters of an MCP tool: any JSON object, its values passed to the server as the model
- * gave them (the server checks them against its own schema). Its JSON Schema is replaced, tool
- * by tool, by the server's `inputSchema`.
+ * The parameters of an MCP tool: what the model gave, passed on exactly as it is (every own key,
+ * `__proto__` among them, as a key: the server checks them against its own schema). Its JSON
+ * Schema is replaced, tool by tool, by the server's `inputSchema`.
  *
  * Typed `unknown`, as the parameters of a tool whose schema only the server knows: so that a
- * toolkit of them is a `Toolkit.WithHandler` that `generateText` takes. At run time it is a
- * struct of any keys: what it decodes is always a JSON object.
+ * toolkit of them is a `Toolkit.WithHandler` that `generateText` takes. At run time it decodes
+ * any value as itself (no copy, so no key is dropped); a handler refuses what is not a JSON
+ * object (`ToolFailure.InvalidArguments`), so the model reads why. `fields` is empty: it is
+ * declared for `@effect/ai`'s parameter type only.
  *
  * @since 0.1.0
  * @category schemas
@@ -69,7 +75,7 @@ export interface Arguments extends Schema.Schema<unknown> {
  * @since 0.1.0
  * @category schemas
  */
-export const Arguments: Arguments = Schema.Struct({}, Schema.Record({ key: Schema.String, value: Schema.Unknown })) as unknown as Arguments
+export const Arguments: Arguments = Schema.Unknown as unknown as Arguments
 
 /**
  * One MCP tool as an `@effect/ai` tool.
@@ -154,13 +160,16 @@ export interface Excluded {
 }
 
 /**
- * A toolkit with its handlers, ready for `generateText`, and the tools it left out.
+ * A toolkit with its handlers, ready for `generateText`, the tools it left out, and (a catalog's,
+ * `fromCatalog`) the servers that could not be connected when its list was read: their tools
+ * are not offered. Empty for any other source.
  *
  * @since 0.1.0
  * @category models
  */
 export interface McpToolkit extends Toolkit.WithHandler<McpTools> {
   readonly excluded: ReadonlyArray<Excluded>
+  readonly failures: ReadonlyArray<McpCatalog.ServerFailure>
 }
 
 /**
@@ -289,26 +298,34 @@ const toolOf = (entry: Entry): McpTool => {
 
 type Handler = (params: unknown) => Effect.Effect<McpSchema.CallToolResult, ToolFailure.ToolFailure>
 
+/** Whether the source lists the call's tool now (the model may have seen an older list). */
+const isListed = <E>(source: ToolSource.ToolSource<E>, call: ToolCall): Effect.Effect<boolean, E | McpConnectionError.McpConnectionError> =>
+  source.resolve !== undefined
+    ? Effect.map(source.resolve(call.name), (tool) => tool !== undefined && tool.server === call.server)
+    : Effect.map(source.toolList.get, (current) => current.some((tool) => tool.name === call.name && tool.server === call.server))
+
 /** The handler of one entry: every way a call can end is its success or a `ToolFailure`. */
 const handlerOf = <E>(source: ToolSource.ToolSource<E>, entry: Entry, settings: Settings): Handler => (decoded) => {
-  // Decoded with `Arguments`: a JSON object.
-  const params = decoded as Readonly<Record<string, unknown>>
+  // Decoded with `Arguments`: the model's value as it is. MCP arguments are an object.
+  if (!Predicate.isRecord(decoded)) return Effect.fail(ToolFailure.invalidArguments(entry.modelName))
+  const params: Readonly<Record<string, unknown>> = decoded
   const call: ToolCall = {
     modelName: entry.modelName,
     name: entry.source.name,
     server: entry.source.server,
     arguments: params
   }
+  const redact = source.redact
   const attempt = Effect.flatMap(
-    source.toolList.get,
-    (current): Effect.Effect<McpSchema.CallToolResult, E | McpConnectionError.McpConnectionError | ToolFailure.UnknownTool> => {
-      // The model may have seen an older list: a tool no longer listed is not called.
-      if (!current.some((tool) => tool.name === call.name && tool.server === call.server)) {
-        return Effect.fail(ToolFailure.unknownTool(call.modelName))
-      }
+    isListed(source, call),
+    (listed): Effect.Effect<McpSchema.CallToolResult, E | McpConnectionError.McpConnectionError | ToolFailure.UnknownTool> => {
+      // A tool no longer listed is not called.
+      if (!listed) return Effect.fail(ToolFailure.unknownTool(call.modelName))
       const identity = settings.effectIdentity?.(call)
       const options = identity === undefined ? settings.callOptions : { ...settings.callOptions, effectIdentity: identity }
-      return source.callTool(call.name, params, options)
+      const result = source.callTool(call.name, params, options)
+      // What the model reads is cleared of the source's secrets (an error result too).
+      return redact === undefined ? result : Effect.map(result, (answer) => redactJson(answer, redact) as McpSchema.CallToolResult)
     }
   )
   return Effect.suspend(() => attempt).pipe(
@@ -350,7 +367,7 @@ export const fromSource = <E = never>(source: ToolSource.ToolSource<E>, options?
     const { excluded, handlers, toolkit } = yield* build(source, options)
     const context = yield* toolkit.toContext(handlers)
     const withHandler = yield* Effect.provide(toolkit, context)
-    return { tools: withHandler.tools, handle: withHandler.handle, excluded }
+    return { tools: withHandler.tools, handle: withHandler.handle, excluded, failures: [] }
   })
 
 /**
@@ -377,13 +394,23 @@ export const snapshot = <E = never>(source: ToolSource.ToolSource<E>, options?: 
 /**
  * The toolkit of a catalog's current tools over several servers, with its handlers (`fromSource`
  * over `ToolSource.fromCatalog`): each tool under its catalog name (`server__tool` by default),
- * each call on its own server. Each run reads the merged list again, connecting a server on
- * first use; a server that cannot be connected fails the run with its error.
+ * each call on its own server. Each run reads the merged listing again, connecting a server on
+ * first use. A server that cannot be connected holds back none of the others' tools: its own
+ * are not offered (nor a tool whose name it could give too), and it is in `failures`.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const fromCatalog = (
-  catalog: McpCatalog.Catalog,
-  options?: Options
-): Effect.Effect<McpToolkit, InvalidToolkitOption | McpConnectionError.McpConnectionError> => fromSource(ToolSource.fromCatalog(catalog), options)
+export const fromCatalog = (catalog: McpCatalog.Catalog, options?: Options): Effect.Effect<McpToolkit, InvalidToolkitOption> =>
+  Effect.gen(function*() {
+    // The options are refused before anything is connected.
+    yield* settingsOf(options)
+    const listing = yield* catalog.listing
+    const source = ToolSource.fromCatalog(catalog)
+    // Built from this listing (its tools and its failures agree); each call resolves its name afresh.
+    const toolkit = yield* fromSource(
+      { ...source, toolList: Subscribable.make({ get: Effect.succeed(listing.tools), changes: source.toolList.changes }) },
+      options
+    )
+    return { ...toolkit, failures: listing.failures }
+  })

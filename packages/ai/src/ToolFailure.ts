@@ -9,6 +9,7 @@
  *   `message` and its public fields, nothing else. Those never carry a URL, a header, a
  *   credential, a body or a stack, and `remoteMessage` is already sanitized.
  * - `UnknownTool`: the tool is no longer in the source's current list; it was not called.
+ * - `InvalidArguments`: the model's arguments were not a JSON object; the tool was not called.
  * - `InternalFailure`: a defect (a bug, here or in a caller's callback). The model learns only
  *   that it happened; the cause stays in process (`McpToolkit`'s `onDefect`).
  *
@@ -77,6 +78,25 @@ export const UnknownTool = Schema.TaggedStruct("UnknownTool", {
 export type UnknownTool = typeof UnknownTool.Type
 
 /**
+ * A call whose arguments are not a JSON object (an array, a string, a number, `null`): MCP
+ * arguments are an object, so nothing was sent; the model may call again with one.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const InvalidArguments = Schema.TaggedStruct("InvalidArguments", {
+  message: Schema.String,
+  tool: Schema.String,
+  outcome: Schema.Literal("not-sent")
+}).annotations({ identifier: "InvalidArguments" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type InvalidArguments = typeof InvalidArguments.Type
+
+/**
  * A defect while handling the call. Whether the call reached the server is unknown.
  *
  * @since 0.1.0
@@ -101,7 +121,7 @@ export type InternalFailure = typeof InternalFailure.Type
  * @since 0.1.0
  * @category schemas
  */
-export const ToolFailure = Schema.Union(ToolReturnedError, CallFailed, UnknownTool, InternalFailure)
+export const ToolFailure = Schema.Union(ToolReturnedError, CallFailed, UnknownTool, InvalidArguments, InternalFailure)
 
 /**
  * @since 0.1.0
@@ -130,6 +150,19 @@ export const fromError = (error: McpConnectionError.McpConnectionError): CallFai
 export const unknownTool = (tool: string): UnknownTool => ({
   _tag: "UnknownTool",
   message: `unknown tool: ${tool} is no longer listed by its server; it was not called`,
+  tool,
+  outcome: "not-sent"
+})
+
+/**
+ * The failure of a call whose arguments are not a JSON object.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const invalidArguments = (tool: string): InvalidArguments => ({
+  _tag: "InvalidArguments",
+  message: `invalid arguments: ${tool} takes a JSON object of arguments; it was not called`,
   tool,
   outcome: "not-sent"
 })

@@ -49,7 +49,7 @@ describe("ToolFailure.fromError", () => {
 })
 
 describe("the other failures", () => {
-  it("an unknown tool and a defect are failures of the schema, with fixed vocabularies", () => {
+  it("an unknown tool, arguments that are no object and a defect are failures of the schema, with fixed vocabularies", () => {
     const unknown = ToolFailure.unknownTool("gone")
     expect(unknown).toStrictEqual({
       _tag: "UnknownTool",
@@ -58,6 +58,14 @@ describe("the other failures", () => {
       outcome: "not-sent"
     })
     expect(isFailure(unknown)).toBe(true)
+    const invalid = ToolFailure.invalidArguments("lookup")
+    expect(invalid).toStrictEqual({
+      _tag: "InvalidArguments",
+      message: "invalid arguments: lookup takes a JSON object of arguments; it was not called",
+      tool: "lookup",
+      outcome: "not-sent"
+    })
+    expect(isFailure(invalid)).toBe(true)
     expect(ToolFailure.internalFailure).toMatchObject({ _tag: "InternalError", reason: "defect", outcome: "unknown", retryable: false })
     expect(isFailure(ToolFailure.internalFailure)).toBe(true)
   })

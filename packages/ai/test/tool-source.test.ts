@@ -3,7 +3,7 @@
  * `McpServers` and `McpCatalog` of `@phasebound/client`), against real loopback servers: the
  * toolkit offers each tool under its catalog name and routes every call to its own server; the
  * catalog's conflicts and allow/block lists decide what the model is offered; a change of
- * either server's list is followed; a server that cannot be connected is a typed failure.
+ * either server's list is followed; a server that cannot be connected holds back none of the others.
  */
 import { FetchHttpClient } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
@@ -11,16 +11,14 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import { describe, expect, it } from "@effect/vitest"
 import { McpToolkit, ToolSource } from "@phasebound/ai"
-import { Authorization, McpCatalog, McpServers } from "@phasebound/client"
+import { Authorization, McpCatalog, McpClient, McpServers } from "@phasebound/client"
 import * as Testkit from "@phasebound/testkit"
-import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import { eventually, scriptedModel, toolCall } from "./support/scriptedModel.js"
 
 const platform = Layer.mergeAll(
@@ -105,18 +103,99 @@ describe("a catalog as the toolkit's source", () => {
       expect(response.toolResults[0]).toMatchObject({ name: "alpha__added_1", isFailure: false, encodedResult: { content: [{ type: "text", text: "new" }] } })
     }))
 
-  it.scopedLive("a server that cannot be connected fails the toolkit with its typed error, nothing offered from a partial list", () =>
+  it.scopedLive("a server that cannot be connected holds back none of the others: generateText offers and calls their tools; the toolkit names it", () =>
     Effect.gen(function*() {
       const alpha = yield* Testkit.scoped({})
       const context = yield* Layer.build(
+        McpServers.layer({ servers: { alpha: { url: alpha.url }, gone: { url: "http://127.0.0.1:1/mcp" } } }).pipe(Layer.provide(platform))
+      )
+      const catalog = yield* McpCatalog.fromServers(Context.get(context, McpServers.McpServers))
+      const model = scriptedModel(() => Effect.succeed([toolCall("1", "alpha__echo", { text: "still here" })]))
+      const toolkit = yield* McpToolkit.fromCatalog(catalog)
+      expect(toolkit.failures).toMatchObject([{ server: "gone", error: { _tag: "TransportFailure", phase: "discovery", server: "gone" } }])
+      expect(JSON.stringify(toolkit.failures)).not.toContain("127.0.0.1:1")
+      // The same value given to every generateText, as an Effect, works the same way.
+      for (const given of [Effect.succeed(toolkit), McpToolkit.fromCatalog(catalog)]) {
+        const response = yield* LanguageModel.generateText({ prompt: "p", toolkit: given }).pipe(Effect.provide(model.layer))
+        expect(response.toolResults.map((part) => [part.name, part.isFailure, part.encodedResult])).toEqual([
+          ["alpha__echo", false, { content: [{ type: "text", text: "still here" }] }]
+        ])
+      }
+      const offered = model.seen[0]!.tools.map((tool) => tool.name)
+      expect(offered).toEqual(expect.arrayContaining(["alpha__add", "alpha__echo"]))
+      expect(offered.every((name) => name.startsWith("alpha__"))).toBe(true)
+      expect(alpha.rpcCalls("tools/call")).toBe(2)
+    }))
+
+  it.scoped("a server that stalls holds back the toolkit once, for its first discovery, and never a call to another (TestClock)", () =>
+    Effect.gen(function*() {
+      const alpha = yield* Testkit.scoped({})
+      const beta = yield* Testkit.scoped({})
+      beta.script({ on: "initialize", kind: "never-answer", times: Infinity })
+      const context = yield* Layer.build(
         McpServers.layer({
-          servers: { alpha: { url: alpha.url }, gone: { url: "http://127.0.0.1:1/mcp", policy: { discovery: { timeout: "2 seconds" } } } }
+          servers: {
+            alpha: { url: alpha.url },
+            beta: { url: beta.url, transport: "streamable-http", revisions: ["2025-11-25"], policy: { discovery: { timeout: "3 seconds" } } }
+          }
         }).pipe(Layer.provide(platform))
       )
       const catalog = yield* McpCatalog.fromServers(Context.get(context, McpServers.McpServers))
-      const exit = yield* Effect.exit(McpToolkit.fromCatalog(catalog))
-      const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
-      expect(error).toMatchObject({ _tag: "TransportFailure", phase: "discovery" })
-      expect(JSON.stringify(error)).not.toContain("127.0.0.1:1")
+      // The first list waits for beta's first discovery, bounded by its deadline.
+      const building = yield* Effect.fork(McpToolkit.fromCatalog(catalog))
+      yield* eventually(() => beta.rpcCalls("initialize") === 1)
+      yield* TestClock.adjust("3 seconds")
+      const toolkit = yield* Fiber.join(building)
+      expect(toolkit.failures).toMatchObject([{ server: "beta", error: { _tag: "DeadlineExceeded", stage: "initialize", server: "beta" } }])
+      // Past beta's backoff: a new list and a call go on at once (under the test clock a wait would never end).
+      yield* TestClock.adjust("1 second")
+      const model = scriptedModel(() => Effect.succeed([toolCall("1", "alpha__echo", { text: "no wait" })]))
+      for (const given of [Effect.succeed(toolkit), McpToolkit.fromCatalog(catalog)]) {
+        const response = yield* LanguageModel.generateText({ prompt: "p", toolkit: given }).pipe(Effect.provide(model.layer))
+        expect(response.toolResults[0]).toMatchObject({
+          name: "alpha__echo",
+          isFailure: false,
+          encodedResult: { content: [{ type: "text", text: "no wait" }] }
+        })
+      }
+      expect(model.seen[1]!.tools.every((tool) => tool.name.startsWith("alpha__"))).toBe(true)
+      // The new list tried beta again, in the background.
+      yield* eventually(() => beta.rpcCalls("initialize") === 2)
+    }))
+
+  it.scopedLive("the effect identity the caller derives travels with a catalog's call to its own server; none is made up otherwise", () =>
+    Effect.gen(function*() {
+      const { alpha, beta, catalog } = yield* catalogOver()
+      const calls: Array<McpToolkit.ToolCall> = []
+      const toolkit = McpToolkit.fromCatalog(catalog, {
+        effectIdentity: (call) => {
+          calls.push(call)
+          return `conversation-9/turn-2/${call.modelName}`
+        }
+      })
+      const model = scriptedModel(() => Effect.succeed([toolCall("1", "beta__echo", { text: "x" })]))
+      yield* LanguageModel.generateText({ prompt: "p", toolkit }).pipe(Effect.provide(model.layer))
+      yield* LanguageModel.generateText({ prompt: "p", toolkit: McpToolkit.fromCatalog(catalog) }).pipe(Effect.provide(model.layer))
+      expect(calls).toEqual([{ modelName: "beta__echo", name: "beta__echo", server: "beta", arguments: { text: "x" } }])
+      const identities = (srv: Testkit.TestServer) =>
+        srv.requests.filter((request) => request.rpcMethod === "tools/call").map((request) => request.meta?.[McpClient.effectIdentityMetaKey])
+      expect(identities(beta)).toEqual(["conversation-9/turn-2/beta__echo", undefined])
+      expect(identities(alpha)).toEqual([])
+    }))
+
+  it.scopedLive("what a server echoes of its own configured header reaches the model redacted", () =>
+    Effect.gen(function*() {
+      const secret = "catalog-toolkit-key-CANARY-2b9f"
+      const alpha = yield* Testkit.scoped({})
+      const context = yield* Layer.build(
+        McpServers.layer({ servers: { alpha: { url: alpha.url, headers: { "x-api-key": secret } } } }).pipe(Layer.provide(platform))
+      )
+      const catalog = yield* McpCatalog.fromServers(Context.get(context, McpServers.McpServers))
+      // The model asks `echo` to repeat the key (a prompt injection would do this): the server answers it.
+      const model = scriptedModel((_, turn) => Effect.succeed(turn === 0 ? [toolCall("1", "alpha__echo", { text: `key=${secret}` })] : []))
+      const toolkit = McpToolkit.fromCatalog(catalog)
+      const response = yield* LanguageModel.generateText({ prompt: "p", toolkit }).pipe(Effect.provide(model.layer))
+      expect(response.toolResults[0]).toMatchObject({ isFailure: false, encodedResult: { content: [{ type: "text", text: "key=[redacted]" }] } })
+      expect(alpha.requests.find((request) => request.rpcMethod === "tools/call")?.headers["x-api-key"]).toBe(secret)
     }))
 })

@@ -76,6 +76,32 @@ const LISTED_TOOLS = [
   { name: "__proto__", description: "A name that would be an object's prototype", inputSchema: { type: "object" } }
 ]
 
+/** A secret as percent-encoding of every character, base64, and split by NULs: forms a hostile echo takes. */
+const encodedForms = (secret: string) => [
+  Array.from(secret, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).join(""),
+  btoa(secret),
+  Array.from(secret).join("\u0000")
+]
+
+/** Results that echo the connection's configured secrets back, in every part of a result. */
+const LEAKING_ERROR = {
+  content: [{ type: "text", text: `sku NOT_FOUND for key ${SECRET_HEADER} (${encodedForms(SECRET_HEADER).join(" ")})` }],
+  structuredContent: { code: "NOT_FOUND", query: SECRET_QUERY },
+  isError: true
+}
+const LEAKING_RESULT = {
+  content: [
+    { type: "text", text: `ok, called with ${SECRET_QUERY}` },
+    { type: "resource", resource: { uri: "test://echo", text: `header was ${SECRET_HEADER}` } }
+  ],
+  structuredContent: { [SECRET_HEADER]: 1, nested: [{ token: SECRET_QUERY, kept: "plain" }] },
+  _meta: { "com.example/echo": SECRET_HEADER }
+}
+const LEAKING_TOOLS = [
+  { name: "leaks_error", description: "Echoes the key in an error", inputSchema: { type: "object" } },
+  { name: "leaks_result", description: "Echoes the key in a result", inputSchema: { type: "object" } }
+]
+
 const rpcResult = (result: unknown) => Testkit.messageAnswer(Testkit.resultText(result), "json")
 const rpcError = (error: unknown) => Testkit.messageAnswer(`{"jsonrpc":"2.0","id":${Testkit.ID_PLACEHOLDER},"error":${JSON.stringify(error)}}`, "json")
 
@@ -98,6 +124,10 @@ const scriptOf = (state: { tools: ReadonlyArray<unknown> }): Testkit.HostileScri
       })
     case "hangs":
       return "stall"
+    case "leaks_error":
+      return rpcResult(LEAKING_ERROR)
+    case "leaks_result":
+      return rpcResult(LEAKING_RESULT)
     default:
       return rpcResult({ content: [{ type: "text", text: `called ${String(name)}` }] })
   }
@@ -219,6 +249,73 @@ describe("McpToolkit through generateText", () => {
       }
       // The secrets did travel to the server (so their absence above means something).
       expect(callsOf(server)[0]?.headers["x-api-key"]).toBe(SECRET_HEADER)
+    }))
+
+  it.scopedLive("a result that echoes a configured secret reaches the model redacted: an isError result, an ordinary one, structuredContent, keys and _meta", () =>
+    Effect.gen(function*() {
+      const { connection } = yield* hostile([...LISTED_TOOLS, ...LEAKING_TOOLS])
+      // The server does echo them: what the connection returns carries them, unchanged.
+      expect(JSON.stringify(yield* connection.callTool("leaks_result", {}))).toContain(SECRET_HEADER)
+      const prompt = "leak"
+      const model = scriptedModel((_, turn) =>
+        Effect.succeed(turn === 0 ? [toolCall("e", "leaks_error", {}), toolCall("o", "leaks_result", {})] : [{ type: "text", text: "ok" }])
+      )
+      const toolkit = McpToolkit.make(connection)
+      const response = yield* LanguageModel.generateText({ prompt, toolkit }).pipe(Effect.provide(model.layer))
+      const [error, ordinary] = response.toolResults
+      expect(error).toMatchObject({ name: "leaks_error", isFailure: true, encodedResult: { isError: true, structuredContent: { code: "NOT_FOUND" } } })
+      expect(ordinary).toMatchObject({ name: "leaks_result", isFailure: false })
+      // Only the secrets are replaced: the rest of each text, and the shape, are the server's.
+      expect(error?.encodedResult).toMatchObject({
+        content: [{ type: "text", text: "sku NOT_FOUND for key [redacted] ([redacted] [redacted] [redacted])" }],
+        structuredContent: { code: "NOT_FOUND", query: "[redacted]" }
+      })
+      expect(ordinary?.encodedResult).toStrictEqual({
+        content: [
+          { type: "text", text: "ok, called with [redacted]" },
+          { type: "resource", resource: { uri: "test://echo", text: "header was [redacted]" } }
+        ],
+        structuredContent: { "[redacted]": 1, nested: [{ token: "[redacted]", kept: "plain" }] },
+        _meta: { "com.example/echo": "[redacted]" }
+      })
+      yield* LanguageModel.generateText({ prompt: followUp(prompt, response), toolkit }).pipe(Effect.provide(model.layer))
+      const text = everythingSeen(model.seen) + JSON.stringify(response.content)
+      expect(text).toContain("[redacted]")
+      for (const forbidden of [SECRET_HEADER, SECRET_QUERY, ...encodedForms(SECRET_HEADER)]) expect(text).not.toContain(forbidden)
+      expect(text.replace(/\\u0000/g, "")).not.toContain(SECRET_HEADER)
+    }))
+
+  it.scopedLive("arguments pass exactly as the model gave them: an own __proto__ key reaches the server, and no prototype is touched", () =>
+    Effect.gen(function*() {
+      const { connection, server } = yield* hostile()
+      const params: unknown = JSON.parse(`{"__proto__":{"polluted":true},"sku":"ABC-1234"}`)
+      const seen: Array<McpToolkit.ToolCall> = []
+      const toolkit = McpToolkit.make(connection, { effectIdentity: (call) => void seen.push(call) })
+      const model = scriptedModel(() => Effect.succeed([toolCall("p", "lookup", params)]))
+      const response = yield* LanguageModel.generateText({ prompt: "p", toolkit }).pipe(Effect.provide(model.layer))
+      expect(response.toolResults[0]).toMatchObject({ name: "lookup", isFailure: false })
+      const [call] = callsOf(server)
+      expect(call?.body).toContain(`"arguments":{"__proto__":{"polluted":true},"sku":"ABC-1234"}`)
+      expect(Object.keys((call?.params as { readonly arguments: object }).arguments)).toEqual(["__proto__", "sku"])
+      // The caller's callback saw the same own keys, and nothing's prototype changed.
+      expect(Object.keys(seen[0]!.arguments)).toEqual(["__proto__", "sku"])
+      expect(Object.getPrototypeOf(seen[0]!.arguments)).toBe(Object.prototype)
+      expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined()
+    }))
+
+  it.scopedLive("arguments that are not a JSON object are an InvalidArguments result the model reads; nothing is sent, generateText goes on", () =>
+    Effect.gen(function*() {
+      const { connection, server } = yield* hostile()
+      const given: ReadonlyArray<unknown> = [[{ sku: "ABC-1234" }], "ABC-1234", 42, null]
+      const model = scriptedModel((_, turn) =>
+        Effect.succeed(turn === 0 ? given.map((params, i) => toolCall(`x${i}`, "lookup", params)) : [{ type: "text", text: "sorry" }])
+      )
+      const response = yield* LanguageModel.generateText({ prompt: "p", toolkit: McpToolkit.make(connection) }).pipe(Effect.provide(model.layer))
+      expect(response.toolResults).toHaveLength(given.length)
+      for (const result of response.toolResults) {
+        expect(result).toMatchObject({ name: "lookup", isFailure: true, encodedResult: { _tag: "InvalidArguments", tool: "lookup", outcome: "not-sent" } })
+      }
+      expect(callsOf(server)).toHaveLength(0)
     }))
 
   it.scoped("a call past its budget is a DeadlineExceeded result (TestClock): the deadline the toolkit's callOptions set", () =>

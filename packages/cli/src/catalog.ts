@@ -108,7 +108,11 @@ export const withCatalog = <A>(
     return yield* use(catalog, policy)
   })
 
-/** `tools --catalog`: the merged listing; JSON: `tools` (catalog name, server, the server's tool), `conflicts`, `rejected`. */
+/**
+ * `tools --catalog`: the merged listing; JSON: `tools` (catalog name, server, the server's tool),
+ * `conflicts`, `rejected`, `failures` (each server that could not be connected, with its error
+ * record) and `unresolved` (tools held back because a failed server could have their name).
+ */
 export const renderCatalog = (listing: McpCatalog.Listing, machine: boolean): string => {
   if (machine) return json(listing)
   const tools = listing.tools.length === 0
@@ -118,7 +122,11 @@ export const renderCatalog = (listing: McpCatalog.Listing, machine: boolean): st
     `conflict: ${conflict.name} (${conflict.tools.map((tool) => `${tool.server}: ${tool.tool}`).join(", ")}): not listed\n`
   )
   const rejected = listing.rejected.map((entry) => `rejected: ${entry.server}: ${JSON.stringify(entry.tool.slice(0, 80))} (not a valid tool name)\n`)
-  return [tools, ...conflicts, ...rejected].join("")
+  const failures = listing.failures.map((failure) => `failed: ${failure.server}: ${failure.error._tag}: ${failure.error.message}\n`)
+  const unresolved = listing.unresolved.map((entry) =>
+    `unresolved: ${entry.name} (${entry.server}: ${JSON.stringify(entry.tool.slice(0, 80))}; ${entry.failed.join(", ")} could have it too): not listed\n`
+  )
+  return [tools, ...conflicts, ...rejected, ...unresolved, ...failures].join("")
 }
 
 /** `tools --catalog`. */
@@ -127,6 +135,10 @@ export const listCatalog = (ctx: RunContext, flags: Flags): Effect.Effect<string
     Effect.gen(function*() {
       const machine = ctx.machine(flags.json)
       const listing = yield* ctx.progress("discovering", machine, catalog.listing)
+      // A partial listing is printed with its failures; when no server answered there is no
+      // listing to print, and the first server's error is the command's.
+      const [first] = listing.failures
+      if (first !== undefined && listing.failures.length === catalog.servers.length) return yield* Effect.fail(first.error)
       closing(ctx)
       return renderCatalog(listing, machine)
     }))

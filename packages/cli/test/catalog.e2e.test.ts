@@ -64,6 +64,24 @@ describe("tools --catalog", () => {
     expect(out.conflicts).toContainEqual({ name: "add", tools: [{ server: "alpha", tool: "add" }, { server: "beta", tool: "add" }] })
   })
 
+  it("a server that cannot be connected: the others' tools are listed and its failure named; when none answers, its error is the one record", async () => {
+    const file = configFile({ alpha: { url: alpha.url }, gone: { url: "http://127.0.0.1:1/mcp" } })
+    const out = expectJson(await node(["tools", "--catalog", "--config", file])) as {
+      tools: Array<{ name: string; server: string }>
+      failures: Array<{ server: string; error: Record<string, unknown> }>
+      unresolved: Array<unknown>
+    }
+    expect(out.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(["alpha__add", "alpha__echo"]))
+    expect(out.tools.every((tool) => tool.server === "alpha")).toBe(true)
+    expect(out.failures).toMatchObject([{ server: "gone", error: { tag: "TransportFailure", phase: "discovery", server: "gone" } }])
+    expect(out.unresolved).toEqual([])
+    expect(JSON.stringify(out)).not.toContain("127.0.0.1:1/")
+    const result = await node(["tools", "--catalog", "--config", configFile({ gone: { url: "http://127.0.0.1:1/mcp" } })])
+    expect(expectFailure(result, 7, "TransportFailure")).toMatchObject({ server: "gone", phase: "discovery" })
+    expect(result.stderr.trim().split("\n")).toHaveLength(1)
+    expect(result.stderr).not.toContain("127.0.0.1:1/")
+  })
+
   it("a malformed pattern in the file: one InvalidOption record naming it, exit 2, nothing connected", async () => {
     const before = alpha.requests.length
     const result = await node(["tools", "--catalog", "--config", configFile({ alpha: { url: alpha.url, blockTools: ["[oops"] } })])

@@ -5,7 +5,9 @@
  * block lists refuse, never lets one tool shadow another (two tools of one catalog name are both
  * left out and reported as a conflict), and routes a call by catalog name to the server that owns
  * the tool: a name that is blocked, conflicted or unknown is refused (`InvalidOption`, option
- * `tool`, outcome `not-sent`) before anything is sent.
+ * `tool`, outcome `not-sent`) before anything is sent. A server that cannot be connected holds
+ * back no other server's tools: the listing reports it (`failures`), and a call connects only the
+ * servers that could have its name.
  *
  * @example
  * ```ts
@@ -80,6 +82,32 @@ export interface Rejected {
 }
 
 /**
+ * A server that could not be connected (its discovery failed, or it failed lately and waits for
+ * its next try): its configured name, and its typed error (which names it too, `server`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServerFailure {
+  readonly server: string
+  readonly error: McpConnectionError
+}
+
+/**
+ * A tool held back: a server that could not be connected (`failed`) could give its catalog name
+ * too, so offering it could shadow that server's tool. It is listed once those servers are.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Unresolved {
+  readonly name: string
+  readonly server: string
+  readonly tool: string
+  readonly failed: ReadonlyArray<string>
+}
+
+/**
  * The merged list and what it left out for a reason the caller should see. Tools refused by an
  * allow or block list are left out without a mention: that is what the lists are for.
  *
@@ -90,6 +118,10 @@ export interface Listing {
   readonly tools: ReadonlyArray<CatalogTool>
   readonly conflicts: ReadonlyArray<Conflict>
   readonly rejected: ReadonlyArray<Rejected>
+  /** The servers that could not be connected, in their order: their tools are not in `tools`. */
+  readonly failures: ReadonlyArray<ServerFailure>
+  /** Tools of the servers listed whose name a failed server could give too: not in `tools`. */
+  readonly unresolved: ReadonlyArray<Unresolved>
 }
 
 /**
@@ -134,33 +166,52 @@ export interface Catalog {
   readonly servers: ReadonlyArray<string>
   /**
    * The merged listing of the servers' current tools (each server's last listing), connecting
-   * each server on first use, side by side. A server that cannot be connected fails the listing
-   * with its error: a partial catalog could let a name resolve that another server also has.
+   * each server on first use, side by side. It does not fail: a server that cannot be connected
+   * is in `failures` with its error, and a tool of another server whose name it could give too
+   * is held back (`unresolved`), so a partial listing never lets one tool stand for another. A
+   * server that failed is tried again by the first listing or call after its backoff (1, 2, 4 ...
+   * at most 30 seconds after each failure in a row); until then its last failure is reported.
    */
-  readonly listing: Effect.Effect<Listing, McpConnectionError>
+  readonly listing: Effect.Effect<Listing>
   /** `listing`'s tools. */
-  readonly listTools: Effect.Effect<ReadonlyArray<CatalogTool>, McpConnectionError>
+  readonly listTools: Effect.Effect<ReadonlyArray<CatalogTool>>
   /**
    * The current listing, then each new one when a server's tools changed (its
-   * `tools/list_changed`, followed by the connection; docs/DESIGN.md, "Live tool lists") and the
-   * listing differs.
+   * `tools/list_changed`, followed by the connection; docs/DESIGN.md, "Live tool lists"), or a
+   * server failed or came back, and the listing differs. It never fails: a server that could not
+   * be connected is tried again after its backoff, and its tools join the listing once it is.
    */
-  readonly listings: Stream.Stream<Listing, McpConnectionError>
+  readonly listings: Stream.Stream<Listing>
   /** The current tools and their changes (`listings`' tools). */
-  readonly toolList: Subscribable.Subscribable<ReadonlyArray<CatalogTool>, McpConnectionError>
+  readonly toolList: Subscribable.Subscribable<ReadonlyArray<CatalogTool>>
   /**
    * Calls the tool of that catalog name on its server, under the server's own policy and every
-   * rule of a call (sent at most once). Refused before anything is sent, `InvalidOption` option
-   * `tool`: `tool-blocked` (the server's allow or block list refuses it; known from the name alone
-   * where the naming allows, so without connecting), `tool-conflict`, `unknown-tool`.
+   * rule of a call (sent at most once). Only the servers that could have the name are connected
+   * (all of them, so that a name two of them give is a conflict). Refused before anything is
+   * sent, `InvalidOption` option `tool`, with the call budget in force in `limits`:
+   * `tool-blocked` (the server's allow or block list refuses it, `server` naming it; known from
+   * the name alone where the naming allows, so without connecting), `tool-conflict`,
+   * `unknown-tool` (also any name that is not a valid tool name). A name that a server which
+   * cannot be connected could have fails with that server's error (its `server` names it).
    */
   readonly callTool: (
     name: string,
     args?: Readonly<Record<string, unknown>>,
     options?: McpClient.CallOptions
   ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
+  /**
+   * What a catalog name stands for now, found as `callTool` finds it (connecting only the servers
+   * that could have it): its tool, or `undefined` when it is not listed (blocked, conflicted,
+   * unknown). Fails with the error of a server that could have the name but cannot be connected.
+   */
+  readonly resolve: (name: string) => Effect.Effect<CatalogTool | undefined, McpConnectionError>
   /** The catalog name a server's tool has (or would have), `undefined` when it would be invalid or the server is unknown. */
   readonly nameOf: (server: string, tool: string) => string | undefined
+  /**
+   * A text with the secrets of every server connected so far replaced by `[redacted]`
+   * (`McpClient.Connection.redact`): for what a server's answer hands on to a third party.
+   */
+  readonly redact: (text: string) => string
 }
 
 /**

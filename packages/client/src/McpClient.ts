@@ -207,6 +207,14 @@ export interface Connection {
   /** The caching hint of the listing (2026-07-28 servers give one), `undefined` otherwise. */
   readonly toolsCacheHint: McpSchema.CacheHint | undefined
   readonly policy: PhasePolicy.PhasePolicy
+  /**
+   * A text with the connection's configured secrets (header values, URL userinfo and query
+   * values, long path segments, a child's environment values, and the tokens it obtained)
+   * replaced by `[redacted]`, in every form `remoteMessage` is redacted from (percent-encoded,
+   * JSON-escaped, base64, split by invisible characters): for a server's answer that is handed
+   * on to a third party, such as a language model (docs/DESIGN.md, "AI toolkits").
+   */
+  readonly redact: (text: string) => string
   /** Per-stage timings and bytes of the discovery. */
   readonly discovery: ReadonlyArray<Observation>
   /**

@@ -422,6 +422,11 @@ export const PublicFields = Schema.Struct({
    * order, the last one being this error (docs/DESIGN.md, "Negotiation"). Absent otherwise.
    */
   attempts: Schema.optional(Schema.Array(Attempt)),
+  /**
+   * The configured name of the server the error is about, where a set of named servers reported
+   * it (`McpServers`, `McpCatalog`): the name the caller gave, never its URL or command.
+   */
+  server: Schema.optional(Schema.String),
   outcome: Outcome,
   retryable: Schema.Boolean
 })
@@ -467,6 +472,7 @@ const publicFieldsOf = (fields: PublicFields): PublicFields => {
 
 const describe = (summary: string, self: PublicFields): string => {
   const parts: Array<string> = [summary]
+  if (self.server !== undefined) parts.push(`server ${self.server.replace(invisibleCharacterPattern, " ")}`)
   if (self.option !== undefined) parts.push(`option ${self.option}`)
   if (self.reason !== undefined) parts.push(`reason ${self.reason}`)
   if (self.limit !== undefined) parts.push(`limit ${self.limit}`)
@@ -720,6 +726,20 @@ export const attemptOf = (era: Attempt["era"], transport: Attempt["transport"], 
 export const withAttempts = <E extends McpConnectionError>(error: E, attempts: ReadonlyArray<Attempt>): E => {
   const Class = error.constructor as new(fields: PublicFields, cause?: unknown) => E
   return new Class({ ...publicFieldsOf(error), attempts }, error.cause)
+}
+
+/**
+ * The same error (same class, fields and cause) naming the server it is about, by its configured
+ * name (`server`): what `McpServers` and `McpCatalog` report for a server of theirs. An error
+ * that names a server already keeps that name.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const withServer = <E extends McpConnectionError>(error: E, server: string): E => {
+  if (error.server !== undefined) return error
+  const Class = error.constructor as new(fields: PublicFields, cause?: unknown) => E
+  return new Class({ ...publicFieldsOf(error), server }, error.cause)
 }
 
 const REMOTE_MESSAGE_MAX = 512

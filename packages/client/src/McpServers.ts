@@ -41,7 +41,7 @@ import type * as McpClient from "./McpClient.js"
 import * as ConfigImport from "./ConfigImport.js"
 import * as McpCache from "./McpCache.js"
 import * as McpConnection from "./McpConnection.js"
-import type { InvalidOption, McpConnectionError } from "./McpConnectionError.js"
+import { type InvalidOption, type McpConnectionError, withServer } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
 import * as PhasePolicy from "./PhasePolicy.js"
 import * as ServersFile from "./ServersFile.js"
@@ -74,10 +74,17 @@ export interface Service {
   readonly names: ReadonlyArray<string>
   /** The catalog rules given with the servers (`Options.catalog`), for `McpCatalog`. */
   readonly catalog?: McpCatalog.Options | undefined
+  /** The shared policy (`Options.policy`), validated: the budget of what belongs to no one server. */
+  readonly policy: PhasePolicy.PhasePolicy
+  /** A server's policy (its own fields over the shared ones), validated; `undefined` for an unknown name. */
+  readonly policyOf: (name: string) => PhasePolicy.PhasePolicy | undefined
   /**
    * The server's connection: connected by the first caller (callers meanwhile wait for the same
    * discovery), then shared. A discovery that failed is reported to each caller waiting for it,
    * and the next call tries again. An unknown name is `InvalidOption` (`server`), without I/O.
+   *
+   * Every failure of an operation on a configured server (here and below) names it: its
+   * `server` field is the configured name (`McpConnectionError.withServer`), never its URL.
    */
   readonly connection: (name: string) => Effect.Effect<McpClient.Connection, McpConnectionError>
   /** `connection(server)`, then `callTool`: every rule of a call holds (sent at most once). */
@@ -139,10 +146,12 @@ const withShared = (shared: McpConnection.CommonOptions, server: McpConnection.S
 export const make = (options: Options): Effect.Effect<Service, InvalidOption, McpConnection.Requirements | Scope.Scope> =>
   Effect.gen(function*() {
     yield* Options_.decodeServers(options)
+    const shared = yield* PhasePolicy.make(options.policy)
     const servers = new Map<string, McpConnection.ServerOptions>()
+    const policies = new Map<string, PhasePolicy.PhasePolicy>()
     for (const [name, server] of Object.entries(options.servers)) {
       const merged = withShared(options, server)
-      yield* PhasePolicy.make(merged.policy)
+      policies.set(name, yield* PhasePolicy.make(merged.policy))
       servers.set(name, merged)
     }
     // The services the layer was built with: a discovery runs with these, never with the
@@ -166,7 +175,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
       idleTimeToLive: Duration.infinity
     })
 
-    const connection = (name: string): Effect.Effect<McpClient.Connection, McpConnectionError> =>
+    const connected = (name: string): Effect.Effect<McpClient.Connection, McpConnectionError> =>
       Effect.suspend(() => {
         if (!servers.has(name)) return Effect.fail(refused("server"))
         return Effect.scoped(RcMap.get(connections, name)).pipe(
@@ -176,15 +185,23 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
         )
       })
 
+    /** A failure of a configured server's operation names the server (an unknown name is the caller's, not a server's). */
+    const named = (name: string) => <A, R>(effect: Effect.Effect<A, McpConnectionError, R>): Effect.Effect<A, McpConnectionError, R> =>
+      servers.has(name) ? Effect.mapError(effect, (error) => withServer(error, name)) : effect
+    const namedStream = (name: string) => <A>(stream: Stream.Stream<A, McpConnectionError>): Stream.Stream<A, McpConnectionError> =>
+      servers.has(name) ? Stream.mapError(stream, (error) => withServer(error, name)) : stream
+
     return {
       names: [...servers.keys()],
       catalog: options.catalog,
-      connection,
-      callTool: (server, name, args, callOptions) => Effect.flatMap(connection(server), (on) => on.callTool(name, args, callOptions)),
-      tools: (server) => Effect.map(connection(server), (on) => on.tools),
-      complete: (server, request, options) => Effect.flatMap(connection(server), (on) => on.complete(request, options)),
-      changes: (server) => Stream.unwrap(Effect.map(connection(server), (on) => on.changes)),
-      resourceUpdates: (server, uri, options) => Stream.unwrap(Effect.map(connection(server), (on) => on.resourceUpdates(uri, options)))
+      policy: shared,
+      policyOf: (name) => policies.get(name),
+      connection: (server) => named(server)(connected(server)),
+      callTool: (server, name, args, callOptions) => named(server)(Effect.flatMap(connected(server), (on) => on.callTool(name, args, callOptions))),
+      tools: (server) => named(server)(Effect.map(connected(server), (on) => on.tools)),
+      complete: (server, request, options) => named(server)(Effect.flatMap(connected(server), (on) => on.complete(request, options))),
+      changes: (server) => namedStream(server)(Stream.unwrap(Effect.map(connected(server), (on) => on.changes))),
+      resourceUpdates: (server, uri, options) => namedStream(server)(Stream.unwrap(Effect.map(connected(server), (on) => on.resourceUpdates(uri, options))))
     }
   })
 

@@ -706,10 +706,19 @@ export interface CatalogOptions extends Omit<McpConnection.CommonOptions, "handl
   /** The HTTP client's layer (default: the process's shared one, as `connect`'s). */
   readonly httpClient?: Layer.Layer<HttpClient.HttpClient> | undefined
   /**
-   * Called with each new merged list once a server's tools changed and the list differs
-   * (`McpCatalog.Catalog.toolList`): giving it connects every server. What it throws is ignored.
+   * Called with each new merged list once a server's tools changed, or a server failed or came
+   * back, and the list differs (`McpCatalog.Catalog.toolList`): giving it connects every server.
+   * A server that cannot be connected leaves the others' tools in the list and is tried again
+   * after its backoff (see `onError`). What it throws is ignored.
    */
   readonly onToolsChanged?: ((tools: ReadonlyArray<McpCatalog.CatalogTool>) => void) | undefined
+  /**
+   * Called with the error of a server the live list could not connect (its `server` is the
+   * configured name), each time one fails, or fails differently, after being listed or failing
+   * otherwise; the server is tried again after 1, 2, 4 ... at most 30 seconds. Giving it
+   * connects every server. What it throws is ignored.
+   */
+  readonly onError?: ((error: McpConnectionError) => void) | undefined
 }
 
 /**
@@ -729,6 +738,16 @@ export interface Catalog {
   /** Releases every server's connection. */
   readonly close: () => Promise<void>
 }
+
+/** The failures of each listing that the one before did not have (a server that failed, or fails differently). */
+const newFailures = (listings: Stream.Stream<McpCatalog.Listing>): Stream.Stream<McpConnectionError> =>
+  listings.pipe(
+    Stream.mapAccum(new Map<string, string>(), (before, listing) => {
+      const now = new Map(listing.failures.map((failure) => [failure.server, JSON.stringify(failure.error)]))
+      return [now, listing.failures.filter((failure) => before.get(failure.server) !== now.get(failure.server)).map((failure) => failure.error)]
+    }),
+    Stream.flattenIterables
+  )
 
 /**
  * Makes a catalog over named servers (`McpCatalog`): its options are checked at once
@@ -751,7 +770,7 @@ export const createCatalog = async (options: CatalogOptions): Promise<Catalog> =
         )
         const processes = yield* Layer.buildWithScope(Layer.provide(commandExecutor, fileSystem), scope)
         const authorization = yield* Layer.buildWithScope(Authorization.layerDefaults, scope)
-        const { catalog: rules, httpClient: _, onToolsChanged: __, ...serversOptions } = options
+        const { catalog: rules, httpClient: _, onError: ___, onToolsChanged: __, ...serversOptions } = options
         const servers = yield* McpServers.make(serversOptions).pipe(
           Scope.extend(scope),
           Effect.provide(http),
@@ -766,11 +785,10 @@ export const createCatalog = async (options: CatalogOptions): Promise<Catalog> =
     await close()
     throw error
   }
-  const { onToolsChanged } = options
-  if (typeof onToolsChanged === "function") {
-    // A listing that fails ends the callback's stream: there is nothing to call it with.
-    forEachUntilClosed(Stream.orElse(catalog.toolList.changes, () => Stream.empty), onToolsChanged, scope)
-  }
+  const { onError, onToolsChanged } = options
+  // The catalog's live list never fails: a server that cannot be connected is reported and tried again.
+  if (typeof onToolsChanged === "function") forEachUntilClosed(catalog.toolList.changes, onToolsChanged, scope)
+  if (typeof onError === "function") forEachUntilClosed(newFailures(catalog.listings), onError, scope)
   let closing: Promise<void> | undefined
   return {
     servers: catalog.servers,

@@ -12,13 +12,14 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import type * as Testkit from "@phasebound/testkit"
-import { Context, Effect, Fiber, Layer, Option, Stream, TestClock } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Redacted, Stream, TestClock } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Authorization, McpCatalog, McpServers, ServersFile } from "../../src/index.js"
+import { Authorization, McpCatalog, McpServers, PhasePolicy, ServersFile } from "../../src/index.js"
 import * as Promise_ from "../../src/promise.js"
 import { eventually, server } from "../support/harness.js"
+import { everythingReceivedBy, oauthServer, protectedServer } from "../support/oauth.js"
 
 const TOKEN = "catalog-token-CANARY-5e21"
 
@@ -189,14 +190,8 @@ describe.concurrent("McpCatalog", () => {
       expect(calls(a)).toBe(1)
     }))
 
-  it.scopedLive("a server that cannot be connected fails the listing with its own error; a bad option is refused before any I/O", () =>
+  it.scopedLive("a bad option is refused before any I/O", () =>
     Effect.gen(function*() {
-      const a = yield* server()
-      const b = yield* server()
-      b.script({ on: "initialize", kind: "status", status: 503 })
-      const { catalog } = yield* catalogOf({ servers: { a: { url: a.url }, b: { url: b.url, transport: "streamable-http" } } })
-      const error = yield* Effect.flip(catalog.listTools)
-      expect(error).toMatchObject({ _tag: "UpstreamFailure", stage: "initialize" })
       const c = yield* server()
       const refused = yield* Effect.flip(catalogOf({ servers: { c: { url: c.url } } }, { servers: { c: { blockTools: ["[bad"] } } }))
       expect(refused).toMatchObject({ _tag: "InvalidOption", option: "blockTools", outcome: "not-sent" })
@@ -213,6 +208,164 @@ describe.concurrent("McpCatalog", () => {
       )
       const result = yield* Effect.flatMap(McpCatalog.McpCatalog, (catalog) => catalog.callTool("alpha__add", { a: 4, b: 5 })).pipe(Effect.provide(live))
       expect(result.content[0]).toMatchObject({ text: "9" })
+    }))
+})
+
+/** Moves the test clock a second at a time (a failed server's backoff is 1 s) until `done` holds. */
+const advanceUntil = (done: () => boolean) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 200 && !done(); i++) {
+      yield* TestClock.adjust("1 second")
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+    }
+    expect(done()).toBe(true)
+  })
+
+describe.concurrent("McpCatalog, a server that fails", () => {
+  it.scoped("a stalled server holds back no other: a call connects only the servers that could have its name; the listing names the failed server", () =>
+    Effect.gen(function*() {
+      const a = yield* server()
+      const b = yield* server()
+      b.script({ on: "initialize", kind: "never-answer", times: Infinity })
+      const { catalog } = yield* catalogOf({
+        servers: {
+          a: { url: a.url },
+          b: { url: b.url, transport: "streamable-http", revisions: ["2025-11-25"], policy: { discovery: { timeout: "3 seconds" } } }
+        }
+      })
+      // Under the test clock a wait for b's deadline would never end: a's call does not wait for b.
+      const result = yield* catalog.callTool("a__echo", { text: "from a" })
+      expect(result.content[0]).toMatchObject({ type: "text", text: "from a" })
+      expect(calls(a)).toBe(1)
+      expect(b.requests.length).toBe(0)
+      // The first listing waits for b's first discovery (its deadline), then gives a's tools and b's failure.
+      const listing = yield* Effect.fork(catalog.listing)
+      yield* eventually(() => b.rpcCalls("initialize") === 1, 10_000)
+      yield* TestClock.adjust("3 seconds")
+      const merged = yield* Fiber.join(listing)
+      expect(namesOf(merged.tools)).toEqual(expect.arrayContaining(["a__add", "a__echo", "a__increment"]))
+      expect(merged.tools.every((tool) => tool.server === "a")).toBe(true)
+      expect(merged.failures).toHaveLength(1)
+      expect(merged.failures[0]).toMatchObject({ server: "b", error: { _tag: "DeadlineExceeded", stage: "initialize", phase: "discovery", server: "b" } })
+      expect(merged.unresolved).toEqual([])
+      expect(JSON.stringify(merged.failures)).not.toContain(b.url)
+      expect(JSON.stringify(merged.failures)).not.toContain(String(b.port))
+      // A call to b's tool fails with b's own error, naming it; within its backoff nothing is sent again.
+      const failure = yield* Effect.flip(catalog.callTool("b__add", { a: 1, b: 1 }))
+      expect(failure).toMatchObject({ _tag: "DeadlineExceeded", server: "b" })
+      expect(failure.message).toContain("server b")
+      expect(b.rpcCalls("initialize")).toBe(1)
+      // Nor does the next listing wait for b.
+      const again = yield* catalog.listing
+      expect(again.failures.map((entry) => entry.server)).toEqual(["b"])
+      expect(namesOf(again.tools)).toEqual(namesOf(merged.tools))
+      expect(b.rpcCalls("initialize")).toBe(1)
+    }))
+
+  it.scopedLive("a name a failed server could also give is held back, never offered; calling it fails with that server's error, nothing sent", () =>
+    Effect.gen(function*() {
+      const a = yield* server()
+      const { catalog } = yield* catalogOf(
+        { servers: { a: { url: a.url }, gone: { url: "http://127.0.0.1:1/mcp" } } },
+        { prefix: false, servers: { gone: { blockTools: ["incr*"] } } }
+      )
+      const listing = yield* catalog.listing
+      // `gone` could have `add` and `echo` (no prefix, not blocked there), but never `increment`.
+      expect(namesOf(listing.tools)).toEqual(["increment"])
+      expect(listing.unresolved).toEqual(expect.arrayContaining([
+        { name: "add", server: "a", tool: "add", failed: ["gone"] },
+        { name: "echo", server: "a", tool: "echo", failed: ["gone"] }
+      ]))
+      expect(listing.failures).toMatchObject([{ server: "gone", error: { _tag: "TransportFailure", server: "gone" } }])
+      const refused = yield* Effect.flip(catalog.callTool("add", { a: 1, b: 2 }))
+      expect(refused).toMatchObject({ _tag: "TransportFailure", server: "gone" })
+      expect(calls(a)).toBe(0)
+      expect(yield* Effect.flip(catalog.resolve("add"))).toMatchObject({ _tag: "TransportFailure", server: "gone" })
+      expect(yield* catalog.resolve("increment")).toMatchObject({ name: "increment", server: "a", tool: { name: "increment" } })
+      // A name only `a` could have, and does not: unknown, whatever `gone` lists.
+      expect(yield* catalog.resolve("increment_twice")).toBeUndefined()
+      expect(yield* Effect.flip(catalog.callTool("increment_twice", {}))).toMatchObject({ _tag: "InvalidOption", reason: "unknown-tool" })
+      yield* catalog.callTool("increment", {})
+      expect([calls(a), a.counter()]).toEqual([1, 1])
+    }))
+
+  it.scoped("the live listing survives a server that fails: it is reported, tried again after its backoff, and its tools join once it answers", () =>
+    Effect.gen(function*() {
+      const a = yield* server()
+      const b = yield* server()
+      b.script({ on: "initialize", kind: "status", status: 503 })
+      const { catalog } = yield* catalogOf({ servers: { a: { url: a.url }, b: { url: b.url, transport: "streamable-http", revisions: ["2025-11-25"] } } })
+      const listings: Array<McpCatalog.Listing> = []
+      yield* Effect.forkScoped(Stream.runForEach(catalog.listings, (listing) => Effect.sync(() => void listings.push(listing))))
+      yield* eventually(() => listings.length === 1, 10_000)
+      expect(listings[0]!.failures).toMatchObject([{ server: "b", error: { _tag: "UpstreamFailure", status: 503, server: "b" } }])
+      expect(namesOf(listings[0]!.tools)).toContain("a__add")
+      expect(namesOf(listings[0]!.tools).some((name) => name.startsWith("b__"))).toBe(false)
+      yield* advanceUntil(() => listings.length === 2)
+      expect(namesOf(listings[1]!.tools)).toEqual(expect.arrayContaining(["a__add", "b__add"]))
+      expect(listings[1]!.failures).toEqual([])
+      expect(b.rpcCalls("initialize")).toBe(2)
+    }))
+
+  it.scopedLive("a refusal carries the call budget in force (the server's own, with the call's overrides); a name too long to be a tool name is unknown, not blocked", () =>
+    Effect.gen(function*() {
+      const a = yield* server()
+      const { catalog } = yield* catalogOf(
+        { policy: { call: { timeout: "7 seconds" } }, servers: { a: { url: a.url, policy: { call: { timeout: "2 seconds", maxBytes: 4096 } } } } },
+        { servers: { a: { blockTools: ["incr*"] } } }
+      )
+      const blocked = yield* Effect.flip(catalog.callTool("a__increment", {}))
+      expect(blocked).toMatchObject({ _tag: "InvalidOption", reason: "tool-blocked", server: "a", limits: { timeoutMs: 2_000, maxBytes: 4096 } })
+      const overridden = yield* Effect.flip(catalog.callTool("a__increment", {}, { timeout: 500, idleTimeout: 100 }))
+      expect(overridden.limits).toEqual({ timeoutMs: 500, maxBytes: 4096, idleTimeoutMs: 100 })
+      const unknown = yield* Effect.flip(catalog.callTool("nobody__add", {}))
+      expect(unknown).toMatchObject({ reason: "unknown-tool", limits: { timeoutMs: 7_000, maxBytes: PhasePolicy.defaults.maxBytes } })
+      expect(unknown.server).toBeUndefined()
+      const badOverride = yield* Effect.flip(catalog.callTool("a__increment", {}, { timeout: -1 }))
+      expect(badOverride).toMatchObject({ _tag: "InvalidOption", option: "call.timeout", outcome: "not-sent" })
+      // No list blocks it: a name past 128 characters is no tool name at all.
+      for (const name of [`a__${"x".repeat(129)}`, "a__has space", ""]) {
+        expect(yield* Effect.flip(catalog.callTool(name, {}))).toMatchObject({ _tag: "InvalidOption", reason: "unknown-tool", outcome: "not-sent" })
+      }
+      expect(a.requests.length).toBe(0)
+    }))
+
+  it.scopedLive("each server's credential goes to that server only: two static headers and an OAuth client's token", () =>
+    Effect.gen(function*() {
+      const [keyA, keyB, clientSecret] = ["catalog-key-A-CANARY-71c2", "catalog-key-B-CANARY-93d4", "catalog-client-secret-CANARY-5a8e"]
+      const oauth = yield* oauthServer({ clients: [{ clientId: "reporting", clientSecret, grantTypes: ["client_credentials"] }] })
+      const c = yield* protectedServer(oauth)
+      const a = yield* server()
+      const b = yield* server({ era: "stateless" })
+      const { catalog } = yield* catalogOf({
+        servers: {
+          a: { url: a.url, headers: { "x-api-key": keyA } },
+          b: { url: b.url, headers: { authorization: `Bearer ${keyB}` } },
+          c: { url: c.url, auth: { grant: "client_credentials", clientId: "reporting", clientSecret: Redacted.make(clientSecret) } }
+        }
+      })
+      const listing = yield* catalog.listing
+      expect(listing.failures).toEqual([])
+      expect(namesOf(listing.tools)).toEqual(expect.arrayContaining(["a__add", "b__add", "c__add"]))
+      for (const name of ["a__add", "b__add", "c__add"]) yield* catalog.callTool(name, { a: 1, b: 2 })
+      expect([calls(a), calls(b), calls(c)]).toEqual([1, 1, 1])
+      const [issued] = oauth.issuedTokens()
+      const token = issued!.accessToken
+      const received = (srv: Testkit.TestServer) => JSON.stringify(srv.requests.map((request) => request.headers))
+      const credentials = { a: keyA, b: keyB, c: token, oauth: clientSecret }
+      const expectOnly = (text: string, own: keyof typeof credentials | undefined) => {
+        for (const [owner, credential] of Object.entries(credentials)) {
+          if (owner === own) expect(text).toContain(credential)
+          else expect(text).not.toContain(credential)
+        }
+      }
+      expectOnly(received(a), "a")
+      expectOnly(received(b), "b")
+      expectOnly(received(c), "c")
+      // The authorization server saw its client's secret (Basic), and no server's header.
+      const atAuthority = everythingReceivedBy(oauth.requests)
+      expect(atAuthority).toContain(Buffer.from(`reporting:${clientSecret}`).toString("base64"))
+      for (const credential of [keyA, keyB]) expect(atAuthority).not.toContain(credential)
     }))
 })
 
@@ -289,6 +442,35 @@ describe.concurrent("the Promise API's catalog", () => {
       _tag: "InvalidOption",
       option: "separator"
     })
+  })
+})
+
+describe.concurrent("the Promise API's catalog, a server that fails", () => {
+  it("onToolsChanged outlives a server's failure; onError names the server; its tools join once it answers", async () => {
+    const a = await startTestServer({})
+    const b = await startTestServer({})
+    b.script({ on: "initialize", kind: "status", status: 503 })
+    const changes: Array<ReadonlyArray<string>> = []
+    const errors: Array<unknown> = []
+    const catalog = await Promise_.createCatalog({
+      servers: { a: { url: a.url }, b: { url: b.url, transport: "streamable-http", revisions: ["2025-11-25"] } },
+      onToolsChanged: (tools) => changes.push(namesOf(tools)),
+      onError: (error) => errors.push(error)
+    })
+    try {
+      await a.waitFor(() => errors.length === 1 && changes.length === 1, 10_000)
+      expect(errors[0]).toMatchObject({ _tag: "UpstreamFailure", status: 503, server: "b" })
+      expect(JSON.stringify(errors[0])).not.toContain(b.url)
+      expect(changes[0]).toContain("a__add")
+      expect(changes[0]!.some((name) => name.startsWith("b__"))).toBe(false)
+      // Tried again after its backoff (1 s): b answers now, and its tools join the list.
+      await a.waitFor(() => changes.some((list) => list.includes("b__add")), 10_000)
+      expect(errors).toHaveLength(1)
+      expect((await catalog.listing()).failures).toEqual([])
+    } finally {
+      await catalog.close()
+      await Promise.all([a.close(), b.close()])
+    }
   })
 })
 

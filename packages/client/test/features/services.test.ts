@@ -162,9 +162,15 @@ describe.concurrent("McpServers", () => {
       const servers = yield* McpServers.make({ servers: { flaky: { url: srv.url, transport: "streamable-http" } } }).pipe(Effect.provide(platform))
       const unknown = yield* Effect.flip(servers.connection("nope"))
       expect(unknown).toMatchObject({ _tag: "InvalidOption", option: "server", outcome: "not-sent" })
+      // The caller's unknown name is no server's: not repeated in the error.
+      expect(unknown.server).toBeUndefined()
       expect(srv.requests.length).toBe(0)
       const failures = yield* Effect.forEach([1, 2, 3], () => Effect.flip(servers.callTool("flaky", "add", { a: 1, b: 1 })), { concurrency: "unbounded" })
       expect(failures.map((e) => e._tag)).toEqual(["UpstreamFailure", "UpstreamFailure", "UpstreamFailure"])
+      // Each names the server by its configured name, never its URL.
+      expect(failures.map((e) => e.server)).toEqual(["flaky", "flaky", "flaky"])
+      expect(failures[0]!.message).toContain("server flaky")
+      expect(JSON.stringify(failures[0])).not.toContain(srv.url)
       expect(initializes(srv)).toBe(1)
       const result = yield* servers.callTool("flaky", "add", { a: 1, b: 1 })
       expect(result.content[0]).toMatchObject({ text: "2" })

@@ -3,7 +3,8 @@
  * (default `server__tool`, a server's own prefix, none, a function), names that would be invalid,
  * conflicts (both left out and reported, never one winning), allow and block lists (block wins),
  * and the validation of the options before any I/O. A property over generated servers and tools
- * shows that the merge never drops an admitted tool silently and never lists one name twice.
+ * shows that the merge never drops an admitted tool silently and never lists one name twice; another
+ * that servers which could not be listed never let a name resolve that their tools could take.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
@@ -190,5 +191,62 @@ describe("catalog merge, generated", () => {
         expect(accounted).toBe(Rules.admits(server, name) || name.length > Rules.maxNameLength)
       }
     }
+  })
+
+  // Few names, so that servers meet on them often (`a` + `b__x` and `a__b` + `x` among them).
+  const partialArb = FastCheck.record({
+    servers: FastCheck.uniqueArray(serverArb, { minLength: 1, maxLength: 4 }),
+    tools: FastCheck.array(FastCheck.tuple(serverArb, FastCheck.constantFrom("x", "y", "b__x", "del_1")), { maxLength: 12 }),
+    noPrefix: FastCheck.subarray(["a", "b", "a__b", "c"]),
+    block: FastCheck.constantFrom(undefined, ["del_*"], ["y"])
+  })
+
+  it.prop(
+    "servers that could not be listed never let a name resolve that their tools could take: a partial merge lists only what the full one lists",
+    [partialArb, FastCheck.subarray(["a", "b", "a__b", "c"]), FastCheck.boolean()],
+    ([setup, down, byFunction]) => {
+      const servers: Record<string, Rules.ServerRulesInput> = {}
+      for (const name of setup.servers) {
+        servers[name] = {
+          ...(setup.noPrefix.includes(name) ? { prefix: false as const } : {}),
+          ...(setup.block === undefined ? {} : { blockTools: setup.block })
+        }
+      }
+      const rules = rulesOf(setup.servers, byFunction ? { prefix: (server, name) => name.startsWith("x") ? name : `${server}_${name}`, servers } : { servers })
+      const tools: Record<string, Array<string>> = {}
+      for (const [server, name] of setup.tools) if (setup.servers.includes(server)) (tools[server] ??= []).push(name)
+      const failed = rules.filter((server) => down.includes(server.server))
+      const answered = rules.filter((server) => !down.includes(server.server))
+      const full = mergeOf(rules, tools)
+      const partial = Rules.merge(answered.map((server) => ({ rules: server, tools: (tools[server.server] ?? []).map(tool) })), failed)
+      // Whatever tools the failed servers have, what the partial merge lists the full one lists the same way.
+      for (const entry of partial.tools) {
+        expect(full.tools.some((other) => other.name === entry.name && other.server === entry.server && other.tool.name === entry.tool.name)).toBe(true)
+        expect(failed.some((server) => Rules.couldName(server, entry.name))).toBe(false)
+      }
+      // Nothing of an answered server is dropped without a word: held back names are reported.
+      for (const held of partial.unresolved) {
+        expect(held.failed.length).toBeGreaterThan(0)
+        expect(partial.tools.some((entry) => entry.name === held.name)).toBe(false)
+      }
+      const partialNames = new Set([...partial.tools.map((entry) => entry.name), ...partial.unresolved.map((held) => held.name)])
+      for (const entry of mergeOf(answered, tools).tools) expect(partialNames.has(entry.name)).toBe(true)
+      if (failed.length === 0) expect(partial).toStrictEqual(full)
+    },
+    { fastCheck: { numRuns: 500 } }
+  )
+})
+
+describe("couldName", () => {
+  it("a prefixed server could give only names of its prefix whose tool its lists admit; a function, any name", () => {
+    const [plain, none, fn] = [
+      rulesOf(["gh"], { servers: { gh: { blockTools: ["del*"] } } })[0]!,
+      rulesOf(["fs"], { prefix: false, servers: { fs: { allowTools: ["read_*"] } } })[0]!,
+      rulesOf(["f"], { prefix: (server, name) => `${name}_${server}` })[0]!
+    ]
+    expect([Rules.couldName(plain, "gh__search"), Rules.couldName(plain, "gh__delete"), Rules.couldName(plain, "fs__search"), Rules.couldName(plain, "gh__")])
+      .toEqual([true, false, false, false])
+    expect([Rules.couldName(none, "read_file"), Rules.couldName(none, "write_file")]).toEqual([true, false])
+    expect([Rules.couldName(fn, "anything"), Rules.couldName(fn, "x_f")]).toEqual([true, true])
   })
 })

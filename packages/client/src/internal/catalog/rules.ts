@@ -180,6 +180,16 @@ export const candidates = (
   return { found, complete }
 }
 
+/**
+ * Whether the server could give a tool the catalog name `name`, without its listing: a tool its
+ * filter lets through would have it. Always true under a naming function, which cannot be
+ * inverted.
+ */
+export const couldName = (rules: ServerRules, name: string): boolean => {
+  const { complete, found } = candidates([rules], name)
+  return !complete || found.some((candidate) => admits(candidate.rules, candidate.tool))
+}
+
 /** A catalog entry: its catalog name, its server, and the server's tool (its own name unchanged). */
 export interface Entry {
   readonly name: string
@@ -200,18 +210,35 @@ export interface Rejected {
   readonly reason: "invalid-name"
 }
 
+/**
+ * A tool held back because a server that could not be listed could give its catalog name too:
+ * offering it could shadow that server's tool. `failed` names those servers.
+ */
+export interface Unresolved {
+  readonly name: string
+  readonly server: string
+  readonly tool: string
+  readonly failed: ReadonlyArray<string>
+}
+
 export interface Merged {
   readonly tools: ReadonlyArray<Entry>
   readonly conflicts: ReadonlyArray<Conflict>
   readonly rejected: ReadonlyArray<Rejected>
+  readonly unresolved: ReadonlyArray<Unresolved>
 }
 
 /**
  * The merge: each server's tools through its filter (blocked tools are left out, not reported),
  * named, then grouped by catalog name; a name given to more than one tool is a conflict and none
- * of its tools is listed. Order: servers in their order, tools in the server's order.
+ * of its tools is listed; a name that one of the `failed` servers (those that could not be
+ * listed) could also give is unresolved, and not listed either. Order: servers in their order,
+ * tools in the server's order.
  */
-export const merge = (lists: ReadonlyArray<{ readonly rules: ServerRules; readonly tools: ReadonlyArray<McpSchema.Tool> }>): Merged => {
+export const merge = (
+  lists: ReadonlyArray<{ readonly rules: ServerRules; readonly tools: ReadonlyArray<McpSchema.Tool> }>,
+  failed: ReadonlyArray<ServerRules> = []
+): Merged => {
   const byName = new Map<string, Array<Entry>>()
   const rejected: Array<Rejected> = []
   for (const { rules, tools } of lists) {
@@ -234,9 +261,16 @@ export const merge = (lists: ReadonlyArray<{ readonly rules: ServerRules; readon
   }
   const entries: Array<Entry> = []
   const conflicts: Array<Conflict> = []
+  const unresolved: Array<Unresolved> = []
   for (const [name, group] of byName) {
-    if (group.length === 1) entries.push(group[0]!)
-    else conflicts.push({ name, tools: group.map((entry) => ({ server: entry.server, tool: entry.tool.name })) })
+    if (group.length > 1) {
+      conflicts.push({ name, tools: group.map((entry) => ({ server: entry.server, tool: entry.tool.name })) })
+      continue
+    }
+    const entry = group[0]!
+    const others = failed.filter((server) => couldName(server, name)).map((server) => server.server)
+    if (others.length === 0) entries.push(entry)
+    else unresolved.push({ name, server: entry.server, tool: entry.tool.name, failed: others })
   }
-  return { tools: entries, conflicts, rejected }
+  return { tools: entries, conflicts, rejected, unresolved }
 }

@@ -9,6 +9,7 @@ import * as Subscribable from "effect/Subscribable"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as McpClient from "../../McpClient.js"
 import { relistOnChange } from "../relisting.js"
+import * as Secrets from "../secrets.js"
 import * as CallTool from "./callTool.js"
 import { complete } from "./completion.js"
 import * as Core from "./core.js"
@@ -65,6 +66,8 @@ export const make = (
       },
       toolList: Subscribable.make({ get: SubscriptionRef.get(core.toolList), changes: core.toolList.changes }),
       policy: setup.policy,
+      // The secrets array grows as tokens are obtained: read at each call.
+      redact: (text) => Secrets.redact(text, setup.secrets ?? []),
       discovery,
       ...CallTool.make(core),
       listTools: relist,

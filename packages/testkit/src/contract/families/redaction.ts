@@ -91,6 +91,7 @@ export const PUBLIC_FIELDS = new Set([
   "authorizationStep",
   "oauthError",
   "attempts",
+  "server",
   "outcome",
   "retryable"
 ])
