@@ -21,16 +21,22 @@ import * as HttpClient from "@effect/platform/HttpClient"
 
 const USER = "canary-proxy-user"
 const PASSWORD = "canary-proxy-pass-4f1c"
-const credentialsIn = (proxyUrl: string) => proxyUrl.replace("http://", `http://${USER}:${PASSWORD}@`)
+const credentialsIn = (proxyUrl: string) => proxyUrl.replace(/^(https?):\/\//, `$1://${USER}:${PASSWORD}@`)
 const basic = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString("base64")}`
 
 const tls = selfSignedCertificate()
 
-/** `HttpProxy.layer`, trusting the test certificate for the server behind a tunnel (the only test-only knob). */
-const proxied = (options: HttpProxy.Options) =>
+/**
+ * `HttpProxy.layer`, trusting the test certificate for the server behind a tunnel and for an
+ * `https://` proxy (the only test-only knob), unless `trustProxy` is false.
+ */
+const proxied = (options: HttpProxy.Options, trustProxy = true) =>
   Layer.scoped(
     HttpClient.HttpClient,
-    Effect.flatMap(settingsOf(options, { http: "httpProxy", https: "httpsProxy" }), (settings) => makeProxied(settings, { requestTls: { ca: tls.cert } }))
+    Effect.flatMap(
+      settingsOf(options, { http: "httpProxy", https: "httpsProxy" }),
+      (settings) => makeProxied(settings, { requestTls: { ca: tls.cert }, ...(trustProxy ? { proxyTls: { ca: tls.cert } } : {}) })
+    )
   )
 
 /** No canary of the proxy's credentials, raw or as their Basic form, in any view of the error. */
@@ -98,6 +104,42 @@ describe("proxies", () => {
       expect(front.received.length).toBe(mcp.requests.length)
       for (const headers of front.received) expect(headers["proxy-authorization"]).toBeUndefined()
       expect(mcp.counter()).toBe(1)
+    }))
+
+  it.scopedLive("an https:// proxy: TLS to the proxy, then a tunnel to each server (undici tunnels http targets too through a TLS proxy)", () =>
+    Effect.gen(function*() {
+      const proxy = yield* loopbackProxy({ credentials: { user: USER, password: PASSWORD }, tls })
+      expect(proxy.url.startsWith("https://")).toBe(true)
+      const mcp = yield* server()
+      const front = yield* httpsFront(new URL(mcp.url).origin, tls)
+      for (const url of [mcp.url, `${front.origin}/mcp`]) {
+        const result = yield* Effect.gen(function*() {
+          const connection = yield* McpClient.connect({ url, transport: "streamable-http" })
+          return yield* connection.callTool("increment")
+        }).pipe(Effect.scoped, Effect.provide(proxied({ httpProxy: credentialsIn(proxy.url) })))
+        expect(result.isError).not.toBe(true)
+      }
+      expect(mcp.counter()).toBe(2)
+      expect(proxy.received.every((request) => request.kind === "connect")).toBe(true)
+      expect(new Set(proxy.received.map((request) => request.target))).toEqual(new Set([`127.0.0.1:${mcp.port}`, `127.0.0.1:${front.port}`]))
+      expect(proxy.received.every((request) => request.proxyAuthorization === basic)).toBe(true)
+      for (const request of mcp.requests) expect(request.headers["proxy-authorization"]).toBeUndefined()
+    }))
+
+  it.scopedLive("an https:// proxy whose certificate is not trusted: TransportFailure, not-sent, nothing reaches it", () =>
+    Effect.gen(function*() {
+      const proxy = yield* loopbackProxy({ credentials: { user: USER, password: PASSWORD }, tls })
+      const mcp = yield* server()
+      const error = yield* Effect.flip(
+        McpClient.connect({ url: mcp.url, transport: "streamable-http" }).pipe(
+          Effect.scoped,
+          Effect.provide(proxied({ httpProxy: credentialsIn(proxy.url) }, false))
+        )
+      )
+      expect(error).toMatchObject({ _tag: "TransportFailure", reason: "connection-failed", outcome: "not-sent" })
+      expectNoCredential(error)
+      expect(proxy.received).toEqual([])
+      expect(mcp.requests).toEqual([])
     }))
 
   it.scopedLive("HTTP_PROXY alone proxies https servers too (a tunnel)", () =>
