@@ -34,6 +34,7 @@ import {
   exitCodes,
   invalidOption,
   recordLine,
+  redactRecord,
   startPosition,
   type RecordBody
 } from "./record.js"
@@ -61,13 +62,14 @@ const proxySecrets = HttpProxy.secretsOf(process.env)
 const finish = async (code: number, stdout: string, record?: RecordBody, debugText?: string): Promise<void> => {
   if (finished) return
   finished = true
-  // The commands set the target's secrets; a proxy's credentials come from the environment.
+  // The commands set the target's secrets; a proxy's credentials come from the environment. Both
+  // are scrubbed from the record (its peer text) and from the debug dump.
   state.secrets = mergeSecrets(state.secrets, proxySecrets)
   await write(process.stdout, stdout)
   // For a human only: a stdio server's last stderr lines, labelled, before the record
   // (--server-stderr tail). When stderr is not a terminal it stays the record alone.
   if (record !== undefined && process.stderr.isTTY === true) await write(process.stderr, state.serverStderr?.() ?? "")
-  if (record !== undefined) await write(process.stderr, recordLine(record))
+  if (record !== undefined) await write(process.stderr, recordLine(redactRecord(record, state.secrets)))
   // For a human only: a command set it in human mode, and stderr is a terminal.
   if (record !== undefined && state.hint !== undefined && process.stderr.isTTY === true) {
     await write(process.stderr, `${state.hint}\n`)

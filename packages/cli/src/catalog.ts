@@ -11,6 +11,7 @@
 import type { McpSchema } from "@phasebound/client"
 import * as Authorization from "@phasebound/client/Authorization"
 import * as McpCatalog from "@phasebound/client/McpCatalog"
+import * as McpConnection from "@phasebound/client/McpConnection"
 import * as McpConnectionError from "@phasebound/client/McpConnectionError"
 import * as McpServers from "@phasebound/client/McpServers"
 import * as PhasePolicy from "@phasebound/client/PhasePolicy"
@@ -19,7 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { givenAuthFlag, tokenFileOf, tokenStoreLayer } from "./auth.js"
+import { givenAuthFlag, mergeSecrets, tokenFileOf, tokenStoreLayer } from "./auth.js"
 import type { CallInput } from "./call.js"
 import type { Use } from "./command.js"
 import { closing, enter, policyOf, type Requirements, revisionsOf } from "./connection.js"
@@ -42,24 +43,38 @@ const renamed = (error: McpConnectionError.McpConnectionError): McpConnectionErr
 
 const unwrap = (value: string | Redacted.Redacted<string>): string => Redacted.isRedacted(value) ? Redacted.value(value) : value
 
-/** Every secret the servers' options hold (header values, URL secrets, environment values), for scrubbing the debug output. */
-const secretsOf = (options: McpServers.Options): ReadonlyArray<string> => {
-  const secrets: Array<string> = []
-  for (const server of Object.values(options.servers)) {
-    if ("command" in server) {
-      for (const value of McpConnectionError.secretValues(Object.values(server.env ?? {}).map(unwrap))) secrets.push(value)
-      continue
-    }
-    const headers = Object.fromEntries(Object.entries(server.headers ?? {}).map(([name, value]) => [name, unwrap(value)]))
-    let url: URL | undefined
-    try {
-      url = new URL(server.url)
-    } catch {
-      url = undefined
-    }
-    for (const value of McpConnectionError.secretsOf(url, headers)) secrets.push(value)
+/** Every secret a server's options hold (header values, URL secrets, environment values, a client secret), for scrubbing the run's output. */
+const secretsOf = (server: McpConnection.ServerOptions): ReadonlyArray<string> => {
+  if (McpConnection.isStdio(server)) return McpConnectionError.secretValues(Object.values(server.env ?? {}).map(unwrap))
+  const headers = Object.fromEntries(Object.entries(server.headers ?? {}).map(([name, value]) => [name, unwrap(value)]))
+  let url: URL | undefined
+  try {
+    url = new URL(server.url)
+  } catch {
+    url = undefined
   }
-  return secrets
+  const clientSecret = server.auth?.clientSecret
+  return mergeSecrets(McpConnectionError.secretsOf(url, headers), clientSecret === undefined ? [] : McpConnectionError.secretValues([unwrap(clientSecret)]))
+}
+
+/**
+ * The servers, each one's secrets joining the run's as it is resolved (a config file's server is
+ * expanded on first use: its secrets are known then, and only then can anything quote them).
+ */
+const tracked = (ctx: RunContext, options: McpServers.Options): McpServers.Options => {
+  const record = (server: McpConnection.ServerOptions) =>
+    Effect.sync(() => {
+      ctx.state.secrets = mergeSecrets(ctx.state.secrets, secretsOf(server))
+    })
+  const servers = Object.fromEntries(
+    Object.entries(options.servers).map(([name, server]) =>
+      [name, McpServers.isDeferred(server) ? { _tag: "Deferred", resolve: Effect.tap(server.resolve, record) } as const : server] as const
+    )
+  )
+  for (const server of Object.values(options.servers)) {
+    if (!McpServers.isDeferred(server)) ctx.state.secrets = mergeSecrets(ctx.state.secrets, secretsOf(server))
+  }
+  return { ...options, servers }
 }
 
 /** Refuses the flags that name one server (see the module comment). */
@@ -96,13 +111,13 @@ export const withCatalog = <A>(
         Effect.withConfigProvider(provider),
         Effect.mapError(renamed)
       )
-    ctx.state.secrets = secretsOf(options)
+    ctx.state.secrets = []
     const tokenFile = yield* tokenFileOf(flags.tokenFile, ctx.env)
     const authorization = Layer.merge(
       tokenFile === undefined ? Authorization.layerMemoryTokenStore : tokenStoreLayer(tokenFile),
       Authorization.layerNoInteraction
     )
-    const servers = yield* McpServers.make(options).pipe(Effect.provide(authorization), Effect.mapError(renamed))
+    const servers = yield* McpServers.make(tracked(ctx, options)).pipe(Effect.provide(authorization), Effect.mapError(renamed))
     const catalog = yield* McpCatalog.fromServers(servers).pipe(Effect.mapError(renamed))
     ctx.state.position = { stage: "connect", phase: "discovery", limits: policy.discovery }
     return yield* use(catalog, policy)

@@ -134,6 +134,8 @@ const askLine = (question: string, hidden: boolean): Effect.Effect<string | unde
     const stdin = process.stdin
     const chunks: Array<string> = []
     const wasRaw = stdin.isRaw
+    // No echo before the question shows: an answer typed as soon as it appears must not echo.
+    if (hidden) stdin.setRawMode(true)
     process.stderr.write(question)
     const finish = (line: string | undefined) => {
       stdin.off("data", onData)
@@ -151,7 +153,6 @@ const askLine = (question: string, hidden: boolean): Effect.Effect<string | unde
         if (chunks.length > 65536) return finish(undefined)
       }
     }
-    if (hidden) stdin.setRawMode(true)
     stdin.setEncoding("utf8")
     stdin.on("data", onData)
     stdin.resume()

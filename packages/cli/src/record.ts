@@ -1,6 +1,6 @@
 /**
  * The one record a failed run leaves on stderr, the exit code that goes with it, and the
- * scrubbing of secrets from the debug output.
+ * scrubbing of secrets from it and from the debug output.
  *
  * The record of a library error is `McpConnectionError.toRecord` as is (its public fields, with
  * `tag`). Two tags belong to the CLI: `Interrupted` (SIGINT, exit 130) and `InternalError` (an
@@ -105,6 +105,16 @@ export const exitCodeOf = (tag: RecordBody["tag"]): number => {
       return exitCodes.interrupted
   }
 }
+
+/**
+ * The record with its one field of peer text, `remoteMessage`, redacted of `secrets` (the
+ * library redacts what the connection knows; the CLI adds what only it knows, such as every
+ * proxy variable's credentials). The other fields are a fixed vocabulary.
+ */
+export const redactRecord = (body: RecordBody, secrets: ReadonlyArray<string>): RecordBody =>
+  "remoteMessage" in body && typeof body.remoteMessage === "string"
+    ? { ...body, remoteMessage: McpConnectionError.redact(body.remoteMessage, secrets) }
+    : body
 
 /** The single stderr line of a failed run. */
 export const recordLine = (body: RecordBody): string => `${JSON.stringify({ error: body })}\n`

@@ -75,17 +75,25 @@ export const expandVariables = <E>(value: string, env: Environment, onUnset: () 
   return expanded === undefined ? Effect.fail(onUnset()) : Effect.succeed(expanded)
 }
 
-/** A config entry's value: its variables, inputs and directories resolved (`ConfigImport.expand`). */
-interface EntryValues {
-  readonly file: ConfigImport.File
-  readonly values: ConfigImport.Values
-}
-
-const expandEntry = (value: string, entry: EntryValues, option: string): Effect.Effect<string, InvalidOption> => {
-  const expanded = ConfigImport.expand(value, entry.file, entry.values)
+/**
+ * A config entry with its variables, inputs and directories resolved, under one budget for the
+ * whole entry (`ConfigImport.expandEntry`); a failure names the field (`--config <field>`) or
+ * the input (`--config inputs.<id>`), never a value.
+ */
+const expandedEntry = (
+  entry: ConfigImport.Found["entry"],
+  file: ConfigImport.File,
+  values: ConfigImport.Values
+): Effect.Effect<ConfigImport.Found["entry"], InvalidOption> => {
+  const expanded = ConfigImport.expandEntry(entry, file, values)
   if (Either.isRight(expanded)) return Effect.succeed(expanded.right)
-  const missing = expanded.left
-  return Effect.fail(invalidOption(missing !== "too-large" && missing.kind === "input" ? `${flag("config")} inputs.${missing.name}` : option, "invalid-value"))
+  const { field, problem } = expanded.left
+  return Effect.fail(
+    invalidOption(
+      problem !== "too-large" && problem.kind === "input" ? `${flag("config")} inputs.${problem.name}` : `${flag("config")} ${field}`,
+      "invalid-value"
+    )
+  )
 }
 
 // RFC 7230 token.
@@ -148,22 +156,17 @@ const httpTarget = (
 
 const transportOfType = (type: HttpServer["type"]): McpClient.TransportChoice => type === "sse" ? "sse" : type === undefined ? "auto" : "streamable-http"
 
+/** An HTTP entry, already expanded; its `auth` as written (its client secret is expanded where the authorization is made). */
 const fromHttpEntry = (
   entry: HttpServer,
-  values: EntryValues,
+  written: HttpServer,
+  file: ConfigImport.File,
   options: TargetOptions,
   flagHeaders: ReadonlyArray<readonly [string, string]>
 ) =>
-  Effect.gen(function*() {
-    const configured: Array<readonly [string, string]> = []
-    for (const [name, value] of Object.entries(entry.headers ?? {})) {
-      configured.push([name, yield* expandEntry(value, values, `${flag("config")} headers`)])
-    }
-    const url = yield* expandEntry(entry.url, values, `${flag("config")} url`)
-    return yield* httpTarget(url, configured, flagHeaders, options.transport ?? transportOfType(entry.type), {
-      auth: entry.auth,
-      configDir: path.dirname(path.resolve(values.file.path))
-    })
+  httpTarget(entry.url, Object.entries(entry.headers ?? {}), flagHeaders, options.transport ?? transportOfType(entry.type), {
+    auth: written.auth,
+    configDir: path.dirname(path.resolve(file.path))
   })
 
 const variableName = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -209,18 +212,9 @@ const stdioTarget = (
   secrets: McpConnectionError.secretValues(Object.values(childEnv))
 })
 
-const fromStdioEntry = (entry: StdioServer, flagEnv: Record<string, string>, values: EntryValues): Effect.Effect<Target, InvalidOption> =>
-  Effect.gen(function*() {
-    const childEnv: Record<string, string> = {}
-    for (const [name, value] of Object.entries(entry.env ?? {})) {
-      childEnv[name] = yield* expandEntry(value, values, `${flag("config")} env`)
-    }
-    const command = yield* expandEntry(entry.command, values, `${flag("config")} command`)
-    const args: Array<string> = []
-    for (const arg of entry.args ?? []) args.push(yield* expandEntry(arg, values, `${flag("config")} args`))
-    const cwd = entry.cwd === undefined ? undefined : yield* expandEntry(entry.cwd, values, `${flag("config")} cwd`)
-    return stdioTarget(command, args, { ...childEnv, ...flagEnv }, cwd)
-  })
+/** A stdio entry, already expanded, with the flags' variables on top of its environment. */
+const fromStdioEntry = (entry: StdioServer, flagEnv: Record<string, string>): Target =>
+  stdioTarget(entry.command, entry.args ?? [], { ...(entry.env ?? {}), ...flagEnv }, entry.cwd)
 
 /** `--env` and `--env-pass` mean nothing to an HTTP server: refused rather than ignored. */
 const refuseEnvFlags = (options: TargetOptions): Effect.Effect<void, InvalidOption> =>
@@ -259,18 +253,20 @@ export const resolveTarget = (options: TargetOptions, env: Environment): Effect.
     if (Either.isLeft(found)) return yield* Effect.fail(found.left === undefined ? invalidOption("target", "invalid-value") : configFailure(found.left))
     const server = found.right
     const inputs = yield* inputValues(server, env)
-    const values: EntryValues = {
-      file: server.file,
-      values: { env: (name) => env[name], inputs: (id) => inputs.get(id), home: env["HOME"] ?? env["USERPROFILE"] }
-    }
-    const entry = server.entry
+    const values: ConfigImport.Values = { env: (name) => env[name], inputs: (id) => inputs.get(id), home: env["HOME"] ?? env["USERPROFILE"] }
+    const written = server.entry
     // An input's value is a secret wherever it went (an argument, a URL): scrubbed too.
     const withInputs = (target: Target): Target => ({ ...target, secrets: [...target.secrets, ...McpConnectionError.secretValues([...inputs.values()])] })
-    if (isStdioServer(entry)) {
+    if (isStdioServer(written)) {
       if (flagHeaders.length > 0) return yield* Effect.fail(invalidOption(flag("header"), "invalid-value"))
       if (options.transport !== undefined) return yield* Effect.fail(invalidOption(flag("transport"), "invalid-value"))
-      return withInputs(yield* fromStdioEntry(entry, yield* flagEnvironment(options, env), values))
+      const flagEnv = yield* flagEnvironment(options, env)
+      const entry = yield* expandedEntry(written, server.file, values)
+      return withInputs(fromStdioEntry(entry as StdioServer, flagEnv))
     }
     yield* refuseEnvFlags(options)
-    return withInputs(yield* fromHttpEntry(entry, values, options, flagHeaders))
+    // The auth object is read where the authorization is made (a flag may override its secret).
+    const { auth: _, ...reached } = written
+    const entry = yield* expandedEntry(reached, server.file, values)
+    return withInputs(yield* fromHttpEntry(entry as HttpServer, written, server.file, options, flagHeaders))
   })

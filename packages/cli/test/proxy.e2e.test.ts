@@ -3,7 +3,7 @@
  * compiled executable: `HTTP_PROXY` sends its requests through a real loopback proxy (which
  * counts them) and `NO_PROXY` around it; a proxy that stalls, asks for credentials or refuses
  * ends the run with exactly one JSON record on stderr and its exit code, with the proxy's
- * credentials nowhere in it.
+ * credentials nowhere in it, even when the proxy quotes them back for the server.
  */
 import * as Testkit from "@phasebound/testkit"
 import * as http from "node:http"
@@ -107,6 +107,21 @@ describe.each(["node", "bun", "compiled"] as ReadonlyArray<Runtime>)("behind a p
       }
     })
   }
+
+  it("a proxy that answers for the server quoting its credentials: RemoteRefusal, exit 6, the record's message redacted", async () => {
+    const echoing = await Testkit.startHostileProxy({ kind: "echo-credentials" })
+    try {
+      const result = await run(runtime, ["tools", server.url], { env: { HTTP_PROXY: withCredentials(echoing.url) } })
+      const record = expectFailure(result, 6, "RemoteRefusal")
+      expect(echoing.requests[0]?.headers["proxy-authorization"]).toBe(basic)
+      // The proxy's words are there, its credentials are not.
+      expect(record["remoteMessage"]).toContain("Proxy-Authorization: Basic [redacted] ([redacted])")
+      expectNoCredential(result.stderr)
+      expectNoCredential(result.stdout)
+    } finally {
+      await echoing.close()
+    }
+  })
 
   it("--debug: an internal error's cause printed with the proxy's credentials scrubbed, in every form", async () => {
     const result = await run(runtime, ["tools", server.url, "--debug"], {

@@ -6,15 +6,17 @@
  *
  * A file is found by path (its format detected from its name, then its content; or given) or by
  * the search order (`searchOrder`: the project's files, then the user's). Its content is
- * another party's text: bounded in size before it is read (`ServersFile.maxFileBytes`), in
- * structure before and after it is parsed, with no `__proto__` key; a refusal is a
- * `ConfigFileError` naming the file's path, its format and a reason, never its content. A
+ * another party's text: bounded in size before it is read (`ServersFile.maxFileBytes`;
+ * `maxClaudeUserFileBytes` for Claude Code's `~/.claude.json`, of which only the servers are
+ * ever built), in structure before and after it is parsed, with no `__proto__` key; a refusal
+ * is a `ConfigFileError` naming the file's path, its format and a reason, never its content. A
  * world-writable file is refused (any local user could choose the command it starts); a
  * symbolic link is followed, and its target checked.
  *
  * Nothing is expanded here: `${VAR}`, `${input:id}` and the rest stay as written until a server
- * is started (`McpServers.fromFile`, the CLI), so what a listing shows holds no secret from the
- * environment.
+ * is started (`expandEntry`, used by `McpServers` and the CLI), so what a listing shows holds no
+ * secret from the environment. A server defined again further down the search order is listed
+ * with the definitions it shadows (`Found.shadowed`).
  *
  * @since 0.1.0
  */
@@ -95,8 +97,9 @@ export const Reason = Schema.Literal(
 export type Reason = typeof Reason.Type
 
 /**
- * A config file refused: its path, its format when known, why, and where in it (`at`: a
- * server's name or a setting's, never a value).
+ * A config file refused: its path, its format when known, its scope when it was read with one
+ * (the search order's), why, and where in it (`at`: a server's name or a setting's, never a
+ * value).
  *
  * @since 0.1.0
  * @category errors
@@ -104,6 +107,7 @@ export type Reason = typeof Reason.Type
 export class ConfigFileError extends Schema.TaggedError<ConfigFileError>("@phasebound/client/ConfigFileError")("ConfigFileError", {
   path: Schema.String,
   format: Schema.optional(Format),
+  scope: Schema.optional(Schema.Literal("project", "user", "local", "file")),
   reason: Reason,
   at: Schema.optional(Schema.String)
 }) {
@@ -136,9 +140,21 @@ export interface Server {
 }
 
 /**
- * A file read: where, its format, its servers in order, its inputs, and the directory
- * `${workspaceFolder}` names (the project's: the parent of `.vscode`, `.cursor` or `.codex`, else
- * the file's directory).
+ * A server a file defines and turns off (`disabled: true`, Codex's `enabled = false`): left out
+ * of its servers (it shadows nothing), with why.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Skipped {
+  readonly name: string
+  readonly note: string
+}
+
+/**
+ * A file read: where, its format, its servers in order, those it turns off, its inputs, and the
+ * directory `${workspaceFolder}` names (the project's: the parent of `.vscode`, `.cursor` or
+ * `.codex`, else the file's directory).
  *
  * @since 0.1.0
  * @category models
@@ -148,6 +164,7 @@ export interface File {
   readonly format: Format
   readonly scope: Scope
   readonly servers: ReadonlyArray<Server>
+  readonly skipped: ReadonlyArray<Skipped>
   readonly inputs: ReadonlyArray<Input>
   readonly workspaceFolder: string
 }
@@ -163,6 +180,30 @@ export interface ReadOptions {
   /** The current project's directory (Claude Code's local scope): `process.cwd()` by default. */
   readonly cwd?: string | undefined
 }
+
+/**
+ * The largest `~/.claude.json` read, in bytes. Claude Code keeps its history in that file (tens
+ * of megabytes for a heavy user); only its `mcpServers` and the current project's are ever
+ * built (`internal/configFormats/text.ts`, `extractJsonc`), the rest is scanned once.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxClaudeUserFileBytes = 64 * 1024 * 1024
+
+/** Claude Code's user file, by its name: read by extraction, under its own size bound. */
+const isClaudeUserPath = (path: string, format: Format | undefined): boolean =>
+  baseName(path).toLowerCase() === ".claude.json" && (format === undefined || format === "claude-code")
+
+/**
+ * The largest file of this path and format that is read: `maxClaudeUserFileBytes` for Claude
+ * Code's `.claude.json`, `ServersFile.maxFileBytes` for every other.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxBytesOf = (path: string, format?: Format | undefined): number =>
+  isClaudeUserPath(path, format ?? formatOfName(path)) ? maxClaudeUserFileBytes : ServersFile.maxFileBytes
 
 /** `~/.claude.json` holds `projects` beside (or instead of) `mcpServers`. */
 const isClaudeUserFile = (value: unknown): boolean => typeof value === "object" && value !== null && !Array.isArray(value) && Object.hasOwn(value, "projects")
@@ -250,14 +291,16 @@ const currentDirectory = (): string => typeof process === "object" && typeof pro
  */
 export const parse = (text: string, path: string, options: ReadOptions = {}): Either.Either<File, ConfigFileError> => {
   const byName = options.format ?? formatOfName(path)
-  const refuse = (reason: Reason, format: Format | undefined, at?: string) => Either.left(new ConfigFileError({ path, format, reason, at }))
-  if (text.length > ServersFile.maxFileBytes) return refuse("too-large", byName)
+  const refuse = (reason: Reason, format: Format | undefined, at?: string) =>
+    Either.left(new ConfigFileError({ path, format, scope: options.scope, reason, at }))
+  if (text.length > maxBytesOf(path, byName)) return refuse("too-large", byName)
+  const cwd = options.cwd ?? currentDirectory()
   const toml = byName === "codex" || (byName === undefined && path.toLowerCase().endsWith(".toml"))
-  const parsed = toml ? Text.parseToml(text) : Text.parseJsonc(text)
+  const parsed = isClaudeUserPath(path, byName) ? claudeUserMembers(text, cwd) : toml ? Text.parseToml(text) : Text.parseJsonc(text)
   if (parsed._tag === "Refused") return refuse(parsed.problem, byName)
   const format = byName ?? formatOfContent(parsed.value)
   if (format === undefined) return refuse("unknown-format", undefined)
-  const read = readers[format](parsed.value, { cwd: options.cwd ?? currentDirectory() })
+  const read = readers[format](parsed.value, { cwd })
   if (Either.isLeft(read)) return refuse(read.left.reason, format, read.left.at)
   const scope = options.scope ?? "file"
   return Either.right({
@@ -265,9 +308,25 @@ export const parse = (text: string, path: string, options: ReadOptions = {}): Ei
     format,
     scope,
     servers: read.right.servers.map((server): Server => ({ name: server.name, entry: server.entry, notes: server.notes, scope: server.scope ?? scope })),
+    skipped: (read.right.skipped ?? []).map((server): Skipped => ({ name: server.name, note: server.skipped })),
     inputs: read.right.inputs,
     workspaceFolder: workspaceOf(path)
   })
+}
+
+/**
+ * What the Claude Code reader needs of `~/.claude.json`, and nothing more: `mcpServers` and the
+ * current project's `projects[cwd].mcpServers`, extracted from one scan of the text (the rest,
+ * its history among it, is never built), each parsed under the usual bounds.
+ */
+const claudeUserMembers = (text: string, cwd: string): Text.ParsedText => {
+  const extracted = Text.extractJsonc(text, [["mcpServers"], ["projects", cwd, "mcpServers"]])
+  if (extracted._tag === "Refused") return extracted
+  const { keys, values } = extracted
+  const value: Record<string, unknown> = {}
+  if (keys.has("mcpServers")) value["mcpServers"] = values.get(0)
+  if (keys.has("projects")) value["projects"] = values.has(1) ? { [cwd]: { mcpServers: values.get(1) } } : {}
+  return { _tag: "Parsed", value }
 }
 
 /**
@@ -281,13 +340,14 @@ export const read = (path: string, options: ReadOptions = {}): Effect.Effect<Fil
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const format = options.format ?? formatOfName(path)
-    const refuse = (reason: Reason) => new ConfigFileError({ path, format, reason })
+    const refuse = (reason: Reason) => new ConfigFileError({ path, format, scope: options.scope, reason })
     const info = yield* Effect.mapError(fs.stat(path), (error) =>
       refuse(error._tag === "SystemError" && error.reason === "NotFound" ? "not-found" : "unreadable"))
     if (info.type !== "File") {
       return yield* Effect.fail(refuse("unreadable"))
     }
-    if (Number(info.size) > ServersFile.maxFileBytes) {
+    const maxBytes = maxBytesOf(path, format)
+    if (Number(info.size) > maxBytes) {
       return yield* Effect.fail(refuse("too-large"))
     }
     if (isWorldWritable(info.mode)) {
@@ -296,7 +356,7 @@ export const read = (path: string, options: ReadOptions = {}): Effect.Effect<Fil
     const bytes = yield* Effect.mapError(fs.readFile(path), () =>
       refuse("unreadable"))
     // The file may have grown between the two calls: bounded again.
-    if (bytes.byteLength > ServersFile.maxFileBytes) return yield* Effect.fail(refuse("too-large"))
+    if (bytes.byteLength > maxBytes) return yield* Effect.fail(refuse("too-large"))
     let text: string
     try {
       text = new TextDecoder("utf-8", { fatal: true }).decode(bytes)
@@ -329,7 +389,7 @@ export interface Candidate {
 export interface SearchOptions {
   /** The project's directory: `process.cwd()` by default. */
   readonly cwd?: string | undefined
-  /** `process.env` by default (`HOME`, `APPDATA`, `XDG_CONFIG_HOME`, `CODEX_HOME`). */
+  /** `process.env` by default (`HOME`, `APPDATA`, `XDG_CONFIG_HOME`, `CLAUDE_CONFIG_DIR`, `CODEX_HOME`). */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** `process.platform` by default. */
   readonly platform?: string | undefined
@@ -343,7 +403,8 @@ const nonEmpty = (value: string | undefined): value is string => value !== undef
  *
  * Project (in `cwd`): `.mcp.json` (Claude Code), `.vscode/mcp.json`, `.cursor/mcp.json`,
  * `.codex/config.toml`. User: `~/.claude.json` (Claude Code: the local scope of `cwd`, then
- * the user scope), VS Code's user `mcp.json`, `~/.cursor/mcp.json`, Claude Desktop's
+ * the user scope; `$CLAUDE_CONFIG_DIR/.claude.json` when that variable is set, as Claude Code
+ * reads it), VS Code's user `mcp.json`, `~/.cursor/mcp.json`, Claude Desktop's
  * `claude_desktop_config.json`, `~/.codeium/windsurf/mcp_config.json`,
  * `$CODEX_HOME/config.toml` (else `~/.codex/config.toml`). A user file is skipped when the
  * environment names no home.
@@ -379,7 +440,8 @@ export const searchOrder = (path: Path.Path, options: SearchOptions = {}): Reado
     if (file !== undefined) candidates.push({ path: file, format, scope: "user" })
   }
   const inHome = (...parts: Array<string>) => nonEmpty(home) ? path.join(home, ...parts) : undefined
-  user(inHome(".claude.json"), "claude-code")
+  const claudeDir = env["CLAUDE_CONFIG_DIR"]
+  user(nonEmpty(claudeDir) ? path.join(claudeDir, ".claude.json") : inHome(".claude.json"), "claude-code")
   user(configDir === undefined ? undefined : path.join(configDir, "Code", "User", "mcp.json"), "vscode")
   user(inHome(".cursor", "mcp.json"), "cursor")
   user(configDir === undefined ? undefined : path.join(configDir, "Claude", "claude_desktop_config.json"), "claude-desktop")
@@ -420,33 +482,80 @@ export const discover = (options: SearchOptions = {}): Effect.Effect<Discovered,
   })
 
 /**
- * A server as found, with the file it came from.
+ * A definition of a server, with the file it is in.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Found extends Server {
+export interface Definition extends Server {
   readonly file: File
 }
 
 /**
+ * A server as found: the definition that wins, with the file it came from, and the definitions
+ * of the same name further down the search order that it shadows (a project's `.mcp.json` that
+ * redefines the user's `github`, say: docs/SECURITY.md, "5. The contents of config files").
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Found extends Definition {
+  readonly shadowed: ReadonlyArray<Definition>
+}
+
+/**
  * The servers of files by name: the first definition of a name wins (the search order puts
- * the project's first), in the order found.
+ * the project's first), in the order found; the later ones are its `shadowed`.
  *
  * @since 0.1.0
  * @category search
  */
 export const serversOf = (files: ReadonlyArray<File>): ReadonlyArray<Found> => {
-  const seen = new Set<string>()
-  const found: Array<Found> = []
+  const found = new Map<string, { readonly first: Definition; readonly shadowed: Array<Definition> }>()
   for (const file of files) {
     for (const server of file.servers) {
-      if (seen.has(server.name)) continue
-      seen.add(server.name)
-      found.push({ ...server, file })
+      const definition: Definition = { ...server, file }
+      const seen = found.get(server.name)
+      if (seen === undefined) found.set(server.name, { first: definition, shadowed: [] })
+      else seen.shadowed.push(definition)
     }
   }
-  return found
+  return [...found.values()].map(({ first, shadowed }): Found => ({ ...first, shadowed }))
+}
+
+/**
+ * The names of the environment variables a server's values reference (`${NAME}`,
+ * `${env:NAME}`, `${NAME:-default}`), in order, each once: what starting it would read from the
+ * environment. Names, never values.
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export const variablesOf = (server: Pick<Server, "entry">): ReadonlyArray<string> => {
+  const names = new Set<string>()
+  for (const value of ServersFile.valuesOf(server.entry)) for (const name of ServersFile.variablesOf(value)) names.add(name)
+  return [...names]
+}
+
+/**
+ * A file of the search order as it may be shown in a failure: its path relative to the project
+ * (`.vscode/mcp.json`) or to the home directory (`~/.claude.json`), else its name alone, so that
+ * no other directory of the machine is named.
+ *
+ * @since 0.1.0
+ * @category search
+ */
+export const shownPath = (path: string, where: { readonly cwd?: string | undefined; readonly home?: string | undefined }): string => {
+  const under = (directory: string | undefined) => {
+    if (directory === undefined || directory === "") return undefined
+    const prefix = directory.endsWith("/") || directory.endsWith("\\") ? directory : `${directory}/`
+    const windows = prefix.replace(/\/$/, "\\")
+    return path.startsWith(prefix) ? path.slice(prefix.length) : path.startsWith(windows) ? path.slice(windows.length) : undefined
+  }
+  const inProject = under(where.cwd)
+  if (inProject !== undefined) return inProject
+  const inHome = under(where.home)
+  return inHome !== undefined ? `~/${inHome}` : baseName(path)
 }
 
 /**
@@ -455,7 +564,7 @@ export const serversOf = (files: ReadonlyArray<File>): ReadonlyArray<Found> => {
  * @since 0.1.0
  * @category variables
  */
-export const inputsOf = (server: Found): ReadonlyArray<Input> => {
+export const inputsOf = (server: Pick<Definition, "entry" | "file">): ReadonlyArray<Input> => {
   const ids = new Set<string>()
   for (const value of ServersFile.valuesOf(server.entry)) {
     for (const reference of ServersFile.referencesOf(value)) if (reference.kind === "input") ids.add(reference.name)
@@ -472,6 +581,99 @@ export const inputsOf = (server: Found): ReadonlyArray<Input> => {
  * @category variables
  */
 export const inputVariable: (id: string) => string = Expand.inputVariable
+
+/**
+ * The fields of an entry whose values are expanded, as a failure names them.
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export type EntryField = "url" | "headers" | "auth.clientSecret" | "command" | "args" | "env" | "cwd"
+
+/**
+ * Why an entry could not be expanded: the field, and what was missing (a variable's name or an
+ * input's id: the caller decides what it may show), or `too-large` (one value past 1 MiB, or
+ * the entry's values past `maxExpandedEntryLength` all together).
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export interface EntryExpansionFailure {
+  readonly field: EntryField
+  readonly problem: { readonly kind: "variable" | "input" | "builtin"; readonly name: string } | "too-large"
+}
+
+/**
+ * The most an entry's values may expand to, all together (1 MiB): an entry of 100,000
+ * arguments, each `${PATH}`, is refused, not built.
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export const maxExpandedEntryLength: number = Expand.maxExpandedEntryLength
+
+/**
+ * An entry with every reference resolved (`expand` on each value: the URL and header values, or
+ * the command, arguments, environment values and directory, and a client secret), under one
+ * budget for the whole entry (`maxExpandedEntryLength`). What `McpServers` and the CLI start.
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export const expandEntry = (
+  entry: ServersFile.ServerEntry,
+  file: Pick<File, "workspaceFolder">,
+  values: Values
+): Either.Either<ServersFile.ServerEntry, EntryExpansionFailure> => {
+  let left = Expand.maxExpandedEntryLength
+  const lookup: Expand.Lookup = {
+    variable: values.env,
+    input: values.inputs,
+    builtin: (name) => name === "workspaceFolder" ? file.workspaceFolder : values.home
+  }
+  const one = (field: EntryField, value: string): Either.Either<string, EntryExpansionFailure> => {
+    const expanded = Expand.expand(value, lookup, left)
+    if (expanded._tag === "Expanded") {
+      left -= expanded.value.length
+      return Either.right(expanded.value)
+    }
+    return Either.left({
+      field,
+      problem: expanded._tag === "TooLarge" ? "too-large" : { kind: expanded.reference.kind, name: expanded.reference.name }
+    })
+  }
+  const record = (field: EntryField, record: Readonly<Record<string, string>> | undefined) =>
+    record === undefined
+      ? Either.right(undefined)
+      : Either.map(
+        Either.all(Object.entries(record).map(([name, value]) => Either.map(one(field, value), (expanded) => [name, expanded] as const))),
+        Object.fromEntries
+      )
+  return Either.gen(function*() {
+    if (ServersFile.isStdioServer(entry)) {
+      const command = yield* one("command", entry.command)
+      const args = entry.args === undefined ? undefined : yield* Either.all(entry.args.map((arg) => one("args", arg)))
+      const env = yield* record("env", entry.env)
+      const cwd = entry.cwd === undefined ? undefined : yield* one("cwd", entry.cwd)
+      return {
+        ...entry,
+        command,
+        ...(args === undefined ? {} : { args }),
+        ...(env === undefined ? {} : { env }),
+        ...(cwd === undefined ? {} : { cwd })
+      }
+    }
+    const url = yield* one("url", entry.url)
+    const headers = yield* record("headers", entry.headers)
+    const clientSecret = entry.auth?.clientSecret === undefined ? undefined : yield* one("auth.clientSecret", entry.auth.clientSecret)
+    return {
+      ...entry,
+      url,
+      ...(headers === undefined ? {} : { headers }),
+      ...(entry.auth === undefined ? {} : { auth: { ...entry.auth, ...(clientSecret === undefined ? {} : { clientSecret }) } })
+    }
+  })
+}
 
 /**
  * Where `expand` looks references up: the environment, the inputs' values, the home directory

@@ -5,7 +5,9 @@
  * `https` MCP servers are reached through a `CONNECT` tunnel (TLS end to end, the proxy sees
  * only the host and port); `http` ones in absolute form. Credentials in a proxy URL
  * (`http://user:pass@proxy:3128`) become a `Proxy-Authorization: Basic` header sent to the
- * proxy alone, never to the MCP server, and never appear in an error, a span or a record. A
+ * proxy alone, never to the MCP server, and never appear in an error, a span or a record: the
+ * layers provide them as `Secrets` beside the client, and every connection made with that client
+ * redacts them from what a peer says (a proxy answers for the server in absolute form). A
  * proxy that stalls is bounded by the phase's deadline like any peer; one that refuses (`407`,
  * `403`, `502` to the `CONNECT`) is a `TransportFailure` with reason `proxy-auth-required` or
  * `proxy-refused` and outcome `not-sent`.
@@ -29,13 +31,14 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as Config from "effect/Config"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import { invalidConfig } from "./internal/failures.js"
 import { make } from "./internal/proxyClient.js"
-import { environmentNamesProxy, environmentProxySecrets, fromLookup, settingsOf } from "./internal/proxyRoute.js"
+import { environmentNamesProxy, environmentProxySecrets, fromLookup, type Settings, settingsOf, settingsSecrets } from "./internal/proxyRoute.js"
 import { secretValues } from "./internal/secrets.js"
 import type { InvalidOption } from "./McpConnectionError.js"
 
@@ -56,17 +59,33 @@ export interface Options {
 }
 
 /**
- * An `HttpClient` through the given proxies. A malformed proxy URL fails the layer with
- * `InvalidOption` naming `httpsProxy` or `httpProxy` (never its value), before any I/O.
+ * The credentials of the proxies an `HttpClient` goes through, in every form a peer could echo
+ * them (the user name and password raw and percent-decoded, `user:password`, and their base64
+ * forms, as a `Proxy-Authorization: Basic` header carries them). `layer` and `layerEnv` provide
+ * it beside their client; `McpClient.connect` adds what it holds to the connection's redaction
+ * set, so a proxy that answers for the server (absolute form) and quotes the header in a
+ * JSON-RPC error finds it redacted in `remoteMessage`. Provide it yourself beside an `HttpClient`
+ * of your own that goes through a proxy.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class Secrets extends Context.Tag("@phasebound/client/HttpProxy/Secrets")<Secrets, ReadonlyArray<string>>() {}
+
+/** The client of these settings, and their credentials as `Secrets`. */
+const contextOf = (settings: Settings) =>
+  Effect.map(make(settings), (client) => Context.make(HttpClient.HttpClient, client).pipe(Context.add(Secrets, secretValues(settingsSecrets(settings)))))
+
+/**
+ * An `HttpClient` through the given proxies, with their credentials as `Secrets`. A malformed
+ * proxy URL fails the layer with `InvalidOption` naming `httpsProxy` or `httpProxy` (never its
+ * value), before any I/O.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<HttpClient.HttpClient, InvalidOption> =>
-  Layer.scoped(
-    HttpClient.HttpClient,
-    Effect.flatMap(settingsOf(options, { http: "httpProxy", https: "httpsProxy" }), (settings) => make(settings))
-  )
+export const layer = (options: Options): Layer.Layer<HttpClient.HttpClient | Secrets, InvalidOption> =>
+  Layer.scopedContext(Effect.flatMap(settingsOf(options, { http: "httpProxy", https: "httpsProxy" }), contextOf))
 
 const names = ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"] as const
 
@@ -84,7 +103,8 @@ export const environment: Config.Config<Readonly<Record<(typeof names)[number], 
 )
 
 /**
- * An `HttpClient` through the proxies the environment names, read through effect's `Config`:
+ * An `HttpClient` through the proxies the environment names (with their credentials as
+ * `Secrets`), read through effect's `Config`:
  * `https_proxy` / `HTTPS_PROXY` for `https` servers, `http_proxy` / `HTTP_PROXY` for `http` ones
  * (and for `https` ones when no https proxy is set), `no_proxy` / `NO_PROXY` for the hosts
  * reached directly. When both cases of a name are set, the lower-case one wins (undici's and
@@ -94,13 +114,12 @@ export const environment: Config.Config<Readonly<Record<(typeof names)[number], 
  * @since 0.1.0
  * @category layers
  */
-export const layerEnv: Layer.Layer<HttpClient.HttpClient, InvalidOption> = Layer.scoped(
-  HttpClient.HttpClient,
+export const layerEnv: Layer.Layer<HttpClient.HttpClient | Secrets, InvalidOption> = Layer.scopedContext(
   Effect.gen(function*() {
     const env = yield* Effect.mapError(environment, () => invalidConfig("proxy environment"))
     const raw = fromLookup((name) => env[name as (typeof names)[number]])
     const settings = yield* settingsOf(raw, raw.names)
-    return yield* make(settings)
+    return yield* contextOf(settings)
   })
 )
 

@@ -1,7 +1,9 @@
 /**
  * A set of named MCP servers as an Effect service (docs/DESIGN.md, "Services"): the servers of a
  * config file (any format `ConfigImport` reads: the one the CLI reads), of the files the search
- * order finds, or of options, each connected on first use, one
+ * order finds, or of options, each connected on first use (a config file's server is expanded
+ * then too: its `${VAR}` and `${input:id}` are read when it is first used, so one that cannot be
+ * resolved fails alone), one
  * connection per server shared by every fiber, all released with the layer. The servers use the
  * services the layer is given, the authorization services among them: with
  * `Authorization.layerDefaults`, one token store in memory for all of them (entries are keyed
@@ -28,6 +30,7 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -57,13 +60,43 @@ import * as Options_ from "./internal/options.js"
  * @category models
  */
 export interface Options extends McpConnection.CommonOptions {
-  readonly servers: Readonly<Record<string, McpConnection.ServerOptions>>
+  readonly servers: Readonly<Record<string, McpConnection.ServerOptions | Deferred>>
   /**
    * The servers' catalog rules (prefix, allow and block lists; `McpCatalog`): kept for
    * `McpCatalog.layer`, which lays its own options over them. A servers file's entries give them.
    */
   readonly catalog?: McpCatalog.Options | undefined
 }
+
+/**
+ * A server whose options are made when it is first used: a config file's entry (`fromFile`,
+ * `fromDiscovered`), whose `${VAR}` and `${input:id}` are read then (docs/DESIGN.md, "Config
+ * files"). `resolve` failing fails that server's connection, never the others'; the next use
+ * tries again.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Deferred {
+  readonly _tag: "Deferred"
+  readonly resolve: Effect.Effect<McpConnection.ServerOptions, InvalidOption>
+}
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isDeferred = (server: McpConnection.ServerOptions | Deferred): server is Deferred =>
+  (server as Partial<Deferred>)._tag === "Deferred" && Effect.isEffect((server as Partial<Deferred>).resolve)
+
+/**
+ * A server's options: as given, or a `Deferred` one resolved.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const resolveServer = (server: McpConnection.ServerOptions | Deferred): Effect.Effect<McpConnection.ServerOptions, InvalidOption> =>
+  isDeferred(server) ? server.resolve : Effect.succeed(server)
 
 /**
  * @since 0.1.0
@@ -138,7 +171,8 @@ const withShared = (shared: McpConnection.CommonOptions, server: McpConnection.S
 
 /**
  * The service, in the current scope: closing it releases every connection. Each server's policy
- * is validated here, before any I/O; the rest of its options when it is first used.
+ * is validated here, before any I/O (a `Deferred` server's: the shared one); the rest of its
+ * options when it is first used, a `Deferred` one resolved then.
  *
  * @since 0.1.0
  * @category constructors
@@ -147,9 +181,22 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
   Effect.gen(function*() {
     yield* Options_.decodeServers(options)
     const shared = yield* PhasePolicy.make(options.policy)
-    const servers = new Map<string, McpConnection.ServerOptions>()
+    const servers = new Map<string, McpConnection.ServerOptions | Deferred>()
     const policies = new Map<string, PhasePolicy.PhasePolicy>()
     for (const [name, server] of Object.entries(options.servers)) {
+      if (isDeferred(server)) {
+        // Its own policy is known once it is resolved; until then, the shared one is in force.
+        policies.set(name, shared)
+        const resolve = Effect.flatMap(server.resolve, (resolved) => {
+          const merged = withShared(options, resolved)
+          return Effect.map(PhasePolicy.make(merged.policy), (policy) => {
+            policies.set(name, policy)
+            return merged
+          })
+        })
+        servers.set(name, { _tag: "Deferred", resolve })
+        continue
+      }
       const merged = withShared(options, server)
       policies.set(name, yield* PhasePolicy.make(merged.policy))
       servers.set(name, merged)
@@ -167,7 +214,10 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
     // others: the discovery deadline bounds it), kept until the service is released.
     const connections: RcMap.RcMap<string, McpClient.Connection, McpConnectionError> = yield* RcMap.make({
       lookup: (name: string) =>
-        Effect.flatMap(Effect.scope, (entry) => Effect.provide(McpConnection.connect(servers.get(name)!), Context.add(services, Scope.Scope, entry))).pipe(
+        Effect.flatMap(
+          Effect.zip(resolveServer(servers.get(name)!), Effect.scope),
+          ([server, entry]) => Effect.provide(McpConnection.connect(server), Context.add(services, Scope.Scope, entry))
+        ).pipe(
           // What the discovery opened is released already; its waiters get the failure, and the
           // next caller tries again. (Here, not in a caller: the entry is still this one.)
           Effect.tapErrorCause(() => RcMap.invalidate(connections, name))
@@ -236,66 +286,44 @@ export interface FileOptions extends McpConnection.CommonOptions {
   readonly format?: ConfigImport.Format | undefined
 }
 
-/** Where a file's `${workspaceFolder}` points (docs/GUIDE.md, "Variables"). */
-interface Origin {
-  readonly workspaceFolder: string
-}
-
-/**
- * A value with its references resolved in one pass: `${VAR}` from the current `ConfigProvider`
- * (a secret, so `Redacted`), `${input:id}` from `PHASEBOUND_INPUT_<ID>` there,
- * `${workspaceFolder}` the file's project, `${userHome}` from `HOME` (`USERPROFILE`). An unset
- * one fails `InvalidOption` naming `option` (an input: `inputs.<id>`).
- */
-const variable = (option: string, origin: Origin) => (value: string) =>
-  Effect.gen(function*() {
-    const variables = new Map<string, string>()
-    const inputs = new Map<string, string>()
-    let home: string | undefined
-    for (const reference of ServersFile.referencesOf(value)) {
-      if (reference.kind === "variable" && !variables.has(reference.name)) {
-        const read = yield* Effect.option(Config.redacted(reference.name))
-        if (Option.isSome(read)) variables.set(reference.name, Redacted.value(read.value))
-      } else if (reference.kind === "input" && !inputs.has(reference.name)) {
-        const read = yield* Effect.option(Config.redacted(Expand.inputVariable(reference.name)))
-        if (Option.isSome(read)) inputs.set(reference.name, Redacted.value(read.value))
-      } else if (reference.kind === "builtin" && reference.name === "userHome" && home === undefined) {
-        home = Option.getOrUndefined(yield* Effect.option(Config.string("HOME").pipe(Config.orElse(() => Config.string("USERPROFILE")))))
-      }
-    }
-    const expanded = Expand.expand(value, {
-      variable: (name) => variables.get(name),
-      input: (id) => inputs.get(id),
-      builtin: (name) => name === "workspaceFolder" ? origin.workspaceFolder : home
-    })
-    if (expanded._tag === "Expanded") return expanded.value
-    return yield* Effect.fail(refused(expanded._tag === "Missing" && expanded.reference.kind === "input" ? `inputs.${expanded.reference.name}` : option))
-  })
-
-const expandRecord = (values: Readonly<Record<string, string>> | undefined, option: string, origin: Origin) =>
-  values === undefined
-    ? Effect.succeed(undefined)
-    : Effect.map(
-      Effect.forEach(Object.entries(values), ([name, value]) =>
-        Effect.map(variable(option, origin)(value), (expanded) => [name, Redacted.make(expanded)] as const)),
-      (pairs) =>
-        Object.fromEntries(pairs)
-    )
-
 const transportOfType = (type: ServersFile.HttpServer["type"]): McpClient.TransportChoice =>
   type === "sse" ? "sse" : type === undefined ? "auto" : "streamable-http"
 
 /**
- * An entry's OAuth settings as `Authorization.Options`: `clientSecret` with its `${VAR}`s, a
+ * The values a file's entry references, read from the current `ConfigProvider`: each `${VAR}`
+ * (a secret, so `Redacted`), each `${input:id}` from `PHASEBOUND_INPUT_<ID>`, and `HOME`
+ * (`USERPROFILE`) for `${userHome}`. An unset one is left out (the expansion then names it).
+ */
+const referencedValues = (entry: ServersFile.ServerEntry) =>
+  Effect.gen(function*() {
+    const variables = new Map<string, string>()
+    const inputs = new Map<string, string>()
+    let home: string | undefined
+    for (const value of ServersFile.valuesOf(entry)) {
+      for (const reference of ServersFile.referencesOf(value)) {
+        if (reference.kind === "variable" && !variables.has(reference.name)) {
+          const read = yield* Effect.option(Config.redacted(reference.name))
+          if (Option.isSome(read)) variables.set(reference.name, Redacted.value(read.value))
+        } else if (reference.kind === "input" && !inputs.has(reference.name)) {
+          const read = yield* Effect.option(Config.redacted(Expand.inputVariable(reference.name)))
+          if (Option.isSome(read)) inputs.set(reference.name, Redacted.value(read.value))
+        } else if (reference.kind === "builtin" && reference.name === "userHome" && home === undefined) {
+          home = Option.getOrUndefined(yield* Effect.option(Config.string("HOME").pipe(Config.orElse(() => Config.string("USERPROFILE")))))
+        }
+      }
+    }
+    const values: ConfigImport.Values = { env: (name) => variables.get(name), inputs: (id) => inputs.get(id), home }
+    return values
+  })
+
+/**
+ * An entry's OAuth settings as `Authorization.Options`: `clientSecret` already expanded, a
  * `privateKeyFile` read (relative to the file's directory). `redirectPort` is the CLI's.
  */
-const authOf = (entry: ServersFile.AuthEntry, directory: string, redirectUri: string | undefined, origin: Origin) =>
+const authOf = (entry: ServersFile.AuthEntry, directory: string, redirectUri: string | undefined) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const clientSecret = entry.clientSecret === undefined
-      ? undefined
-      : Redacted.make(yield* variable("auth.clientSecret", origin)(entry.clientSecret))
     const privateKey = entry.privateKeyFile === undefined ? undefined : yield* fs.readFileString(path.resolve(directory, entry.privateKeyFile)).pipe(
       Effect.mapError(() => refused("auth.privateKeyFile")),
       Effect.map(Redacted.make)
@@ -303,7 +331,7 @@ const authOf = (entry: ServersFile.AuthEntry, directory: string, redirectUri: st
     const options: Authorization.Options = {
       grant: entry.grant,
       clientId: entry.clientId,
-      clientSecret,
+      clientSecret: entry.clientSecret === undefined ? undefined : Redacted.make(entry.clientSecret),
       clientMetadataUrl: entry.clientMetadataUrl,
       privateKey,
       privateKeyAlgorithm: entry.privateKeyAlg,
@@ -316,30 +344,52 @@ const authOf = (entry: ServersFile.AuthEntry, directory: string, redirectUri: st
     return options
   })
 
+const redactedRecord = (values: Readonly<Record<string, string>> | undefined) =>
+  values === undefined ? undefined : Object.fromEntries(Object.entries(values).map(([name, value]) => [name, Redacted.make(value)]))
+
 /**
- * The servers of config files as options: each entry's references resolved (`${VAR}` and
- * `${input:id}` from the current `ConfigProvider`, see `fromFile`).
+ * One server of a config file as options: its references resolved in one pass under one budget
+ * (`ConfigImport.expandEntry`). An unset variable fails `InvalidOption` naming the field, a
+ * missing input `inputs.<id>`, an expansion past the bound the field too.
+ */
+const serverOf = (found: ConfigImport.Found, redirectUri: string | undefined) =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const values = yield* referencedValues(found.entry)
+    const expanded = ConfigImport.expandEntry(found.entry, found.file, values)
+    if (Either.isLeft(expanded)) {
+      const { field, problem } = expanded.left
+      return yield* Effect.fail(refused(problem !== "too-large" && problem.kind === "input" ? `inputs.${problem.name}` : field))
+    }
+    const entry = expanded.right
+    if (ServersFile.isStdioServer(entry)) {
+      const server: McpConnection.ServerOptions = { command: entry.command, args: entry.args, env: redactedRecord(entry.env), cwd: entry.cwd }
+      return server
+    }
+    const directory = path.dirname(path.resolve(found.file.path))
+    const server: McpConnection.ServerOptions = {
+      url: entry.url,
+      headers: redactedRecord(entry.headers),
+      transport: transportOfType(entry.type),
+      auth: entry.auth === undefined ? undefined : yield* authOf(entry.auth, directory, redirectUri)
+    }
+    return server
+  })
+
+/**
+ * The servers of config files as options, each `Deferred`: resolved when first used, with the
+ * `ConfigProvider` and the file system of this call (see `fromFile`).
  */
 const optionsOf = (found: ReadonlyArray<ConfigImport.Found>, options: FileOptions) =>
   Effect.gen(function*() {
-    const path = yield* Path.Path
-    const servers: Record<string, McpConnection.ServerOptions> = {}
-    for (const { entry, file, name } of found) {
-      const directory = path.dirname(path.resolve(file.path))
-      const expand = (option: string) => variable(option, file)
-      servers[name] = ServersFile.isStdioServer(entry)
-        ? {
-          command: yield* expand("command")(entry.command),
-          args: entry.args === undefined ? undefined : yield* Effect.forEach(entry.args, expand("args")),
-          env: yield* expandRecord(entry.env, "env", file),
-          cwd: entry.cwd === undefined ? undefined : yield* expand("cwd")(entry.cwd)
-        }
-        : {
-          url: yield* expand("url")(entry.url),
-          headers: yield* expandRecord(entry.headers, "headers", file),
-          transport: transportOfType(entry.type),
-          auth: entry.auth === undefined ? undefined : yield* authOf(entry.auth, directory, options.redirectUri, file)
-        }
+    const context = yield* Effect.context<FileSystem.FileSystem | Path.Path>()
+    const provider = yield* Effect.configProviderWith(Effect.succeed)
+    const servers: Record<string, Deferred> = {}
+    for (const server of found) {
+      servers[server.name] = {
+        _tag: "Deferred",
+        resolve: serverOf(server, options.redirectUri).pipe(Effect.withConfigProvider(provider), Effect.provide(context))
+      }
     }
     const catalog = ServersFile.catalogRulesOf({ mcpServers: Object.fromEntries(found.map(({ entry, name }) => [name, entry])) })
     const { format: _format, redirectUri: _, ...shared } = options
@@ -348,12 +398,14 @@ const optionsOf = (found: ReadonlyArray<ConfigImport.Found>, options: FileOption
 
 /**
  * The servers of a config file of any format `ConfigImport` reads (detected from its name and
- * content, or `format`). `${VAR}` (and `${VAR:-default}`) in a URL, a header value, the
- * command, an argument, an environment value, the directory or a client secret is read from the
- * current `ConfigProvider` (the process environment by default), `${input:id}` from
- * `PHASEBOUND_INPUT_<ID>` there; an unset one fails `InvalidOption` naming where it was (an
- * input: `inputs.<id>`), never its name or value. A refused file is `InvalidOption` `file`
- * (`ConfigImport.read` says why); nothing of the file's content is ever in an error.
+ * content, or `format`), each `Deferred`: resolved when it is first used. `${VAR}` (and
+ * `${VAR:-default}`) in a URL, a header value, the command, an argument, an environment value,
+ * the directory or a client secret is read then from the `ConfigProvider` current when this runs
+ * (the process environment by default), `${input:id}` from `PHASEBOUND_INPUT_<ID>` there; an
+ * unset one fails that server with `InvalidOption` naming where it was (an input:
+ * `inputs.<id>`), never its name or value, and no other server. A refused file is
+ * `InvalidOption` `file` (`ConfigImport.read` says why); nothing of the file's content is ever
+ * in an error.
  *
  * @since 0.1.0
  * @category constructors
@@ -369,7 +421,7 @@ export const fromFile = (
 
 /**
  * `layer` over the servers of a config file (`fromFile`). The file is read when the layer
- * is built; each server is connected on first use.
+ * is built; each server is expanded and connected on first use.
  *
  * @since 0.1.0
  * @category layers
@@ -382,8 +434,11 @@ export const layerFile = (
 
 /**
  * The servers of every config file the search order finds (`ConfigImport.discover`: the
- * project's files, then the user's; a server's first definition wins). A file that exists but
- * is refused fails `InvalidOption` `file`: a broken file is not skipped silently.
+ * project's files, then the user's; a server's first definition wins), each `Deferred` as in
+ * `fromFile`. A file that exists but is refused fails `InvalidOption` naming it, `file <scope>
+ * <format> <path>` with the path relative to the project or the home directory
+ * (`file user claude-code ~/.claude.json`), never its content: a broken file is not skipped
+ * silently. `reason` is `invalid-json` for its syntax or structure, else `invalid-value`.
  *
  * @since 0.1.0
  * @category constructors
@@ -394,7 +449,16 @@ export const fromDiscovered = (
   Effect.gen(function*() {
     const { cwd, env, platform, ...fileOptions } = options
     const found = yield* ConfigImport.discover({ cwd, env, platform })
-    if (found.refused.length > 0) return yield* Effect.fail(refused("file"))
+    const first = found.refused[0]
+    if (first !== undefined) {
+      const environment = env ?? (typeof process === "object" ? process.env : {})
+      const home = (platform ?? (typeof process === "object" ? process.platform : "linux")) === "win32" ? environment["USERPROFILE"] : environment["HOME"]
+      const shown = ConfigImport.shownPath(first.path, { cwd: cwd ?? (typeof process === "object" ? process.cwd() : undefined), home })
+      const syntax = first.reason === "invalid-syntax" || first.reason === "too-deep" || first.reason === "too-many-nodes"
+      return yield* Effect.fail(
+        Failures.invalidConfig(`file ${first.scope ?? "file"} ${first.format ?? "unknown"} ${shown}`, syntax ? "invalid-json" : "invalid-value")
+      )
+    }
     return yield* optionsOf(ConfigImport.serversOf(found.files), fileOptions)
   })
 

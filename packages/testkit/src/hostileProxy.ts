@@ -8,7 +8,13 @@
  * - `status`: answers the given status (`407` with a `Proxy-Authenticate` challenge) and closes;
  * - `reset`: resets the TCP connection as soon as the head arrived;
  * - `reset-mid-response`: answers `200` (a tunnel established, or the head of a JSON answer of
- *   1,000 bytes in absolute form), sends part of it, then resets.
+ *   1,000 bytes in absolute form), sends part of it, then resets;
+ * - `garbage`: answers bytes that are not HTTP, then closes;
+ * - `oversized-head`: answers a status line and then header lines without end (past any
+ *   client's header limit), never the blank line that would end them;
+ * - `echo-credentials`: answers an absolute-form JSON-RPC request with a JSON-RPC error (its
+ *   own id) whose message quotes the `Proxy-Authorization` it received, as the header and
+ *   base64-decoded (`user:password`); a `CONNECT` gets `403` with the same text as its body.
  */
 import { Effect, type Scope } from "effect"
 import { createServer, type Socket } from "node:net"
@@ -19,6 +25,9 @@ export type ProxyFault =
   | { readonly kind: "status"; readonly status: number }
   | { readonly kind: "reset" }
   | { readonly kind: "reset-mid-response" }
+  | { readonly kind: "garbage" }
+  | { readonly kind: "oversized-head" }
+  | { readonly kind: "echo-credentials" }
 
 /** One request head the proxy read. */
 export interface ProxyRequest {
@@ -62,6 +71,52 @@ const parseHead = (head: string): ProxyRequest | undefined => {
   return { method: match[1]!, target: match[2]!, headers }
 }
 
+/** What the echoing proxy says: the header as received, and its Basic token decoded. */
+const echoText = (request: ProxyRequest): string => {
+  const header = request.headers["proxy-authorization"] ?? ""
+  const token = /^Basic\s+(\S+)$/i.exec(header)?.[1]
+  const decoded = token === undefined ? "" : Buffer.from(token, "base64").toString("utf8")
+  return `proxy rejected Proxy-Authorization: ${header} (${decoded})`
+}
+
+/**
+ * Answers an absolute-form request with a JSON-RPC error quoting the credentials (the id of the
+ * request, read from its body of `Content-Length` bytes), a CONNECT with a 403 quoting them.
+ */
+const echoCredentials = (socket: Socket, request: ProxyRequest, rest: Buffer) => {
+  const text = echoText(request)
+  if (request.method === "CONNECT") {
+    const body = Buffer.from(text)
+    socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${text}`)
+    return
+  }
+  const length = Number.parseInt(request.headers["content-length"] ?? "0", 10)
+  let body = rest
+  const answer = () => {
+    let id: unknown
+    try {
+      id = (JSON.parse(body.subarray(0, length).toString("utf8")) as { id?: unknown }).id ?? null
+    } catch {
+      id = null
+    }
+    const json = Buffer.from(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32600, message: text } }))
+    socket.end(
+      Buffer.concat([
+        Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${json.length}\r\nConnection: close\r\n\r\n`),
+        json
+      ])
+    )
+  }
+  if (body.length >= length) return answer()
+  const onBody = (chunk: Buffer) => {
+    body = Buffer.concat([body, chunk])
+    if (body.length < length) return
+    socket.off("data", onBody)
+    answer()
+  }
+  socket.on("data", onBody)
+}
+
 /** Starts the proxy on 127.0.0.1, port 0. */
 export const startHostileProxy = async (fault: ProxyFault): Promise<HostileProxy> => {
   const requests: Array<ProxyRequest> = []
@@ -72,7 +127,7 @@ export const startHostileProxy = async (fault: ProxyFault): Promise<HostileProxy
     onArrived = resolve
   })
 
-  const misbehave = (socket: Socket, request: ProxyRequest) => {
+  const misbehave = (socket: Socket, request: ProxyRequest, rest: Buffer) => {
     switch (fault.kind) {
       case "stall":
         return
@@ -95,6 +150,23 @@ export const startHostileProxy = async (fault: ProxyFault): Promise<HostileProxy
         setImmediate(() => socket.resetAndDestroy())
         return
       }
+      case "garbage":
+        socket.end("SSH-2.0-OpenSSH_9.6\r\n\u0000\u0001\u0002 not http at all\r\n\r\n")
+        return
+      case "oversized-head": {
+        socket.write("HTTP/1.1 200 Connection Established\r\n")
+        // 64 KiB lines until the client lets go: no client reads a head this long.
+        const line = `X-Filler: ${"a".repeat(65_536)}\r\n`
+        const pump = () => {
+          while (!socket.destroyed && socket.write(line)) { /* until the buffer is full */ }
+        }
+        socket.on("drain", pump)
+        pump()
+        return
+      }
+      case "echo-credentials":
+        echoCredentials(socket, request, rest)
+        return
     }
   }
 
@@ -119,6 +191,7 @@ export const startHostileProxy = async (fault: ProxyFault): Promise<HostileProxy
         return
       }
       socket.off("data", onData)
+      const rest = Buffer.from(buffered.slice(end + 4), "latin1")
       const request = parseHead(buffered.slice(0, end))
       if (request === undefined) {
         socket.end("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
@@ -126,7 +199,7 @@ export const startHostileProxy = async (fault: ProxyFault): Promise<HostileProxy
       }
       requests.push(request)
       onArrived(request)
-      misbehave(socket, request)
+      misbehave(socket, request, rest)
     }
     socket.on("data", onData)
   })

@@ -42,7 +42,7 @@ import type { Exchange } from "./transport/transport.js"
  */
 export const invalidConfig = (
   option: string,
-  reason: "invalid-url" | "invalid-value" = "invalid-value",
+  reason: "invalid-url" | "invalid-value" | "invalid-json" = "invalid-value",
   phase: Phase = "discovery"
 ): InvalidOption =>
   new InvalidOption({

@@ -16,7 +16,7 @@ import type { Exchange } from "./transport/transport.js"
 import { type BodyReadFailed, readBody, releaseBody } from "./bodyReader.js"
 import * as Failures from "./failures.js"
 import { parseMessage, refusal } from "./messages.js"
-import { proxyRefusalOf } from "./proxyErrors.js"
+import { failedInSetup, proxyRefusalOf } from "./proxyErrors.js"
 
 /** Error bodies are read only to find a JSON-RPC error in them; they never need to be big. */
 const errorBodyMaxBytes = 64 * 1024
@@ -149,7 +149,8 @@ const neverConnected = (error: unknown, depth = 0): boolean => {
 /**
  * A request that never got an answer (docs/DESIGN.md, "No replay, outcomes"):
  * - "readiness": a GET that carries no request: nothing can have been applied (`not-sent`);
- * - "sending": `not-sent` only when the connection never opened; a reset or a close after it
+ * - "sending": `not-sent` only when the connection never opened, or broke while it was being
+ *   set up (a proxy's tunnel: `proxyErrors.ts`, `SetupFailed`); a reset or a close after it
  *   opened may come after the server received the whole request (`unknown`);
  * - "reading": the answer was being read: `unknown`.
  */
@@ -158,7 +159,7 @@ export const transportError = (exchange: Exchange, when: "readiness" | "sending"
   // (docs/DESIGN.md, "Proxies").
   const proxy = proxyRefusalOf(error.cause)
   if (proxy !== undefined) return Failures.transport(exchange, proxy.reason, "not-sent", { status: proxy.status }, error)
-  const outcome: Outcome = when === "readiness" || (when === "sending" && neverConnected(error.cause))
+  const outcome: Outcome = when === "readiness" || (when === "sending" && (neverConnected(error.cause) || failedInSetup(error.cause)))
     ? "not-sent"
     : "unknown"
   return Failures.transport(exchange, outcome === "unknown" ? "connection-closed" : "connection-failed", outcome, {}, error)

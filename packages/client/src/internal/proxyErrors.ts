@@ -10,6 +10,11 @@
  * - Bun 1.x: `ERR_PROXY_TUNNEL` "Proxy refused to open a tunnel: 407 ..." and, for an
  *   absolute-form request, the 407 itself as an answer (the transport maps that status).
  * `test/transport/proxy.test.ts` pins both texts: a new version that changes them fails there.
+ *
+ * A request whose connection failed while it was being set up (the proxy's answer to the
+ * `CONNECT` was not HTTP, its head too long, the proxy reset before its `200`, or the TLS
+ * handshake inside the tunnel failed) is marked by the Node client (`proxyNode.ts`) as
+ * `SetupFailed`: undici had not written a byte of it. Bun's fetch does not say which phase failed.
  */
 
 /** What phasebound kept from a proxy: a credential bound for a plain-http origin through a proxy off this machine. */
@@ -18,6 +23,23 @@ export class ProxyCredentialRefused extends Error {
   constructor() {
     super("an authorization header to a plain http origin is not sent through a proxy off this machine")
   }
+}
+
+/**
+ * A request that failed before undici wrote any of it: its connection (a tunnel through the
+ * proxy, TLS inside it) was still being set up. The runtime's error is the cause.
+ */
+export class SetupFailed extends Error {
+  readonly _tag = "SetupFailed"
+  constructor(cause: unknown) {
+    super("the connection failed while it was being set up; nothing of the request was written", { cause })
+  }
+}
+
+/** Whether an error (or one of its causes, at most 8 deep) says the request failed during its connection's set-up. */
+export const failedInSetup = (error: unknown, depth = 0): boolean => {
+  if (depth > 8 || error === null || typeof error !== "object") return false
+  return error instanceof SetupFailed || failedInSetup((error as { cause?: unknown }).cause, depth + 1)
 }
 
 /** A recognised refusal: the public reason, and the proxy's status when it gave one. */

@@ -5,6 +5,10 @@
  * MCP server inside it); `http` targets in absolute form (`proxyTunnel: false`), as curl and Bun
  * send them. The proxy's credentials become its `Proxy-Authorization` header, which undici sends
  * to the proxy alone. Loaded only when a proxy is configured: `HttpProxy.ts` imports it lazily.
+ *
+ * Every request's handler is watched: an error before undici hands the request its connection
+ * (`onConnect`, called just before the request's first byte is written) is wrapped as
+ * `SetupFailed`, so a tunnel that broke while being set up reads as `not-sent`.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
@@ -12,12 +16,43 @@ import * as Undici from "@effect/platform-node/Undici"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
+import { SetupFailed } from "./proxyErrors.js"
 import { route, type Settings } from "./proxyRoute.js"
 
 /** TLS options for the MCP server behind a tunnel and for an `https` proxy (a private CA, say). */
 export interface TlsOptions {
   readonly requestTls?: Undici.buildConnector.BuildOptions | undefined
   readonly proxyTls?: Undici.buildConnector.BuildOptions | undefined
+}
+
+/**
+ * The handler, with an error that comes before the request got its connection wrapped as
+ * `SetupFailed`. Both handler styles of undici 7: `onConnect`/`onError`, and
+ * `onRequestStart`/`onResponseError`; every other member is the handler's own.
+ */
+const watched = (handler: Undici.Dispatcher.DispatchHandler): Undici.Dispatcher.DispatchHandler => {
+  let connected = false
+  const target = handler as Record<string | symbol, unknown>
+  return new Proxy(target, {
+    get(object, property) {
+      const member = object[property]
+      if (typeof member !== "function") return member
+      switch (property) {
+        case "onConnect":
+        case "onRequestStart":
+          return (...args: Array<unknown>) => {
+            connected = true
+            return member.apply(object, args)
+          }
+        case "onError":
+          return (error: unknown) => member.call(object, connected ? error : new SetupFailed(error))
+        case "onResponseError":
+          return (controller: unknown, error: unknown) => member.call(object, controller, connected ? error : new SetupFailed(error))
+        default:
+          return member.bind(object)
+      }
+    }
+  }) as Undici.Dispatcher.DispatchHandler
 }
 
 /** A dispatcher that picks, per request, the direct agent or the proxy agent of the request's scheme. */
@@ -52,7 +87,7 @@ class Routing extends Undici.Dispatcher {
   }
 
   override dispatch(options: Undici.Dispatcher.DispatchOptions, handler: Undici.Dispatcher.DispatchHandler): boolean {
-    return this.#pick(String(options.origin)).dispatch(options, handler)
+    return this.#pick(String(options.origin)).dispatch(options, watched(handler))
   }
 
   #all(): Array<Undici.Dispatcher> {

@@ -16,7 +16,10 @@ export interface Proxy {
   readonly protocol: "http:" | "https:"
   /** The proxy is on loopback: what is sent to it stays on this machine. */
   readonly loopback: boolean
-  /** The values that must never be shown: the userinfo, raw and percent-decoded. */
+  /**
+   * The values that must never be shown: the user name and password, raw and percent-decoded,
+   * and `user:password` as its `Proxy-Authorization: Basic` token encodes it.
+   */
   readonly secrets: ReadonlyArray<string>
 }
 
@@ -87,6 +90,7 @@ export const parseProxy = (value: string, option: string): Either.Either<Proxy, 
     const decoded = decodeSafely(part)
     return decoded === part ? [part] : [part, decoded]
   })
+  if (url.username !== "" || url.password !== "") secrets.push(`${decodeSafely(url.username)}:${decodeSafely(url.password)}`)
   return Either.right({
     url: Redacted.make(url.href),
     protocol: url.protocol,
@@ -201,11 +205,11 @@ export const environmentProxySecrets = (env: Readonly<Record<string, string | un
     const value = (env[name] ?? "").trim()
     if (value === "") return []
     const parsed = parseProxy(value, name)
-    if (Either.isLeft(parsed)) return [value]
-    const url = new URL(value)
-    const userinfo = url.username === "" && url.password === "" ? [] : [`${decodeSafely(url.username)}:${decodeSafely(url.password)}`]
-    return [...parsed.right.secrets, ...userinfo]
+    return Either.isLeft(parsed) ? [value] : parsed.right.secrets
   })
+
+/** The secrets of the proxies of these settings (see `Proxy.secrets`). */
+export const settingsSecrets = (settings: Settings): ReadonlyArray<string> => [settings.http, settings.https].flatMap((proxy) => proxy?.secrets ?? [])
 
 /** Whether an environment names a proxy at all: the cheap test the default clients make before loading any proxy code. */
 export const environmentNamesProxy = (env: Readonly<Record<string, string | undefined>>): boolean =>

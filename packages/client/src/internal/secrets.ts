@@ -65,6 +65,10 @@ export const secretValues = (values: Iterable<string>): ReadonlyArray<string> =>
   return [...secrets].sort((a, b) => b.length - a.length)
 }
 
+/** Two lists of secrets as one, without repeats, longest first (so that a secret holding another is redacted whole). */
+export const mergeSecrets = (first: ReadonlyArray<string>, second: ReadonlyArray<string>): Array<string> =>
+  [...new Set([...first, ...second])].sort((a, b) => b.length - a.length)
+
 /** URL userinfo (also as `user:password`), every query value, and every long path segment. */
 const urlSecretValues = (url: URL): ReadonlyArray<string> => {
   const values: Array<string> = []

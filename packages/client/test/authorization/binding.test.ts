@@ -199,7 +199,9 @@ describe("an mcpServers file's auth entry", () => {
         })
       )
       const options = yield* McpServers.fromFile(file)
-      expect(options.servers["home"]).toMatchObject({ auth: { issuer: home.issuer, allowPrivateAuthority: false, allowScopeStepUp: true } })
+      expect(yield* McpServers.resolveServer(options.servers["home"]!)).toMatchObject({
+        auth: { issuer: home.issuer, allowPrivateAuthority: false, allowScopeStepUp: true }
+      })
       const servers = yield* McpServers.make(options)
       expect(textOf(yield* servers.callTool("home", "increment"))).toBe("1")
       const { error } = yield* failureOf(servers.connection("rogue"))

@@ -2,7 +2,9 @@
  * Config files of other formats end to end (docs/DESIGN.md, "Config files"): `McpServers.layerFile`
  * over a VS Code `mcp.json` (an HTTP server on loopback, its header from a password input) and
  * a Codex `config.toml` (a real child process, its environment from `${VAR}` and
- * `bearer_token_env_var`), and `layerDiscovered` over the search order.
+ * `bearer_token_env_var`; its `disabled_tools` a block rule the catalog enforces before anything
+ * is sent), and `layerDiscovered` over the search order (a server resolved on first use, so one
+ * missing input fails that server alone; a refused file named by scope, format and place).
  */
 import { FetchHttpClient } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
@@ -14,7 +16,7 @@ import { ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Authorization, McpServers } from "../../src/index.js"
+import { Authorization, McpCatalog, McpServers } from "../../src/index.js"
 import { server } from "../support/harness.js"
 
 const TOKEN = "input-token-CANARY-5c2e"
@@ -71,15 +73,17 @@ describe.concurrent("config files of other formats", () => {
       expect(authorizationOf(srv, "tools/call")).toBe(`Bearer ${TOKEN}`)
       yield* built.release
 
-      // Without the input: refused before any I/O, naming the input, never a value.
+      // Without the input: the file is read, the server refused at its first use, before any
+      // I/O, naming the input, never a value.
       const before = srv.requests.length
-      const error = yield* Effect.flip(McpServers.fromFile(file)).pipe(
-        Effect.provide(platform),
+      const without = yield* buildIn(McpServers.layerFile(file).pipe(Layer.provide(platform))).pipe(
         Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
       )
+      const error = yield* Effect.flip(Context.get(without.context, McpServers.McpServers).connection("remote"))
       expect(error).toMatchObject({ _tag: "InvalidOption", option: "inputs.api-token" })
       expect(JSON.stringify(error) + String(error)).not.toContain(file)
       expect(srv.requests.length).toBe(before)
+      yield* without.release
     }))
 
   it.scopedLive("Codex config.toml over stdio: a real child given ${VAR} from the ConfigProvider; an HTTP table's bearer_token_env_var", () =>
@@ -147,6 +151,65 @@ enabled = false
       yield* built.release
       write(home, ".codex/config.toml", "[mcp_servers.x\ncommand = 'y'")
       const error = yield* Effect.flip(McpServers.fromDiscovered({ cwd: project, env: { HOME: home }, platform: "linux" })).pipe(Effect.provide(platform))
-      expect(error).toMatchObject({ _tag: "InvalidOption", option: "file" })
+      // Which file, by its scope, format and place under the home directory; never the machine's paths.
+      expect(error).toMatchObject({ _tag: "InvalidOption", option: "file user codex ~/.codex/config.toml", reason: "invalid-json" })
+      expect(JSON.stringify(error) + String(error)).not.toContain(root)
+      write(project, ".vscode/mcp.json", "{ \"servers\": { \"x\": { \"command\": 1 } } }")
+      const inProject = yield* Effect.flip(McpServers.fromDiscovered({ cwd: project, env: { HOME: home }, platform: "linux" })).pipe(Effect.provide(platform))
+      expect(inProject).toMatchObject({ option: "file project vscode .vscode/mcp.json", reason: "invalid-value" })
+    }))
+
+  it.scopedLive("layerDiscovered: a VS Code input nobody gave fails its own server at first use; an unrelated server still connects", () =>
+    Effect.gen(function*() {
+      const srv = yield* server()
+      const root = yield* tempDir
+      const project = join(root, "project")
+      const home = join(root, "home")
+      write(
+        project,
+        ".vscode/mcp.json",
+        JSON.stringify({
+          inputs: [{ type: "promptString", id: "tok", password: true }],
+          servers: { needsInput: { url: srv.url, headers: { Authorization: "Bearer ${input:tok}" } } }
+        })
+      )
+      write(home, ".cursor/mcp.json", JSON.stringify({ mcpServers: { unrelated: { url: srv.url } } }))
+      const built = yield* buildIn(McpServers.layerDiscovered({ cwd: project, env: { HOME: home }, platform: "linux" }).pipe(Layer.provide(platform))).pipe(
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
+      )
+      const servers = Context.get(built.context, McpServers.McpServers)
+      expect(servers.names).toEqual(["needsInput", "unrelated"])
+      const result = yield* servers.callTool("unrelated", "add", { a: 2, b: 3 })
+      expect(result.content[0]).toMatchObject({ type: "text", text: "5" })
+      const sent = srv.requests.length
+      expect(yield* Effect.flip(servers.connection("needsInput"))).toMatchObject({ _tag: "InvalidOption", option: "inputs.tok" })
+      expect(srv.requests.length).toBe(sent)
+      yield* built.release
+    }))
+
+  it.scopedLive("Codex disabled_tools: a block rule for that exact name; through the catalog the tool is refused before anything is sent", () =>
+    Effect.gen(function*() {
+      const srv = yield* server()
+      const dir = yield* tempDir
+      const file = write(
+        dir,
+        "codex/config.toml",
+        `[mcp_servers.remote]
+url = ${toml(srv.url)}
+# Exact names: "e*" blocks the tool named "e*", not "echo".
+disabled_tools = ["increment", "e*"]
+`
+      )
+      const built = yield* buildIn(Layer.provideMerge(McpCatalog.layer(), McpServers.layerFile(file)).pipe(Layer.provide(platform)))
+      expect(Context.get(built.context, McpServers.McpServers).catalog).toEqual({ servers: { remote: { blockTools: ["increment", "e\\*"] } } })
+      const catalog = Context.get(built.context, McpCatalog.McpCatalog)
+      const error = yield* Effect.flip(catalog.callTool("remote__increment"))
+      expect(error).toMatchObject({ _tag: "InvalidOption", option: "tool", reason: "tool-blocked" })
+      // Nothing was sent for it: not even a connection was needed to refuse it.
+      expect(srv.requests.filter((request) => request.rpcMethod === "tools/call")).toEqual([])
+      const echoed = yield* catalog.callTool("remote__echo", { text: "still callable" })
+      expect(echoed.isError).not.toBe(true)
+      expect(srv.counter()).toBe(0)
+      yield* built.release
     }))
 })

@@ -282,7 +282,10 @@ describe.concurrent("McpServers.layerFile: the CLI's mcpServers file", () => {
       ]
       for (const [content, option] of cases) {
         const file = yield* tempFile(content)
-        const error = yield* Effect.flip(McpServers.fromFile(file)).pipe(
+        // A refused file fails the reading; an unset variable the server's first use (its resolution).
+        const error = yield* Effect.flip(
+          Effect.flatMap(McpServers.fromFile(file), (options) => McpServers.resolveServer(options.servers["a"]!))
+        ).pipe(
           Effect.provide(platform),
           Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
         )

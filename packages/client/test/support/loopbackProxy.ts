@@ -46,12 +46,22 @@ const closeAll = (server: http.Server | https.Server, sockets: Set<Socket>) =>
     server.close(() => resolve())
   })
 
-/** The `proxy` package on 127.0.0.1:0; with `credentials`, it answers 407 to anything else than that Basic pair. */
-export const loopbackProxy = (options: { readonly credentials?: { readonly user: string; readonly password: string } } = {}) =>
+/**
+ * The `proxy` package on 127.0.0.1:0; with `credentials`, it answers 407 to anything else than
+ * that Basic pair; with `tls`, it is an `https://` proxy (TLS between the client and the proxy).
+ */
+export const loopbackProxy = (
+  options: {
+    readonly credentials?: { readonly user: string; readonly password: string }
+    readonly tls?: { readonly cert: string; readonly key: string }
+  } = {}
+) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const received: Array<ProxiedRequest> = []
-      const server = createProxy(http.createServer())
+      // The package takes an http.Server; an https.Server emits the same events.
+      const front = options.tls === undefined ? http.createServer() : https.createServer({ cert: options.tls.cert, key: options.tls.key })
+      const server = createProxy(front as http.Server)
       const header = (req: http.IncomingMessage) => req.headers["proxy-authorization"]
       server.prependListener("request", (req: http.IncomingMessage) =>
         received.push({ kind: "absolute", target: req.url ?? "", proxyAuthorization: header(req) }))
@@ -64,7 +74,8 @@ export const loopbackProxy = (options: { readonly credentials?: { readonly user:
       }
       const sockets = new Set<Socket>()
       const port = await listen(server, sockets)
-      return { proxy: { url: `http://127.0.0.1:${port}`, port, received } satisfies LoopbackProxy, close: () => closeAll(server, sockets) }
+      const scheme = options.tls === undefined ? "http" : "https"
+      return { proxy: { url: `${scheme}://127.0.0.1:${port}`, port, received } satisfies LoopbackProxy, close: () => closeAll(server, sockets) }
     }),
     ({ close }) => Effect.promise(close)
   ).pipe(Effect.map(({ proxy }) => proxy))

@@ -1,16 +1,19 @@
-/** A tracer that records the spans made under it (name, attributes, whether ended). */
-import { Tracer } from "effect"
+/** A tracer that records the spans made under it (name, attributes, events, whether ended, and how). */
+import { type Exit, Tracer } from "effect"
 
 export interface Recorded {
   readonly name: string
   readonly attributes: Map<string, unknown>
+  readonly events: Array<{ readonly name: string; readonly attributes: Record<string, unknown> | undefined }>
   ended: boolean
+  /** What the span ended with (an exporter records a failure's errors from it). */
+  exit?: Exit.Exit<unknown, unknown> | undefined
 }
 
 export const recordingTracer = (spans: Array<Recorded>) =>
   Tracer.make({
     span: (name, parent, context, links, startTime, kind) => {
-      const recorded: Recorded = { name, attributes: new Map(), ended: false }
+      const recorded: Recorded = { name, attributes: new Map(), events: [], ended: false }
       spans.push(recorded)
       return {
         _tag: "Span",
@@ -24,13 +27,16 @@ export const recordingTracer = (spans: Array<Recorded>) =>
         links,
         sampled: true,
         kind,
-        end: () => {
+        end: (_endTime, exit) => {
           recorded.ended = true
+          recorded.exit = exit
         },
         attribute: (key, value) => {
           recorded.attributes.set(key, value)
         },
-        event: () => {},
+        event: (eventName, _startTime, eventAttributes) => {
+          recorded.events.push({ name: eventName, attributes: eventAttributes })
+        },
         addLinks: () => {}
       }
     },

@@ -1,8 +1,9 @@
 /**
  * The Promise API's default HTTP client behind a proxy (docs/DESIGN.md, "Proxies"): with
  * `HTTP_PROXY` set it goes through the proxy (credentials to the proxy alone), `NO_PROXY` sends
- * a listed server around it, and a proxy that stalls rejects with `DeadlineExceeded` and no
- * credential. The default client reads the environment once per process, at its first connect:
+ * a listed server around it, a proxy that stalls rejects with `DeadlineExceeded` and no
+ * credential, one that resets the tunnel with `TransportFailure` `not-sent`, and one that quotes
+ * its credentials back finds them redacted. The default client reads the environment once per process, at its first connect:
  * each case writes `process.env`, loads a fresh copy of the Promise API, and restores the
  * environment. Environment writes are why this file is in the slow tier (vitest.workspace.ts).
  */
@@ -85,6 +86,42 @@ describe("the Promise API's default client", () => {
       }
     } finally {
       await stalling.close()
+    }
+  })
+
+  it("a proxy that quotes its credentials back for the server: the rejection's remoteMessage has neither form", async () => {
+    const echoing = await Testkit.startHostileProxy({ kind: "echo-credentials" })
+    try {
+      process.env["HTTP_PROXY"] = withCredentials(echoing.url)
+      const { connect } = await freshPromiseApi()
+      const error = (await connect({ url: srv.url }).then(() => undefined, (e: unknown) => e)) as McpConnectionError.McpConnectionError
+      expect(error).toMatchObject({ _tag: "RemoteRefusal", code: -32600 })
+      expect(error.remoteMessage).toContain("Proxy-Authorization: Basic [redacted] ([redacted])")
+      expect(echoing.requests[0]?.headers["proxy-authorization"]).toBe(basic)
+      for (const view of [String(error), error.message, JSON.stringify(error)]) {
+        expect(view).not.toContain(USER)
+        expect(view).not.toContain(PASSWORD)
+        expect(view).not.toContain(basic.slice(6))
+      }
+    } finally {
+      await echoing.close()
+    }
+  })
+
+  it("a proxy that resets the CONNECT: TransportFailure, not-sent (the tunnel never opened), no credential", async () => {
+    const resetting = await Testkit.startHostileProxy({ kind: "reset" })
+    try {
+      process.env["HTTPS_PROXY"] = withCredentials(resetting.url)
+      const { connect } = await freshPromiseApi()
+      const error = (await connect({ url: "https://127.0.0.1:1/mcp" }).then(() => undefined, (e: unknown) => e)) as McpConnectionError.McpConnectionError
+      expect(error).toMatchObject({ _tag: "TransportFailure", reason: "connection-failed", outcome: "not-sent" })
+      expect((await resetting.arrived).method).toBe("CONNECT")
+      for (const view of publicViews(error)) {
+        expect(view).not.toContain(PASSWORD)
+        expect(view).not.toContain(basic.slice(6))
+      }
+    } finally {
+      await resetting.close()
     }
   })
 

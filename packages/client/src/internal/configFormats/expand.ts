@@ -10,7 +10,9 @@
  * One scan, left to right: what a reference is replaced by is never scanned again, so a value
  * holding `${X}` after substitution stays literal. Anything else (`$VAR`, `${1}`, an unclosed
  * `${`) is literal text. The work is linear in the value, and the result is bounded
- * (`maxExpandedLength`): a value cannot grow without end by repeating a long variable.
+ * (`maxExpandedLength`, or a smaller limit: what is left of an entry's budget,
+ * `maxExpandedEntryLength`): a value cannot grow without end by repeating a long variable, nor
+ * an entry by repeating it across 100,000 arguments.
  */
 
 /** What one reference names. */
@@ -33,6 +35,9 @@ export type Expanded =
 
 /** The longest value an expansion may give (the bound of a config file). */
 export const maxExpandedLength = 1024 * 1024
+
+/** The most an entry's values may expand to, all together (`ConfigImport.expandEntry`). */
+export const maxExpandedEntryLength = 1024 * 1024
 
 const name = /[A-Za-z_][A-Za-z0-9_]*/y
 const inputId = /[A-Za-z0-9_.-]+/y
@@ -81,7 +86,7 @@ export const referencesOf = (value: string): ReadonlyArray<Reference> => {
  * The scan itself: `replace` gives each reference's text, or undefined to stop (a missing
  * value). Linear: the next `}` is searched for once per `}`, not once per `${`.
  */
-const scan = (value: string, replace: (reference: Reference) => string | undefined): Expanded => {
+const scan = (value: string, replace: (reference: Reference) => string | undefined, limit = maxExpandedLength): Expanded => {
   let out = ""
   let from = 0
   let close = -1
@@ -99,15 +104,15 @@ const scan = (value: string, replace: (reference: Reference) => string | undefin
     const text = replace(reference[0])
     if (text === undefined) return { _tag: "Missing", reference: reference[0] }
     out += value.slice(from, start) + text
-    if (out.length > maxExpandedLength) return { _tag: "TooLarge" }
+    if (out.length > limit) return { _tag: "TooLarge" }
     from = reference[1]
   }
   out += value.slice(from)
-  return out.length > maxExpandedLength ? { _tag: "TooLarge" } : { _tag: "Expanded", value: out }
+  return out.length > limit ? { _tag: "TooLarge" } : { _tag: "Expanded", value: out }
 }
 
-/** Expands every reference of `value` with `lookup`, in one pass (see the module comment). */
-export const expand = (value: string, lookup: Lookup): Expanded =>
+/** Expands every reference of `value` with `lookup`, in one pass, its result at most `limit` long (see the module comment). */
+export const expand = (value: string, lookup: Lookup, limit = maxExpandedLength): Expanded =>
   scan(value, (reference) => {
     switch (reference.kind) {
       case "variable": {
@@ -120,7 +125,7 @@ export const expand = (value: string, lookup: Lookup): Expanded =>
       case "builtin":
         return lookup.builtin(reference.name)
     }
-  })
+  }, limit)
 
 /** A lookup of the environment only: inputs and builtins are unset. */
 export const environmentOnly = (variable: (name: string) => string | undefined): Lookup => ({

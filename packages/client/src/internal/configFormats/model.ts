@@ -1,7 +1,14 @@
 /**
  * What every format reader gives: the servers of one file as `ServersFile.ServerEntry` values
  * (as written: their references are expanded when a server is started, not when it is read),
- * the inputs the file declares, and a note for each setting that was read but not used.
+ * the inputs the file declares, a note for each setting that was read but not used, and the
+ * servers the file turns off.
+ *
+ * The formats of other clients are read leniently where that is safe (docs/DESIGN.md, "Config
+ * files"): a field of the model is decoded strictly; a field the format is known to have and the
+ * model does not is noted; `disabled: true` leaves the server out; an unknown field is read past
+ * with a note naming it, unless its name speaks of what ignoring it could change (tools, access,
+ * credentials, the transport, what and where to run): that one refuses the file.
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -24,9 +31,17 @@ export interface ImportedServer {
   readonly scope?: "local" | undefined
 }
 
+/** A server the file defines and turns off (`disabled: true`, Codex's `enabled = false`): left out, with why. */
+export interface SkippedServer {
+  readonly name: string
+  readonly skipped: string
+}
+
 export interface Imported {
   readonly servers: ReadonlyArray<ImportedServer>
   readonly inputs: ReadonlyArray<InputSpec>
+  /** The servers left out, in order. */
+  readonly skipped?: ReadonlyArray<SkippedServer> | undefined
 }
 
 /** Why a file's content was refused. `at` names the server or setting (never a value). */
@@ -62,42 +77,140 @@ const decodeEntry = Schema.decodeUnknownEither(ServersFile.ServerEntry, { onExce
 export const strictEntry = (name: string, raw: unknown): Either.Either<ServersFile.ServerEntry, FormatProblem> =>
   Either.mapLeft(decodeEntry(raw), (): FormatProblem => ({ reason: "invalid-value", at: name }))
 
-/**
- * A raw entry without the fields a format has and the model does not: each removed field
- * present becomes a note.
- */
-export const withoutFields = (
-  raw: unknown,
-  ignored: Readonly<Record<string, string>>
-): { readonly raw: unknown; readonly notes: ReadonlyArray<string> } => {
-  if (!isRecord(raw)) return { raw, notes: [] }
-  const kept: Record<string, unknown> = {}
-  const notes: Array<string> = []
-  for (const [key, value] of Object.entries(raw)) {
-    if (Object.hasOwn(ignored, key)) notes.push(ignored[key]!)
-    else kept[key] = value
-  }
-  return { raw: kept, notes }
+/** What reading one entry gives: the server, or why it is left out. */
+export type EntryRead = Either.Either<ImportedServer | SkippedServer, FormatProblem>
+
+const isSkipped = (read: ImportedServer | SkippedServer): read is SkippedServer => "skipped" in read
+
+/** The servers of a file and those it leaves out. */
+export interface ServersRead {
+  readonly servers: ReadonlyArray<ImportedServer>
+  readonly skipped: ReadonlyArray<SkippedServer>
 }
 
 /** Reads every entry of a name → server object with `read`, in order. */
 export const readServers = (
   value: unknown,
   at: string,
-  read: (name: string, raw: unknown) => Either.Either<ImportedServer | undefined, FormatProblem>
-): Either.Either<ReadonlyArray<ImportedServer>, FormatProblem> =>
+  read: (name: string, raw: unknown) => EntryRead
+): Either.Either<ServersRead, FormatProblem> =>
   Either.flatMap(namedEntries(value, at), (entries) => {
     const servers: Array<ImportedServer> = []
+    const skipped: Array<SkippedServer> = []
     for (const [name, raw] of entries) {
       const read_ = read(name, raw)
       if (Either.isLeft(read_)) return Either.left(read_.left)
-      if (read_.right !== undefined) servers.push(read_.right)
+      if (isSkipped(read_.right)) skipped.push(read_.right)
+      else servers.push(read_.right)
     }
-    return Either.right(servers)
+    return Either.right({ servers, skipped })
   })
 
-/** A reader of the `mcpServers` shape, with a format's own fields removed first (noted). */
-export const mcpServersEntry = (ignored: Readonly<Record<string, string>>) => (name: string, raw: unknown) => {
-  const { notes, raw: kept } = withoutFields(raw, ignored)
-  return Either.map(strictEntry(name, kept), (entry): ImportedServer => ({ name, entry, notes }))
+/** The fields of the model's entry (`ServersFile.ServerEntry`, either kind, with the catalog's). */
+const modelFields: ReadonlySet<string> = new Set(["url", "type", "headers", "auth", "command", "args", "env", "cwd", "prefix", "allowTools", "blockTools"])
+
+/** Fields several clients write that change nothing of how a server is reached or what it is sent. */
+const commonNotes: Readonly<Record<string, string>> = {
+  gallery: "gallery (where the editor installed the server from) is not read",
+  version: "version (the version the editor installed) is not read",
+  description: "description is not read",
+  autoApprove: "autoApprove is not applied: phasebound asks nobody before a call",
+  alwaysAllow: "alwaysAllow is not applied: phasebound asks nobody before a call"
 }
+
+/**
+ * The name of a field whose meaning, were it ignored, could change how the server is reached or
+ * what it is sent or may do: tool filters and permissions, credentials, headers and environment,
+ * proxies and TLS, the URL, the command, its arguments and directory, the transport, a sandbox.
+ * An unknown field so named refuses the file: read past, it would silently widen what happens.
+ */
+const consequential =
+  /tool|allow|deny|block|filter|exclu|inclu|enabl|disabl|permi|approv|sandbox|trust|proxy|tls|ssl|cert|insecure|verif|header|env|auth|token|secret|passw|credential|key|url|uri|endpoint|host|port|socket|path|dir|cwd|command|arg|exec|run|transport|type|scope/i
+
+/** A field name that can be shown in a note or a refusal's `at` (a plain identifier, bounded). */
+const plainFieldName = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/
+
+/** Why an unknown field cannot be read past, or `undefined` when it can (and is noted). */
+const unknownFieldProblem = (server: string, key: string): FormatProblem | undefined =>
+  !plainFieldName.test(key)
+    ? { reason: "invalid-value", at: server }
+    : consequential.test(key)
+    ? { reason: "invalid-value", at: `${server}.${key}` }
+    : undefined
+
+/**
+ * Sorts a raw entry's fields of another client's format: the model's kept (decoded strictly
+ * later), the format's own known ones (`own`) and the common ones noted, an unknown one noted by
+ * its name, or refused when ignoring it could change what happens (`consequential`).
+ */
+export const sortFields = (
+  server: string,
+  raw: Readonly<Record<string, unknown>>,
+  own: Readonly<Record<string, string>>
+): Either.Either<{ readonly kept: Record<string, unknown>; readonly notes: ReadonlyArray<string> }, FormatProblem> => {
+  const kept: Record<string, unknown> = {}
+  const notes: Array<string> = []
+  for (const [key, value] of Object.entries(raw)) {
+    if (modelFields.has(key)) kept[key] = value
+    else if (Object.hasOwn(own, key)) notes.push(own[key]!)
+    else if (Object.hasOwn(commonNotes, key)) notes.push(commonNotes[key]!)
+    else {
+      const problem = unknownFieldProblem(server, key)
+      if (problem !== undefined) return Either.left(problem)
+      notes.push(`${key} is not read (unknown to phasebound)`)
+    }
+  }
+  return Either.right({ kept, notes })
+}
+
+/** An unknown field of a format read key by key (Codex): noted, or refused as `sortFields` would. */
+export const unknownField = (server: string, key: string): Either.Either<string, FormatProblem> => {
+  const problem = unknownFieldProblem(server, key)
+  return problem === undefined ? Either.right(`${key} is not read (unknown to phasebound)`) : Either.left(problem)
+}
+
+/** `disabled`: `true` leaves the server out; anything but a boolean is refused. */
+const disabledOf = (server: string, raw: Readonly<Record<string, unknown>>): Either.Either<boolean, FormatProblem> => {
+  const disabled = raw["disabled"]
+  if (disabled === undefined) return Either.right(false)
+  return typeof disabled === "boolean" ? Either.right(disabled) : Either.left({ reason: "invalid-value", at: `${server}.disabled` })
+}
+
+/**
+ * A format's own mapping of a raw entry before its fields are sorted (Windsurf's `serverUrl`,
+ * VS Code's `type: "http"`, Claude Code's `oauth`...): the entry to sort, and notes.
+ */
+export type Prepare = (
+  server: string,
+  raw: Readonly<Record<string, unknown>>
+) => Either.Either<{ readonly raw: Readonly<Record<string, unknown>>; readonly notes?: ReadonlyArray<string> }, FormatProblem>
+
+/**
+ * A reader of one entry of another client's format: `disabled`, then the format's mapping, then
+ * the fields sorted (`sortFields`) and the model's decoded strictly.
+ */
+export const foreignEntry = (own: Readonly<Record<string, string>>, prepare?: Prepare) => (name: string, raw: unknown): EntryRead =>
+  Either.gen(function*() {
+    if (!isRecord(raw)) return yield* Either.left<FormatProblem>({ reason: "invalid-value", at: name })
+    if (yield* disabledOf(name, raw)) return { name, skipped: "disabled: left out" }
+    const { disabled: _, ...rest } = raw
+    const prepared = prepare === undefined ? { raw: rest } : yield* prepare(name, rest)
+    const sorted = yield* sortFields(name, prepared.raw, own)
+    const entry = yield* strictEntry(name, sorted.kept)
+    return { name, entry, notes: [...(prepared.notes ?? []), ...sorted.notes] }
+  })
+
+/** The longest tool name (MCP): a longer exact name can match no tool. */
+const maxToolName = 128
+
+/**
+ * Exact tool names as patterns of the catalog's glob syntax (`internal/catalog/glob.ts`): each
+ * of `* ? [ ] \` escaped with `\`, so `get_*` blocks the tool of that very name and no other.
+ * A name no tool can have (empty, longer than 128 characters) matches nothing and is left out.
+ */
+export const exactToolPatterns = (names: ReadonlyArray<string>): ReadonlyArray<string> =>
+  names.filter((name) => name.length >= 1 && name.length <= maxToolName).map((name) => name.replace(/[*?[\]\\]/g, "\\$&"))
+
+/** A list of tool names: an array of strings, else `undefined`. */
+export const toolNames = (value: unknown): ReadonlyArray<string> | undefined =>
+  Array.isArray(value) && value.every((item) => typeof item === "string") ? value : undefined

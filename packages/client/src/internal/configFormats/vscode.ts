@@ -6,18 +6,7 @@
  * `auto` (no `type`).
  */
 import * as Either from "effect/Either"
-import type * as ServersFile from "../../ServersFile.js"
-import {
-  type FormatProblem,
-  type Imported,
-  type ImportedServer,
-  type InputSpec,
-  isRecord,
-  type Reader,
-  readServers,
-  strictEntry,
-  withoutFields
-} from "./model.js"
+import { type FormatProblem, foreignEntry, type Imported, type InputSpec, isRecord, type Prepare, type Reader, readServers } from "./model.js"
 
 const inputId = /^[A-Za-z0-9_.-]{1,64}$/
 
@@ -41,24 +30,23 @@ const readInputs = (value: unknown): Either.Either<ReadonlyArray<InputSpec>, For
   return Either.right(inputs)
 }
 
-const ignored = {
+const notes = {
   envFile: "envFile is not read: set its variables in the environment",
   dev: "dev (watch and debug) is VS Code's own"
 }
 
-const entry = (name: string, raw: unknown): Either.Either<ImportedServer, FormatProblem> => {
-  const { notes, raw: kept } = withoutFields(raw, ignored)
-  let shaped = kept
-  if (isRecord(kept) && kept["type"] === "http") {
-    const { type: _, ...rest } = kept
-    shaped = rest
-  }
-  return Either.map(strictEntry(name, shaped), (entry: ServersFile.ServerEntry): ImportedServer => ({ name, entry, notes }))
+/** VS Code's `http` tries Streamable HTTP, then SSE: the model's `auto`. */
+const httpType: Prepare = (_, raw) => {
+  if (raw["type"] !== "http") return Either.right({ raw })
+  const { type: _type, ...rest } = raw
+  return Either.right({ raw: rest })
 }
+
+const entry = foreignEntry(notes, httpType)
 
 const readSection = (section: unknown, at: string): Either.Either<Imported, FormatProblem> => {
   if (!isRecord(section) || !Object.hasOwn(section, "servers")) return Either.left({ reason: "invalid-value", at: `${at}servers` })
-  return Either.zipWith(readServers(section["servers"], `${at}servers`, entry), readInputs(section["inputs"]), (servers, inputs) => ({ servers, inputs }))
+  return Either.zipWith(readServers(section["servers"], `${at}servers`, entry), readInputs(section["inputs"]), (read, inputs) => ({ ...read, inputs }))
 }
 
 /** `mcp.json` (workspace or user). */
