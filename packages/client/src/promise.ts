@@ -466,24 +466,28 @@ const connectHttp = (options: HttpConnectOptions, scope: Scope.Scope) =>
     const context = options.httpClient === undefined
       ? yield* sharedDefaultHttpClient
       : yield* Layer.buildWithScope(options.httpClient, scope)
-    const authorize = options.auth?.authorize
-    // Tokens in memory for this connection; the interactive step, when one is given.
-    const authorization = Layer.merge(
-      Authorization.layerMemoryTokenStore,
-      typeof authorize === "function"
-        ? Authorization.layerInteractive((url) => Effect.tryPromise({ try: async (signal) => authorize(url, { signal }), catch: (cause) => cause }))
-        : Authorization.layerNoInteraction
-    )
-    return yield* McpClient.connect({
+    const connectOptions = {
       url: options.url,
       headers: options.headers,
       transport: options.transport,
       revisions: options.revisions,
       policy: options.policy,
       clientInfo: options.clientInfo,
-      handlers: effectHandlers(options.handlers),
-      auth: options.auth
-    }).pipe((connecting) => withCache(connecting, options.cache), Scope.extend(scope), Effect.provide(authorization), Effect.provide(context))
+      handlers: effectHandlers(options.handlers)
+    }
+    const auth = options.auth
+    // Without `auth`, no authorization service is asked for: none is built.
+    const connecting = auth === undefined ? McpClient.connect(connectOptions) : Effect.provide(
+      McpClient.connect({ ...connectOptions, auth }),
+      // Tokens in memory for this connection; the interactive step, when one is given.
+      Layer.merge(
+        Authorization.layerMemoryTokenStore,
+        typeof auth.authorize === "function"
+          ? Authorization.layerInteractive((url) => Effect.tryPromise({ try: async (signal) => auth.authorize!(url, { signal }), catch: (cause) => cause }))
+          : Authorization.layerNoInteraction
+      )
+    )
+    return yield* connecting.pipe((connecting) => withCache(connecting, options.cache), Scope.extend(scope), Effect.provide(context))
   })
 
 /**
