@@ -139,7 +139,7 @@ const settingsOf = (options: Options | undefined): Either.Either<Module.Settings
   if (typeof importFrom !== "string" || !/^[A-Za-z0-9@._/-]{1,214}$/.test(importFrom)) {
     return Either.left(new InvalidCodegenOption({ option: "importFrom" }))
   }
-  return Either.right({ maxDepth, maxNodes, importFrom, title: options?.title, prefix: "" })
+  return Either.right({ maxDepth, maxNodes, importFrom, title: options?.title, prefix: "", server: undefined })
 }
 
 /**
@@ -171,7 +171,7 @@ export const generateServers = (
     const identifiers = new Identifiers(Module.reservedNames)
     const sections = [...servers]
       .sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
-      .map((server) => Module.toolsSection(server.tools, { ...settings, prefix: pascalCase(server.name, "Server") }, identifiers, limits))
+      .map((server) => Module.toolsSection(server.tools, { ...settings, prefix: pascalCase(server.name, "Server"), server: server.name }, identifiers, limits))
     return {
       source: Module.moduleText(sections, settings),
       tools: sections.flatMap((section) => section.tools),
