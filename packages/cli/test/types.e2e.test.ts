@@ -69,7 +69,10 @@ describe("types", () => {
     expect(typeCheck([out]).get(out)).toEqual([])
     const loaded = await import(/* @vite-ignore */ out) as Record<string, any>
     const weather = await Effect.runPromise(
-      Effect.flatMap(McpClient.connect({ url: server.url }), (connection) => loaded["betaTwoWeather"](connection, { city: "Lima" }) as Effect.Effect<McpClient.DecodedResult<unknown>>)
+      Effect.flatMap(
+        McpClient.connect({ url: server.url }),
+        (connection) => loaded["betaTwoWeather"](connection, { city: "Lima" }) as Effect.Effect<McpClient.DecodedResult<unknown>>
+      )
         .pipe(Effect.scoped, Effect.provide(FetchHttpClient.layer))
     )
     expect(weather.isError === false && weather.value).toEqual(weather.result.structuredContent)

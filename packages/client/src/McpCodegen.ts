@@ -10,6 +10,8 @@
  * comment can be closed from inside, a `pattern` is checked at decoding only when JavaScript's
  * engine runs it in linear time, and the walk is bounded in depth and in work (what is past the
  * bounds is `Schema.Unknown`). What does not map is `Schema.Unknown` with a comment, and a note.
+ * Whatever the schemas, the module parses, type-checks and loads, and each of its Schemas decodes
+ * a value in time linear in the value's size (docs/DESIGN.md, "Typed tools").
  *
  * @example
  * import { McpCodegen } from "@phasebound/client"
@@ -62,8 +64,8 @@ export interface Options {
 /**
  * What the generated Schemas do not hold exactly as the JSON Schema says: `fallback`, the
  * schema at `path` is `Schema.Unknown`; `unchecked`, a keyword kept as an annotation (a
- * `format`, `oneOf`'s exclusivity, `uniqueItems`...). Either way the Schema accepts at least
- * what the JSON Schema accepts.
+ * `format`, `oneOf`'s exclusivity, `uniqueItems`...) or union members merged so that a decode
+ * stays linear. Either way the Schema accepts at least what the JSON Schema accepts.
  *
  * @since 0.1.0
  * @category models

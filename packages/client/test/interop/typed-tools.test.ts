@@ -14,7 +14,7 @@ import { Duration, Effect, Either, Exit, FastCheck as fc, Schema, Scope } from "
 import { mkdirSync, writeFileSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { McpClient, McpCodegen } from "../../src/index.js"
+import { McpClient, McpCodegen, type McpSchema } from "../../src/index.js"
 import { typeCheck } from "../support/codegen.js"
 import { schemaArbitrary } from "../support/codegenSchemas.js"
 import { startEverythingServer } from "../support/everythingServer.js"
@@ -109,9 +109,15 @@ const edgeTools = (() => {
   for (let i = 0; i < 70; i++) deep = { type: "object", properties: { a: deep, b: { type: "array", items: { type: "number" } } }, required: ["a"] }
   return [
     { name: "enum", inputSchema: { type: "object", properties: { e: { enum: values } } }, outputSchema: { enum: values.slice(0, 1_000) } },
-    { name: "any-of", inputSchema: { type: "object", properties: { e: { anyOf: values.slice(0, 20_000).map((v) => ({ type: "string", pattern: `^${v}$` })) } } } },
+    {
+      name: "any-of",
+      inputSchema: { type: "object", properties: { e: { anyOf: values.slice(0, 20_000).map((v) => ({ type: "string", pattern: `^${v}$` })) } } }
+    },
     { name: "properties", inputSchema: { type: "object", properties, required: ["p0"] } },
-    { name: "tuple", inputSchema: { type: "object", properties: { t: { type: "array", prefixItems: values.slice(0, 50_000).map(() => ({ type: "number" })) } } } },
+    {
+      name: "tuple",
+      inputSchema: { type: "object", properties: { t: { type: "array", prefixItems: values.slice(0, 50_000).map(() => ({ type: "number" })) } } }
+    },
     { name: "deep", inputSchema: { type: "object" }, outputSchema: deep },
     { name: "max-items", inputSchema: { type: "object", properties: { a: { type: "array", maxItems: 0 } } }, outputSchema: { type: "array", maxItems: 0 } }
   ]
@@ -237,7 +243,7 @@ const accepts = (schema: Schema.Schema<unknown>, args: unknown) => {
 }
 
 /** A refusal by the server: a JSON-RPC error, or a tool error. */
-const refusedByServer = (call: Effect.Effect<McpClient.CallToolResult, unknown>) =>
+const refusedByServer = (call: Effect.Effect<McpSchema.CallToolResult, unknown>) =>
   Effect.map(Effect.either(call), (either) => Either.isLeft(either) || either.right.isError === true)
 
 describe("typed tools of the testkit's features", () => {
@@ -347,7 +353,7 @@ describe("typed tools of several servers in one module (generateServers)", () =>
       const loaded = yield* load(module)
       const weather = yield* loaded["testkitWeather"](fixture.testkit.connection, { city: "Oslo" }) as Effect.Effect<McpClient.DecodedResult<unknown>>
       expect(weather.isError).toBe(false)
-      const sum = yield* loaded["everythingGetSum"](fixture.everything.connection, { a: 2, b: 3 }) as Effect.Effect<McpClient.CallToolResult>
+      const sum = yield* loaded["everythingGetSum"](fixture.everything.connection, { a: 2, b: 3 }) as Effect.Effect<McpSchema.CallToolResult>
       expect(sum.isError).not.toBe(true)
       expect(JSON.stringify(sum.content)).toContain("5")
     }))

@@ -88,7 +88,8 @@ export const typeCheck = (files: ReadonlyArray<string>): ReadonlyMap<string, Rea
     return file
   }
   const program = ts.createProgram([...generated], compilerOptions, host)
-  const text = (d: ts.Diagnostic) => `${d.file === undefined ? "" : `${path.basename(d.file.fileName)}: `}${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`
+  const text = (d: ts.Diagnostic) =>
+    `${d.file === undefined ? "" : `${path.basename(d.file.fileName)}: `}${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`
   const global = [...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()].map(text)
   const out = new Map<string, ReadonlyArray<string>>()
   for (const [i, file] of [...generated].entries()) {

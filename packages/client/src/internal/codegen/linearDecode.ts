@@ -1,5 +1,5 @@
 /**
- * The model made linear to decode (docs/DESIGN.md, "Typed tools", "Linear decoding"). Effect
+ * The model made linear to decode (docs/DESIGN.md, "Typed tools": linear decoding). Effect
  * decodes a union by trying its members in turn, each over the whole value: two members that
  * both descend into arrays (or objects), under a reference that repeats, double the work at
  * every level of the value. After this pass:
@@ -196,8 +196,8 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
         for (const member of node.members) {
           const f = facts(member)
           for (const kind of f.kinds) kinds.add(kind)
-          arrays.push(...f.arrays)
-          objects.push(...f.objects)
+          for (const array of f.arrays) arrays.push(array)
+          for (const object of f.objects) objects.push(object)
           for (const slot of slots) attempts[slot] += f.attempts[slot]
         }
         return { kinds, arrays, objects, attempts }
@@ -364,10 +364,10 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
     if (kind === "array") {
       const arrays = targets as ReadonlyArray<Node & { readonly _tag: "Array" }>
       const items = dedupe(arrays.map((array) => array.item))
-      const sameCheck = (a: Node & { readonly _tag: "Array" }) => (check: (typeof a.checks)[number]) =>
-        arrays.every((other) => other.checks.some((c) => JSON.stringify(c) === JSON.stringify(check)))
+      // The checks every member has: what the merged array may still check.
+      const shared = arrays[0]!.checks.filter((check) => arrays.every((other) => other.checks.some((c) => JSON.stringify(c) === JSON.stringify(check))))
       limits.nodesLeft -= 1
-      return { _tag: "Array", item: union(items, `${path}/items`), checks: arrays[0]!.checks.filter(sameCheck(arrays[0]!)) }
+      return { _tag: "Array", item: union(items, `${path}/items`), checks: shared }
     }
     const objects = targets as ReadonlyArray<Node & { readonly _tag: "Object" }>
     const keys: Array<string> = []
@@ -453,7 +453,10 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
     const kinds = new Set<Slot>()
     for (const member of members) for (const kind of facts(member).kinds) kinds.add(kind)
     if (jsonKinds.every((kind) => kinds.has(kind))) return unknownNode
-    note(path, `anyOf, oneOf: more than ${maxAttempts} tries for one value; each JSON type is checked once (its type, or its literal values), the members' other keywords are not checked`)
+    note(
+      path,
+      `anyOf, oneOf: more than ${maxAttempts} tries for one value; each JSON type is checked once (its type, or its literal values), the members' other keywords are not checked`
+    )
     const out: Array<Node> = []
     for (const kind of jsonKinds) {
       if (!kinds.has(kind)) continue
@@ -470,15 +473,16 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
   const resolve = (given: ReadonlyArray<Node>, path: string): Node => {
     const spread: Array<Node> = []
     for (const member of given) {
-      if (member._tag === "Union") spread.push(...member.members)
-      else if (member._tag !== "Never") spread.push(member)
+      for (const one of member._tag === "Union" ? member.members : [member]) {
+        if (one._tag !== "Never") spread.push(one)
+      }
     }
     let members = dedupe(spread)
     // Literals in one: the same values, one lookup (exact).
     const literals = members.filter((member): member is Node & { readonly _tag: "Literal" } => member._tag === "Literal")
     if (literals.length > 1) {
       const merged: Node = { _tag: "Literal", values: [...new Set(literals.flatMap((literal) => literal.values))] }
-      members = members.flatMap((member) => member === literals[0] ? [merged] : member._tag === "Literal" ? [] : [member])
+      members = members.flatMap((member): Array<Node> => member === literals[0] ? [merged] : member._tag === "Literal" ? [] : [member])
     }
     const anything = members.find((member) => member._tag === "Unknown" || (member._tag === "Ref" && member.broken))
     if (anything !== undefined) return anything
@@ -504,7 +508,12 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
       }
       // Tried in turn: a few members, below which nothing multiplies the work again.
       if (descending.length <= maxDescents && descending.every(flat)) continue
-      note(path, `anyOf, oneOf: the members that may be ${kind === "array" ? "arrays" : "objects"} are merged into one, decoded in one pass (which member matched is not checked)`)
+      note(
+        path,
+        `anyOf, oneOf: the members that may be ${
+          kind === "array" ? "arrays" : "objects"
+        } are merged into one, decoded in one pass (which member matched is not checked)`
+      )
       const merged = merge(kind, descending, path)
       const next: Array<Node> = []
       for (const member of members) {
@@ -586,7 +595,7 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
   for (let v = pending.pop(); v !== undefined; v = pending.pop()) {
     if (multiplying.has(v)) continue
     multiplying.add(v)
-    pending.push(...referrers[v]!)
+    for (const referrer of referrers[v]!) pending.push(referrer)
   }
   factsCache = new WeakMap()
   // Then the unions above the first array or object of each definition, in that order; then every union below.

@@ -73,8 +73,7 @@ const mayBeUndefined = (node: Node): boolean =>
 const primitiveText = (value: Primitive) => JSON.stringify(value)
 
 /** The JSON types of `values`, as a type. */
-const primitiveTypes = (values: ReadonlyArray<Primitive>) =>
-  [...new Set(values.map((value) => value === null ? "null" : typeof value))].join(" | ")
+const primitiveTypes = (values: ReadonlyArray<Primitive>) => [...new Set(values.map((value) => value === null ? "null" : typeof value))].join(" | ")
 
 /**
  * A literal of `values`: `Schema.Literal` for a few (Effect tries each in turn), else `oneOf`, one
