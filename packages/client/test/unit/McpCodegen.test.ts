@@ -381,6 +381,7 @@ describe("a module loads whatever the schema", () => {
     expect(strings.notes.map((n) => n.reason)).toEqual([
       "anyOf, oneOf: more than 16 tries for one value; each JSON type is checked once (its type, or its literal values), the members' other keywords are not checked"
     ])
+    expect(strings.source).toContain("export const TOutput = /* anyOf of more than 16 tries for one value: each JSON type checked once */ Schema.String")
     expect(decodes(strings.schema, "anything")).toBe(true)
     const objects = outputOf({ anyOf: many.map((i) => ({ type: "object", properties: { k: { const: `v${i}` } }, required: ["k"] })) }, {
       maxNodes: 1_000_000
@@ -480,6 +481,7 @@ describe("linear decoding", () => {
       reason: "anyOf, oneOf: the members that may be arrays are merged into one, decoded in one pass (which member matched is not checked)"
     }])
     expect(source).toContain("export type TOutputD = ReadonlyArray<TOutputD>")
+    expect(source).toContain("= /* anyOf members merged into one array, decoded in one pass */ Schema.Array(")
     // Before: 2^24 reads (30 s); the merged member reads each level's length and element once.
     expect(countedReads(schema, nested(24))).toEqual({ reads: 2 * 24 + 1, decoded: true })
     expect(countedReads(schema, nested(100))).toEqual({ reads: 2 * 100 + 1, decoded: true })

@@ -71,8 +71,11 @@ const kindOfValue = (value: Primitive): Kind => value === null ? "null" : typeof
 
 const unknownNode: Node = { _tag: "Unknown", why: undefined }
 
+/** The nodes a widening makes, each of which may say why (`Widened`). */
+type Widenable = Exclude<Node, { readonly _tag: "Unknown" | "Never" | "Tuple" | "Union" | "Ref" }>
+
 /** What accepts every value of `kind` and checks nothing more. */
-const wide = (kind: Kind): Node => {
+const wide = (kind: Kind): Widenable => {
   switch (kind) {
     case "null":
       return { _tag: "Null" }
@@ -354,7 +357,7 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
   }
 
   /** One array or object accepting what each of `members` accepts as one, or the widest of `kind`. */
-  const merge = (kind: "array" | "object", members: ReadonlyArray<Node>, path: string): Node => {
+  const merge = (kind: "array" | "object", members: ReadonlyArray<Node>, path: string): Widenable => {
     const targets: Array<Node> = []
     for (const member of members) {
       const { node, throughCycle } = resolved(member)
@@ -457,7 +460,7 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
       path,
       `anyOf, oneOf: more than ${maxAttempts} tries for one value; each JSON type is checked once (its type, or its literal values), the members' other keywords are not checked`
     )
-    const out: Array<Node> = []
+    const out: Array<Widenable> = []
     for (const kind of jsonKinds) {
       if (!kinds.has(kind)) continue
       const taking = members.filter((member) => facts(member).kinds.has(kind))
@@ -466,7 +469,8 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
         : undefined
       out.push(literals === undefined ? wide(kind) : { _tag: "Literal", values: [...new Set(literals)] })
     }
-    return out.length === 1 ? out[0]! : choice(out, new Map(), undefined)
+    const widened = `anyOf of more than ${maxAttempts} tries for one value: each JSON type checked once`
+    return out.length === 1 ? { ...out[0]!, widened } : { ...choice(out, new Map(), undefined), widened }
   }
 
   /** A union of normalized members made linear. */
@@ -514,7 +518,10 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
           kind === "array" ? "arrays" : "objects"
         } are merged into one, decoded in one pass (which member matched is not checked)`
       )
-      const merged = merge(kind, descending, path)
+      const merged: Node = {
+        ...merge(kind, descending, path),
+        widened: `anyOf members merged into one ${kind === "array" ? "array" : "object"}, decoded in one pass`
+      }
       const next: Array<Node> = []
       for (const member of members) {
         if (!descending.includes(member)) next.push(member)

@@ -22,15 +22,20 @@ export interface Property {
   readonly default: string | undefined
 }
 
+/** Set where `linearDecode.ts` widened union members into this node: why, for a comment in the module. */
+export interface Widened {
+  readonly widened?: string | undefined
+}
+
 export type Node =
   | { readonly _tag: "Unknown"; readonly why: string | undefined }
   | { readonly _tag: "Never" }
-  | { readonly _tag: "String"; readonly checks: ReadonlyArray<Check> }
-  | { readonly _tag: "Number"; readonly integer: boolean; readonly checks: ReadonlyArray<Check> }
-  | { readonly _tag: "Boolean" }
-  | { readonly _tag: "Null" }
-  | { readonly _tag: "Literal"; readonly values: ReadonlyArray<Primitive> }
-  | { readonly _tag: "Array"; readonly item: Node; readonly checks: ReadonlyArray<Check> }
+  | { readonly _tag: "String"; readonly checks: ReadonlyArray<Check> } & Widened
+  | { readonly _tag: "Number"; readonly integer: boolean; readonly checks: ReadonlyArray<Check> } & Widened
+  | { readonly _tag: "Boolean" } & Widened
+  | { readonly _tag: "Null" } & Widened
+  | { readonly _tag: "Literal"; readonly values: ReadonlyArray<Primitive> } & Widened
+  | { readonly _tag: "Array"; readonly item: Node; readonly checks: ReadonlyArray<Check> } & Widened
   | {
     readonly _tag: "Tuple"
     readonly elements: ReadonlyArray<Node>
@@ -38,7 +43,7 @@ export type Node =
     readonly rest: Node | undefined
     readonly checks: ReadonlyArray<Check>
   }
-  | { readonly _tag: "Object"; readonly properties: ReadonlyArray<Property>; readonly additional: "open" | "closed" | Node }
+  | { readonly _tag: "Object"; readonly properties: ReadonlyArray<Property>; readonly additional: "open" | "closed" | Node } & Widened
   /** `path`: where the union is, for the notes of `linearDecode.ts`. */
   | { readonly _tag: "Union"; readonly members: ReadonlyArray<Node>; readonly path: string }
   | Choice
@@ -53,7 +58,7 @@ export type Kind = "null" | "boolean" | "number" | "string" | "array" | "object"
  * member the value of its `key` names (`absent`: the member for an object without the key).
  * `other` lists the members that may take a value of no JSON type (only `Unknown` does).
  */
-export interface Choice {
+export interface Choice extends Widened {
   readonly _tag: "Choice"
   readonly members: ReadonlyArray<Node>
   readonly route: Route

@@ -101,8 +101,13 @@ const routeText = (route: Choice["route"]): string => {
   return `{ ${parts.join(", ")} }`
 }
 
-/** The Schema expression of `node`, at `indent` (objects span lines). */
+/** The Schema expression of `node`, at `indent` (objects span lines), after a comment where union members were widened into it. */
 export const schemaText = (node: Node, ctx: PrintContext, indent: string): string => {
+  const text = bareSchemaText(node, ctx, indent)
+  return "widened" in node && node.widened !== undefined ? `${inlineComment(node.widened)} ${text}` : text
+}
+
+const bareSchemaText = (node: Node, ctx: PrintContext, indent: string): string => {
   const inner = `${indent}  `
   switch (node._tag) {
     case "Unknown":
