@@ -1,14 +1,19 @@
 /**
  * `phasebound types` as the Node bundle runs it against the testkit's features: `--out` writes
- * the module (and prints what it wrote), without `--out` the module is stdout; a file that
- * cannot be written is one InvalidOption record naming `--out`, and no temporary file is left.
+ * the module (and prints what it wrote), without `--out` the module is stdout; `--all-servers`
+ * writes one module that type-checks, loads and calls each server; a file that cannot be
+ * written is one InvalidOption record naming `--out`, and no temporary file is left.
  */
+import { FetchHttpClient } from "@effect/platform"
+import { McpClient } from "@phasebound/client"
 import * as Testkit from "@phasebound/testkit"
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { Effect } from "effect"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { expectFailure, expectJson, run } from "./support/cli.js"
+import { typeCheck } from "../../client/test/support/codegen.js"
+import { cliDir, expectFailure, expectJson, run } from "./support/cli.js"
 
 let server: Testkit.TestServer
 let dir: string
@@ -37,7 +42,7 @@ describe("types", () => {
     expect(report.notes).toEqual([])
     const source = readFileSync(out, "utf8")
     expect(source).toContain(`connection.callToolDecoded(WeatherOutput, "weather", args, options)`)
-    expect(source).toContain(`import { Schema } from "effect"`)
+    expect(source).toContain(`import { ParseResult, Schema, type SchemaAST } from "effect"`)
     expect(readdirSync(dir)).toEqual(["tools.ts"])
     // Without --out, the same module on stdout.
     const printed = await node(["types", server.url])
@@ -48,7 +53,10 @@ describe("types", () => {
   it("--all-servers: every server of the config file in one module, each server's names prefixed", async () => {
     const config = path.join(dir, "servers.json")
     writeFileSync(config, JSON.stringify({ mcpServers: { alpha: { url: server.url }, "beta-two": { url: server.url } } }))
-    const out = path.join(dir, "all.ts")
+    // Under test/.generated (gitignored), where `effect` resolves, to be type-checked and loaded.
+    const generated = path.join(cliDir, "test", ".generated")
+    mkdirSync(generated, { recursive: true })
+    const out = path.join(generated, "all-servers.ts")
     const report = expectJson(await node(["types", "--all-servers", "--config", config, "--out", out])) as {
       readonly tools: ReadonlyArray<{ readonly name: string; readonly helper: string }>
     }
@@ -57,6 +65,17 @@ describe("types", () => {
     const source = readFileSync(out, "utf8")
     expect(source).toContain("export const AlphaWeatherOutput = ")
     expect(source).toContain("export const BetaTwoWeatherOutput = ")
+    // The module type-checks against `effect` and the client's declarations, loads, and its helpers call.
+    expect(typeCheck([out]).get(out)).toEqual([])
+    const loaded = await import(/* @vite-ignore */ out) as Record<string, any>
+    const weather = await Effect.runPromise(
+      Effect.flatMap(
+        McpClient.connect({ url: server.url }),
+        (connection) => loaded["betaTwoWeather"](connection, { city: "Lima" }) as Effect.Effect<McpClient.DecodedResult<unknown>>
+      )
+        .pipe(Effect.scoped, Effect.provide(FetchHttpClient.layer))
+    )
+    expect(weather.isError === false && weather.value).toEqual(weather.result.structuredContent)
     rmSync(out)
     rmSync(config)
     // A target beside --all-servers is a usage error, before any I/O.

@@ -10,6 +10,8 @@
  * comment can be closed from inside, a `pattern` is checked at decoding only when JavaScript's
  * engine runs it in linear time, and the walk is bounded in depth and in work (what is past the
  * bounds is `Schema.Unknown`). What does not map is `Schema.Unknown` with a comment, and a note.
+ * Whatever the schemas, the module parses, type-checks and loads, and each of its Schemas decodes
+ * a value in time linear in the value's size (docs/DESIGN.md, "Typed tools").
  *
  * @example
  * import { McpCodegen } from "@phasebound/client"
@@ -62,8 +64,8 @@ export interface Options {
 /**
  * What the generated Schemas do not hold exactly as the JSON Schema says: `fallback`, the
  * schema at `path` is `Schema.Unknown`; `unchecked`, a keyword kept as an annotation (a
- * `format`, `oneOf`'s exclusivity, `uniqueItems`...). Either way the Schema accepts at least
- * what the JSON Schema accepts.
+ * `format`, `oneOf`'s exclusivity, `uniqueItems`...) or union members merged so that a decode
+ * stays linear. Either way the Schema accepts at least what the JSON Schema accepts.
  *
  * @since 0.1.0
  * @category models
@@ -139,7 +141,7 @@ const settingsOf = (options: Options | undefined): Either.Either<Module.Settings
   if (typeof importFrom !== "string" || !/^[A-Za-z0-9@._/-]{1,214}$/.test(importFrom)) {
     return Either.left(new InvalidCodegenOption({ option: "importFrom" }))
   }
-  return Either.right({ maxDepth, maxNodes, importFrom, title: options?.title, prefix: "" })
+  return Either.right({ maxDepth, maxNodes, importFrom, title: options?.title, prefix: "", server: undefined })
 }
 
 /**
@@ -171,7 +173,7 @@ export const generateServers = (
     const identifiers = new Identifiers(Module.reservedNames)
     const sections = [...servers]
       .sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
-      .map((server) => Module.toolsSection(server.tools, { ...settings, prefix: pascalCase(server.name, "Server") }, identifiers, limits))
+      .map((server) => Module.toolsSection(server.tools, { ...settings, prefix: pascalCase(server.name, "Server"), server: server.name }, identifiers, limits))
     return {
       source: Module.moduleText(sections, settings),
       tools: sections.flatMap((section) => section.tools),

@@ -274,7 +274,10 @@ export const Reason = Schema.Literal(
   "missing-structured-content",
   /** `structuredContent` does not match the tool's `outputSchema`, or the caller's output `Schema`. */
   "structured-content-mismatch",
-  /** The check of `structuredContent` against the `outputSchema` reached the call's deadline (`DeadlineExceeded`, outcome `applied`). */
+  /**
+   * The check of `structuredContent` against the `outputSchema` reached the call's deadline, or
+   * the caller's decoding of it (`callToolDecoded`) ended past it (`DeadlineExceeded`, outcome `applied`).
+   */
   "output-check",
   /** The check of `structuredContent` would cost more than its ceiling of steps (`ProtocolViolation`, outcome `applied`). */
   "output-check-too-costly",

@@ -113,6 +113,25 @@ describe.concurrent.each(rows)("typed results, $name", (row) => {
     }))
 })
 
+describe("callToolDecoded within the call's deadline", () => {
+  it.scopedLive("a decoding that ends past the deadline is DeadlineExceeded output-check: applied, not retryable, sent once", () =>
+    Effect.gen(function*() {
+      const srv = yield* Testkit.scoped({ features: true })
+      const connection = yield* McpClient.connect({ url: srv.url }).pipe(Effect.provide(FetchHttpClient.layer))
+      // A decoding no deadline can interrupt: it holds the process 600 ms, past the call's 500 ms.
+      const Slow = Weather.pipe(Schema.filter(() => {
+        const until = Date.now() + 600
+        while (Date.now() < until) {
+          // The synchronous work of a decode.
+        }
+        return true
+      }))
+      const { error } = yield* failureOf(connection.callToolDecoded(Slow, "weather", { city: "Lisbon" }, { timeout: 500 }))
+      expect(error).toMatchObject({ _tag: "DeadlineExceeded", reason: "output-check", stage: "call", outcome: "applied", retryable: false })
+      expect(srv.toolCalls("weather")).toBe(1)
+    }))
+})
+
 describe.concurrent("typed results, Promise API", () => {
   it.live("a mismatch rejects with the same error", () =>
     Effect.gen(function*() {

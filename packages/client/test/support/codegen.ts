@@ -1,9 +1,11 @@
 /**
  * Generated modules of typed tools, in process: transpiled (the TypeScript compiler's syntax
  * diagnostics are failures) and evaluated with `effect` as their one import, so a test can decode
- * with the Schemas they export.
+ * with the Schemas they export; and type-checked, several in one program.
  */
 import * as Effect from "effect"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import ts from "typescript"
 
 /** The syntax errors of a module's source (none: it parses as TypeScript). */
@@ -49,4 +51,51 @@ export const evaluate = (source: string): Record<string, unknown> => {
   }
   new Function("exports", "require", outputText)(exports, require)
   return exports
+}
+
+const repository = fileURLToPath(new URL("../../../../", import.meta.url))
+
+/** Source files parsed once per process: the lib, `effect`'s declarations, the client's sources. */
+const parsed = new Map<string, ts.SourceFile>()
+
+/**
+ * The compiler's diagnostics of each of `files` (generated modules), type-checked together in one
+ * program under tsconfig.base.json, `@phasebound/client` being this package's sources. Only the
+ * given files are checked (and the program's global diagnostics, on the first of them): what
+ * they import is read for its types, not checked again. Every file not among them is parsed once
+ * per process and reused by the next program.
+ */
+export const typeCheck = (files: ReadonlyArray<string>): ReadonlyMap<string, ReadonlyArray<string>> => {
+  const config = ts.readConfigFile(path.join(repository, "tsconfig.base.json"), ts.sys.readFile)
+  const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, repository)
+  const compilerOptions: ts.CompilerOptions = {
+    ...options,
+    noEmit: true,
+    baseUrl: repository,
+    paths: { "@phasebound/client": ["packages/client/src/index.ts"] }
+  }
+  const host = ts.createCompilerHost(compilerOptions)
+  const generated = new Set(files.map((file) => path.resolve(file)))
+  const getSourceFile = host.getSourceFile
+  host.getSourceFile = (fileName, languageVersion, onError, shouldCreate) => {
+    if (generated.has(path.resolve(fileName))) return getSourceFile(fileName, languageVersion, onError, shouldCreate)
+    const key = `${fileName}\u0000${typeof languageVersion === "object" ? languageVersion.languageVersion : languageVersion}`
+    let file = parsed.get(key)
+    if (file === undefined) {
+      file = getSourceFile(fileName, languageVersion, onError, shouldCreate)
+      if (file !== undefined) parsed.set(key, file)
+    }
+    return file
+  }
+  const program = ts.createProgram([...generated], compilerOptions, host)
+  const text = (d: ts.Diagnostic) =>
+    `${d.file === undefined ? "" : `${path.basename(d.file.fileName)}: `}${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`
+  const global = [...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()].map(text)
+  const out = new Map<string, ReadonlyArray<string>>()
+  for (const [i, file] of [...generated].entries()) {
+    const source = program.getSourceFile(file)
+    if (source === undefined) throw new Error(`not in the program: ${file}`)
+    out.set(file, [...(i === 0 ? global : []), ...[...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)].map(text)])
+  }
+  return out
 }

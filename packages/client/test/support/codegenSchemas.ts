@@ -12,13 +12,14 @@ const hostileText = fc.oneof(
 )
 
 const leaf: fc.Arbitrary<Record<string, unknown> | boolean> = fc.oneof(
-  fc.record({ type: fc.constant("string"), minLength: fc.nat(3), maxLength: fc.integer({ min: 2, max: 6 }) }, { requiredKeys: ["type"] }),
+  // Lengths and counts draw 0 too: `maxItems: 0` once gave a module that threw on import.
+  fc.record({ type: fc.constant("string"), minLength: fc.nat(3), maxLength: fc.nat(6) }, { requiredKeys: ["type"] }),
   fc.record({ type: fc.constant("string"), pattern: fc.constantFrom("^[a-c]{1,3}$", "^x\\d*$", "^(a|b)+$") }),
   fc.record({
     type: fc.constantFrom("integer", "number"),
     minimum: fc.integer({ min: -5, max: 5 }),
     exclusiveMaximum: fc.integer({ min: 0, max: 9 }),
-    multipleOf: fc.integer({ min: 1, max: 3 })
+    multipleOf: fc.oneof(fc.integer({ min: 1, max: 3 }), fc.constantFrom(0.5, 0.1, 1e-3))
   }, { requiredKeys: ["type"] }),
   fc.record({ type: fc.constantFrom("boolean", "null", ["string", "null"], ["integer", "boolean"]) }),
   fc.record({
@@ -41,12 +42,13 @@ export const { schema: schemaArbitrary } = fc.letrec<{ schema: Record<string, un
       additionalProperties: fc.oneof(fc.boolean(), tie("schema")),
       description: hostileText
     }, { requiredKeys: ["type"] }),
-    fc.record({ type: fc.constant("array"), items: tie("schema"), minItems: fc.nat(2), maxItems: fc.integer({ min: 1, max: 4 }) }, { requiredKeys: ["type"] }),
+    fc.record({ type: fc.constant("array"), items: tie("schema"), minItems: fc.nat(2), maxItems: fc.nat(4) }, { requiredKeys: ["type"] }),
     fc.record({
       type: fc.constant("array"),
       prefixItems: fc.array(tie("schema"), { minLength: 1, maxLength: 3 }),
       items: fc.oneof(fc.boolean(), tie("schema")),
-      minItems: fc.nat(3)
+      minItems: fc.nat(3),
+      maxItems: fc.nat(3)
     }, { requiredKeys: ["type", "prefixItems"] }),
     fc.record({ anyOf: fc.array(tie("schema"), { minLength: 1, maxLength: 3 }) })
   )
@@ -91,3 +93,56 @@ export const valueFor = (schema: unknown, depth = 0): fc.Arbitrary<unknown> => {
   }
   return fc.oneof(...options)
 }
+
+/**
+ * Recursive schemas built to make a union decoder work hard: definitions that refer to each other
+ * through `anyOf` and `oneOf` whose members overlap (arrays and objects over the same
+ * definitions, with and without `minItems`, `required`, a literal `kind`), and references
+ * straight inside unions.
+ */
+export const unionSchemaArbitrary: fc.Arbitrary<Record<string, unknown>> = (() => {
+  const ref = fc.integer({ min: 0, max: 2 }).map((i) => ({ $ref: `#/$defs/d${i}` }))
+  const member: fc.Arbitrary<unknown> = fc.oneof(
+    fc.record({ type: fc.constant("array"), items: ref, minItems: fc.nat(2), maxItems: fc.nat(3) }, { requiredKeys: ["type", "items"] }),
+    fc.record({ type: fc.constant("array"), prefixItems: fc.array(ref, { minLength: 1, maxLength: 2 }), items: fc.oneof(ref, fc.boolean()) }),
+    fc.record({
+      type: fc.constant("object"),
+      properties: fc.record({ a: ref, b: ref }, { requiredKeys: [] }),
+      required: fc.subarray(["a", "b"]),
+      additionalProperties: fc.oneof(fc.boolean(), ref)
+    }, { requiredKeys: ["type", "properties"] }),
+    fc.record({
+      type: fc.constant("object"),
+      properties: fc.record({ kind: fc.constantFrom("x", "y", "z").map((kind) => ({ const: kind })), v: ref }),
+      required: fc.constantFrom(["kind"], ["kind", "v"], [])
+    }),
+    ref,
+    fc.constantFrom({ type: "string" }, { type: "number" }, { enum: ["x", 1, null] }, true)
+  )
+  const union = fc.tuple(
+    fc.constantFrom("anyOf", "oneOf"),
+    fc.array(fc.oneof(member, fc.record({ anyOf: fc.array(member, { minLength: 1, maxLength: 3 }) })), { minLength: 1, maxLength: 4 })
+  ).map(([keyword, members]) => ({ [keyword]: members }))
+  return fc.tuple(union, union, union, fc.oneof(ref, union)).map(([d0, d1, d2, root]) => ({ ...root, $defs: { d0, d1, d2 } }))
+})()
+
+/** JSON values shaped like those schemas' (arrays of arrays, objects with `a`, `b`, `kind`, `v`), some deep. */
+export const unionValueArbitrary: fc.Arbitrary<unknown> = (() => {
+  const { value } = fc.letrec<{ value: unknown }>((tie) => ({
+    value: fc.oneof(
+      { depthSize: "small", withCrossShrink: true },
+      fc.constantFrom("x", 1, null, "y", true),
+      fc.array(tie("value"), { maxLength: 3 }),
+      fc.record({ a: tie("value"), b: tie("value"), kind: fc.constantFrom("x", "y", "z"), v: tie("value") }, { requiredKeys: [] })
+    )
+  }))
+  // Deep chains: where overlapping members double the work at each level.
+  const chain = fc.tuple(fc.integer({ min: 10, max: 40 }), fc.constantFrom("array", "pair", "object", "kind")).map(([depth, shape]) => {
+    let v: unknown = shape === "object" ? {} : []
+    for (let i = 0; i < depth; i++) {
+      v = shape === "array" ? [v] : shape === "pair" ? [v, "x"] : shape === "object" ? { a: v } : { kind: "x", v }
+    }
+    return v
+  })
+  return fc.oneof(value, chain)
+})()

@@ -22,15 +22,20 @@ export interface Property {
   readonly default: string | undefined
 }
 
+/** Set where `linearDecode.ts` widened union members into this node: why, for a comment in the module. */
+export interface Widened {
+  readonly widened?: string | undefined
+}
+
 export type Node =
   | { readonly _tag: "Unknown"; readonly why: string | undefined }
   | { readonly _tag: "Never" }
-  | { readonly _tag: "String"; readonly checks: ReadonlyArray<Check> }
-  | { readonly _tag: "Number"; readonly integer: boolean; readonly checks: ReadonlyArray<Check> }
-  | { readonly _tag: "Boolean" }
-  | { readonly _tag: "Null" }
-  | { readonly _tag: "Literal"; readonly values: ReadonlyArray<Primitive> }
-  | { readonly _tag: "Array"; readonly item: Node; readonly checks: ReadonlyArray<Check> }
+  | { readonly _tag: "String"; readonly checks: ReadonlyArray<Check> } & Widened
+  | { readonly _tag: "Number"; readonly integer: boolean; readonly checks: ReadonlyArray<Check> } & Widened
+  | { readonly _tag: "Boolean" } & Widened
+  | { readonly _tag: "Null" } & Widened
+  | { readonly _tag: "Literal"; readonly values: ReadonlyArray<Primitive> } & Widened
+  | { readonly _tag: "Array"; readonly item: Node; readonly checks: ReadonlyArray<Check> } & Widened
   | {
     readonly _tag: "Tuple"
     readonly elements: ReadonlyArray<Node>
@@ -38,9 +43,35 @@ export type Node =
     readonly rest: Node | undefined
     readonly checks: ReadonlyArray<Check>
   }
-  | { readonly _tag: "Object"; readonly properties: ReadonlyArray<Property>; readonly additional: "open" | "closed" | Node }
-  | { readonly _tag: "Union"; readonly members: ReadonlyArray<Node> }
+  | { readonly _tag: "Object"; readonly properties: ReadonlyArray<Property>; readonly additional: "open" | "closed" | Node } & Widened
+  /** `path`: where the union is, for the notes of `linearDecode.ts`. */
+  | { readonly _tag: "Union"; readonly members: ReadonlyArray<Node>; readonly path: string }
+  | Choice
   | Ref
+
+/** A JSON value's type, as a value is dispatched on it. */
+export type Kind = "null" | "boolean" | "number" | "string" | "array" | "object"
+
+/**
+ * A union decoded by choosing (made by `linearDecode.ts`, never by the mapping): a value is tried
+ * only by the members `route` lists for its JSON type, and an object with `objects` only by the
+ * member the value of its `key` names (`absent`: the member for an object without the key).
+ * `other` lists the members that may take a value of no JSON type (only `Unknown` does).
+ */
+export interface Choice extends Widened {
+  readonly _tag: "Choice"
+  readonly members: ReadonlyArray<Node>
+  readonly route: Route
+}
+
+export interface Route {
+  readonly kinds: { readonly [K in Kind | "other"]?: ReadonlyArray<number> }
+  readonly objects?: {
+    readonly key: string
+    readonly cases: ReadonlyArray<readonly [Primitive, number]>
+    readonly absent: number | undefined
+  } | undefined
+}
 
 /** A reference to a definition; `guarded` when an object or an array lies between it and its definition's root. */
 export interface Ref {
@@ -63,7 +94,8 @@ export interface Definition {
   readonly name: string
   readonly description: string | undefined
   node: Node
-  readonly refs: Array<Ref>
+  /** The references in `node` (not through other definitions). */
+  refs: Array<Ref>
 }
 
 export interface Limits {
@@ -78,6 +110,12 @@ export interface Document {
   readonly definitions: ReadonlyArray<Definition>
   readonly notes: ReadonlyArray<Note>
 }
+
+/** Elements of `prefixItems` mapped one by one; past them, the rest is `Unknown` (TypeScript refuses very long tuple types). */
+export const maxTupleElements = 256
+
+/** Properties of one object mapped one by one; past them, the object is open (TypeScript and Effect slow down on huge object types). */
+export const maxProperties = 1_000
 
 const hasOwn = (value: object, key: string) => Object.prototype.hasOwnProperty.call(value, key)
 
@@ -252,14 +290,20 @@ export const mapDocument = (
     const checks = checksOf(node, path, "array")
     const prefixItems = own(node, "prefixItems")
     const items = own(node, "items")
+    const minItems = nonNegativeInteger(own(node, "minItems")) ?? 0
+    // `maxItems: 0` is the empty array (Effect's `maxItems` takes no 0).
+    if (nonNegativeInteger(own(node, "maxItems")) === 0) {
+      return minItems > 0 ? { _tag: "Never" } : { _tag: "Tuple", elements: [], required: 0, rest: undefined, checks: [] }
+    }
     const prefix = Array.isArray(prefixItems) ? prefixItems : Array.isArray(items) ? items : undefined
     if (prefix === undefined) {
       return { _tag: "Array", item: items === undefined ? unknown() : map(items, `${path}/items`, depth + 1, true), checks }
     }
     const restSchema = Array.isArray(prefixItems) ? items : own(node, "additionalItems")
-    const elements = prefix.map((element, i) => map(element, `${path}/prefixItems/${i}`, depth + 1, true))
-    const rest = restSchema === undefined ? unknown() : restSchema === false ? undefined : map(restSchema, `${path}/items`, depth + 1, true)
-    const minItems = nonNegativeInteger(own(node, "minItems")) ?? 0
+    const mapped = prefix.slice(0, maxTupleElements)
+    const elements = mapped.map((element, i) => map(element, `${path}/prefixItems/${i}`, depth + 1, true))
+    let rest = restSchema === undefined ? unknown() : restSchema === false ? undefined : map(restSchema, `${path}/items`, depth + 1, true)
+    if (prefix.length > mapped.length) rest = fallback(`${path}/prefixItems/${maxTupleElements}`, `prefixItems past the ${maxTupleElements}th: not checked`)
     const required = Math.min(minItems, elements.length)
     // minItems up to the prefix's length is the required elements; past it, still a check.
     const kept = checks.filter((check) => !(check._tag === "minItems" && check.n <= elements.length))
@@ -272,14 +316,19 @@ export const mapDocument = (
     const requiredList = own(node, "required")
     const required = new Set(Array.isArray(requiredList) ? requiredList.filter((key): key is string => typeof key === "string") : [])
     limits.nodesLeft -= required.size
+    const allKeys = Object.keys(propertyMap)
+    if (allKeys.includes("__proto__") || required.has("__proto__")) return fallback(path, "a property named __proto__")
+    const undescribedKeys = [...required].filter((key) => !hasOwn(propertyMap, key))
+    // Past maxProperties, the first ones are mapped and the object is open: it accepts more, never less.
+    const capped = allKeys.length + undescribedKeys.length > maxProperties
+    if (capped) note("unchecked", path, `properties past the ${maxProperties}th: not checked (the object is open)`)
+    const keys = allKeys.slice(0, maxProperties)
     const additionalSchema = own(node, "additionalProperties")
-    const additional: "open" | "closed" | Node = additionalSchema === undefined || additionalSchema === true
+    const additional: "open" | "closed" | Node = capped || additionalSchema === undefined || additionalSchema === true
       ? "open"
       : additionalSchema === false
       ? "closed"
       : map(additionalSchema, `${path}/additionalProperties`, depth + 1, true)
-    const keys = Object.keys(propertyMap)
-    if (keys.includes("__proto__") || required.has("__proto__")) return fallback(path, "a property named __proto__")
     const properties: Array<Property> = keys.map((key) => {
       const schema = propertyMap[key]
       const described = isObject(schema) ? schema : {}
@@ -295,8 +344,8 @@ export const mapDocument = (
     })
     // A required key the schema does not describe holds what `additionalProperties` allows.
     const undescribed: Node = additional === "open" ? unknown() : additional === "closed" ? { _tag: "Never" } : additional
-    for (const key of required) {
-      if (!hasOwn(propertyMap, key)) properties.push({ key, node: undescribed, optional: false, description: undefined, default: undefined })
+    for (const key of undescribedKeys.slice(0, maxProperties - keys.length)) {
+      properties.push({ key, node: undescribed, optional: false, description: undefined, default: undefined })
     }
     return { _tag: "Object", properties, additional }
   }
@@ -358,7 +407,7 @@ export const mapDocument = (
       types = [...jsonTypes]
     }
     const members = types.map((t) => branch(t, node, path, depth))
-    return members.length === 1 ? members[0]! : { _tag: "Union", members }
+    return members.length === 1 ? members[0]! : { _tag: "Union", members, path: path === "" ? "/" : path }
   }
 
   /** The model of `schema`; `guarded` once an object or an array lies between it and its definition's root. */
@@ -391,7 +440,7 @@ export const mapDocument = (
       if (!Array.isArray(list)) return fallback(path, `${keyword}: not an array`)
       if (keyword === "oneOf") note("unchecked", path, "oneOf: a union (that only one member matches is not checked)")
       const members = list.map((member, i) => map(member, `${path}/${keyword}/${i}`, depth + 1, guarded))
-      combinators.push(members.length === 1 ? members[0]! : { _tag: "Union", members })
+      combinators.push(members.length === 1 ? members[0]! : { _tag: "Union", members, path: `${path}/${keyword}` })
     }
     const plain = base(schema, path, depth)
     if (combinators.length === 0) return plain ?? unknown()

@@ -4,8 +4,9 @@
  * calls it through `callToolDecoded` (`callTool` when it declares no output schema).
  */
 import { isBacktrackFree } from "../linearRegExp.js"
+import { linearDecode } from "./linearDecode.js"
 import { components, type Definition, type Limits, mapDocument, type Node, type Note } from "./mapping.js"
-import { type PrintContext, schemaText, typeText } from "./printer.js"
+import { type Helper, type PrintContext, schemaText, typeText } from "./printer.js"
 import { camelCase, Identifiers, jsDoc, literal, pascalCase } from "./text.js"
 
 export interface ToolSchemas {
@@ -22,6 +23,8 @@ export interface Settings {
   readonly title: string | undefined
   /** Prefixes every identifier (one server of a config among others). */
   readonly prefix: string
+  /** The server's name when `prefix` is its (what a suffix of a taken name is derived from). */
+  readonly server: string | undefined
 }
 
 export interface ToolNote extends Note {
@@ -41,7 +44,7 @@ export interface Section {
   readonly notes: ReadonlyArray<ToolNote>
   readonly tools: ReadonlyArray<GeneratedTool>
   readonly uses: Set<"Effect" | "McpClient" | "McpConnectionError" | "McpSchema" | "Schema">
-  readonly helpers: Set<"codePointLength" | "additionalMatch">
+  readonly helpers: Set<Helper>
 }
 
 /** Whether a pattern may run on JavaScript's own engine at decoding: valid as a `u` pattern, and one that cannot backtrack more than linearly. */
@@ -55,7 +58,23 @@ const isLinearPattern = (source: string): boolean => {
   }
 }
 
-export const reservedNames = ["Schema", "Effect", "McpClient", "McpConnectionError", "McpSchema", "codePointLength", "additionalMatch"]
+export const reservedNames = [
+  "Schema",
+  "Effect",
+  "ParseResult",
+  "SchemaAST",
+  "McpClient",
+  "McpConnectionError",
+  "McpSchema",
+  "codePointLength",
+  "objectWith",
+  "choose",
+  "oneOf",
+  "patternOf",
+  "kindOf",
+  "Kind",
+  "Route"
+]
 
 /** One document's constants: its definitions (those it refers to first), then its root. */
 const documentText = (name: string, root: Node, definitions: ReadonlyArray<Definition>, ctx: Omit<PrintContext, "definitions" | "cyclic">): string => {
@@ -105,18 +124,21 @@ export const toolsSection = (tools: ReadonlyArray<ToolSchemas>, settings: Settin
   const out: Array<string> = []
   const sorted = [...tools].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
   for (const tool of sorted) {
+    // What a taken name's suffix is derived from: one tool of one server, one suffix for its names.
+    const origin = `${settings.server ?? ""}\u0000${tool.name}`
     const base = `${settings.prefix}${pascalCase(tool.name, "Tool")}`
-    const inputName = identifiers.fresh(`${base}Input`)
+    const inputName = identifiers.fresh(`${base}Input`, origin)
     const hasOutput = tool.outputSchema !== undefined && tool.outputSchema !== null
-    const outputName = hasOutput ? identifiers.fresh(`${base}Output`) : undefined
-    const helper = identifiers.fresh(camelCase(settings.prefix === "" ? tool.name : `${settings.prefix} ${tool.name}`, "tool"))
+    const outputName = hasOutput ? identifiers.fresh(`${base}Output`, origin) : undefined
+    const helper = identifiers.fresh(camelCase(settings.prefix === "" ? tool.name : `${settings.prefix} ${tool.name}`, "tool"), origin)
     const side = (sideName: "input" | "output", constName: string, schema: unknown) => {
-      const document = mapDocument(
+      const mapped = mapDocument(
         schema,
         limits,
-        (definition) => identifiers.fresh(`${constName}${pascalCase(definition, "Definition")}`),
+        (definition) => identifiers.fresh(`${constName}${pascalCase(definition, "Definition")}`, `${origin}\u0000${sideName}\u0000${definition}`),
         isLinearPattern
       )
+      const document = linearDecode(mapped, limits)
       for (const note of document.notes) notes.push({ ...note, tool: tool.name, side: sideName })
       uses.add("Schema")
       return { document, text: documentText(constName, document.root, document.definitions, { helpers }) }
@@ -157,7 +179,7 @@ export const toolsSection = (tools: ReadonlyArray<ToolSchemas>, settings: Settin
   return { text: out.join("\n"), notes, tools: generated, uses, helpers }
 }
 
-const helperSources = {
+const helperSources: Record<Helper | "kindOf", string> = {
   codePointLength: `/** The length of a string in code points, as JSON Schema counts it. */
 const codePointLength = (text: string): number => {
   let length = 0
@@ -169,17 +191,124 @@ const codePointLength = (text: string): number => {
   return length
 }
 `,
-  additionalMatch: `/** \`additionalProperties\` with a schema: every key the object does not name holds a value of \`value\`. */
-const additionalMatch = (known: ReadonlyArray<string>, value: () => Schema.Schema.AnyNoContext) => {
-  const names = new Set(known)
+  kindOf: `type Kind = "null" | "boolean" | "number" | "string" | "array" | "object"
+
+/** A value's JSON type (\`other\`: not a JSON value, as a missing key's \`undefined\`). */
+const kindOf = (input: unknown): Kind | "other" =>
+  input === null
+    ? "null"
+    : Array.isArray(input)
+    ? "array"
+    : typeof input === "object"
+    ? "object"
+    : typeof input === "string"
+    ? "string"
+    : typeof input === "number"
+    ? "number"
+    : typeof input === "boolean"
+    ? "boolean"
+    : "other"
+`,
+  objectWith: `/**
+ * An object: the keys \`struct\` names decoded by it, any other key kept (\`"open"\`), refused
+ * (\`"closed"\`) or checked by \`rest\`, each found in a \`Set\` (Effect's own check of excess keys
+ * tries every named key in turn, for each key of the value). Every key of the value is kept.
+ */
+const objectWith = <A>(
+  struct: Schema.Schema<A> & { readonly fields: Readonly<Record<string, unknown>> },
+  rest: "open" | "closed" | (() => Schema.Schema.AnyNoContext)
+): Schema.Schema<A> => {
+  const names = new Set(Object.keys(struct.fields))
   let is: ((input: unknown) => boolean) | undefined
-  return (object: object): boolean => {
-    const check = is ??= Schema.is(value())
-    return Object.entries(object).every(([key, item]) => names.has(key) || check(item))
+  const parse = (fields: Schema.Schema<A>, decoding: boolean) => {
+    const run = decoding ? ParseResult.decodeUnknownEither(fields) : ParseResult.encodeUnknownEither(fields)
+    return (input: unknown, options: SchemaAST.ParseOptions, ast: SchemaAST.AST) => {
+      if (kindOf(input) !== "object") return ParseResult.fail(new ParseResult.Type(ast, input))
+      const value = input as Readonly<Record<string, unknown>>
+      const others: Record<string, unknown> = {}
+      for (const key of Object.keys(value)) {
+        if (names.has(key)) continue
+        if (rest === "closed") return ParseResult.fail(new ParseResult.Type(ast, input, \`no key \${JSON.stringify(key)} is expected\`))
+        if (rest !== "open" && !(is ??= Schema.is(rest()))(value[key])) {
+          return ParseResult.fail(new ParseResult.Type(ast, input, \`the key \${JSON.stringify(key)} holds what its schema refuses\`))
+        }
+        Object.defineProperty(others, key, { value: value[key], enumerable: true, writable: true, configurable: true })
+      }
+      return ParseResult.map(run(input, { ...options, onExcessProperty: "ignore" }), (named) => Object.assign(others, named) as A)
+    }
+  }
+  return Schema.declare([struct], { decode: (fields) => parse(fields, true), encode: (fields) => parse(fields, false) })
+}
+`,
+  choose: `/** Where \`choose\` sends a value: by JSON type, the members to try; objects maybe by the value of one key. */
+interface Route {
+  readonly null?: ReadonlyArray<number>
+  readonly boolean?: ReadonlyArray<number>
+  readonly number?: ReadonlyArray<number>
+  readonly string?: ReadonlyArray<number>
+  readonly array?: ReadonlyArray<number>
+  readonly object?: ReadonlyArray<number> | {
+    readonly key: string
+    readonly cases: ReadonlyArray<readonly [unknown, number]>
+    readonly absent?: number
+  }
+  readonly other?: ReadonlyArray<number>
+}
+
+/**
+ * A union that tries on a value only the members \`route\` lists for its JSON type (an array or an
+ * object goes to one member at most): each value is descended into once, whatever the unions
+ * above it, so a decode stays linear in the value's size.
+ */
+const choose = <const M extends ReadonlyArray<Schema.Schema.AnyNoContext>>(
+  members: M,
+  route: Route
+): Schema.Schema<Schema.Schema.Type<M[number]>> => {
+  const objects = route.object
+  const cases = objects === undefined || Array.isArray(objects) ? undefined : new Map((objects as Exclude<typeof objects, ReadonlyArray<number>>).cases)
+  const tried = (input: unknown): ReadonlyArray<number> => {
+    const kind = kindOf(input)
+    if (kind !== "object") return route[kind] ?? []
+    if (cases === undefined) return (objects as ReadonlyArray<number> | undefined) ?? []
+    const { absent, key } = objects as { readonly key: string; readonly absent?: number }
+    const chosen = Object.prototype.hasOwnProperty.call(input, key) ? cases.get((input as Readonly<Record<string, unknown>>)[key]) : absent
+    return chosen === undefined ? [] : [chosen]
+  }
+  const parse = (schemas: ReadonlyArray<Schema.Schema.AnyNoContext>, decoding: boolean) => {
+    const runs = schemas.map((schema) => decoding ? ParseResult.decodeUnknownEither(schema) : ParseResult.encodeUnknownEither(schema))
+    return (input: unknown, options: SchemaAST.ParseOptions, ast: SchemaAST.AST) => {
+      const issues: Array<ParseResult.ParseIssue> = []
+      for (const i of tried(input)) {
+        const result = runs[i]!(input, options)
+        if (result._tag === "Right") return result
+        issues.push(result.left)
+      }
+      return ParseResult.fail(issues.length === 1 ? issues[0]! : new ParseResult.Type(ast, input))
+    }
+  }
+  const schemas: ReadonlyArray<Schema.Schema.AnyNoContext> = members
+  return Schema.declare(schemas, {
+    decode: (...typeParameters) => parse(typeParameters, true),
+    encode: (...typeParameters) => parse(typeParameters, false)
+  }) as unknown as Schema.Schema<Schema.Schema.Type<M[number]>>
+}
+`,
+  oneOf: `/** One of \`values\`, found in a \`Set\`: one step whatever their number (\`Schema.Literal\` tries each in turn). */
+const oneOf = <const A extends ReadonlyArray<string | number | boolean | null>>(values: A): Schema.Schema<A[number]> => {
+  const set = new Set<unknown>(values)
+  return Schema.declare((input: unknown): input is A[number] => set.has(input), { description: \`one of \${values.length} values\` })
+}
+`,
+  patternOf: `/** A \`pattern\` as a \`u\` RegExp; one this engine cannot compile is not checked (a check only restricts). */
+const patternOf = (source: string): RegExp => {
+  try {
+    return new RegExp(source, "u")
+  } catch {
+    return /(?:)/u
   }
 }
 `
-} as const
+}
 
 /** The whole module: a header, the imports its sections use, the helpers, the sections. */
 export const moduleText = (sections: ReadonlyArray<Section>, settings: Settings): string => {
@@ -189,17 +318,20 @@ export const moduleText = (sections: ReadonlyArray<Section>, settings: Settings)
     [
       `Typed tools${settings.title === undefined ? "" : ` of ${settings.title}`}, generated by phasebound (\`phasebound types\`).`,
       "Do not edit: generate the file again when the tools change. Each tool has the Schemas of its input and output, their",
-      "types, and a helper that calls it on a connection. What was not mapped is `Schema.Unknown` with a comment saying why."
+      "types, and a helper that calls it on a connection. What was not mapped is `Schema.Unknown` with a comment saying why;",
+      "union members widened so that every decode stays linear in the value's size have a comment too."
     ],
     ""
   )
   const clientTypes = (["McpClient", "McpConnectionError", "McpSchema"] as const).filter((name) => uses.has(name))
+  const parsing = helpers.has("objectWith") || helpers.has("choose")
   const imports = [
     ...(clientTypes.length === 0 ? [] : [`import type { ${clientTypes.join(", ")} } from ${literal(settings.importFrom)}`]),
     ...(uses.has("Effect") ? [`import type { Effect } from "effect"`] : []),
-    ...(uses.has("Schema") ? [`import { Schema } from "effect"`] : [])
+    ...(uses.has("Schema") ? [parsing ? `import { ParseResult, Schema, type SchemaAST } from "effect"` : `import { Schema } from "effect"`] : [])
   ]
-  const helperText = [...helpers].sort().map((name) => helperSources[name])
+  const used: ReadonlyArray<Helper | "kindOf"> = [...(parsing ? ["kindOf" as const] : []), ...[...helpers].sort()]
+  const helperText = used.map((name) => helperSources[name])
   return [header + imports.join("\n") + (imports.length > 0 ? "\n" : ""), ...helperText, ...sections.map((section) => section.text)]
     .filter((part) => part !== "")
     .join("\n")

@@ -4,8 +4,15 @@
  * `Schema.suspend` needs it written out). Every literal is `JSON.stringify`'s, every comment
  * goes through `text.ts`.
  */
-import type { Check, Definition, Node, Property } from "./mapping.js"
+import { literalUnionMax } from "./linearDecode.js"
+import type { Check, Choice, Definition, Node, Primitive } from "./mapping.js"
 import { inlineComment, jsDoc, literal, propertyKey } from "./text.js"
+
+/** The module's own helpers (`module.ts` writes those a module uses). */
+export type Helper = "codePointLength" | "objectWith" | "choose" | "oneOf" | "patternOf"
+
+/** Literal values typed one by one; past them, typed by their JSON types (TypeScript caps unions at 100,000 members). */
+export const literalTypeMax = 1_000
 
 export interface PrintContext {
   readonly definitions: ReadonlyArray<Definition>
@@ -17,7 +24,7 @@ export interface PrintContext {
    */
   readonly inCycle?: boolean | undefined
   /** The module's helpers the source uses. */
-  readonly helpers: Set<"codePointLength" | "additionalMatch">
+  readonly helpers: Set<Helper>
 }
 
 const number = (n: number) => JSON.stringify(n)
@@ -31,7 +38,8 @@ const checkText = (check: Check, ctx: PrintContext): string => {
         literal(`${check._tag === "minLength" ? "at least" : "at most"} ${check.n} characters`)
       } })`
     case "pattern":
-      return `Schema.pattern(new RegExp(${literal(check.source)}, "u"))`
+      ctx.helpers.add("patternOf")
+      return `Schema.pattern(patternOf(${literal(check.source)}))`
     case "gte":
       return `Schema.greaterThanOrEqualTo(${number(check.n)})`
     case "lte":
@@ -53,31 +61,53 @@ const checkText = (check: Check, ctx: PrintContext): string => {
 const piped = (schema: string, checks: ReadonlyArray<string>) => checks.length === 0 ? schema : `${schema}.pipe(${checks.join(", ")})`
 
 /**
- * A required key that `Object.prototype` also has (`toString`, `constructor`...) holding one
- * literal. Effect's union decoder files a member under each such key in a plain object, where
- * `toString` finds the prototype's function and the decoder throws: any union around the
- * object (an optional key is one) would fail every value. A declaration is not read as a
- * literal there, so it keeps out of that index; it checks the same value and has the same type.
- */
-const prototypeKeyLiteral = (property: Property) => {
-  if (property.optional || !(property.key in Object.prototype)) return undefined
-  const node = property.node
-  if (node._tag !== "Literal" || node.values.length !== 1) return undefined
-  const value = JSON.stringify(node.values[0])
-  return `Schema.declare((input: unknown): input is ${value} => input === ${value}, { description: ${literal(value)} })`
-}
-
-/**
  * What no value matches. Not `Schema.Never`: under `exactOptionalPropertyTypes` it is not a
  * `Schema.Any`, so a tuple or a union would not take it; typed `unknown`.
  */
 const never = `Schema.Unknown.pipe(Schema.filter(() => false, { message: () => "no value is allowed here" }))`
 
 /** Whether the Schema of `node` may accept `undefined` (`Unknown`, a union with it, a reference: said yes, to be safe). */
-const mayBeUndefined = (node: Node): boolean => node._tag === "Unknown" || node._tag === "Ref" || (node._tag === "Union" && node.members.some(mayBeUndefined))
+const mayBeUndefined = (node: Node): boolean =>
+  node._tag === "Unknown" || node._tag === "Ref" || ((node._tag === "Union" || node._tag === "Choice") && node.members.some(mayBeUndefined))
 
-/** The Schema expression of `node`, at `indent` (objects span lines). */
+const primitiveText = (value: Primitive) => JSON.stringify(value)
+
+/** The JSON types of `values`, as a type. */
+const primitiveTypes = (values: ReadonlyArray<Primitive>) => [...new Set(values.map((value) => value === null ? "null" : typeof value))].join(" | ")
+
+/**
+ * A literal of `values`: `Schema.Literal` for a few (Effect tries each in turn), else `oneOf`, one
+ * lookup in a `Set`, typed by the values up to `literalTypeMax` and by their JSON types past it.
+ */
+const literalText = (values: ReadonlyArray<Primitive>, ctx: PrintContext): string => {
+  if (values.length <= literalUnionMax) return `Schema.Literal(${values.map(primitiveText).join(", ")})`
+  ctx.helpers.add("oneOf")
+  const list = `[${values.map(primitiveText).join(", ")}]`
+  if (values.length <= literalTypeMax) return `oneOf(${list})`
+  return `oneOf<ReadonlyArray<${primitiveTypes(values)}>>(${list}) ${
+    inlineComment(`${values.length} values: typed by their JSON types, each value still checked`)
+  }`
+}
+
+/** `choose`'s route, as the helper reads it. */
+const routeText = (route: Choice["route"]): string => {
+  const parts: Array<string> = []
+  for (const [slot, indices] of Object.entries(route.kinds)) parts.push(`${slot}: [${indices!.join(", ")}]`)
+  if (route.objects !== undefined) {
+    const cases = route.objects.cases.map(([value, i]) => `[${primitiveText(value)}, ${i}]`).join(", ")
+    const absent = route.objects.absent === undefined ? "" : `, absent: ${route.objects.absent}`
+    parts.push(`object: { key: ${literal(route.objects.key)}, cases: [${cases}]${absent} }`)
+  }
+  return `{ ${parts.join(", ")} }`
+}
+
+/** The Schema expression of `node`, at `indent` (objects span lines), after a comment where union members were widened into it. */
 export const schemaText = (node: Node, ctx: PrintContext, indent: string): string => {
+  const text = bareSchemaText(node, ctx, indent)
+  return "widened" in node && node.widened !== undefined ? `${inlineComment(node.widened)} ${text}` : text
+}
+
+const bareSchemaText = (node: Node, ctx: PrintContext, indent: string): string => {
   const inner = `${indent}  `
   switch (node._tag) {
     case "Unknown":
@@ -97,7 +127,7 @@ export const schemaText = (node: Node, ctx: PrintContext, indent: string): strin
     case "Null":
       return "Schema.Null"
     case "Literal":
-      return node.values.length === 0 ? never : `Schema.Literal(${node.values.map((value) => JSON.stringify(value)).join(", ")})`
+      return node.values.length === 0 ? never : literalText(node.values, ctx)
     case "Array":
       return piped(`Schema.Array(${schemaText(node.item, ctx, indent)})`, node.checks.map((check) => checkText(check, ctx)))
     case "Tuple": {
@@ -122,7 +152,7 @@ export const schemaText = (node: Node, ctx: PrintContext, indent: string): strin
           ...(property.description === undefined ? [] : [property.description]),
           ...(property.default === undefined ? [] : [`@default ${property.default}`])
         ], inner)
-        const value = prototypeKeyLiteral(property) ?? schemaText(property.node, ctx, inner)
+        const value = schemaText(property.node, ctx, inner)
         // A Struct decodes a missing key as `undefined` (a missing `toString` as the prototype's
         // function): where the key's Schema would accept that, a required key is checked to be
         // there. A JSON value is never `undefined`, nor a function.
@@ -131,21 +161,20 @@ export const schemaText = (node: Node, ctx: PrintContext, indent: string): strin
           : value
         return `${doc}${inner}${propertyKey(property.key)}: ${property.optional ? `Schema.optional(${value})` : required}`
       })
-      // Keys the schema does not name are kept (open) or refused (closed), never silently dropped.
-      const excess = node.additional === "closed" ? "error" : "preserve"
-      const struct = `Schema.Struct({\n${fields.join(",\n")}\n${indent}}).annotations({ parseOptions: { onExcessProperty: ${literal(excess)} } })`
-      const filters: Array<string> = []
-      if (node.additional !== "open" && node.additional !== "closed") {
-        ctx.helpers.add("additionalMatch")
-        const known = node.properties.map((property) => literal(property.key)).join(", ")
-        filters.push(`Schema.filter(additionalMatch([${known}], () => ${schemaText(node.additional, ctx, inner)}))`)
-      }
-      return piped(struct, filters)
+      // Keys the schema does not name are kept (open), refused (closed) or checked, never dropped.
+      ctx.helpers.add("objectWith")
+      const rest = node.additional === "open" || node.additional === "closed"
+        ? literal(node.additional)
+        : `() => ${schemaText(node.additional, ctx, inner)}`
+      return `objectWith(Schema.Struct({\n${fields.join(",\n")}\n${indent}}), ${rest})`
     }
     case "Union":
       if (node.members.length === 0) return never
       if (node.members.length === 1) return schemaText(node.members[0]!, ctx, indent)
       return `Schema.Union(${node.members.map((member) => schemaText(member, ctx, indent)).join(", ")})`
+    case "Choice":
+      ctx.helpers.add("choose")
+      return `choose([${node.members.map((member) => schemaText(member, ctx, indent)).join(", ")}], ${routeText(node.route)})`
     case "Ref": {
       if (node.broken) return `Schema.Unknown ${inlineComment("not mapped: a $ref cycle through no object or array")}`
       const name = ctx.definitions[node.def]!.name
@@ -171,7 +200,8 @@ export const typeText = (node: Node, ctx: PrintContext, indent: string): string 
     case "Null":
       return "null"
     case "Literal":
-      return node.values.length === 0 ? "unknown" : node.values.map((value) => JSON.stringify(value)).join(" | ")
+      if (node.values.length === 0) return "unknown"
+      return node.values.length <= literalTypeMax ? node.values.map(primitiveText).join(" | ") : primitiveTypes(node.values)
     case "Array":
       return `ReadonlyArray<${typeText(node.item, ctx, indent)}>`
     case "Tuple": {
@@ -192,6 +222,7 @@ export const typeText = (node: Node, ctx: PrintContext, indent: string): string 
       return `{\n${fields.join("\n")}\n${indent}}`
     }
     case "Union":
+    case "Choice":
       return node.members.length === 0 ? "unknown" : node.members.map((member) => `(${typeText(member, ctx, indent)})`).join(" | ")
     case "Ref":
       return node.broken ? "unknown" : ctx.definitions[node.def]!.name

@@ -40,15 +40,37 @@ const reserved = new Set(
     "break case catch class const continue debugger default delete do else enum export extends false finally for function if " +
     "import in instanceof new null return super switch this throw true try typeof var void while with as implements interface " +
     "let package private protected public static yield await async of any boolean constructor declare get module require " +
-    "number set string symbol type from unknown never object undefined arguments eval NaN Infinity globalThis"
+    "number set string symbol type from unknown never object undefined arguments eval NaN Infinity globalThis " +
+    // An export named `then` makes the module's namespace a thenable: `await import()` would call it.
+    "then"
   ).split(" ")
 )
 
-const words = (name: string): ReadonlyArray<string> => name.split(/[^A-Za-z0-9]+/).filter((word) => word.length > 0)
+/**
+ * The words of a name: runs of ASCII letters and digits, and each other code point above ASCII
+ * as a word of its own, `u` and its hex code (`搜索` is `u641c`, `u7d22`), so that names without
+ * ASCII letters stay apart; ASCII punctuation and spaces separate words.
+ */
+const words = (name: string): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  let word = ""
+  for (const char of name) {
+    const code = char.codePointAt(0)!
+    if (/^[A-Za-z0-9]$/.test(char)) {
+      word += char
+      continue
+    }
+    if (word !== "") out.push(word)
+    word = ""
+    if (code > 0x7f) out.push(`u${code.toString(16)}`)
+  }
+  if (word !== "") out.push(word)
+  return out
+}
 
 const capitalize = (word: string) => word.charAt(0).toUpperCase() + word.slice(1)
 
-/** `get-weather` is `GetWeather`; nothing usable is `Tool`; at most 64 characters. */
+/** `get-weather` is `GetWeather`, `搜索` is `U641cU7d22`; nothing usable is `fallback`; at most 64 characters. */
 export const pascalCase = (name: string, fallback: string): string => {
   const joined = words(name).map(capitalize).join("").slice(0, 64)
   if (joined === "") return fallback
@@ -61,9 +83,22 @@ export const camelCase = (name: string, fallback: string): string => {
   return pascal.startsWith("_") ? pascal : pascal.charAt(0).toLowerCase() + pascal.slice(1)
 }
 
+/** Six hex digits of the FNV-1a hash of `text`'s UTF-16 code units. */
+export const shortHash = (text: string): string => {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193) >>> 0
+  }
+  return hash.toString(16).padStart(8, "0").slice(0, 6)
+}
+
 /**
- * The identifiers of one module, unique: a name already taken (or reserved) gets `_2`, `_3`, ...
- * in the order names are asked for, so the same tools in the same order give the same names.
+ * The identifiers of one module, unique. A name already taken (or reserved) gets a suffix
+ * derived from what it stands for (`origin`: the tool's name, say), not from how many came
+ * before: `getWeather_3fa91c`. So a tool added to a server renames no other tool's identifiers,
+ * unless its own name mangles to the same identifier and comes first in name order. Two origins
+ * of the same hash (or the same origin twice) fall back to `_2`, `_3`...
  */
 export class Identifiers {
   private readonly taken = new Set<string>()
@@ -72,12 +107,15 @@ export class Identifiers {
     for (const name of reservedNames) this.taken.add(name)
   }
 
-  fresh(candidate: string): string {
+  fresh(candidate: string, origin: string): string {
     let name = reserved.has(candidate) ? `${candidate}_` : candidate
     if (this.taken.has(name)) {
-      let n = 2
-      while (this.taken.has(`${name}_${n}`)) n++
-      name = `${name}_${n}`
+      name = `${name}_${shortHash(origin)}`
+      if (this.taken.has(name)) {
+        let n = 2
+        while (this.taken.has(`${name}_${n}`)) n++
+        name = `${name}_${n}`
+      }
     }
     this.taken.add(name)
     return name

@@ -37,9 +37,18 @@ const decodeCallResult = Schema.decodeUnknownEither(McpSchema.CallToolResult)
 /**
  * What a call's result becomes once decoded and checked against the tool's `outputSchema`: the
  * result itself, or the caller's decoding of its `structuredContent`. A failure here is the
- * call's, with its exchange and bytes.
+ * call's, with its exchange and bytes. `pastDeadline` says whether the call's deadline has passed.
  */
-type Finish<A> = (result: McpSchema.CallToolResult, exchange: Exchange, bytes: number) => Either.Either<A, McpConnectionError>
+type Finish<A> = (
+  result: McpSchema.CallToolResult,
+  exchange: Exchange,
+  bytes: number,
+  pastDeadline: () => boolean
+) => Either.Either<A, McpConnectionError>
+
+/** The check of a result (the `outputSchema`'s, or the caller's decoding) ended past the call's deadline: it ran, it is not sent again. */
+const checkPastDeadline = (exchange: Exchange, bytes: number) =>
+  new DeadlineExceeded({ ...Failures.fields(exchange), observedBytes: bytes, reason: "output-check", outcome: "applied", retryable: false })
 
 const asIs: Finish<McpSchema.CallToolResult> = (result) => Either.right(result)
 
@@ -128,17 +137,7 @@ export const make = (core: Core): CallTool => {
         now: () => clock.unsafeCurrentTimeMillis(),
         resultBytes: response.bytes
       })
-      if (outcome === "deadline") {
-        return Effect.fail(
-          new DeadlineExceeded({
-            ...Failures.fields(exchange),
-            observedBytes: response.bytes,
-            reason: "output-check",
-            outcome: "applied",
-            retryable: false
-          })
-        )
-      }
+      if (outcome === "deadline") return Effect.fail(checkPastDeadline(exchange, response.bytes))
       if (outcome === "too-costly") {
         return Effect.fail(resultViolation(exchange, "output-check-too-costly", response.bytes))
       }
@@ -146,7 +145,7 @@ export const make = (core: Core): CallTool => {
         return Effect.fail(resultViolation(exchange, "structured-content-mismatch", response.bytes))
       }
     }
-    const finished = finish(result, exchange, response.bytes)
+    const finished = finish(result, exchange, response.bytes, () => clock.unsafeCurrentTimeMillis() > deadlineAt)
     return Either.isRight(finished) ? Effect.succeed({ value: finished.right, bytes: response.bytes }) : Effect.fail(finished.left)
   }
 
@@ -318,10 +317,14 @@ export const make = (core: Core): CallTool => {
       name,
       args,
       options,
-      (result, exchange, bytes): Either.Either<McpClient.DecodedResult<typeof output.Type>, McpConnectionError> => {
+      (result, exchange, bytes, pastDeadline): Either.Either<McpClient.DecodedResult<typeof output.Type>, McpConnectionError> => {
         if (result.isError === true) return Either.right({ isError: true, result })
         if (result.structuredContent === undefined) return Either.left(resultViolation(exchange, "missing-structured-content", bytes))
-        return Either.match(decode(result.structuredContent), {
+        const decoded = decode(result.structuredContent)
+        // The caller's decoding is synchronous, nothing can interrupt it: a decoding that ended
+        // past the deadline does not make a late answer a success (docs/DESIGN.md, "Typed results").
+        if (pastDeadline()) return Either.left(checkPastDeadline(exchange, bytes))
+        return Either.match(decoded, {
           onLeft: (error) => Either.left(resultViolation(exchange, "structured-content-mismatch", bytes, error)),
           onRight: (value) => Either.right({ isError: false, value, result })
         })
