@@ -23,6 +23,12 @@
  * - **Ended.** The server's own end (a result) or refusal ends the subscription for the life of
  *   the session: who waits then fails.
  *
+ * - **Made after the discovery's listing.** The first subscription is sent once discovery's
+ *   `tools/list` is answered: a server may spend as much on a subscription as on a listing, and
+ *   the two at once make discovery wait for both. A change the server announces between the
+ *   listing's snapshot and the subscription's start is not heard, as it would not be from a
+ *   subscription sent beside the listing that the server took after it.
+ *
  * One fiber in the session's scope runs it: closing the session closes the stream.
  */
 import * as Deferred from "effect/Deferred"
@@ -56,6 +62,12 @@ export interface Announces {
 
 /** The session's subscription, as the connection's resource subscriptions see it. */
 export interface Listener {
+  /**
+   * Lets the first subscription be made. Discovery calls it once its listing is answered, so
+   * that the subscription does not compete with the listing at the server (see the module
+   * comment); until then an `update` waits.
+   */
+  readonly start: Effect.Effect<void>
   /**
    * Subscribes to exactly `uris` from now on; succeeds once a subscription with them is
    * acknowledged, with the URIs the server honours. Fails when the subscription ended.
@@ -109,6 +121,7 @@ export const make = (options: {
     let ended = false
     const waiters: Array<Waiter> = []
     const wanted = yield* Queue.sliding<void>(1)
+    const started = yield* Deferred.make<void>()
 
     const settle = (upTo: number, honoured: ReadonlySet<string>) =>
       Effect.forEach(
@@ -163,6 +176,7 @@ export const make = (options: {
      * one is acknowledged. Then it waits for the one standing to end, or for another set of URIs.
      */
     const loop = Effect.gen(function*() {
+      yield* Deferred.await(started)
       let previous: Subscription | undefined = undefined
       let failures = 0
       let gap = false
@@ -234,6 +248,7 @@ export const make = (options: {
     yield* Effect.forkScoped(Effect.interruptible(loop))
 
     const listener: Listener = {
+      start: Effect.asVoid(Deferred.succeed(started, undefined)),
       update: (next, exchange) =>
         Effect.gen(function*() {
           if (ended) return yield* Effect.fail(Failures.transport(exchange, "stream-ended", "not-sent"))

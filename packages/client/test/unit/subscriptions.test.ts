@@ -151,13 +151,33 @@ const dropped = new TransportFailure({
   retryable: false
 })
 
+/** A listener let start at once, as discovery does once its listing is answered. */
+const listening = (options: Parameters<typeof Listen.make>[0]) => Effect.tap(Listen.make(options), (listener) => listener.start)
+
 describe("the 2026-07-28 subscription", () => {
+  it.scoped("is made only once started: nothing is sent before", () =>
+    Effect.gen(function*() {
+      const router = yield* Notifications.make(10)
+      const server = yield* scripted
+      const listener = yield* Listen.make({
+        subscribe: server.subscribe,
+        hooks: { nextAcknowledgement: router.nextAcknowledgement, reopened: Effect.void },
+        announces,
+        acknowledgementTimeoutMs: 5_000
+      })
+      yield* TestClock.adjust("1 minute")
+      expect(yield* Queue.size(server.requests)).toBe(0)
+      yield* listener.start
+      const first = yield* Queue.take(server.requests)
+      expect(first.filter).toEqual({ toolsListChanged: true, resourcesListChanged: true })
+    }))
+
   it.scoped("asks for what the server announces; a new set of URIs replaces the subscription once it is acknowledged", () =>
     Effect.gen(function*() {
       const router = yield* Notifications.make(10)
       const server = yield* scripted
       let gaps = 0
-      const listener = yield* Listen.make({
+      const listener = yield* listening({
         subscribe: server.subscribe,
         hooks: { nextAcknowledgement: router.nextAcknowledgement, reopened: Effect.sync(() => void gaps++) },
         announces,
@@ -192,7 +212,7 @@ describe("the 2026-07-28 subscription", () => {
       const server = yield* scripted
       let gaps = 0
       const gapped = yield* Deferred.make<void>()
-      yield* Listen.make({
+      yield* listening({
         subscribe: server.subscribe,
         hooks: {
           nextAcknowledgement: router.nextAcknowledgement,
@@ -226,7 +246,7 @@ describe("the 2026-07-28 subscription", () => {
     Effect.gen(function*() {
       const router = yield* Notifications.make(10)
       const server = yield* scripted
-      const listener = yield* Listen.make({
+      const listener = yield* listening({
         subscribe: server.subscribe,
         hooks: { nextAcknowledgement: router.nextAcknowledgement, reopened: Effect.void },
         announces,
@@ -246,7 +266,7 @@ describe("the 2026-07-28 subscription", () => {
     Effect.gen(function*() {
       const router = yield* Notifications.make(10)
       const server = yield* scripted
-      const listener = yield* Listen.make({
+      const listener = yield* listening({
         subscribe: server.subscribe,
         hooks: { nextAcknowledgement: router.nextAcknowledgement, reopened: Effect.void },
         announces,
@@ -283,7 +303,7 @@ describe("the 2026-07-28 subscription", () => {
     Effect.gen(function*() {
       const router = yield* Notifications.make(10)
       const server = yield* scripted
-      const listener = yield* Listen.make({
+      const listener = yield* listening({
         subscribe: server.subscribe,
         hooks: { nextAcknowledgement: router.nextAcknowledgement, reopened: Effect.void },
         announces,
@@ -315,7 +335,7 @@ describe("the 2026-07-28 subscription", () => {
     Effect.gen(function*() {
       const router = yield* Notifications.make(10)
       const server = yield* scripted
-      const listener = yield* Listen.make({
+      const listener = yield* listening({
         subscribe: server.subscribe,
         hooks: { nextAcknowledgement: router.nextAcknowledgement, reopened: Effect.void },
         announces,
@@ -338,7 +358,7 @@ describe("the 2026-07-28 subscription", () => {
         const router = yield* Notifications.make(10)
         const server = yield* scripted
         const watch = yield* router.watch("doc://a")
-        yield* Listen.make({
+        yield* listening({
           subscribe: server.subscribe,
           hooks: { nextAcknowledgement: router.nextAcknowledgement, reopened: Effect.void, ended: router.endWatches },
           announces,
@@ -372,7 +392,7 @@ describe("the 2026-07-28 subscription", () => {
     Effect.gen(function*() {
       const router = yield* Notifications.make(10)
       const server = yield* scripted
-      const listener = yield* Listen.make({
+      const listener = yield* listening({
         subscribe: server.subscribe,
         hooks: { nextAcknowledgement: router.nextAcknowledgement, reopened: Effect.void },
         announces: { tools: false, prompts: false, resources: false, subscribe: true },
