@@ -216,7 +216,8 @@ export const connect = <R>(input: Input<R>): Effect.Effect<McpClient.Connection,
             bytes: listing.bytes,
             hint: listing.cacheable
           }))
-        ) // Served by the cache: the stage is recorded, with nothing read.
+        )
+        // Served by the cache: the stage is recorded, with nothing read.
         if (hit === true) recorder.observe("list-tools", 0, "ok", { cached: true })
         // The 2026-07-28 subscription is made now that the listing is answered (`internal/listen.ts`).
         if (negotiated.session.listener !== undefined) yield* negotiated.session.listener.start
