@@ -52,7 +52,9 @@ const log = (message: string) => process.stderr.write(`[bench +${((Date.now() - 
 const REPS = quick ? 2 : 5
 const settings = {
   reps: REPS,
-  discoveryConnects: quick ? 3 : 10,
+  // A connect takes 10-20 ms: 10 a repetition let one slow connect (a GC, the host) move a
+  // median by 10-20%, more than the clients differ; 50 cost a few seconds per client.
+  discoveryConnects: quick ? 5 : 50,
   seqCalls: quick ? 200 : 1_000,
   // 10,000 calls x 5 repetitions x 6 clients is ~5-7 minutes per server mode on 2 cores; shorter
   // runs (2,000 calls, ~2 s each) were dominated by GC and scheduling noise. Stateless: fewer
