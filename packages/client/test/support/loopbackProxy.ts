@@ -1,17 +1,13 @@
 /**
  * Real proxies on loopback for the proxy tests (docs/DESIGN.md, "Proxies"): the `proxy` package
  * (CONNECT and absolute-form forwarding, optional Basic authentication) with a record of what it
- * received; a self-signed certificate for 127.0.0.1 made with `openssl`; and an HTTPS front for a
+ * received; (the certificate of its TLS servers is `loopbackCertificate.ts`); and an HTTPS front for a
  * testkit MCP server (TLS ends here, every request is passed on to the plain-http server).
  */
 import { Effect } from "effect"
-import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import * as http from "node:http"
 import * as https from "node:https"
 import type { Socket } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { createProxy } from "proxy"
 
 /** One request the proxy received: a CONNECT (its `host:port`) or an absolute-form request (its URL). */
@@ -79,37 +75,6 @@ export const loopbackProxy = (
     }),
     ({ close }) => Effect.promise(close)
   ).pipe(Effect.map(({ proxy }) => proxy))
-
-/** A self-signed certificate for IP 127.0.0.1 (openssl, which every Linux CI has; the test fails saying so if not). */
-export const selfSignedCertificate = (): { readonly cert: string; readonly key: string } => {
-  const dir = mkdtempSync(join(tmpdir(), "phasebound-proxy-tls-"))
-  try {
-    execFileSync("openssl", [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      join(dir, "key.pem"),
-      "-out",
-      join(dir, "cert.pem"),
-      "-days",
-      "1",
-      "-subj",
-      "/CN=127.0.0.1",
-      "-addext",
-      "subjectAltName=IP:127.0.0.1"
-    ], { stdio: "pipe" })
-    return { cert: readFileSync(join(dir, "cert.pem"), "utf8"), key: readFileSync(join(dir, "key.pem"), "utf8") }
-  } catch (cause) {
-    throw new Error("the proxy tests need `openssl` on the PATH to make a loopback certificate", { cause })
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
 
 /**
  * An HTTPS front on 127.0.0.1:0 for the plain-http server at `backend` (an origin such as

@@ -14,7 +14,8 @@ import { HttpProxy, McpClient, McpConnectionError } from "../../src/index.js"
 import { make as makeProxied } from "../../src/internal/proxyClient.js"
 import { settingsOf } from "../../src/internal/proxyRoute.js"
 import { server } from "../support/harness.js"
-import { httpsFront, loopbackProxy, selfSignedCertificate } from "../support/loopbackProxy.js"
+import { loopbackCertificate } from "../support/loopbackCertificate.js"
+import { httpsFront, loopbackProxy } from "../support/loopbackProxy.js"
 import { publicViews } from "../support/publicViews.js"
 import { type Recorded, recordingTracer } from "../support/recordingTracer.js"
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -24,7 +25,7 @@ const PASSWORD = "canary-proxy-pass-4f1c"
 const credentialsIn = (proxyUrl: string) => proxyUrl.replace(/^(https?):\/\//, `$1://${USER}:${PASSWORD}@`)
 const basic = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString("base64")}`
 
-const tls = selfSignedCertificate()
+const tls = loopbackCertificate
 
 /**
  * `HttpProxy.layer`, trusting the test certificate for the server behind a tunnel and for an
