@@ -1,8 +1,8 @@
 /**
  * Real proxies on loopback for the proxy tests (docs/DESIGN.md, "Proxies"): the `proxy` package
  * (CONNECT and absolute-form forwarding, optional Basic authentication) with a record of what it
- * received; (the certificate of its TLS servers is `loopbackCertificate.ts`); and an HTTPS front for a
- * testkit MCP server (TLS ends here, every request is passed on to the plain-http server).
+ * received, and an HTTPS front for a testkit MCP server (TLS ends here, every request is passed on
+ * to the plain-http server); both serve TLS with `loopbackCertificate.ts`.
  */
 import { Effect } from "effect"
 import * as http from "node:http"
