@@ -22,7 +22,6 @@
  *   refusal or a `TransportFailure` (`stream-ended`, `not-applied`).
  * - **Ended.** The server's own end (a result) or refusal ends the subscription for the life of
  *   the session: who waits then fails.
- *
  * - **Made after the discovery's listing.** The first subscription is sent once discovery's
  *   `tools/list` is answered: a server may spend as much on a subscription as on a listing, and
  *   the two at once make discovery wait for both. A change the server announces between the
