@@ -24,9 +24,13 @@
  *   the session: who waits then fails.
  * - **Made after the discovery's listing.** The first subscription is sent once discovery's
  *   `tools/list` is answered: a server may spend as much on a subscription as on a listing, and
- *   the two at once make discovery wait for both. A change the server announces between the
- *   listing's snapshot and the subscription's start is not heard, as it would not be from a
- *   subscription sent beside the listing that the server took after it.
+ *   the two at once make discovery wait for both. It goes out one turn of the event loop after
+ *   that, once the connection is handed back: building it no longer delays the connect, and
+ *   what the caller does at once (its first call) goes first; a connection closed at once (a
+ *   CLI run, a catalog's one call) never sends it, and keeps its socket for the next connect. A
+ *   change the server announces between the listing's snapshot and the subscription's start
+ *   is not heard, as it would not be from a subscription sent beside the listing that the
+ *   server took after it.
  *
  * One fiber in the session's scope runs it: closing the session closes the stream.
  */
@@ -79,6 +83,19 @@ export interface Listener {
    */
   readonly retract: (uris: ReadonlySet<string>) => void
 }
+
+/**
+ * One turn of the event loop (not a delay): the connection is handed back, and what its caller
+ * does at once (a first call, or closing it) goes first.
+ */
+const nextTurn: Effect.Effect<void> = Effect.async((resume) => {
+  if (typeof setImmediate !== "function") {
+    const timer = setTimeout(() => resume(Effect.void), 0)
+    return Effect.sync(() => clearTimeout(timer))
+  }
+  const immediate = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(immediate))
+})
 
 /** The longest wait before subscribing again after a subscription was dropped. */
 const maxResubscribeDelayMs = 30_000
@@ -176,6 +193,7 @@ export const make = (options: {
      */
     const loop = Effect.gen(function*() {
       yield* Deferred.await(started)
+      yield* nextTurn
       let previous: Subscription | undefined = undefined
       let failures = 0
       let gap = false

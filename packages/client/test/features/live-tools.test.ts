@@ -13,6 +13,7 @@
  * subscription would have left (a pending request, a request the server counted, an observation).
  */
 import { describe, expect, it } from "@effect/vitest"
+import diagnostics from "node:diagnostics_channel"
 import { Effect, Exit, Fiber, Scope, Stream, TestClock } from "effect"
 import type { McpClient, McpSchema } from "../../src/index.js"
 import { featureRows, type Live, type Row } from "../support/featureRows.js"
@@ -356,6 +357,43 @@ describe.concurrent.each(httpRows.filter((row) => row.era === "stateless").map((
       yield* Scope.close(scope, Exit.void)
       yield* until(() => live.subscriptionsClosed() === 1)
       expect(live.server!.listChangedListeners()).toBe(0)
+    }))
+})
+
+/**
+ * The subscription requests this thread's HTTP clients create (undici publishes each request it
+ * creates, `fetch`'s included), from the `Mcp-Method` header of each.
+ */
+const listenRequestsCreated = Effect.acquireRelease(
+  Effect.sync(() => {
+    let created = 0
+    const onCreate = (message: unknown) => {
+      const headers = (message as { readonly request: { readonly headers: unknown } }).request.headers
+      const lines = Array.isArray(headers) ? headers.map(String) : String(headers).split("\r\n")
+      if (lines.some((line) => /^subscriptions\/listen$|^mcp-method: subscriptions\/listen$/i.test(line))) created++
+    }
+    diagnostics.subscribe("undici:request:create", onCreate)
+    return { created: () => created, stop: () => diagnostics.unsubscribe("undici:request:create", onCreate) }
+  }),
+  (watch) => Effect.sync(watch.stop)
+)
+
+// One row at a time: the requests are counted across the thread.
+describe.each(httpRows.filter((row) => row.era === "stateless").map((r) => [r.name, r] as const))("the subscription, %s", (_, row) => {
+  scoped(row, "is not sent by a connection closed as soon as it is handed back", () =>
+    Effect.gen(function*() {
+      const live = yield* row.start()
+      const listens = yield* listenRequestsCreated
+      const closedAtOnce = yield* Scope.make()
+      yield* live.connect().pipe(Scope.extend(closedAtOnce))
+      yield* Scope.close(closedAtOnce, Exit.void)
+      // The next connection's subscription is the first request of its kind.
+      const scope = yield* Scope.make()
+      yield* live.connect().pipe(Scope.extend(scope))
+      yield* until(() => live.server!.listChangedListeners() === 1)
+      expect(listens.created()).toBe(1)
+      expect(live.rpcCalls("subscriptions/listen")).toBe(1)
+      yield* Scope.close(scope, Exit.void)
     }))
 })
 
