@@ -502,10 +502,11 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
         objects = discriminate(descending)
         if (objects !== undefined) {
           // Cases name the members by their place in `descending`: now by their place among all.
+          const place = descending.map((member) => members.indexOf(member))
           objects = {
             key: objects.key,
-            cases: objects.cases.map(([value, j]) => [value, members.indexOf(descending[j]!)] as const),
-            absent: objects.absent === undefined ? undefined : members.indexOf(descending[objects.absent]!)
+            cases: objects.cases.map(([value, j]) => [value, place[j]!] as const),
+            absent: objects.absent === undefined ? undefined : place[objects.absent]
           }
           continue
         }
@@ -523,10 +524,13 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
         widened: `anyOf members merged into one ${kind === "array" ? "array" : "object"}, decoded in one pass`
       }
       const next: Array<Node> = []
+      const mergedAway = new Set(descending)
+      let placed = false
       for (const member of members) {
-        if (!descending.includes(member)) next.push(member)
+        if (!mergedAway.has(member)) next.push(member)
         else {
-          if (!next.includes(merged)) next.push(merged)
+          if (!placed) next.push(merged)
+          placed = true
           // A member that takes other values too stays for them; the merged one takes this kind.
           if ([...facts(member).kinds].some((k) => k !== kind)) next.push(member)
         }
