@@ -94,28 +94,30 @@ const wide = (kind: Kind): Widenable => {
 
 const union = (members: ReadonlyArray<Node>, path: string): Node => members.length === 1 ? members[0]! : { _tag: "Union", members, path }
 
-/** The references in `node`, not through the definitions they name. */
-const refsIn = (node: Node, out: Array<Ref>): Array<Ref> => {
+/** The nodes right below `node`: an array's item, a tuple's elements and rest, an object's values and rest, a union's members. */
+const childrenOf = (node: Node): ReadonlyArray<Node> => {
   switch (node._tag) {
-    case "Ref":
-      out.push(node)
-      break
     case "Array":
-      refsIn(node.item, out)
-      break
+      return [node.item]
     case "Tuple":
-      for (const element of node.elements) refsIn(element, out)
-      if (node.rest !== undefined) refsIn(node.rest, out)
-      break
-    case "Object":
-      for (const property of node.properties) refsIn(property.node, out)
-      if (typeof node.additional !== "string") refsIn(node.additional, out)
-      break
+      return node.rest === undefined ? node.elements : [...node.elements, node.rest]
+    case "Object": {
+      const values = node.properties.map((property) => property.node)
+      if (typeof node.additional !== "string") values.push(node.additional)
+      return values
+    }
     case "Union":
     case "Choice":
-      for (const member of node.members) refsIn(member, out)
-      break
+      return node.members
+    default:
+      return []
   }
+}
+
+/** The references in `node`, not through the definitions they name. */
+const refsIn = (node: Node, out: Array<Ref>): Array<Ref> => {
+  if (node._tag === "Ref") out.push(node)
+  else for (const child of childrenOf(node)) refsIn(child, out)
   return out
 }
 
@@ -332,26 +334,7 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
     if (node._tag === "Ref") return node.broken || !multiplying.has(node.def)
     const cached = flatCache.get(node)
     if (cached !== undefined) return cached
-    let result: boolean
-    switch (node._tag) {
-      case "Array":
-        result = flat(node.item)
-        break
-      case "Tuple":
-        result = node.elements.every(flat) && (node.rest === undefined || flat(node.rest))
-        break
-      case "Object":
-        result = node.properties.every((property) => flat(property.node)) && (typeof node.additional === "string" || flat(node.additional))
-        break
-      case "Union":
-        result = !multiplies(flatMembers(node)) && node.members.every(flat)
-        break
-      case "Choice":
-        result = node.members.every(flat)
-        break
-      default:
-        result = true
-    }
+    const result = !(node._tag === "Union" && multiplies(flatMembers(node))) && childrenOf(node).every(flat)
     flatCache.set(node, result)
     return result
   }
@@ -547,23 +530,8 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
   }
 
   /** Whether a union in `node` (not through its references) multiplies. */
-  function holdsMultiplying(node: Node): boolean {
-    switch (node._tag) {
-      case "Array":
-        return holdsMultiplying(node.item)
-      case "Tuple":
-        return node.elements.some(holdsMultiplying) || (node.rest !== undefined && holdsMultiplying(node.rest))
-      case "Object":
-        return node.properties.some((property) => holdsMultiplying(property.node)) ||
-          (typeof node.additional !== "string" && holdsMultiplying(node.additional))
-      case "Union":
-        return multiplies(flatMembers(node)) || node.members.some(holdsMultiplying)
-      case "Choice":
-        return node.members.some(holdsMultiplying)
-      default:
-        return false
-    }
-  }
+  const holdsMultiplying = (node: Node): boolean =>
+    (node._tag === "Union" && multiplies(flatMembers(node))) || childrenOf(node).some(holdsMultiplying)
 
   /** The unions of `node` above its first arrays and objects, made linear. */
   const top = (node: Node): Node => node._tag === "Union" ? resolve(node.members.map(top), node.path) : node
