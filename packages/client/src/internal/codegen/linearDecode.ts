@@ -21,10 +21,13 @@ import {
   type Definition,
   type Document,
   type Kind,
+  kindOfValue,
   type Limits,
+  maxNotes,
   maxProperties,
   type Node,
   type Note,
+  pointerToken,
   type Primitive,
   type Property,
   type Ref,
@@ -66,8 +69,6 @@ interface Facts {
 const everyKind: ReadonlySet<Slot> = new Set(slots)
 
 const attemptsOf = (n: number): Record<Slot, number> => ({ null: n, boolean: n, number: n, string: n, array: n, object: n, other: n })
-
-const kindOfValue = (value: Primitive): Kind => value === null ? "null" : typeof value as "boolean" | "number" | "string"
 
 const unknownNode: Node = { _tag: "Unknown", why: undefined }
 
@@ -131,7 +132,7 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
   const noted = new Set(notes.map((n) => `${n.kind} ${n.path} ${n.reason}`))
   const note = (path: string, reason: string) => {
     const key = `unchecked ${path} ${reason}`
-    if (notes.length >= 1_000 || noted.has(key)) return
+    if (notes.length >= maxNotes || noted.has(key)) return
     noted.add(key)
     notes.push({ kind: "unchecked", path, reason })
   }
@@ -387,7 +388,7 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
       }
       return {
         key,
-        node: union(dedupe(values), `${path}/properties/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`),
+        node: union(dedupe(values), `${path}/properties/${pointerToken(key)}`),
         optional,
         description: described?.description,
         default: described?.default
@@ -530,8 +531,7 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
   }
 
   /** Whether a union in `node` (not through its references) multiplies. */
-  const holdsMultiplying = (node: Node): boolean =>
-    (node._tag === "Union" && multiplies(flatMembers(node))) || childrenOf(node).some(holdsMultiplying)
+  const holdsMultiplying = (node: Node): boolean => (node._tag === "Union" && multiplies(flatMembers(node))) || childrenOf(node).some(holdsMultiplying)
 
   /** The unions of `node` above its first arrays and objects, made linear. */
   const top = (node: Node): Node => node._tag === "Union" ? resolve(node.members.map(top), node.path) : node
