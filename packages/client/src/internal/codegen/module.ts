@@ -58,24 +58,6 @@ const isLinearPattern = (source: string): boolean => {
   }
 }
 
-export const reservedNames = [
-  "Schema",
-  "Effect",
-  "ParseResult",
-  "SchemaAST",
-  "McpClient",
-  "McpConnectionError",
-  "McpSchema",
-  "codePointLength",
-  "objectWith",
-  "choose",
-  "oneOf",
-  "patternOf",
-  "kindOf",
-  "Kind",
-  "Route"
-]
-
 /** One document's constants: its definitions (those it refers to first), then its root. */
 const documentText = (name: string, root: Node, definitions: ReadonlyArray<Definition>, ctx: Omit<PrintContext, "definitions" | "cyclic">): string => {
   const order = components(definitions, (ref) => !ref.broken)
@@ -310,6 +292,22 @@ const patternOf = (source: string): RegExp => {
 `
 }
 
+/** The client's types a module may import. */
+const clientTypeNames = ["McpClient", "McpConnectionError", "McpSchema"] as const
+
+/**
+ * The names a module's own declarations take, which no tool's may: what it imports, and what its
+ * helpers declare at their top level (`kindOf` and its `Kind`, `choose` and its `Route`, ...).
+ */
+export const reservedNames: ReadonlyArray<string> = [
+  ...clientTypeNames,
+  "Effect",
+  "Schema",
+  "ParseResult",
+  "SchemaAST",
+  ...Object.values(helperSources).flatMap((source) => [...source.matchAll(/^(?:const|let|function|type|interface) (\w+)/gm)].map((match) => match[1]!))
+]
+
 /** The whole module: a header, the imports its sections use, the helpers, the sections. */
 export const moduleText = (sections: ReadonlyArray<Section>, settings: Settings): string => {
   const uses = new Set(sections.flatMap((section) => [...section.uses]))
@@ -323,7 +321,7 @@ export const moduleText = (sections: ReadonlyArray<Section>, settings: Settings)
     ],
     ""
   )
-  const clientTypes = (["McpClient", "McpConnectionError", "McpSchema"] as const).filter((name) => uses.has(name))
+  const clientTypes = clientTypeNames.filter((name) => uses.has(name))
   const parsing = helpers.has("objectWith") || helpers.has("choose")
   const imports = [
     ...(clientTypes.length === 0 ? [] : [`import type { ${clientTypes.join(", ")} } from ${literal(settings.importFrom)}`]),
