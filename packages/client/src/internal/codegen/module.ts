@@ -21,9 +21,10 @@ export interface Settings {
   readonly maxNodes: number
   readonly importFrom: string
   readonly title: string | undefined
-  /** Prefixes every identifier (one server of a config among others). */
-  readonly prefix: string
-  /** The server's name when `prefix` is its (what a suffix of a taken name is derived from). */
+  /**
+   * One server of a config among others: its name in PascalCase prefixes every identifier, and a
+   * suffix of a taken name is derived from it.
+   */
   readonly server: string | undefined
 }
 
@@ -104,15 +105,16 @@ export const toolsSection = (tools: ReadonlyArray<ToolSchemas>, settings: Settin
   const uses: Section["uses"] = new Set()
   const helpers: Section["helpers"] = new Set()
   const out: Array<string> = []
+  const prefix = settings.server === undefined ? "" : pascalCase(settings.server, "Server")
   const sorted = [...tools].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
   for (const tool of sorted) {
     // What a taken name's suffix is derived from: one tool of one server, one suffix for its names.
     const origin = `${settings.server ?? ""}\u0000${tool.name}`
-    const base = `${settings.prefix}${pascalCase(tool.name, "Tool")}`
+    const base = `${prefix}${pascalCase(tool.name, "Tool")}`
     const inputName = identifiers.fresh(`${base}Input`, origin)
     const hasOutput = tool.outputSchema !== undefined && tool.outputSchema !== null
     const outputName = hasOutput ? identifiers.fresh(`${base}Output`, origin) : undefined
-    const helper = identifiers.fresh(camelCase(settings.prefix === "" ? tool.name : `${settings.prefix} ${tool.name}`, "tool"), origin)
+    const helper = identifiers.fresh(camelCase(prefix === "" ? tool.name : `${prefix} ${tool.name}`, "tool"), origin)
     const side = (sideName: "input" | "output", constName: string, schema: unknown) => {
       const mapped = mapDocument(
         schema,
