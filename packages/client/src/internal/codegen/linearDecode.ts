@@ -35,7 +35,7 @@ import {
 } from "./mapping.js"
 
 /** The most members tried on one value, through the unions and references above it. */
-export const maxAttempts = 16
+const maxAttempts = 16
 
 /** Literal values printed as `Schema.Literal` (tried one by one); more are one lookup in a `Set`. */
 export const literalUnionMax = 8
@@ -47,7 +47,7 @@ const maxCases = 256
  * Members of a union that may all descend into one value, tried in turn, kept as they are when
  * nothing below them could multiply the work again (`flat`); more are merged.
  */
-export const maxDescents = 4
+const maxDescents = 4
 
 const jsonKinds: ReadonlyArray<Kind> = ["null", "boolean", "number", "string", "array", "object"]
 

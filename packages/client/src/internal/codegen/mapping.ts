@@ -118,7 +118,7 @@ export interface Document {
 }
 
 /** Elements of `prefixItems` mapped one by one; past them, the rest is `Unknown` (TypeScript refuses very long tuple types). */
-export const maxTupleElements = 256
+const maxTupleElements = 256
 
 /** The notes of one document: past them, no more are kept. */
 export const maxNotes = 1_000
