@@ -31,7 +31,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { Limits } from "./internal/codegen/mapping.js"
 import * as Module from "./internal/codegen/module.js"
-import { Identifiers, pascalCase } from "./internal/codegen/text.js"
+import { Identifiers } from "./internal/codegen/text.js"
 
 /**
  * A tool as the generator reads it: a listed `McpSchema.Tool` is one.
@@ -141,7 +141,7 @@ const settingsOf = (options: Options | undefined): Either.Either<Module.Settings
   if (typeof importFrom !== "string" || !/^[A-Za-z0-9@._/-]{1,214}$/.test(importFrom)) {
     return Either.left(new InvalidCodegenOption({ option: "importFrom" }))
   }
-  return Either.right({ maxDepth, maxNodes, importFrom, title: options?.title, prefix: "", server: undefined })
+  return Either.right({ maxDepth, maxNodes, importFrom, title: options?.title, server: undefined })
 }
 
 /**
@@ -173,7 +173,7 @@ export const generateServers = (
     const identifiers = new Identifiers(Module.reservedNames)
     const sections = [...servers]
       .sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
-      .map((server) => Module.toolsSection(server.tools, { ...settings, prefix: pascalCase(server.name, "Server"), server: server.name }, identifiers, limits))
+      .map((server) => Module.toolsSection(server.tools, { ...settings, server: server.name }, identifiers, limits))
     return {
       source: Module.moduleText(sections, settings),
       tools: sections.flatMap((section) => section.tools),

@@ -37,6 +37,8 @@ export interface TaskServerOptions {
   readonly declareTasks?: boolean | undefined
   /** Replaces a `tasks/get` answer (a hostile server): the task object the server would send, in; what it sends, out. */
   readonly mangleTask?: ((task: Record<string, unknown>) => unknown) | undefined
+  /** The `structuredContent` of every completed task's result (default: none). */
+  readonly structuredContent?: unknown
 }
 
 type Status = "working" | "input_required" | "completed" | "failed" | "cancelled"
@@ -166,7 +168,10 @@ export const startTaskServer = async (options: TaskServerOptions): Promise<TaskS
     task.status = status
     task.lastUpdatedAt = now()
     if (status === "completed") {
-      task.result = { content: [{ type: "text", text: `done ${task.taskId}${task.answer === undefined ? "" : ` ${task.answer}`}` }] }
+      task.result = {
+        content: [{ type: "text", text: `done ${task.taskId}${task.answer === undefined ? "" : ` ${task.answer}`}` }],
+        ...(options.structuredContent === undefined ? {} : { structuredContent: options.structuredContent })
+      }
     }
     notifyStatus(task)
     for (const resolve of task.ended.splice(0)) resolve()

@@ -130,6 +130,36 @@ describe("callToolDecoded within the call's deadline", () => {
       expect(error).toMatchObject({ _tag: "DeadlineExceeded", reason: "output-check", stage: "call", outcome: "applied", retryable: false })
       expect(srv.toolCalls("weather")).toBe(1)
     }))
+
+  for (const [era, revision, stage] of [["handshake", "2025-11-25", "task-result"], ["stateless", "2026-07-28", "get-task"]] as const) {
+    it.scopedLive(`${era}: a call followed through its task, decoded past the deadline, is DeadlineExceeded output-check: applied, sent once`, () =>
+      Effect.gen(function*() {
+        const server = yield* Effect.acquireRelease(
+          Effect.promise(() =>
+            Testkit.startTaskServer({ era, completeAfterPolls: 1, statusNotifications: false, structuredContent: { temperature: 1, conditions: "x" } })
+          ),
+          (server) => Effect.promise(() => server.close())
+        )
+        const connection = yield* McpClient.connect({ url: server.url, revisions: [revision] }).pipe(Effect.provide(FetchHttpClient.layer))
+        // The sync point: the server has the call, so the call's deadline (read before it was
+        // sent) is at most this plus its timeout.
+        let received: number | undefined
+        void server.waitFor("tools/call", 1).then(() => received = Date.now())
+        const timeout = 1_000
+        // A decoding no deadline can interrupt: it holds the process until past the call's deadline.
+        const Slow = Weather.pipe(Schema.filter(() => {
+          if (received === undefined) return false
+          while (Date.now() <= received + timeout) {
+            // The synchronous work of a decode.
+          }
+          return true
+        }))
+        const { error } = yield* failureOf(connection.callToolDecoded(Slow, "job", {}, { timeout }))
+        expect(error).toMatchObject({ _tag: "DeadlineExceeded", reason: "output-check", stage, phase: "call", outcome: "applied", retryable: false })
+        expect(server.count("tools/call")).toBe(1)
+        expect(server.count("tasks/get")).toBe(1)
+      }))
+  }
 })
 
 describe.concurrent("typed results, Promise API", () => {

@@ -228,13 +228,14 @@ afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 /** The module, imported (vitest compiles its TypeScript). */
 const load = (module: Module) => Effect.promise(() => import(/* @vite-ignore */ module.file) as Promise<Record<string, any>>)
 
-/** The generated input Schema of `tool` meets `args`: it decodes them, and encodes them back unchanged. */
+/** The generated input Schema of `tool`, from the loaded module. */
 const inputOf = (loaded: Record<string, any>, module: Module, tool: string) => {
   const name = module.tools.find((t) => t.name === tool)?.input
   if (name === undefined) throw new Error(`no tool ${tool}`)
   return loaded[name] as Schema.Schema<unknown>
 }
 
+/** Whether `schema` decodes `args`; what it decodes, it encodes back unchanged. */
 const accepts = (schema: Schema.Schema<unknown>, args: unknown) => {
   const decoded = Schema.decodeUnknownEither(schema)(args)
   if (Either.isLeft(decoded)) return false
@@ -245,6 +246,26 @@ const accepts = (schema: Schema.Schema<unknown>, args: unknown) => {
 /** A refusal by the server: a JSON-RPC error, or a tool error. */
 const refusedByServer = (call: Effect.Effect<McpSchema.CallToolResult, unknown>) =>
   Effect.map(Effect.either(call), (either) => Either.isLeft(either) || either.right.isError === true)
+
+type ToolArguments = ReadonlyArray<readonly [tool: string, args: Record<string, unknown>]>
+
+/**
+ * Each of `accepted`, the module's input Schema of its tool accepts and the server answers without
+ * an error; each of `refused`, the input Schema refuses and the server refuses too.
+ */
+const inputsAgreeWithServer = (connection: McpClient.Connection, module: Module, accepted: ToolArguments, refused: ToolArguments) =>
+  Effect.gen(function*() {
+    const loaded = yield* load(module)
+    for (const [tool, args] of accepted) {
+      expect(accepts(inputOf(loaded, module, tool), args), tool).toBe(true)
+      const result = yield* connection.callTool(tool, args)
+      expect(result.isError, tool).not.toBe(true)
+    }
+    for (const [tool, args] of refused) {
+      expect(accepts(inputOf(loaded, module, tool), args), tool).toBe(false)
+      expect(yield* refusedByServer(connection.callTool(tool, args)), tool).toBe(true)
+    }
+  })
 
 describe("typed tools of the testkit's features", () => {
   it.live("the module type-checks; weather decodes through its helper, log answers its raw result", () =>
@@ -267,34 +288,20 @@ describe("typed tools of the testkit's features", () => {
     }))
 
   it.live("the arguments sent are those the generated input Schemas accept; what they refuse, the server refuses too", () =>
-    Effect.gen(function*() {
-      const { connection, module } = fixture.testkit
-      const loaded = yield* load(module)
-      const accepted: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
-        ["add", { a: 1, b: 2.5 }],
-        ["echo", { text: "hi" }],
-        ["weather", { city: "Paris", mode: "ok" }],
-        ["log", { level: "warning", message: "hi", count: 2 }],
-        ["slow_progress", { steps: 1, intervalMs: 1 }],
-        ["increment", {}],
-        ["link_resource", {}]
-      ]
-      for (const [tool, args] of accepted) {
-        expect(accepts(inputOf(loaded, module, tool), args), tool).toBe(true)
-        const result = yield* connection.callTool(tool, args)
-        expect(result.isError, tool).not.toBe(true)
-      }
-      const refused: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
-        ["add", { a: "1", b: 2 }],
-        ["weather", { mode: "ok" }],
-        ["log", { level: "loud", message: "hi" }],
-        ["echo", { text: 5 }]
-      ]
-      for (const [tool, args] of refused) {
-        expect(accepts(inputOf(loaded, module, tool), args), tool).toBe(false)
-        expect(yield* refusedByServer(connection.callTool(tool, args)), tool).toBe(true)
-      }
-    }))
+    inputsAgreeWithServer(fixture.testkit.connection, fixture.testkit.module, [
+      ["add", { a: 1, b: 2.5 }],
+      ["echo", { text: "hi" }],
+      ["weather", { city: "Paris", mode: "ok" }],
+      ["log", { level: "warning", message: "hi", count: 2 }],
+      ["slow_progress", { steps: 1, intervalMs: 1 }],
+      ["increment", {}],
+      ["link_resource", {}]
+    ], [
+      ["add", { a: "1", b: 2 }],
+      ["weather", { mode: "ok" }],
+      ["log", { level: "loud", message: "hi" }],
+      ["echo", { text: 5 }]
+    ]))
 })
 
 describe("typed tools of server-everything", () => {
@@ -314,35 +321,21 @@ describe("typed tools of server-everything", () => {
     }))
 
   it.live("the arguments sent are those the generated input Schemas accept; what they refuse, the server refuses too", () =>
-    Effect.gen(function*() {
-      const { connection, module } = fixture.everything
-      const loaded = yield* load(module)
-      const accepted: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
-        ["echo", { message: "hi" }],
-        ["get-annotated-message", { messageType: "success", includeImage: false }],
-        ["get-env", {}],
-        ["get-resource-links", { count: 2 }],
-        ["get-resource-reference", { resourceType: "Text", resourceId: 1 }],
-        ["get-structured-content", { location: "New York" }],
-        ["get-sum", { a: 1, b: 2.5 }],
-        ["get-tiny-image", {}]
-      ]
-      for (const [tool, args] of accepted) {
-        expect(accepts(inputOf(loaded, module, tool), args), tool).toBe(true)
-        const result = yield* connection.callTool(tool, args)
-        expect(result.isError, tool).not.toBe(true)
-      }
-      const refused: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
-        ["get-sum", { a: "1", b: 2 }],
-        ["get-structured-content", { location: "Paris" }],
-        ["get-annotated-message", { messageType: "loud" }],
-        ["echo", {}]
-      ]
-      for (const [tool, args] of refused) {
-        expect(accepts(inputOf(loaded, module, tool), args), tool).toBe(false)
-        expect(yield* refusedByServer(connection.callTool(tool, args)), tool).toBe(true)
-      }
-    }))
+    inputsAgreeWithServer(fixture.everything.connection, fixture.everything.module, [
+      ["echo", { message: "hi" }],
+      ["get-annotated-message", { messageType: "success", includeImage: false }],
+      ["get-env", {}],
+      ["get-resource-links", { count: 2 }],
+      ["get-resource-reference", { resourceType: "Text", resourceId: 1 }],
+      ["get-structured-content", { location: "New York" }],
+      ["get-sum", { a: 1, b: 2.5 }],
+      ["get-tiny-image", {}]
+    ], [
+      ["get-sum", { a: "1", b: 2 }],
+      ["get-structured-content", { location: "Paris" }],
+      ["get-annotated-message", { messageType: "loud" }],
+      ["echo", {}]
+    ]))
 })
 
 describe("typed tools of several servers in one module (generateServers)", () => {

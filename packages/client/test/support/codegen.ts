@@ -55,15 +55,11 @@ export const evaluate = (source: string): Record<string, unknown> => {
 
 const repository = fileURLToPath(new URL("../../../../", import.meta.url))
 
-/** Source files parsed once per process: the lib, `effect`'s declarations, the client's sources. */
-const parsed = new Map<string, ts.SourceFile>()
-
 /**
  * The compiler's diagnostics of each of `files` (generated modules), type-checked together in one
  * program under tsconfig.base.json, `@phasebound/client` being this package's sources. Only the
  * given files are checked (and the program's global diagnostics, on the first of them): what
- * they import is read for its types, not checked again. Every file not among them is parsed once
- * per process and reused by the next program.
+ * they import is read for its types, not checked again.
  */
 export const typeCheck = (files: ReadonlyArray<string>): ReadonlyMap<string, ReadonlyArray<string>> => {
   const config = ts.readConfigFile(path.join(repository, "tsconfig.base.json"), ts.sys.readFile)
@@ -74,20 +70,8 @@ export const typeCheck = (files: ReadonlyArray<string>): ReadonlyMap<string, Rea
     baseUrl: repository,
     paths: { "@phasebound/client": ["packages/client/src/index.ts"] }
   }
-  const host = ts.createCompilerHost(compilerOptions)
   const generated = new Set(files.map((file) => path.resolve(file)))
-  const getSourceFile = host.getSourceFile
-  host.getSourceFile = (fileName, languageVersion, onError, shouldCreate) => {
-    if (generated.has(path.resolve(fileName))) return getSourceFile(fileName, languageVersion, onError, shouldCreate)
-    const key = `${fileName}\u0000${typeof languageVersion === "object" ? languageVersion.languageVersion : languageVersion}`
-    let file = parsed.get(key)
-    if (file === undefined) {
-      file = getSourceFile(fileName, languageVersion, onError, shouldCreate)
-      if (file !== undefined) parsed.set(key, file)
-    }
-    return file
-  }
-  const program = ts.createProgram([...generated], compilerOptions, host)
+  const program = ts.createProgram([...generated], compilerOptions)
   const text = (d: ts.Diagnostic) =>
     `${d.file === undefined ? "" : `${path.basename(d.file.fileName)}: `}${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`
   const global = [...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()].map(text)

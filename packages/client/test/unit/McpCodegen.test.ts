@@ -443,8 +443,9 @@ const sizeOf = (value: unknown): number => {
     const next = stack.pop()
     size++
     if (typeof next === "object" && next !== null) {
-      for (const [key, item] of Object.entries(next)) {
-        size += key.length === 0 ? 1 : 1
+      // Each key (an array's index too) is one node; its value is counted when popped.
+      for (const item of Object.values(next)) {
+        size++
         stack.push(item)
       }
     }

@@ -21,10 +21,13 @@ import {
   type Definition,
   type Document,
   type Kind,
+  kindOfValue,
   type Limits,
+  maxNotes,
   maxProperties,
   type Node,
   type Note,
+  pointerToken,
   type Primitive,
   type Property,
   type Ref,
@@ -32,7 +35,7 @@ import {
 } from "./mapping.js"
 
 /** The most members tried on one value, through the unions and references above it. */
-export const maxAttempts = 16
+const maxAttempts = 16
 
 /** Literal values printed as `Schema.Literal` (tried one by one); more are one lookup in a `Set`. */
 export const literalUnionMax = 8
@@ -44,7 +47,7 @@ const maxCases = 256
  * Members of a union that may all descend into one value, tried in turn, kept as they are when
  * nothing below them could multiply the work again (`flat`); more are merged.
  */
-export const maxDescents = 4
+const maxDescents = 4
 
 const jsonKinds: ReadonlyArray<Kind> = ["null", "boolean", "number", "string", "array", "object"]
 
@@ -66,8 +69,6 @@ interface Facts {
 const everyKind: ReadonlySet<Slot> = new Set(slots)
 
 const attemptsOf = (n: number): Record<Slot, number> => ({ null: n, boolean: n, number: n, string: n, array: n, object: n, other: n })
-
-const kindOfValue = (value: Primitive): Kind => value === null ? "null" : typeof value as "boolean" | "number" | "string"
 
 const unknownNode: Node = { _tag: "Unknown", why: undefined }
 
@@ -94,28 +95,30 @@ const wide = (kind: Kind): Widenable => {
 
 const union = (members: ReadonlyArray<Node>, path: string): Node => members.length === 1 ? members[0]! : { _tag: "Union", members, path }
 
-/** The references in `node`, not through the definitions they name. */
-const refsIn = (node: Node, out: Array<Ref>): Array<Ref> => {
+/** The nodes right below `node`: an array's item, a tuple's elements and rest, an object's values and rest, a union's members. */
+const childrenOf = (node: Node): ReadonlyArray<Node> => {
   switch (node._tag) {
-    case "Ref":
-      out.push(node)
-      break
     case "Array":
-      refsIn(node.item, out)
-      break
+      return [node.item]
     case "Tuple":
-      for (const element of node.elements) refsIn(element, out)
-      if (node.rest !== undefined) refsIn(node.rest, out)
-      break
-    case "Object":
-      for (const property of node.properties) refsIn(property.node, out)
-      if (typeof node.additional !== "string") refsIn(node.additional, out)
-      break
+      return node.rest === undefined ? node.elements : [...node.elements, node.rest]
+    case "Object": {
+      const values = node.properties.map((property) => property.node)
+      if (typeof node.additional !== "string") values.push(node.additional)
+      return values
+    }
     case "Union":
     case "Choice":
-      for (const member of node.members) refsIn(member, out)
-      break
+      return node.members
+    default:
+      return []
   }
+}
+
+/** The references in `node`, not through the definitions they name. */
+const refsIn = (node: Node, out: Array<Ref>): Array<Ref> => {
+  if (node._tag === "Ref") out.push(node)
+  else for (const child of childrenOf(node)) refsIn(child, out)
   return out
 }
 
@@ -129,7 +132,7 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
   const noted = new Set(notes.map((n) => `${n.kind} ${n.path} ${n.reason}`))
   const note = (path: string, reason: string) => {
     const key = `unchecked ${path} ${reason}`
-    if (notes.length >= 1_000 || noted.has(key)) return
+    if (notes.length >= maxNotes || noted.has(key)) return
     noted.add(key)
     notes.push({ kind: "unchecked", path, reason })
   }
@@ -332,26 +335,7 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
     if (node._tag === "Ref") return node.broken || !multiplying.has(node.def)
     const cached = flatCache.get(node)
     if (cached !== undefined) return cached
-    let result: boolean
-    switch (node._tag) {
-      case "Array":
-        result = flat(node.item)
-        break
-      case "Tuple":
-        result = node.elements.every(flat) && (node.rest === undefined || flat(node.rest))
-        break
-      case "Object":
-        result = node.properties.every((property) => flat(property.node)) && (typeof node.additional === "string" || flat(node.additional))
-        break
-      case "Union":
-        result = !multiplies(flatMembers(node)) && node.members.every(flat)
-        break
-      case "Choice":
-        result = node.members.every(flat)
-        break
-      default:
-        result = true
-    }
+    const result = !(node._tag === "Union" && multiplies(flatMembers(node))) && childrenOf(node).every(flat)
     flatCache.set(node, result)
     return result
   }
@@ -404,7 +388,7 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
       }
       return {
         key,
-        node: union(dedupe(values), `${path}/properties/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`),
+        node: union(dedupe(values), `${path}/properties/${pointerToken(key)}`),
         optional,
         description: described?.description,
         default: described?.default
@@ -502,10 +486,11 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
         objects = discriminate(descending)
         if (objects !== undefined) {
           // Cases name the members by their place in `descending`: now by their place among all.
+          const place = descending.map((member) => members.indexOf(member))
           objects = {
             key: objects.key,
-            cases: objects.cases.map(([value, j]) => [value, members.indexOf(descending[j]!)] as const),
-            absent: objects.absent === undefined ? undefined : members.indexOf(descending[objects.absent]!)
+            cases: objects.cases.map(([value, j]) => [value, place[j]!] as const),
+            absent: objects.absent === undefined ? undefined : place[objects.absent]
           }
           continue
         }
@@ -523,10 +508,13 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
         widened: `anyOf members merged into one ${kind === "array" ? "array" : "object"}, decoded in one pass`
       }
       const next: Array<Node> = []
+      const mergedAway = new Set(descending)
+      let placed = false
       for (const member of members) {
-        if (!descending.includes(member)) next.push(member)
+        if (!mergedAway.has(member)) next.push(member)
         else {
-          if (!next.includes(merged)) next.push(merged)
+          if (!placed) next.push(merged)
+          placed = true
           // A member that takes other values too stays for them; the merged one takes this kind.
           if ([...facts(member).kinds].some((k) => k !== kind)) next.push(member)
         }
@@ -543,23 +531,7 @@ export const linearDecode = (document: Document, limits: Limits): Document => {
   }
 
   /** Whether a union in `node` (not through its references) multiplies. */
-  function holdsMultiplying(node: Node): boolean {
-    switch (node._tag) {
-      case "Array":
-        return holdsMultiplying(node.item)
-      case "Tuple":
-        return node.elements.some(holdsMultiplying) || (node.rest !== undefined && holdsMultiplying(node.rest))
-      case "Object":
-        return node.properties.some((property) => holdsMultiplying(property.node)) ||
-          (typeof node.additional !== "string" && holdsMultiplying(node.additional))
-      case "Union":
-        return multiplies(flatMembers(node)) || node.members.some(holdsMultiplying)
-      case "Choice":
-        return node.members.some(holdsMultiplying)
-      default:
-        return false
-    }
-  }
+  const holdsMultiplying = (node: Node): boolean => (node._tag === "Union" && multiplies(flatMembers(node))) || childrenOf(node).some(holdsMultiplying)
 
   /** The unions of `node` above its first arrays and objects, made linear. */
   const top = (node: Node): Node => node._tag === "Union" ? resolve(node.members.map(top), node.path) : node

@@ -49,8 +49,14 @@ export type Node =
   | Choice
   | Ref
 
+/** The JSON types (`type` without `integer`), in the order a schema without `type` is mapped to a union of them. */
+const jsonTypes = ["null", "boolean", "object", "array", "number", "string"] as const
+
 /** A JSON value's type, as a value is dispatched on it. */
-export type Kind = "null" | "boolean" | "number" | "string" | "array" | "object"
+export type Kind = (typeof jsonTypes)[number]
+
+/** The JSON type of a primitive value. */
+export const kindOfValue = (value: Primitive): Kind => value === null ? "null" : typeof value as "boolean" | "number" | "string"
 
 /**
  * A union decoded by choosing (made by `linearDecode.ts`, never by the mapping): a value is tried
@@ -112,7 +118,10 @@ export interface Document {
 }
 
 /** Elements of `prefixItems` mapped one by one; past them, the rest is `Unknown` (TypeScript refuses very long tuple types). */
-export const maxTupleElements = 256
+const maxTupleElements = 256
+
+/** The notes of one document: past them, no more are kept. */
+export const maxNotes = 1_000
 
 /** Properties of one object mapped one by one; past them, the object is open (TypeScript and Effect slow down on huge object types). */
 export const maxProperties = 1_000
@@ -152,12 +161,14 @@ const objectKeywords = ["properties", "required", "additionalProperties"] as con
 const arrayKeywords = ["items", "prefixItems", "additionalItems", "minItems", "maxItems"] as const
 const typedKeywords = [...stringKeywords, ...numberKeywords, ...objectKeywords, ...arrayKeywords] as const
 
-const jsonTypes = ["null", "boolean", "object", "array", "number", "string"] as const
-type JsonType = (typeof jsonTypes)[number] | "integer"
+type JsonType = Kind | "integer"
 
 const nonNegativeInteger = (value: unknown): number | undefined => typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined
 
 const finite = (value: unknown): number | undefined => typeof value === "number" && Number.isFinite(value) ? value : undefined
+
+/** A key as a JSON Pointer segment: `~` is `~0`, `/` is `~1` (`pointerSegment` reads it back). */
+export const pointerToken = (key: string): string => key.replace(/~/g, "~0").replace(/\//g, "~1")
 
 /** A JSON Pointer segment (`~1` is `/`, `~0` is `~`), percent-decoded as a URI fragment is. */
 const pointerSegment = (segment: string): string | undefined => {
@@ -185,7 +196,7 @@ export const mapDocument = (
   let current: Definition | undefined
 
   const note = (kind: Note["kind"], path: string, reason: string) => {
-    if (notes.length < 1_000) notes.push({ kind, path: path === "" ? "/" : path, reason })
+    if (notes.length < maxNotes) notes.push({ kind, path: path === "" ? "/" : path, reason })
   }
   const fallback = (path: string, reason: string): Node => {
     note("fallback", path, reason)
@@ -336,7 +347,7 @@ export const mapDocument = (
       const value = own(described, "default")
       return {
         key,
-        node: map(schema, `${path}/properties/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`, depth + 1, true),
+        node: map(schema, `${path}/properties/${pointerToken(key)}`, depth + 1, true),
         optional: !required.has(key),
         description: typeof description === "string" ? description : undefined,
         default: hasOwn(described, "default") ? (isPrimitive(value) ? JSON.stringify(value) : "(a JSON object or array)") : undefined
@@ -388,17 +399,7 @@ export const mapDocument = (
       if (!values.every(isPrimitive)) return fallback(path, "enum or const with an object or array value")
       if (hasOwn(node, "const") && hasOwn(node, "enum")) note("unchecked", path, "enum beside const")
       if (hasTyped) note("unchecked", path, "keywords beside enum or const")
-      const matching = values.filter((value) =>
-        types === undefined || types.some((t) =>
-          t === "null"
-            ? value === null
-            : t === "integer"
-            ? Number.isInteger(value)
-            : t === "number" || t === "string" || t === "boolean"
-            ? typeof value === t
-            : false
-        )
-      )
+      const matching = values.filter((value) => types === undefined || types.some((t) => t === "integer" ? Number.isInteger(value) : t === kindOfValue(value)))
       return { _tag: "Literal", values: [...new Set(matching)] }
     }
     if (types === undefined) {
@@ -542,7 +543,7 @@ const breakUnguardedCycles = (definitions: ReadonlyArray<Definition>, notes: Arr
     for (const ref of definition.refs) {
       if (!ref.guarded && componentOf[ref.def] === componentOf[v]) {
         ref.broken = true
-        if (notes.length < 1_000) notes.push({ kind: "fallback", path: `/${definition.key}`, reason: "$ref: a cycle through no object or array" })
+        if (notes.length < maxNotes) notes.push({ kind: "fallback", path: `/${definition.key}`, reason: "$ref: a cycle through no object or array" })
       }
     }
   }

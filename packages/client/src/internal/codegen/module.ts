@@ -21,9 +21,10 @@ export interface Settings {
   readonly maxNodes: number
   readonly importFrom: string
   readonly title: string | undefined
-  /** Prefixes every identifier (one server of a config among others). */
-  readonly prefix: string
-  /** The server's name when `prefix` is its (what a suffix of a taken name is derived from). */
+  /**
+   * One server of a config among others: its name in PascalCase prefixes every identifier, and a
+   * suffix of a taken name is derived from it.
+   */
   readonly server: string | undefined
 }
 
@@ -57,24 +58,6 @@ const isLinearPattern = (source: string): boolean => {
     return false
   }
 }
-
-export const reservedNames = [
-  "Schema",
-  "Effect",
-  "ParseResult",
-  "SchemaAST",
-  "McpClient",
-  "McpConnectionError",
-  "McpSchema",
-  "codePointLength",
-  "objectWith",
-  "choose",
-  "oneOf",
-  "patternOf",
-  "kindOf",
-  "Kind",
-  "Route"
-]
 
 /** One document's constants: its definitions (those it refers to first), then its root. */
 const documentText = (name: string, root: Node, definitions: ReadonlyArray<Definition>, ctx: Omit<PrintContext, "definitions" | "cyclic">): string => {
@@ -122,15 +105,16 @@ export const toolsSection = (tools: ReadonlyArray<ToolSchemas>, settings: Settin
   const uses: Section["uses"] = new Set()
   const helpers: Section["helpers"] = new Set()
   const out: Array<string> = []
+  const prefix = settings.server === undefined ? "" : pascalCase(settings.server, "Server")
   const sorted = [...tools].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
   for (const tool of sorted) {
     // What a taken name's suffix is derived from: one tool of one server, one suffix for its names.
     const origin = `${settings.server ?? ""}\u0000${tool.name}`
-    const base = `${settings.prefix}${pascalCase(tool.name, "Tool")}`
+    const base = `${prefix}${pascalCase(tool.name, "Tool")}`
     const inputName = identifiers.fresh(`${base}Input`, origin)
     const hasOutput = tool.outputSchema !== undefined && tool.outputSchema !== null
     const outputName = hasOutput ? identifiers.fresh(`${base}Output`, origin) : undefined
-    const helper = identifiers.fresh(camelCase(settings.prefix === "" ? tool.name : `${settings.prefix} ${tool.name}`, "tool"), origin)
+    const helper = identifiers.fresh(camelCase(prefix === "" ? tool.name : `${prefix} ${tool.name}`, "tool"), origin)
     const side = (sideName: "input" | "output", constName: string, schema: unknown) => {
       const mapped = mapDocument(
         schema,
@@ -310,6 +294,22 @@ const patternOf = (source: string): RegExp => {
 `
 }
 
+/** The client's types a module may import. */
+const clientTypeNames = ["McpClient", "McpConnectionError", "McpSchema"] as const
+
+/**
+ * The names a module's own declarations take, which no tool's may: what it imports, and what its
+ * helpers declare at their top level (`kindOf` and its `Kind`, `choose` and its `Route`, ...).
+ */
+export const reservedNames: ReadonlyArray<string> = [
+  ...clientTypeNames,
+  "Effect",
+  "Schema",
+  "ParseResult",
+  "SchemaAST",
+  ...Object.values(helperSources).flatMap((source) => [...source.matchAll(/^(?:const|let|function|type|interface) (\w+)/gm)].map((match) => match[1]!))
+]
+
 /** The whole module: a header, the imports its sections use, the helpers, the sections. */
 export const moduleText = (sections: ReadonlyArray<Section>, settings: Settings): string => {
   const uses = new Set(sections.flatMap((section) => [...section.uses]))
@@ -323,7 +323,7 @@ export const moduleText = (sections: ReadonlyArray<Section>, settings: Settings)
     ],
     ""
   )
-  const clientTypes = (["McpClient", "McpConnectionError", "McpSchema"] as const).filter((name) => uses.has(name))
+  const clientTypes = clientTypeNames.filter((name) => uses.has(name))
   const parsing = helpers.has("objectWith") || helpers.has("choose")
   const imports = [
     ...(clientTypes.length === 0 ? [] : [`import type { ${clientTypes.join(", ")} } from ${literal(settings.importFrom)}`]),

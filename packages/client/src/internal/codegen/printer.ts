@@ -5,7 +5,7 @@
  * goes through `text.ts`.
  */
 import { literalUnionMax } from "./linearDecode.js"
-import type { Check, Choice, Definition, Node, Primitive } from "./mapping.js"
+import { type Check, type Choice, type Definition, kindOfValue, type Node, type Primitive } from "./mapping.js"
 import { inlineComment, jsDoc, literal, propertyKey } from "./text.js"
 
 /** The module's own helpers (`module.ts` writes those a module uses). */
@@ -73,7 +73,7 @@ const mayBeUndefined = (node: Node): boolean =>
 const primitiveText = (value: Primitive) => JSON.stringify(value)
 
 /** The JSON types of `values`, as a type. */
-const primitiveTypes = (values: ReadonlyArray<Primitive>) => [...new Set(values.map((value) => value === null ? "null" : typeof value))].join(" | ")
+const primitiveTypes = (values: ReadonlyArray<Primitive>) => [...new Set(values.map(kindOfValue))].join(" | ")
 
 /**
  * A literal of `values`: `Schema.Literal` for a few (Effect tries each in turn), else `oneOf`, one
