@@ -28,7 +28,6 @@ import type * as Stream from "effect/Stream"
 import type * as Subscribable from "effect/Subscribable"
 import * as Authorization from "./Authorization.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
-import * as HttpProxy from "./HttpProxy.js"
 import * as McpCache from "./McpCache.js"
 import * as CacheService from "./internal/cacheService.js"
 import * as Discovery from "./internal/connection/discovery.js"
@@ -39,6 +38,7 @@ import * as Negotiation from "./internal/negotiation.js"
 import * as Options from "./internal/options.js"
 import { type ConnectionAuthorization, makeAuthorizer } from "./internal/oauth/authorizer.js"
 import { TokenStore } from "./internal/oauth/tokenStore.js"
+import { Secrets as ProxySecrets } from "./internal/proxySecrets.js"
 import { mergeSecrets } from "./internal/secrets.js"
 import { effectIdentityMetaKey as EffectIdentityKey, isValidEffectIdentity } from "./internal/requestMeta.js"
 import * as LegacySse from "./internal/transport/legacySse.js"
@@ -632,7 +632,7 @@ export function connect(
     const settings = yield* Options.decodeHttp(options)
     // The credentials of the client's proxy, when it has one (HttpProxy.Secrets): a proxy answers
     // for the server in absolute form, and what it says is redacted as the server's would be.
-    const proxySecrets = yield* Effect.serviceOption(HttpProxy.Secrets)
+    const proxySecrets = yield* Effect.serviceOption(ProxySecrets)
     // Tokens join the secrets as the connection obtains them (the transports read this array).
     const secrets = Option.isSome(proxySecrets) ? mergeSecrets(settings.secrets, proxySecrets.value) : [...settings.secrets]
     const auth = settings.auth === undefined ? undefined : yield* authorizationOf({ ...settings, auth: settings.auth }, secrets)
