@@ -626,22 +626,15 @@ export const expandEntry = (
   values: Values
 ): Either.Either<ServersFile.ServerEntry, EntryExpansionFailure> => {
   let left = Expand.maxExpandedEntryLength
-  const lookup: Expand.Lookup = {
-    variable: values.env,
-    input: values.inputs,
-    builtin: (name) => name === "workspaceFolder" ? file.workspaceFolder : values.home
-  }
-  const one = (field: EntryField, value: string): Either.Either<string, EntryExpansionFailure> => {
-    const expanded = Expand.expand(value, lookup, left)
-    if (expanded._tag === "Expanded") {
-      left -= expanded.value.length
-      return Either.right(expanded.value)
-    }
-    return Either.left({
-      field,
-      problem: expanded._tag === "TooLarge" ? "too-large" : { kind: expanded.reference.kind, name: expanded.reference.name }
+  const lookup = lookupOf(file, values)
+  const one = (field: EntryField, value: string): Either.Either<string, EntryExpansionFailure> =>
+    Either.mapBoth(expandWith(value, lookup, left), {
+      onLeft: (problem) => ({ field, problem }),
+      onRight: (expanded) => {
+        left -= expanded.length
+        return expanded
+      }
     })
-  }
   const record = (field: EntryField, record: Readonly<Record<string, string>> | undefined) =>
     record === undefined
       ? Either.right(undefined)
@@ -700,12 +693,18 @@ export const expand = (
   value: string,
   file: Pick<File, "workspaceFolder">,
   values: Values
-): Either.Either<string, { readonly kind: "variable" | "input" | "builtin"; readonly name: string } | "too-large"> => {
-  const expanded = Expand.expand(value, {
-    variable: values.env,
-    input: values.inputs,
-    builtin: (name) => name === "workspaceFolder" ? file.workspaceFolder : values.home
-  })
+): Either.Either<string, EntryExpansionFailure["problem"]> => expandWith(value, lookupOf(file, values), Expand.maxExpandedLength)
+
+/** The lookup of `expand` and `expandEntry`: `${workspaceFolder}` is the file's, `${userHome}` the values' home. */
+const lookupOf = (file: Pick<File, "workspaceFolder">, values: Values): Expand.Lookup => ({
+  variable: values.env,
+  input: values.inputs,
+  builtin: (name) => name === "workspaceFolder" ? file.workspaceFolder : values.home
+})
+
+/** One value expanded, its result at most `limit` long, or what stopped it. */
+const expandWith = (value: string, lookup: Expand.Lookup, limit: number): Either.Either<string, EntryExpansionFailure["problem"]> => {
+  const expanded = Expand.expand(value, lookup, limit)
   return expanded._tag === "Expanded"
     ? Either.right(expanded.value)
     : expanded._tag === "TooLarge"
