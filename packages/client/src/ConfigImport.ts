@@ -31,6 +31,7 @@ import * as Codex from "./internal/configFormats/codex.js"
 import * as McpServersShape from "./internal/configFormats/mcpServers.js"
 import type * as Model from "./internal/configFormats/model.js"
 import * as Expand from "./internal/configFormats/expand.js"
+import { currentDirectory, placeOf } from "./internal/configFormats/search.js"
 import * as ServerJson from "./internal/configFormats/serverJson.js"
 import * as Text from "./internal/configFormats/text.js"
 import * as VsCode from "./internal/configFormats/vscode.js"
@@ -116,6 +117,17 @@ export class ConfigFileError extends Schema.TaggedError<ConfigFileError>("@phase
     return `config file refused (${this.reason}${this.at === undefined ? "" : ` at ${this.at}`}): ${this.path}`
   }
 }
+
+/**
+ * The reason of the `InvalidOption` a refused file becomes (`McpServers.fromDiscovered`, the
+ * CLI's `--config`): `invalid-json` when its syntax or structure was refused (`invalid-syntax`,
+ * `too-deep`, `too-many-nodes`), else `invalid-value`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const invalidOptionReason = (error: Pick<ConfigFileError, "reason">): "invalid-json" | "invalid-value" =>
+  error.reason === "invalid-syntax" || error.reason === "too-deep" || error.reason === "too-many-nodes" ? "invalid-json" : "invalid-value"
 
 /**
  * An input a file declares (VS Code's `inputs`, or a value `server.json` leaves to the user).
@@ -280,8 +292,6 @@ const workspaceOf = (path: string): string => {
   return directory
 }
 
-const currentDirectory = (): string => typeof process === "object" && typeof process.cwd === "function" ? process.cwd() : "."
-
 /**
  * Parses and reads one file's text (already bounded in size), refusing with `ConfigFileError`.
  * A `.toml` file is TOML, any other JSON with comments and trailing commas.
@@ -413,16 +423,13 @@ const nonEmpty = (value: string | undefined): value is string => value !== undef
  * @category search
  */
 export const searchOrder = (path: Path.Path, options: SearchOptions = {}): ReadonlyArray<Candidate> => {
-  const cwd = options.cwd ?? currentDirectory()
-  const env = options.env ?? (typeof process === "object" ? process.env : {})
-  const platform = options.platform ?? (typeof process === "object" ? process.platform : "linux")
+  const { cwd, env, home, platform } = placeOf(options)
   const candidates: Array<Candidate> = [
     { path: path.join(cwd, ".mcp.json"), format: "claude-code", scope: "project" },
     { path: path.join(cwd, ".vscode", "mcp.json"), format: "vscode", scope: "project" },
     { path: path.join(cwd, ".cursor", "mcp.json"), format: "cursor", scope: "project" },
     { path: path.join(cwd, ".codex", "config.toml"), format: "codex", scope: "project" }
   ]
-  const home = platform === "win32" ? env["USERPROFILE"] : env["HOME"]
   const appData = platform === "win32"
     ? (nonEmpty(env["APPDATA"]) ? env["APPDATA"] : nonEmpty(home) ? path.join(home, "AppData", "Roaming") : undefined)
     : undefined

@@ -49,6 +49,7 @@ import type * as McpSchema from "./McpSchema.js"
 import * as PhasePolicy from "./PhasePolicy.js"
 import * as ServersFile from "./ServersFile.js"
 import * as Expand from "./internal/configFormats/expand.js"
+import { placeOf } from "./internal/configFormats/search.js"
 import * as Failures from "./internal/failures.js"
 import * as Options_ from "./internal/options.js"
 
@@ -451,12 +452,9 @@ export const fromDiscovered = (
     const found = yield* ConfigImport.discover({ cwd, env, platform })
     const first = found.refused[0]
     if (first !== undefined) {
-      const environment = env ?? (typeof process === "object" ? process.env : {})
-      const home = (platform ?? (typeof process === "object" ? process.platform : "linux")) === "win32" ? environment["USERPROFILE"] : environment["HOME"]
-      const shown = ConfigImport.shownPath(first.path, { cwd: cwd ?? (typeof process === "object" ? process.cwd() : undefined), home })
-      const syntax = first.reason === "invalid-syntax" || first.reason === "too-deep" || first.reason === "too-many-nodes"
+      const shown = ConfigImport.shownPath(first.path, placeOf({ cwd, env, platform }))
       return yield* Effect.fail(
-        Failures.invalidConfig(`file ${first.scope ?? "file"} ${first.format ?? "unknown"} ${shown}`, syntax ? "invalid-json" : "invalid-value")
+        Failures.invalidConfig(`file ${first.scope ?? "file"} ${first.format ?? "unknown"} ${shown}`, ConfigImport.invalidOptionReason(first))
       )
     }
     return yield* optionsOf(ConfigImport.serversOf(found.files), fileOptions)
