@@ -150,6 +150,24 @@ describe("the environment of a --stdio server", () => {
   })
 })
 
+describe("a config entry's references in a stdio server's arguments", () => {
+  it("an input's and a ${VAR}'s values, quoted back in a JSON-RPC error, are redacted from the record's remoteMessage", async () => {
+    const canaries = { variable: "CANARY-arg-variable-1", input: "CANARY-arg-input-2" }
+    const dir = mkdtempSync(path.join(tmpdir(), "phasebound-cli-args-"))
+    const config = path.join(dir, "mcp.json")
+    writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: { local: { command: process.execPath, args: [envServer, "--token", "${PB_ARG_TOKEN}", "--key=${input:api-key}"] } } })
+    )
+    const result = await node(["call", "--config", config, "local", "args"], {
+      env: { PB_ARG_TOKEN: canaries.variable, PHASEBOUND_INPUT_API_KEY: canaries.input }
+    })
+    const record = expectFailure(result, 6, "RemoteRefusal")
+    expect(record["remoteMessage"]).toBe("refused, started with: --token [redacted] --key=[redacted]")
+    for (const canary of Object.values(canaries)) expect(result.stderr + result.stdout).not.toContain(canary)
+  })
+})
+
 describe("a stdio server that fails to start", () => {
   const secret = "CANARY-stderr-key-9"
 
