@@ -627,11 +627,11 @@ export const maxExpandedEntryLength: number = Expand.maxExpandedEntryLength
  * @since 0.1.0
  * @category variables
  */
-export const expandEntry = (
-  entry: ServersFile.ServerEntry,
+export const expandEntry = <Entry extends ServersFile.ServerEntry>(
+  entry: Entry,
   file: Pick<File, "workspaceFolder">,
   values: Values
-): Either.Either<ServersFile.ServerEntry, EntryExpansionFailure> => {
+): Either.Either<Entry, EntryExpansionFailure> => {
   let left = Expand.maxExpandedEntryLength
   const lookup = lookupOf(file, values)
   const one = (field: EntryField, value: string): Either.Either<string, EntryExpansionFailure> =>
