@@ -203,9 +203,11 @@ export interface ReadOptions {
  */
 export const maxClaudeUserFileBytes = 64 * 1024 * 1024
 
-/** Claude Code's user file, by its name: read by extraction, under its own size bound. */
-const isClaudeUserPath = (path: string, format: Format | undefined): boolean =>
-  baseName(path).toLowerCase() === ".claude.json" && (format === undefined || format === "claude-code")
+/**
+ * Claude Code's user file, by its name, read as Claude Code's (the format given, or the name's:
+ * `formatOfName` says `claude-code` for it): read by extraction, under its own size bound.
+ */
+const isClaudeUserPath = (path: string, format: Format | undefined): boolean => baseName(path).toLowerCase() === ".claude.json" && format === "claude-code"
 
 /**
  * The largest file of this path and format that is read: `maxClaudeUserFileBytes` for Claude
