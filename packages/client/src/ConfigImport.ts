@@ -547,6 +547,28 @@ export const variablesOf = (server: Pick<Server, "entry">): ReadonlyArray<string
 }
 
 /**
+ * The secrets of a server's entry: the values its `${VAR}`s and `${input:id}`s take in `values`
+ * (each once; an unset one has none), secrets wherever they go (an argument, a URL's path, a
+ * part of a header value: docs/SECURITY.md, "1. The MCP server"). `${workspaceFolder}` and
+ * `${userHome}` are not. What `McpServers` gives a config file's server as its `secrets`, and
+ * what the CLI adds to a run's; `McpConnectionError.secretValues` gives the forms a peer could
+ * quote them in.
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export const secretsOf = (server: Pick<Server, "entry">, values: Pick<Values, "env" | "inputs">): ReadonlyArray<string> => {
+  const secrets = new Set<string>()
+  for (const value of ServersFile.valuesOf(server.entry)) {
+    for (const reference of ServersFile.referencesOf(value)) {
+      const found = reference.kind === "variable" ? values.env(reference.name) : reference.kind === "input" ? values.inputs(reference.name) : undefined
+      if (found !== undefined) secrets.add(found)
+    }
+  }
+  return [...secrets]
+}
+
+/**
  * A file of the search order as it may be shown in a failure: its path relative to the project
  * (`.vscode/mcp.json`) or to the home directory (`~/.claude.json`), else its name alone, so that
  * no other directory of the machine is named.

@@ -346,7 +346,8 @@ const redactedRecord = (values: Readonly<Record<string, string>> | undefined) =>
 
 /**
  * One server of a config file as options: its references resolved in one pass under one budget
- * (`ConfigImport.expandEntry`). An unset variable fails `InvalidOption` naming the field, a
+ * (`ConfigImport.expandEntry`), their values its `secrets` wherever they went
+ * (`ConfigImport.secretsOf`). An unset variable fails `InvalidOption` naming the field, a
  * missing input `inputs.<id>`, an expansion past the bound the field too.
  */
 const serverOf = (found: ConfigImport.Found, redirectUri: string | undefined) =>
@@ -359,15 +360,17 @@ const serverOf = (found: ConfigImport.Found, redirectUri: string | undefined) =>
       return yield* Effect.fail(refused(problem !== "too-large" && problem.kind === "input" ? `inputs.${problem.name}` : field))
     }
     const entry = expanded.right
+    const secrets = ConfigImport.secretsOf(found, values).map(Redacted.make)
     if (ServersFile.isStdioServer(entry)) {
-      return { command: entry.command, args: entry.args, env: redactedRecord(entry.env), cwd: entry.cwd } satisfies McpConnection.ServerOptions
+      return { command: entry.command, args: entry.args, env: redactedRecord(entry.env), cwd: entry.cwd, secrets } satisfies McpConnection.ServerOptions
     }
     const directory = path.dirname(path.resolve(found.file.path))
     return {
       url: entry.url,
       headers: redactedRecord(entry.headers),
       transport: transportOfType(entry.type),
-      auth: entry.auth === undefined ? undefined : yield* authOf(entry.auth, directory, redirectUri)
+      auth: entry.auth === undefined ? undefined : yield* authOf(entry.auth, directory, redirectUri),
+      secrets
     } satisfies McpConnection.ServerOptions
   })
 
@@ -398,7 +401,9 @@ const optionsOf = (found: ReadonlyArray<ConfigImport.Found>, options: FileOption
  * the directory or a client secret is read then from the `ConfigProvider` current when this runs
  * (the process environment by default), `${input:id}` from `PHASEBOUND_INPUT_<ID>` there; an
  * unset one fails that server with `InvalidOption` naming where it was (an input:
- * `inputs.<id>`), never its name or value, and no other server. A refused file is
+ * `inputs.<id>`), never its name or value, and no other server. The values read are the
+ * server's `secrets` (`ConfigImport.secretsOf`), redacted from what it says wherever they went
+ * (an argument, a URL's path, part of a header value). A refused file is
  * `InvalidOption` `file` (`ConfigImport.read` says why); nothing of the file's content is ever
  * in an error.
  *
