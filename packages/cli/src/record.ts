@@ -109,10 +109,11 @@ export const exitCodeOf = (tag: RecordBody["tag"]): number => {
 /**
  * The record with its one field of peer text, `remoteMessage`, redacted of `secrets`, the run's.
  * The library has redacted what the connection was given (header and environment values, URL
- * secrets, its tokens, the credentials of the proxy it went through); the run's secrets add what
- * only the CLI knows: the values of a config entry's inputs and variables wherever they went (an
- * argument, a URL's path), and the credentials of every proxy variable, the ones no request went
- * through too. The other fields are a fixed vocabulary.
+ * secrets, its tokens, the credentials of the proxy it went through; through `--catalog`, the
+ * values of each config entry's inputs and variables too); the run's secrets add what only the
+ * CLI knows: for one server, the values of its entry's inputs and variables wherever they went
+ * (an argument, a URL's path: `ConfigImport.secretsOf`), and the credentials of every proxy
+ * variable, the ones no request went through too. The other fields are a fixed vocabulary.
  */
 export const redactRecord = (body: RecordBody, secrets: ReadonlyArray<string>): RecordBody =>
   "remoteMessage" in body && typeof body.remoteMessage === "string"

@@ -256,8 +256,8 @@ export const resolveTarget = (options: TargetOptions, env: Environment): Effect.
     const values: ConfigImport.Values = { env: (name) => env[name], inputs: (id) => inputs.get(id), home: env["HOME"] ?? env["USERPROFILE"] }
     const written = server.entry
     // An input's value, and a variable's, is a secret wherever it went (an argument, a URL): scrubbed too.
-    const referenced = [...inputs.values(), ...ConfigImport.variablesOf(server).flatMap((name) => env[name] ?? [])]
-    const withReferenced = (target: Target): Target => ({ ...target, secrets: [...target.secrets, ...McpConnectionError.secretValues(referenced)] })
+    const referenced = McpConnectionError.secretValues(ConfigImport.secretsOf(server, values))
+    const withReferenced = (target: Target): Target => ({ ...target, secrets: [...target.secrets, ...referenced] })
     if (isStdioServer(written)) {
       if (flagHeaders.length > 0) return yield* Effect.fail(invalidOption(flag("header"), "invalid-value"))
       if (options.transport !== undefined) return yield* Effect.fail(invalidOption(flag("transport"), "invalid-value"))
