@@ -62,8 +62,9 @@ const proxySecrets = HttpProxy.secretsOf(process.env)
 const finish = async (code: number, stdout: string, record?: RecordBody, debugText?: string): Promise<void> => {
   if (finished) return
   finished = true
-  // The commands set the target's secrets; a proxy's credentials come from the environment. Both
-  // are scrubbed from the record (its peer text) and from the debug dump.
+  // The commands set the target's secrets (with its config entry's inputs and variables); every
+  // proxy variable's credentials come from the environment. Both are scrubbed from the record's
+  // peer text (redactRecord) and from the debug dump.
   state.secrets = mergeSecrets(state.secrets, proxySecrets)
   await write(process.stdout, stdout)
   // For a human only: a stdio server's last stderr lines, labelled, before the record

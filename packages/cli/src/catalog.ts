@@ -43,9 +43,13 @@ const renamed = (error: McpConnectionError.McpConnectionError): McpConnectionErr
 
 const unwrap = (value: string | Redacted.Redacted<string>): string => Redacted.isRedacted(value) ? Redacted.value(value) : value
 
-/** Every secret a server's options hold (header values, URL secrets, environment values, a client secret), for scrubbing the run's output. */
+/**
+ * Every secret a server's options hold (header values, URL secrets, environment values, a client
+ * secret, its `secrets`: a config entry's variables and inputs), for scrubbing the run's output.
+ */
 const secretsOf = (server: McpConnection.ServerOptions): ReadonlyArray<string> => {
-  if (McpConnection.isStdio(server)) return McpConnectionError.secretValues(Object.values(server.env ?? {}).map(unwrap))
+  const given = McpConnectionError.secretValues((server.secrets ?? []).map(unwrap))
+  if (McpConnection.isStdio(server)) return mergeSecrets(McpConnectionError.secretValues(Object.values(server.env ?? {}).map(unwrap)), given)
   const headers = Object.fromEntries(Object.entries(server.headers ?? {}).map(([name, value]) => [name, unwrap(value)]))
   let url: URL | undefined
   try {
@@ -54,7 +58,11 @@ const secretsOf = (server: McpConnection.ServerOptions): ReadonlyArray<string> =
     url = undefined
   }
   const clientSecret = server.auth?.clientSecret
-  return mergeSecrets(McpConnectionError.secretsOf(url, headers), clientSecret === undefined ? [] : McpConnectionError.secretValues([unwrap(clientSecret)]))
+  return mergeSecrets(
+    McpConnectionError.secretsOf(url, headers),
+    clientSecret === undefined ? [] : McpConnectionError.secretValues([unwrap(clientSecret)]),
+    given
+  )
 }
 
 /**

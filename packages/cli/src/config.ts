@@ -10,7 +10,6 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as ConfigImport from "@phasebound/client/ConfigImport"
 import type { InvalidOption } from "@phasebound/client/McpConnectionError"
-import type { Reason } from "@phasebound/client/McpConnectionError"
 import * as ServersFile from "@phasebound/client/ServersFile"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -73,15 +72,12 @@ const syncFiles = FileSystem.layerNoop({
 const platform = Layer.merge(syncFiles, NodePath.layer)
 
 /** A refused file as the record's reason: JSON syntax is `invalid-json`, the rest `invalid-value`. */
-const reasonOf = (error: ConfigImport.ConfigFileError): Reason =>
-  error.reason === "invalid-syntax" || error.reason === "too-deep" || error.reason === "too-many-nodes" ? "invalid-json" : "invalid-value"
-
 /** The line a terminal is shown under the record: the file and why (never its content). */
 export const hintOf = (error: ConfigImport.ConfigFileError): string =>
   `config file ${error.path}: ${error.reason}${error.format === undefined ? "" : ` (${error.format})`}${error.at === undefined ? "" : ` at ${error.at}`}`
 
 /** The config file's error as the run's InvalidOption (`--config`). */
-export const configFailure = (error: ConfigImport.ConfigFileError): InvalidOption => invalidOption(flag("config"), reasonOf(error))
+export const configFailure = (error: ConfigImport.ConfigFileError): InvalidOption => invalidOption(flag("config"), ConfigImport.invalidOptionReason(error))
 
 /** `--format`: one of `ConfigImport.Format`. */
 export const formatOf = (format: string | undefined): Effect.Effect<ConfigImport.Format | undefined, InvalidOption> =>

@@ -2,8 +2,8 @@
  * The one record a failed run leaves on stderr, the exit code that goes with it, and the
  * scrubbing of secrets from it and from the debug output.
  *
- * The record of a library error is `McpConnectionError.toRecord` as is (its public fields, with
- * `tag`). Two tags belong to the CLI: `Interrupted` (SIGINT, exit 130) and `InternalError` (an
+ * The record of a library error is `McpConnectionError.toRecord` (its public fields, with
+ * `tag`), its `remoteMessage` redacted once more with the run's secrets (`redactRecord`). Two tags belong to the CLI: `Interrupted` (SIGINT, exit 130) and `InternalError` (an
  * unknown defect, exit 8), whose records carry only where the run was and the limits in force.
  */
 import { McpConnectionError, PhasePolicy } from "@phasebound/client"
@@ -107,9 +107,13 @@ export const exitCodeOf = (tag: RecordBody["tag"]): number => {
 }
 
 /**
- * The record with its one field of peer text, `remoteMessage`, redacted of `secrets` (the
- * library redacts what the connection knows; the CLI adds what only it knows, such as every
- * proxy variable's credentials). The other fields are a fixed vocabulary.
+ * The record with its one field of peer text, `remoteMessage`, redacted of `secrets`, the run's.
+ * The library has redacted what the connection was given (header and environment values, URL
+ * secrets, its tokens, the credentials of the proxy it went through; through `--catalog`, the
+ * values of each config entry's inputs and variables too); the run's secrets add what only the
+ * CLI knows: for one server, the values of its entry's inputs and variables wherever they went
+ * (an argument, a URL's path: `ConfigImport.secretsOf`), and the credentials of every proxy
+ * variable, the ones no request went through too. The other fields are a fixed vocabulary.
  */
 export const redactRecord = (body: RecordBody, secrets: ReadonlyArray<string>): RecordBody =>
   "remoteMessage" in body && typeof body.remoteMessage === "string"

@@ -80,11 +80,11 @@ export const expandVariables = <E>(value: string, env: Environment, onUnset: () 
  * whole entry (`ConfigImport.expandEntry`); a failure names the field (`--config <field>`) or
  * the input (`--config inputs.<id>`), never a value.
  */
-const expandedEntry = (
-  entry: ConfigImport.Found["entry"],
+const expandedEntry = <Entry extends ConfigImport.Found["entry"]>(
+  entry: Entry,
   file: ConfigImport.File,
   values: ConfigImport.Values
-): Effect.Effect<ConfigImport.Found["entry"], InvalidOption> => {
+): Effect.Effect<Entry, InvalidOption> => {
   const expanded = ConfigImport.expandEntry(entry, file, values)
   if (Either.isRight(expanded)) return Effect.succeed(expanded.right)
   const { field, problem } = expanded.left
@@ -255,18 +255,19 @@ export const resolveTarget = (options: TargetOptions, env: Environment): Effect.
     const inputs = yield* inputValues(server, env)
     const values: ConfigImport.Values = { env: (name) => env[name], inputs: (id) => inputs.get(id), home: env["HOME"] ?? env["USERPROFILE"] }
     const written = server.entry
-    // An input's value is a secret wherever it went (an argument, a URL): scrubbed too.
-    const withInputs = (target: Target): Target => ({ ...target, secrets: [...target.secrets, ...McpConnectionError.secretValues([...inputs.values()])] })
+    // An input's value, and a variable's, is a secret wherever it went (an argument, a URL): scrubbed too.
+    const referenced = McpConnectionError.secretValues(ConfigImport.secretsOf(server, values))
+    const withReferenced = (target: Target): Target => ({ ...target, secrets: [...target.secrets, ...referenced] })
     if (isStdioServer(written)) {
       if (flagHeaders.length > 0) return yield* Effect.fail(invalidOption(flag("header"), "invalid-value"))
       if (options.transport !== undefined) return yield* Effect.fail(invalidOption(flag("transport"), "invalid-value"))
       const flagEnv = yield* flagEnvironment(options, env)
       const entry = yield* expandedEntry(written, server.file, values)
-      return withInputs(fromStdioEntry(entry as StdioServer, flagEnv))
+      return withReferenced(fromStdioEntry(entry, flagEnv))
     }
     yield* refuseEnvFlags(options)
     // The auth object is read where the authorization is made (a flag may override its secret).
     const { auth: _, ...reached } = written
     const entry = yield* expandedEntry(reached, server.file, values)
-    return withInputs(yield* fromHttpEntry(entry as HttpServer, written, server.file, options, flagHeaders))
+    return withReferenced(yield* fromHttpEntry(entry, written, server.file, options, flagHeaders))
   })

@@ -1,10 +1,11 @@
 /**
  * The CLI against servers people do not control, as a subprocess (the Node bundle) with real
  * child processes and a real loopback HTTP server: the environment a `--stdio` server gets
- * (`--env`, `--env-pass`, the config entry's `env`, their precedence, secrets never printed), a
- * server that fails to start (its stderr on a terminal, never in the record, `--server-stderr`),
- * the run's bound against a hanging server (`--timeout` + `--release-timeout`), and the record
- * of an auto negotiation that fell back (`attempts`).
+ * (`--env`, `--env-pass`, the config entry's `env`, their precedence, secrets never printed), the
+ * values of a config entry's references quoted back from its arguments (redacted, for one server
+ * and through `--catalog`), a server that fails to start (its stderr on a terminal, never in the
+ * record, `--server-stderr`), the run's bound against a hanging server (`--timeout` +
+ * `--release-timeout`), and the record of an auto negotiation that fell back (`attempts`).
  *
  * The terminal tests need util-linux `script` (support/pty.ts): on Linux a missing helper fails
  * them with the reason; elsewhere they are skipped, and their names say why.
@@ -147,6 +148,41 @@ describe("the environment of a --stdio server", () => {
     expect(JSON.parse(result.stderr.split("\n")[0]!)).toMatchObject({ error: { tag: "InternalError" } })
     expect(result.stderr).toContain("[redacted]")
     for (const canary of canaries) expect(result.stderr + result.stdout).not.toContain(canary)
+  })
+})
+
+describe("a config entry's references in a stdio server's arguments", () => {
+  const canaries = { variable: "CANARY-arg-variable-1", input: "CANARY-arg-input-2" }
+
+  /** A server started with an input's and a ${VAR}'s values in its arguments, which its tool `args` quotes back in a JSON-RPC error. */
+  const quotingConfig = (): string => {
+    const dir = mkdtempSync(path.join(tmpdir(), "phasebound-cli-args-"))
+    const config = path.join(dir, "mcp.json")
+    writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: { local: { command: process.execPath, args: [envServer, "--token", "${PB_ARG_TOKEN}", "--key=${input:api-key}"] } } })
+    )
+    return config
+  }
+
+  const expectRedacted = (result: Awaited<ReturnType<typeof node>>) => {
+    const record = expectFailure(result, 6, "RemoteRefusal")
+    expect(record["remoteMessage"]).toBe("refused, started with: --token [redacted] --key=[redacted]")
+    for (const canary of Object.values(canaries)) expect(result.stderr + result.stdout).not.toContain(canary)
+  }
+
+  it("an input's and a ${VAR}'s values, quoted back in a JSON-RPC error, are redacted from the record's remoteMessage", async () => {
+    expectRedacted(
+      await node(["call", "--config", quotingConfig(), "local", "args"], { env: { PB_ARG_TOKEN: canaries.variable, PHASEBOUND_INPUT_API_KEY: canaries.input } })
+    )
+  })
+
+  it("the same through --catalog, where the library resolves the entry (its secrets: ConfigImport.secretsOf, as for one server)", async () => {
+    expectRedacted(
+      await node(["call", "--catalog", "--config", quotingConfig(), "local__args"], {
+        env: { PB_ARG_TOKEN: canaries.variable, PHASEBOUND_INPUT_API_KEY: canaries.input }
+      })
+    )
   })
 })
 

@@ -31,6 +31,7 @@ import * as Codex from "./internal/configFormats/codex.js"
 import * as McpServersShape from "./internal/configFormats/mcpServers.js"
 import type * as Model from "./internal/configFormats/model.js"
 import * as Expand from "./internal/configFormats/expand.js"
+import { currentDirectory, placeOf } from "./internal/configFormats/search.js"
 import * as ServerJson from "./internal/configFormats/serverJson.js"
 import * as Text from "./internal/configFormats/text.js"
 import * as VsCode from "./internal/configFormats/vscode.js"
@@ -118,6 +119,17 @@ export class ConfigFileError extends Schema.TaggedError<ConfigFileError>("@phase
 }
 
 /**
+ * The reason of the `InvalidOption` a refused file becomes (`McpServers.fromDiscovered`, the
+ * CLI's `--config`): `invalid-json` when its syntax or structure was refused (`invalid-syntax`,
+ * `too-deep`, `too-many-nodes`), else `invalid-value`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const invalidOptionReason = (error: Pick<ConfigFileError, "reason">): "invalid-json" | "invalid-value" =>
+  error.reason === "invalid-syntax" || error.reason === "too-deep" || error.reason === "too-many-nodes" ? "invalid-json" : "invalid-value"
+
+/**
  * An input a file declares (VS Code's `inputs`, or a value `server.json` leaves to the user).
  *
  * @since 0.1.0
@@ -191,9 +203,11 @@ export interface ReadOptions {
  */
 export const maxClaudeUserFileBytes = 64 * 1024 * 1024
 
-/** Claude Code's user file, by its name: read by extraction, under its own size bound. */
-const isClaudeUserPath = (path: string, format: Format | undefined): boolean =>
-  baseName(path).toLowerCase() === ".claude.json" && (format === undefined || format === "claude-code")
+/**
+ * Claude Code's user file, by its name, read as Claude Code's (the format given, or the name's:
+ * `formatOfName` says `claude-code` for it): read by extraction, under its own size bound.
+ */
+const isClaudeUserPath = (path: string, format: Format | undefined): boolean => baseName(path).toLowerCase() === ".claude.json" && format === "claude-code"
 
 /**
  * The largest file of this path and format that is read: `maxClaudeUserFileBytes` for Claude
@@ -279,8 +293,6 @@ const workspaceOf = (path: string): string => {
   }
   return directory
 }
-
-const currentDirectory = (): string => typeof process === "object" && typeof process.cwd === "function" ? process.cwd() : "."
 
 /**
  * Parses and reads one file's text (already bounded in size), refusing with `ConfigFileError`.
@@ -413,16 +425,13 @@ const nonEmpty = (value: string | undefined): value is string => value !== undef
  * @category search
  */
 export const searchOrder = (path: Path.Path, options: SearchOptions = {}): ReadonlyArray<Candidate> => {
-  const cwd = options.cwd ?? currentDirectory()
-  const env = options.env ?? (typeof process === "object" ? process.env : {})
-  const platform = options.platform ?? (typeof process === "object" ? process.platform : "linux")
+  const { cwd, env, home, platform } = placeOf(options)
   const candidates: Array<Candidate> = [
     { path: path.join(cwd, ".mcp.json"), format: "claude-code", scope: "project" },
     { path: path.join(cwd, ".vscode", "mcp.json"), format: "vscode", scope: "project" },
     { path: path.join(cwd, ".cursor", "mcp.json"), format: "cursor", scope: "project" },
     { path: path.join(cwd, ".codex", "config.toml"), format: "codex", scope: "project" }
   ]
-  const home = platform === "win32" ? env["USERPROFILE"] : env["HOME"]
   const appData = platform === "win32"
     ? (nonEmpty(env["APPDATA"]) ? env["APPDATA"] : nonEmpty(home) ? path.join(home, "AppData", "Roaming") : undefined)
     : undefined
@@ -538,6 +547,28 @@ export const variablesOf = (server: Pick<Server, "entry">): ReadonlyArray<string
 }
 
 /**
+ * The secrets of a server's entry: the values its `${VAR}`s and `${input:id}`s take in `values`
+ * (each once; an unset one has none), secrets wherever they go (an argument, a URL's path, a
+ * part of a header value: docs/SECURITY.md, "1. The MCP server"). `${workspaceFolder}` and
+ * `${userHome}` are not. What `McpServers` gives a config file's server as its `secrets`, and
+ * what the CLI adds to a run's; `McpConnectionError.secretValues` gives the forms a peer could
+ * quote them in.
+ *
+ * @since 0.1.0
+ * @category variables
+ */
+export const secretsOf = (server: Pick<Server, "entry">, values: Pick<Values, "env" | "inputs">): ReadonlyArray<string> => {
+  const secrets = new Set<string>()
+  for (const value of ServersFile.valuesOf(server.entry)) {
+    for (const reference of ServersFile.referencesOf(value)) {
+      const found = reference.kind === "variable" ? values.env(reference.name) : reference.kind === "input" ? values.inputs(reference.name) : undefined
+      if (found !== undefined) secrets.add(found)
+    }
+  }
+  return [...secrets]
+}
+
+/**
  * A file of the search order as it may be shown in a failure: its path relative to the project
  * (`.vscode/mcp.json`) or to the home directory (`~/.claude.json`), else its name alone, so that
  * no other directory of the machine is named.
@@ -620,28 +651,21 @@ export const maxExpandedEntryLength: number = Expand.maxExpandedEntryLength
  * @since 0.1.0
  * @category variables
  */
-export const expandEntry = (
-  entry: ServersFile.ServerEntry,
+export const expandEntry = <Entry extends ServersFile.ServerEntry>(
+  entry: Entry,
   file: Pick<File, "workspaceFolder">,
   values: Values
-): Either.Either<ServersFile.ServerEntry, EntryExpansionFailure> => {
+): Either.Either<Entry, EntryExpansionFailure> => {
   let left = Expand.maxExpandedEntryLength
-  const lookup: Expand.Lookup = {
-    variable: values.env,
-    input: values.inputs,
-    builtin: (name) => name === "workspaceFolder" ? file.workspaceFolder : values.home
-  }
-  const one = (field: EntryField, value: string): Either.Either<string, EntryExpansionFailure> => {
-    const expanded = Expand.expand(value, lookup, left)
-    if (expanded._tag === "Expanded") {
-      left -= expanded.value.length
-      return Either.right(expanded.value)
-    }
-    return Either.left({
-      field,
-      problem: expanded._tag === "TooLarge" ? "too-large" : { kind: expanded.reference.kind, name: expanded.reference.name }
+  const lookup = lookupOf(file, values)
+  const one = (field: EntryField, value: string): Either.Either<string, EntryExpansionFailure> =>
+    Either.mapBoth(expandWith(value, lookup, left), {
+      onLeft: (problem) => ({ field, problem }),
+      onRight: (expanded) => {
+        left -= expanded.length
+        return expanded
+      }
     })
-  }
   const record = (field: EntryField, record: Readonly<Record<string, string>> | undefined) =>
     record === undefined
       ? Either.right(undefined)
@@ -700,12 +724,18 @@ export const expand = (
   value: string,
   file: Pick<File, "workspaceFolder">,
   values: Values
-): Either.Either<string, { readonly kind: "variable" | "input" | "builtin"; readonly name: string } | "too-large"> => {
-  const expanded = Expand.expand(value, {
-    variable: values.env,
-    input: values.inputs,
-    builtin: (name) => name === "workspaceFolder" ? file.workspaceFolder : values.home
-  })
+): Either.Either<string, EntryExpansionFailure["problem"]> => expandWith(value, lookupOf(file, values), Expand.maxExpandedLength)
+
+/** The lookup of `expand` and `expandEntry`: `${workspaceFolder}` is the file's, `${userHome}` the values' home. */
+const lookupOf = (file: Pick<File, "workspaceFolder">, values: Values): Expand.Lookup => ({
+  variable: values.env,
+  input: values.inputs,
+  builtin: (name) => name === "workspaceFolder" ? file.workspaceFolder : values.home
+})
+
+/** One value expanded, its result at most `limit` long, or what stopped it. */
+const expandWith = (value: string, lookup: Expand.Lookup, limit: number): Either.Either<string, EntryExpansionFailure["problem"]> => {
+  const expanded = Expand.expand(value, lookup, limit)
   return expanded._tag === "Expanded"
     ? Either.right(expanded.value)
     : expanded._tag === "TooLarge"

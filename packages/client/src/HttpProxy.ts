@@ -38,6 +38,7 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import { invalidConfig } from "./internal/failures.js"
 import { make } from "./internal/proxyClient.js"
+import { Secrets } from "./internal/proxySecrets.js"
 import { environmentNamesProxy, environmentProxySecrets, fromLookup, type Settings, settingsOf, settingsSecrets } from "./internal/proxyRoute.js"
 import { secretValues } from "./internal/secrets.js"
 import type { InvalidOption } from "./McpConnectionError.js"
@@ -58,19 +59,21 @@ export interface Options {
   readonly noProxy?: string | undefined
 }
 
-/**
- * The credentials of the proxies an `HttpClient` goes through, in every form a peer could echo
- * them (the user name and password raw and percent-decoded, `user:password`, and their base64
- * forms, as a `Proxy-Authorization: Basic` header carries them). `layer` and `layerEnv` provide
- * it beside their client; `McpClient.connect` adds what it holds to the connection's redaction
- * set, so a proxy that answers for the server (absolute form) and quotes the header in a
- * JSON-RPC error finds it redacted in `remoteMessage`. Provide it yourself beside an `HttpClient`
- * of your own that goes through a proxy.
- *
- * @since 0.1.0
- * @category tags
- */
-export class Secrets extends Context.Tag("@phasebound/client/HttpProxy/Secrets")<Secrets, ReadonlyArray<string>>() {}
+export {
+  /**
+   * The credentials of the proxies an `HttpClient` goes through, in every form a peer could echo
+   * them (the user name and password raw and percent-decoded, `user:password`, and their base64
+   * forms, as a `Proxy-Authorization: Basic` header carries them). `layer` and `layerEnv` provide
+   * it beside their client; `McpClient.connect` adds what it holds to the connection's redaction
+   * set, so a proxy that answers for the server (absolute form) and quotes the header in a
+   * JSON-RPC error finds it redacted in `remoteMessage`. Provide it yourself beside an `HttpClient`
+   * of your own that goes through a proxy.
+   *
+   * @since 0.1.0
+   * @category tags
+   */
+  Secrets
+}
 
 /** The client of these settings, and their credentials as `Secrets`. */
 const contextOf = (settings: Settings) =>

@@ -28,7 +28,6 @@ import type * as Stream from "effect/Stream"
 import type * as Subscribable from "effect/Subscribable"
 import * as Authorization from "./Authorization.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
-import * as HttpProxy from "./HttpProxy.js"
 import * as McpCache from "./McpCache.js"
 import * as CacheService from "./internal/cacheService.js"
 import * as Discovery from "./internal/connection/discovery.js"
@@ -39,6 +38,8 @@ import * as Negotiation from "./internal/negotiation.js"
 import * as Options from "./internal/options.js"
 import { type ConnectionAuthorization, makeAuthorizer } from "./internal/oauth/authorizer.js"
 import { TokenStore } from "./internal/oauth/tokenStore.js"
+import { GivenSecrets } from "./internal/givenSecrets.js"
+import { Secrets as ProxySecrets } from "./internal/proxySecrets.js"
 import { mergeSecrets } from "./internal/secrets.js"
 import { effectIdentityMetaKey as EffectIdentityKey, isValidEffectIdentity } from "./internal/requestMeta.js"
 import * as LegacySse from "./internal/transport/legacySse.js"
@@ -544,6 +545,9 @@ export type DecodedResult<A> =
  */
 export const defaultClientInfo: McpSchema.Implementation = Options.defaultClientInfo
 
+/** The secrets given beside a server's options (`McpConnection.ServerOptions.secrets`), if any. */
+const givenSecrets = Effect.map(Effect.serviceOption(GivenSecrets), Option.getOrElse((): ReadonlyArray<string> => []))
+
 /**
  * The connection's authorization: the validated options and the services (the token store; the
  * interactive step for the authorization code grant, none when it is `noInteraction`).
@@ -632,9 +636,10 @@ export function connect(
     const settings = yield* Options.decodeHttp(options)
     // The credentials of the client's proxy, when it has one (HttpProxy.Secrets): a proxy answers
     // for the server in absolute form, and what it says is redacted as the server's would be.
-    const proxySecrets = yield* Effect.serviceOption(HttpProxy.Secrets)
-    // Tokens join the secrets as the connection obtains them (the transports read this array).
-    const secrets = Option.isSome(proxySecrets) ? mergeSecrets(settings.secrets, proxySecrets.value) : [...settings.secrets]
+    // So is what was given beside the options (McpConnection.ServerOptions.secrets). Tokens join
+    // the secrets as the connection obtains them (the transports read this array).
+    const proxySecrets = Option.getOrElse(yield* Effect.serviceOption(ProxySecrets), () => [])
+    const secrets = mergeSecrets(settings.secrets, [...proxySecrets, ...(yield* givenSecrets)])
     const auth = settings.auth === undefined ? undefined : yield* authorizationOf({ ...settings, auth: settings.auth }, secrets)
     const transportOptions = {
       url: settings.url,
@@ -708,12 +713,14 @@ export const connectStdio = (
 ): Effect.Effect<Connection, McpConnectionError, CommandExecutor.CommandExecutor | Scope.Scope> =>
   Effect.gen(function*() {
     const settings = yield* Options.decodeStdio(options)
+    // The environment's values, and what was given beside the options (McpConnection.ServerOptions.secrets).
+    const secrets = mergeSecrets(settings.secrets, yield* givenSecrets)
     const command = {
       command: settings.command,
       args: settings.args,
       env: settings.env,
       cwd: settings.cwd,
-      secrets: settings.secrets,
+      secrets,
       releaseTimeoutMs: settings.policy.releaseTimeoutMs,
       unsolicitedMaxBytes: settings.policy.unsolicitedMaxBytes,
       stderr: settings.stderr
@@ -724,7 +731,7 @@ export const connectStdio = (
     const cache = yield* connectionCache(JSON.stringify(["stdio", settings.command, settings.args ?? [], settings.cwd ?? "", env]), "")
     return yield* Discovery.connect({
       ...discoveryOptions(settings),
-      secrets: settings.secrets,
+      secrets,
       auth: undefined,
       cache,
       remembersEra: rememberable(settings.revisions),

@@ -28,6 +28,8 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as Authorization from "./Authorization.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
+import { GivenSecrets } from "./internal/givenSecrets.js"
+import { secretValues } from "./internal/secrets.js"
 import * as McpClient from "./McpClient.js"
 import type { McpConnectionError } from "./McpConnectionError.js"
 import type * as McpSchema from "./McpSchema.js"
@@ -56,24 +58,37 @@ export interface CommonOptions {
 
 /**
  * An HTTP server (Streamable HTTP, or legacy HTTP+SSE by negotiation or choice): the options of
- * `McpClient.connect`, header values possibly `Redacted`.
+ * `McpClient.connect`, header values possibly `Redacted`, and `secrets`.
  *
  * @since 0.1.0
  * @category models
  */
 export interface HttpServerOptions extends Omit<McpClient.ConnectOptions, "headers"> {
   readonly headers?: Readonly<Record<string, Secret>> | undefined
+  /**
+   * Values that are secrets wherever they went, beside the header and URL secrets every
+   * connection redacts (a token put into the URL's path, or into part of a header value):
+   * redacted from the server's texts (`remoteMessage`, `Connection.redact`) like those, and never
+   * sent by themselves. A config file's server gives the values of its `${VAR}`s and inputs
+   * (`ConfigImport.secretsOf`).
+   */
+  readonly secrets?: ReadonlyArray<Secret> | undefined
 }
 
 /**
  * A server run as a child process over stdio (no shell; the safe environment plus `env`): the
- * options of `McpClient.connectStdio`, environment values possibly `Redacted`.
+ * options of `McpClient.connectStdio`, environment values possibly `Redacted`, and `secrets`.
  *
  * @since 0.1.0
  * @category models
  */
 export interface StdioServerOptions extends Omit<McpClient.StdioConnectOptions, "env"> {
   readonly env?: Readonly<Record<string, Secret>> | undefined
+  /**
+   * Values that are secrets wherever they went, beside the environment values every connection
+   * redacts (a token put into an argument): as `HttpServerOptions.secrets`.
+   */
+  readonly secrets?: ReadonlyArray<Secret> | undefined
 }
 
 /**
@@ -88,18 +103,18 @@ export type ServerOptions = HttpServerOptions | StdioServerOptions
  */
 export const isStdio = (options: ServerOptions): options is StdioServerOptions => "command" in options
 
+const revealOne = (value: Secret): string => Redacted.isRedacted(value) ? Redacted.value(value) : value
+
 const reveal = (values: Readonly<Record<string, Secret>> | undefined): Record<string, string> | undefined =>
-  values === undefined
-    ? undefined
-    : Object.fromEntries(Object.entries(values).map(([name, value]) => [name, Redacted.isRedacted(value) ? Redacted.value(value) : value]))
+  values === undefined ? undefined : Object.fromEntries(Object.entries(values).map(([name, value]) => [name, revealOne(value)]))
 
 /**
  * Connects to one server in the current scope, with `McpClient.connect` or `connectStdio`: every
  * rule of a connection holds (one discovery deadline, sessions that heal, release on close).
- * Every header and environment value is treated as a secret in error texts, as it always is. It
- * requires what the server's kind needs: an `HttpClient` for a URL (and the authorization
- * services with `auth`: `Authorization.layerDefaults`), a `CommandExecutor` for a command (all
- * of them when the kind is known only at run time).
+ * Every header and environment value is treated as a secret in error texts, as it always is, and
+ * so is every value of `secrets`. It requires what the server's kind needs: an `HttpClient` for a
+ * URL (and the authorization services with `auth`: `Authorization.layerDefaults`), a
+ * `CommandExecutor` for a command (all of them when the kind is known only at run time).
  *
  * @since 0.1.0
  * @category constructors
@@ -119,9 +134,11 @@ export function connect(
 export function connect(
   options: ServerOptions
 ): Effect.Effect<McpClient.Connection, McpConnectionError, Requirements | Scope.Scope> {
-  return isStdio(options)
+  const connection: Effect.Effect<McpClient.Connection, McpConnectionError, Requirements | Scope.Scope> = isStdio(options)
     ? McpClient.connectStdio({ ...options, env: reveal(options.env) })
     : McpClient.connect({ ...options, headers: reveal(options.headers) })
+  const secrets = options.secrets ?? []
+  return secrets.length === 0 ? connection : Effect.provideService(connection, GivenSecrets, secretValues(secrets.map(revealOne)))
 }
 
 /**

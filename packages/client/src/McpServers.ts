@@ -49,6 +49,7 @@ import type * as McpSchema from "./McpSchema.js"
 import * as PhasePolicy from "./PhasePolicy.js"
 import * as ServersFile from "./ServersFile.js"
 import * as Expand from "./internal/configFormats/expand.js"
+import { placeOf } from "./internal/configFormats/search.js"
 import * as Failures from "./internal/failures.js"
 import * as Options_ from "./internal/options.js"
 
@@ -72,14 +73,15 @@ export interface Options extends McpConnection.CommonOptions {
  * A server whose options are made when it is first used: a config file's entry (`fromFile`,
  * `fromDiscovered`), whose `${VAR}` and `${input:id}` are read then (docs/DESIGN.md, "Config
  * files"). `resolve` failing fails that server's connection, never the others'; the next use
- * tries again.
+ * tries again. `resolve` gives every option but `policy`: a deferred server runs under the
+ * shared policy (`Options.policy`), validated once, before any I/O, when the service is made.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Deferred {
   readonly _tag: "Deferred"
-  readonly resolve: Effect.Effect<McpConnection.ServerOptions, InvalidOption>
+  readonly resolve: Effect.Effect<McpConnection.ServerOptions & { readonly policy?: undefined }, InvalidOption>
 }
 
 /**
@@ -171,8 +173,8 @@ const withShared = (shared: McpConnection.CommonOptions, server: McpConnection.S
 
 /**
  * The service, in the current scope: closing it releases every connection. Each server's policy
- * is validated here, before any I/O (a `Deferred` server's: the shared one); the rest of its
- * options when it is first used, a `Deferred` one resolved then.
+ * is validated here, once, before any I/O (a `Deferred` server's is the shared one); the rest of
+ * its options when it is first used, a `Deferred` one resolved then.
  *
  * @since 0.1.0
  * @category constructors
@@ -181,25 +183,20 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
   Effect.gen(function*() {
     yield* Options_.decodeServers(options)
     const shared = yield* PhasePolicy.make(options.policy)
-    const servers = new Map<string, McpConnection.ServerOptions | Deferred>()
+    // Each server's options as it is connected: given, or a Deferred one resolved, the shared ones under them.
+    const servers = new Map<string, Effect.Effect<McpConnection.ServerOptions, InvalidOption>>()
     const policies = new Map<string, PhasePolicy.PhasePolicy>()
     for (const [name, server] of Object.entries(options.servers)) {
       if (isDeferred(server)) {
-        // Its own policy is known once it is resolved; until then, the shared one is in force.
+        // It has no policy of its own: the shared one, validated above (a policy the resolved
+        // options carry anyway, against their type, is not taken).
         policies.set(name, shared)
-        const resolve = Effect.flatMap(server.resolve, (resolved) => {
-          const merged = withShared(options, resolved)
-          return Effect.map(PhasePolicy.make(merged.policy), (policy) => {
-            policies.set(name, policy)
-            return merged
-          })
-        })
-        servers.set(name, { _tag: "Deferred", resolve })
+        servers.set(name, Effect.map(server.resolve, (resolved) => withShared(options, { ...resolved, policy: undefined })))
         continue
       }
       const merged = withShared(options, server)
       policies.set(name, yield* PhasePolicy.make(merged.policy))
-      servers.set(name, merged)
+      servers.set(name, Effect.succeed(merged))
     }
     // The services the layer was built with: a discovery runs with these, never with the
     // first caller's (the map would lay that caller's context over them), in the scope the map
@@ -215,7 +212,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
     const connections: RcMap.RcMap<string, McpClient.Connection, McpConnectionError> = yield* RcMap.make({
       lookup: (name: string) =>
         Effect.flatMap(
-          Effect.zip(resolveServer(servers.get(name)!), Effect.scope),
+          Effect.zip(servers.get(name)!, Effect.scope),
           ([server, entry]) => Effect.provide(McpConnection.connect(server), Context.add(services, Scope.Scope, entry))
         ).pipe(
           // What the discovery opened is released already; its waiters get the failure, and the
@@ -349,7 +346,8 @@ const redactedRecord = (values: Readonly<Record<string, string>> | undefined) =>
 
 /**
  * One server of a config file as options: its references resolved in one pass under one budget
- * (`ConfigImport.expandEntry`). An unset variable fails `InvalidOption` naming the field, a
+ * (`ConfigImport.expandEntry`), their values its `secrets` wherever they went
+ * (`ConfigImport.secretsOf`). An unset variable fails `InvalidOption` naming the field, a
  * missing input `inputs.<id>`, an expansion past the bound the field too.
  */
 const serverOf = (found: ConfigImport.Found, redirectUri: string | undefined) =>
@@ -362,18 +360,18 @@ const serverOf = (found: ConfigImport.Found, redirectUri: string | undefined) =>
       return yield* Effect.fail(refused(problem !== "too-large" && problem.kind === "input" ? `inputs.${problem.name}` : field))
     }
     const entry = expanded.right
+    const secrets = ConfigImport.secretsOf(found, values).map(Redacted.make)
     if (ServersFile.isStdioServer(entry)) {
-      const server: McpConnection.ServerOptions = { command: entry.command, args: entry.args, env: redactedRecord(entry.env), cwd: entry.cwd }
-      return server
+      return { command: entry.command, args: entry.args, env: redactedRecord(entry.env), cwd: entry.cwd, secrets } satisfies McpConnection.ServerOptions
     }
     const directory = path.dirname(path.resolve(found.file.path))
-    const server: McpConnection.ServerOptions = {
+    return {
       url: entry.url,
       headers: redactedRecord(entry.headers),
       transport: transportOfType(entry.type),
-      auth: entry.auth === undefined ? undefined : yield* authOf(entry.auth, directory, redirectUri)
-    }
-    return server
+      auth: entry.auth === undefined ? undefined : yield* authOf(entry.auth, directory, redirectUri),
+      secrets
+    } satisfies McpConnection.ServerOptions
   })
 
 /**
@@ -403,7 +401,9 @@ const optionsOf = (found: ReadonlyArray<ConfigImport.Found>, options: FileOption
  * the directory or a client secret is read then from the `ConfigProvider` current when this runs
  * (the process environment by default), `${input:id}` from `PHASEBOUND_INPUT_<ID>` there; an
  * unset one fails that server with `InvalidOption` naming where it was (an input:
- * `inputs.<id>`), never its name or value, and no other server. A refused file is
+ * `inputs.<id>`), never its name or value, and no other server. The values read are the
+ * server's `secrets` (`ConfigImport.secretsOf`), redacted from what it says wherever they went
+ * (an argument, a URL's path, part of a header value). A refused file is
  * `InvalidOption` `file` (`ConfigImport.read` says why); nothing of the file's content is ever
  * in an error.
  *
@@ -451,12 +451,9 @@ export const fromDiscovered = (
     const found = yield* ConfigImport.discover({ cwd, env, platform })
     const first = found.refused[0]
     if (first !== undefined) {
-      const environment = env ?? (typeof process === "object" ? process.env : {})
-      const home = (platform ?? (typeof process === "object" ? process.platform : "linux")) === "win32" ? environment["USERPROFILE"] : environment["HOME"]
-      const shown = ConfigImport.shownPath(first.path, { cwd: cwd ?? (typeof process === "object" ? process.cwd() : undefined), home })
-      const syntax = first.reason === "invalid-syntax" || first.reason === "too-deep" || first.reason === "too-many-nodes"
+      const shown = ConfigImport.shownPath(first.path, placeOf({ cwd, env, platform }))
       return yield* Effect.fail(
-        Failures.invalidConfig(`file ${first.scope ?? "file"} ${first.format ?? "unknown"} ${shown}`, syntax ? "invalid-json" : "invalid-value")
+        Failures.invalidConfig(`file ${first.scope ?? "file"} ${first.format ?? "unknown"} ${shown}`, ConfigImport.invalidOptionReason(first))
       )
     }
     return yield* optionsOf(ConfigImport.serversOf(found.files), fileOptions)

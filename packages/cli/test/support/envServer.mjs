@@ -1,5 +1,6 @@
 // A minimal stdio MCP server (2025 handshake) for the CLI tests of the server's environment and
-// stderr: its one tool, `env`, answers with the environment it was given, as JSON. Run with
+// stderr: its tool `env` answers with the environment it was given, as JSON; its tool `args`
+// refuses with a JSON-RPC error that quotes the arguments it was started with. Run with
 // `--fail-start`, it writes two lines to stderr (the second names $API_KEY's value) and exits 1
 // before reading anything.
 import { createInterface } from "node:readline"
@@ -22,8 +23,14 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "env", version: "1" } }
       })
     case "tools/list":
-      return send({ id: message.id, result: { tools: [{ name: "env", inputSchema: { type: "object" } }] } })
+      return send({
+        id: message.id,
+        result: { tools: [{ name: "env", inputSchema: { type: "object" } }, { name: "args", inputSchema: { type: "object" } }] }
+      })
     case "tools/call":
+      if (message.params?.name === "args") {
+        return send({ id: message.id, error: { code: -32000, message: `refused, started with: ${process.argv.slice(2).join(" ")}` } })
+      }
       return send({ id: message.id, result: { content: [{ type: "text", text: JSON.stringify(process.env) }] } })
     default:
       return send({ id: message.id, error: { code: -32601, message: "Method not found" } })

@@ -16,7 +16,7 @@ import type { Exchange } from "./transport/transport.js"
 import { type BodyReadFailed, readBody, releaseBody } from "./bodyReader.js"
 import * as Failures from "./failures.js"
 import { parseMessage, refusal } from "./messages.js"
-import { failedInSetup, proxyRefusalOf } from "./proxyErrors.js"
+import { proxyRefusalOf, SetupFailed } from "./proxyErrors.js"
 
 /** Error bodies are read only to find a JSON-RPC error in them; they never need to be big. */
 const errorBodyMaxBytes = 64 * 1024
@@ -137,9 +137,13 @@ const NEVER_CONNECTED = new Set([
   "FailedToOpenSocket"
 ])
 
-/** Whether an error (searched through its causes, and every error of an AggregateError) says the connection never opened. */
+/**
+ * Whether an error (searched through its causes, and every error of an AggregateError) says the
+ * connection never opened, or broke while it was being set up (`SetupFailed`: a proxy's tunnel).
+ */
 const neverConnected = (error: unknown, depth = 0): boolean => {
   if (depth > 8 || error === null || typeof error !== "object") return false
+  if (error instanceof SetupFailed) return true
   const { code, cause, errors } = error as { code?: unknown; cause?: unknown; errors?: unknown }
   if (typeof code === "string" && NEVER_CONNECTED.has(code)) return true
   if (Array.isArray(errors) && errors.length > 0 && errors.every((e) => neverConnected(e, depth + 1))) return true
@@ -159,7 +163,7 @@ export const transportError = (exchange: Exchange, when: "readiness" | "sending"
   // (docs/DESIGN.md, "Proxies").
   const proxy = proxyRefusalOf(error.cause)
   if (proxy !== undefined) return Failures.transport(exchange, proxy.reason, "not-sent", { status: proxy.status }, error)
-  const outcome: Outcome = when === "readiness" || (when === "sending" && (neverConnected(error.cause) || failedInSetup(error.cause)))
+  const outcome: Outcome = when === "readiness" || (when === "sending" && neverConnected(error.cause))
     ? "not-sent"
     : "unknown"
   return Failures.transport(exchange, outcome === "unknown" ? "connection-closed" : "connection-failed", outcome, {}, error)

@@ -36,12 +36,6 @@ export class SetupFailed extends Error {
   }
 }
 
-/** Whether an error (or one of its causes, at most 8 deep) says the request failed during its connection's set-up. */
-export const failedInSetup = (error: unknown, depth = 0): boolean => {
-  if (depth > 8 || error === null || typeof error !== "object") return false
-  return error instanceof SetupFailed || failedInSetup((error as { cause?: unknown }).cause, depth + 1)
-}
-
 /** A recognised refusal: the public reason, and the proxy's status when it gave one. */
 export interface ProxyRefusal {
   readonly reason: "proxy-refused" | "proxy-auth-required" | "insecure-url"

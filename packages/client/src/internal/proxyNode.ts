@@ -25,32 +25,44 @@ export interface TlsOptions {
   readonly proxyTls?: Undici.buildConnector.BuildOptions | undefined
 }
 
+type Method = (...args: Array<unknown>) => unknown
+
 /**
  * The handler, with an error that comes before the request got its connection wrapped as
  * `SetupFailed`. Both handler styles of undici 7: `onConnect`/`onError`, and
- * `onRequestStart`/`onResponseError`; every other member is the handler's own.
+ * `onRequestStart`/`onResponseError`; every other member is the handler's own, bound to it.
+ * Each method is made once per handler, on its first read: undici reads `onData` (or
+ * `onResponseData`) once per body chunk.
  */
 const watched = (handler: Undici.Dispatcher.DispatchHandler): Undici.Dispatcher.DispatchHandler => {
   let connected = false
   const target = handler as Record<string | symbol, unknown>
+  const methodOf = (property: string | symbol, member: Method): Method => {
+    switch (property) {
+      case "onConnect":
+      case "onRequestStart":
+        return (...args) => {
+          connected = true
+          return member.apply(target, args)
+        }
+      case "onError":
+        return (error: unknown) => member.call(target, connected ? error : new SetupFailed(error))
+      case "onResponseError":
+        return (controller: unknown, error: unknown) => member.call(target, controller, connected ? error : new SetupFailed(error))
+      default:
+        return member.bind(target)
+    }
+  }
+  const methods = new Map<string | symbol, { readonly member: Method; readonly method: Method }>()
   return new Proxy(target, {
     get(object, property) {
       const member = object[property]
       if (typeof member !== "function") return member
-      switch (property) {
-        case "onConnect":
-        case "onRequestStart":
-          return (...args: Array<unknown>) => {
-            connected = true
-            return member.apply(object, args)
-          }
-        case "onError":
-          return (error: unknown) => member.call(object, connected ? error : new SetupFailed(error))
-        case "onResponseError":
-          return (controller: unknown, error: unknown) => member.call(object, controller, connected ? error : new SetupFailed(error))
-        default:
-          return member.bind(object)
-      }
+      const made = methods.get(property)
+      if (made !== undefined && made.member === member) return made.method
+      const method = methodOf(property, member as Method)
+      methods.set(property, { member: member as Method, method })
+      return method
     }
   }) as Undici.Dispatcher.DispatchHandler
 }

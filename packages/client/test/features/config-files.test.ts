@@ -4,7 +4,9 @@
  * a Codex `config.toml` (a real child process, its environment from `${VAR}` and
  * `bearer_token_env_var`; its `disabled_tools` a block rule the catalog enforces before anything
  * is sent), and `layerDiscovered` over the search order (a server resolved on first use, so one
- * missing input fails that server alone; a refused file named by scope, format and place).
+ * missing input fails that server alone; a refused file named by scope, format and place). The
+ * values of an entry's `${VAR}`s and inputs are secrets wherever they went (an argument, a URL's
+ * path, part of a header value): a server quoting them back finds them redacted.
  */
 import { FetchHttpClient } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
@@ -16,7 +18,7 @@ import { ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Authorization, McpCatalog, McpServers } from "../../src/index.js"
+import { Authorization, McpCatalog, McpConnectionError, McpServers } from "../../src/index.js"
 import { server } from "../support/harness.js"
 
 const TOKEN = "input-token-CANARY-5c2e"
@@ -210,6 +212,76 @@ disabled_tools = ["increment", "e*"]
       const echoed = yield* catalog.callTool("remote__echo", { text: "still callable" })
       expect(echoed.isError).not.toBe(true)
       expect(srv.counter()).toBe(0)
+      yield* built.release
+    }))
+})
+
+describe.concurrent("the values a config entry references are secrets of its connection", () => {
+  /** Every text of the error a caller could show: none may hold a canary. */
+  const shown = (error: McpConnectionError.McpConnectionError) => JSON.stringify(error) + String(error) + JSON.stringify(McpConnectionError.toRecord(error))
+
+  it.scopedLive("stdio: a ${VAR} and an input in the arguments of a real child, quoted back in a JSON-RPC error, are redacted from remoteMessage", () =>
+    Effect.gen(function*() {
+      const canaries = { variable: "CANARY-arg-variable-4d1e", input: "CANARY-arg-input-8b3f" }
+      const dir = yield* tempDir
+      // The child is told, by its arguments, to refuse every call quoting what it was started with.
+      const child = Testkit.stdioServerCommand({
+        faults: [{ kind: "jsonrpc-error", on: "tools/call", code: -32000, message: "refused, started with: --token ${PB_ARG_TOKEN} --key=${input:api-key}" }]
+      })
+      const file = write(dir, "mcp.json", JSON.stringify({ mcpServers: { local: { command: child.command, args: child.args } } }))
+      const provider = ConfigProvider.fromMap(new Map([["PB_ARG_TOKEN", canaries.variable], ["PHASEBOUND_INPUT_API_KEY", canaries.input]]))
+      const built = yield* buildIn(McpServers.layerFile(file).pipe(Layer.provide(platform))).pipe(Effect.withConfigProvider(provider))
+      const error = yield* Effect.flip(Context.get(built.context, McpServers.McpServers).callTool("local", "add", { a: 1, b: 2 }))
+      expect(error).toMatchObject({ _tag: "RemoteRefusal", server: "local", remoteMessage: "refused, started with: --token [redacted] --key=[redacted]" })
+      for (const canary of Object.values(canaries)) expect(shown(error)).not.toContain(canary)
+      yield* built.release
+    }))
+
+  it.scopedLive("HTTP: a ${VAR} in a short path segment and one inside a header value, quoted back in a JSON-RPC error, are redacted from remoteMessage", () =>
+    Effect.gen(function*() {
+      // A path segment this short is no secret by itself (a route name), nor the part of a header value after a prefix.
+      const canaries = { tenant: "t-5e9a", key: "CANARY-hdr-key-2c7b" }
+      const hostile = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          Testkit.startHostileServer({
+            era: "stateless",
+            // It refuses every call, quoting the tenant of its path and the key of its header.
+            script: (request) =>
+              request.method === "tools/call"
+                ? Testkit.messageAnswer(
+                  JSON.stringify({
+                    jsonrpc: "2.0",
+                    id: request.id,
+                    error: {
+                      code: -32000,
+                      message: `no tenant ${request.path.split("/")[2]} for key ${String(request.headers["x-api-key"]).slice("key-".length)}`
+                    }
+                  }),
+                  "json"
+                )
+                : "normal"
+          })
+        ),
+        (server) => Effect.promise(() => server.close())
+      )
+      const dir = yield* tempDir
+      const file = write(
+        dir,
+        "mcp.json",
+        JSON.stringify({
+          mcpServers: { remote: { type: "http", url: `${hostile.origin}/t/\${PB_TENANT}/mcp`, headers: { "X-Api-Key": "key-${PB_API_KEY}" } } }
+        })
+      )
+      const provider = ConfigProvider.fromMap(new Map([["PB_TENANT", canaries.tenant], ["PB_API_KEY", canaries.key]]))
+      const built = yield* buildIn(McpServers.layerFile(file).pipe(Layer.provide(platform))).pipe(Effect.withConfigProvider(provider))
+      const error = yield* Effect.flip(Context.get(built.context, McpServers.McpServers).callTool("remote", "echo", {}))
+      // The server was reached where the entry said, with the key it said.
+      expect(hostile.requests.find((request) => request.method === "tools/call")).toMatchObject({
+        path: `/t/${canaries.tenant}/mcp`,
+        headers: { "x-api-key": `key-${canaries.key}` }
+      })
+      expect(error).toMatchObject({ _tag: "RemoteRefusal", server: "remote", remoteMessage: "no tenant [redacted] for key [redacted]" })
+      for (const canary of Object.values(canaries)) expect(shown(error)).not.toContain(canary)
       yield* built.release
     }))
 })

@@ -1,8 +1,9 @@
 /**
  * The Effect services (docs/DESIGN.md, "Services"): `McpConnection` (one connection as a layer,
- * from options or `Config` with `Redacted` secrets) and `McpServers` (named servers from options,
- * `Config` or an `mcpServers` file: connected on first use, one shared connection per server,
- * released with the layer), against real loopback servers and real child processes.
+ * from options or `Config` with `Redacted` secrets, and `secrets` given beside them) and
+ * `McpServers` (named servers from options, `Config` or an `mcpServers` file: connected on first
+ * use, one shared connection per server, released with the layer), against real loopback
+ * servers and real child processes.
  */
 import { FetchHttpClient, HttpClient } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
@@ -118,6 +119,23 @@ describe.concurrent("McpConnection", () => {
       expect(f.isAlive()).toBe(true)
       yield* built.release
       expect(f.isAlive()).toBe(false)
+    }))
+
+  it.scopedLive("layerStdio: a value given in secrets, put into an argument and quoted back by the child, is redacted from remoteMessage and by redact", () =>
+    Effect.gen(function*() {
+      const child = Testkit.stdioServerCommand({
+        faults: [{ kind: "jsonrpc-error", on: "tools/call", code: -32000, message: `refused, started with ${TOKEN}` }]
+      })
+      const built = yield* buildIn(
+        McpConnection.layerStdio({ command: child.command, args: child.args, secrets: [Redacted.make(TOKEN)] }).pipe(Layer.provide(commandExecutor))
+      )
+      const connection = Context.get(built.context, McpConnection.McpConnection)
+      expect(yield* Effect.flip(connection.callTool("add", { a: 1, b: 2 }))).toMatchObject({
+        _tag: "RemoteRefusal",
+        remoteMessage: "refused, started with [redacted]"
+      })
+      expect(connection.redact(`quoted: ${TOKEN}`)).toBe("quoted: [redacted]")
+      yield* built.release
     }))
 
   it.scopedLive("layer (either kind, both services): a discovery that fails makes the layer fail with its McpConnectionError", () =>

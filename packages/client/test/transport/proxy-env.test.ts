@@ -11,6 +11,7 @@ import * as Testkit from "@phasebound/testkit"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { Effect, Exit, Scope } from "effect"
 import type { McpConnectionError } from "../../src/index.js"
+import type { ConnectOptions } from "../../src/promise.js"
 import { loopbackProxy, type LoopbackProxy } from "../support/loopbackProxy.js"
 import { publicViews } from "../support/publicViews.js"
 
@@ -47,6 +48,18 @@ const freshPromiseApi = async () => {
   return await import("../../src/promise.js")
 }
 
+/**
+ * Behind a hostile proxy (`fault`), named by `variable` with the canary credentials: how a fresh
+ * Promise API's `connect(options)` rejects, and the proxy (closed with the test's scope).
+ */
+const rejectionBehind = async (fault: Testkit.ProxyFault, variable: "HTTP_PROXY" | "HTTPS_PROXY", options: ConnectOptions) => {
+  const hostile = await Effect.runPromise(Scope.extend(Testkit.scopedHostileProxy(fault), scope))
+  process.env[variable] = withCredentials(hostile.url)
+  const { connect } = await freshPromiseApi()
+  const error = (await connect(options).then(() => undefined, (e: unknown) => e)) as McpConnectionError.McpConnectionError
+  return { error, hostile }
+}
+
 describe("the Promise API's default client", () => {
   it("HTTP_PROXY: every request through the proxy, in absolute form; the server never sees the proxy's credentials", async () => {
     process.env["HTTP_PROXY"] = withCredentials(proxy.url)
@@ -70,58 +83,37 @@ describe("the Promise API's default client", () => {
   })
 
   it("a proxy that never answers: DeadlineExceeded at the discovery deadline, no credential in the error", async () => {
-    const stalling = await Testkit.startHostileProxy({ kind: "stall" })
-    try {
-      process.env["HTTPS_PROXY"] = withCredentials(stalling.url)
-      const { connect } = await freshPromiseApi()
-      const error = (await connect({ url: "https://127.0.0.1:1/mcp", policy: { discovery: { timeout: "500 millis" } } }).then(
-        () => undefined,
-        (e: unknown) => e
-      )) as McpConnectionError.McpConnectionError
-      expect(error).toMatchObject({ _tag: "DeadlineExceeded", phase: "discovery", limits: { timeoutMs: 500 } })
-      expect((await stalling.arrived).method).toBe("CONNECT")
-      for (const view of publicViews(error)) {
-        expect(view).not.toContain(PASSWORD)
-        expect(view).not.toContain(basic.slice(6))
-      }
-    } finally {
-      await stalling.close()
+    const { error, hostile: stalling } = await rejectionBehind({ kind: "stall" }, "HTTPS_PROXY", {
+      url: "https://127.0.0.1:1/mcp",
+      policy: { discovery: { timeout: "500 millis" } }
+    })
+    expect(error).toMatchObject({ _tag: "DeadlineExceeded", phase: "discovery", limits: { timeoutMs: 500 } })
+    expect((await stalling.arrived).method).toBe("CONNECT")
+    for (const view of publicViews(error)) {
+      expect(view).not.toContain(PASSWORD)
+      expect(view).not.toContain(basic.slice(6))
     }
   })
 
   it("a proxy that quotes its credentials back for the server: the rejection's remoteMessage has neither form", async () => {
-    const echoing = await Testkit.startHostileProxy({ kind: "echo-credentials" })
-    try {
-      process.env["HTTP_PROXY"] = withCredentials(echoing.url)
-      const { connect } = await freshPromiseApi()
-      const error = (await connect({ url: srv.url }).then(() => undefined, (e: unknown) => e)) as McpConnectionError.McpConnectionError
-      expect(error).toMatchObject({ _tag: "RemoteRefusal", code: -32600 })
-      expect(error.remoteMessage).toContain("Proxy-Authorization: Basic [redacted] ([redacted])")
-      expect(echoing.requests[0]?.headers["proxy-authorization"]).toBe(basic)
-      for (const view of [String(error), error.message, JSON.stringify(error)]) {
-        expect(view).not.toContain(USER)
-        expect(view).not.toContain(PASSWORD)
-        expect(view).not.toContain(basic.slice(6))
-      }
-    } finally {
-      await echoing.close()
+    const { error, hostile: echoing } = await rejectionBehind({ kind: "echo-credentials" }, "HTTP_PROXY", { url: srv.url })
+    expect(error).toMatchObject({ _tag: "RemoteRefusal", code: -32600 })
+    expect(error.remoteMessage).toContain("Proxy-Authorization: Basic [redacted] ([redacted])")
+    expect(echoing.requests[0]?.headers["proxy-authorization"]).toBe(basic)
+    for (const view of [String(error), error.message, JSON.stringify(error)]) {
+      expect(view).not.toContain(USER)
+      expect(view).not.toContain(PASSWORD)
+      expect(view).not.toContain(basic.slice(6))
     }
   })
 
   it("a proxy that resets the CONNECT: TransportFailure, not-sent (the tunnel never opened), no credential", async () => {
-    const resetting = await Testkit.startHostileProxy({ kind: "reset" })
-    try {
-      process.env["HTTPS_PROXY"] = withCredentials(resetting.url)
-      const { connect } = await freshPromiseApi()
-      const error = (await connect({ url: "https://127.0.0.1:1/mcp" }).then(() => undefined, (e: unknown) => e)) as McpConnectionError.McpConnectionError
-      expect(error).toMatchObject({ _tag: "TransportFailure", reason: "connection-failed", outcome: "not-sent" })
-      expect((await resetting.arrived).method).toBe("CONNECT")
-      for (const view of publicViews(error)) {
-        expect(view).not.toContain(PASSWORD)
-        expect(view).not.toContain(basic.slice(6))
-      }
-    } finally {
-      await resetting.close()
+    const { error, hostile: resetting } = await rejectionBehind({ kind: "reset" }, "HTTPS_PROXY", { url: "https://127.0.0.1:1/mcp" })
+    expect(error).toMatchObject({ _tag: "TransportFailure", reason: "connection-failed", outcome: "not-sent" })
+    expect((await resetting.arrived).method).toBe("CONNECT")
+    for (const view of publicViews(error)) {
+      expect(view).not.toContain(PASSWORD)
+      expect(view).not.toContain(basic.slice(6))
     }
   })
 

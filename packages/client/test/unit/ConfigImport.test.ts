@@ -382,6 +382,20 @@ describe("an entry's expansion", () => {
     // Each value alone is far below the per-value bound; what fits in the entry's budget passes.
     expect(Either.isRight(ConfigImport.expandEntry({ command: "x", args: args.slice(0, 1_000) }, { workspaceFolder: "/w" }, values))).toBe(true)
   })
+
+  it("its secrets: the value of every variable and input it references, each once, wherever it is; an unset one and the directories are none", () => {
+    const secrets = { env: values.env, inputs: (id: string) => (id === "key" ? "input-value" : undefined) }
+    expect(
+      ConfigImport.secretsOf(
+        { entry: { command: "${T}", args: ["--key=${input:key}", "${UNSET:-default}", "${userHome}", "${workspaceFolder}"], env: { K: "${T}" } } },
+        secrets
+      )
+    ).toEqual(["tok", "input-value"])
+    expect(
+      ConfigImport.secretsOf({ entry: { url: "https://x/${T}", headers: { A: "key-${input:key}" }, auth: { clientSecret: "${input:missing}" } } }, secrets)
+    )
+      .toEqual(["tok", "input-value"])
+  })
 })
 
 describe("the search order", () => {

@@ -18,6 +18,9 @@
 /** The longest pattern accepted, in characters. */
 export const maxPatternLength = 256
 
+/** The pattern that matches `name` and nothing else: each of `* ? [ ] \` escaped with `\`. */
+export const literal = (name: string): string => name.replace(/[*?[\]\\]/g, "\\$&")
+
 type Token =
   | { readonly _tag: "Star" }
   | { readonly _tag: "One" }

@@ -12,11 +12,11 @@
  * one should narrow the other?); `disabled_tools` and `block_tools` add up.
  *
  * Timeouts and OAuth settings are read past with a note; an unknown key is noted, or refused
- * when its name says ignoring it could change what happens (`model.ts`, `unknownField`).
+ * when its name says ignoring it could change what happens (`model.ts`, `sortFields`).
  */
 import * as Either from "effect/Either"
 import type * as ServersFile from "../../ServersFile.js"
-import { exactToolPatterns, type EntryRead, type FormatProblem, isRecord, type Reader, readServers, strictEntry, toolNames, unknownField } from "./model.js"
+import { exactToolPatterns, type EntryRead, type FormatProblem, isRecord, type Reader, readServers, sortFields, strictEntry, toolNames } from "./model.js"
 
 const variableName = /^[A-Za-z_][A-Za-z0-9_]*$/
 
@@ -82,17 +82,9 @@ const entry = (name: string, raw: unknown): EntryRead => {
   if (!isRecord(raw)) return refuse()
   if (raw["enabled"] !== undefined && typeof raw["enabled"] !== "boolean") return refuse("enabled")
   if (raw["enabled"] === false) return Either.right({ name, skipped: "enabled = false: left out" })
-  const read: Array<string> = []
-  for (const key of Object.keys(raw)) {
-    if (mapped.has(key)) continue
-    if (Object.hasOwn(notes, key)) {
-      read.push(notes[key]!)
-      continue
-    }
-    const unknown = unknownField(name, key)
-    if (Either.isLeft(unknown)) return Either.left(unknown.left)
-    read.push(unknown.right)
-  }
+  // Codex's own keys, mapped below; none of the other clients' common fields is noted.
+  const sorted = sortFields(name, raw, notes, mapped, {})
+  if (Either.isLeft(sorted)) return Either.left(sorted.left)
   const catalog = catalogFields(raw)
   if (Either.isLeft(catalog)) return refuse(catalog.left)
   let shaped: ServersFile.ServerEntry | Record<string, unknown>
@@ -138,7 +130,7 @@ const entry = (name: string, raw: unknown): EntryRead => {
       ...catalog.right
     }
   }
-  return Either.map(strictEntry(name, shaped), (entry) => ({ name, entry, notes: read }))
+  return Either.map(strictEntry(name, shaped), (entry) => ({ name, entry, notes: sorted.right.notes }))
 }
 
 export const read: Reader = (value) => {

@@ -13,6 +13,8 @@
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as ServersFile from "../../ServersFile.js"
+import * as Glob from "../catalog/glob.js"
+import { maxNameLength } from "../catalog/rules.js"
 
 /** A VS Code input: asked for when a server that references it is started. */
 export interface InputSpec {
@@ -139,21 +141,24 @@ const unknownFieldProblem = (server: string, key: string): FormatProblem | undef
     : undefined
 
 /**
- * Sorts a raw entry's fields of another client's format: the model's kept (decoded strictly
- * later), the format's own known ones (`own`) and the common ones noted, an unknown one noted by
- * its name, or refused when ignoring it could change what happens (`consequential`).
+ * Sorts a raw entry's fields of another client's format: those it maps kept (`fields`: the
+ * model's by default, decoded strictly later), the format's own known ones (`own`) and the
+ * `common` ones noted, an unknown one noted by its name, or refused when ignoring it could change
+ * what happens (`consequential`).
  */
 export const sortFields = (
   server: string,
   raw: Readonly<Record<string, unknown>>,
-  own: Readonly<Record<string, string>>
+  own: Readonly<Record<string, string>>,
+  fields: ReadonlySet<string> = modelFields,
+  common: Readonly<Record<string, string>> = commonNotes
 ): Either.Either<{ readonly kept: Record<string, unknown>; readonly notes: ReadonlyArray<string> }, FormatProblem> => {
   const kept: Record<string, unknown> = {}
   const notes: Array<string> = []
   for (const [key, value] of Object.entries(raw)) {
-    if (modelFields.has(key)) kept[key] = value
+    if (fields.has(key)) kept[key] = value
     else if (Object.hasOwn(own, key)) notes.push(own[key]!)
-    else if (Object.hasOwn(commonNotes, key)) notes.push(commonNotes[key]!)
+    else if (Object.hasOwn(common, key)) notes.push(common[key]!)
     else {
       const problem = unknownFieldProblem(server, key)
       if (problem !== undefined) return Either.left(problem)
@@ -161,12 +166,6 @@ export const sortFields = (
     }
   }
   return Either.right({ kept, notes })
-}
-
-/** An unknown field of a format read key by key (Codex): noted, or refused as `sortFields` would. */
-export const unknownField = (server: string, key: string): Either.Either<string, FormatProblem> => {
-  const problem = unknownFieldProblem(server, key)
-  return problem === undefined ? Either.right(`${key} is not read (unknown to phasebound)`) : Either.left(problem)
 }
 
 /** `disabled`: `true` leaves the server out; anything but a boolean is refused. */
@@ -200,16 +199,13 @@ export const foreignEntry = (own: Readonly<Record<string, string>>, prepare?: Pr
     return { name, entry, notes: [...(prepared.notes ?? []), ...sorted.notes] }
   })
 
-/** The longest tool name (MCP): a longer exact name can match no tool. */
-const maxToolName = 128
-
 /**
- * Exact tool names as patterns of the catalog's glob syntax (`internal/catalog/glob.ts`): each
- * of `* ? [ ] \` escaped with `\`, so `get_*` blocks the tool of that very name and no other.
- * A name no tool can have (empty, longer than 128 characters) matches nothing and is left out.
+ * Exact tool names as patterns of the catalog's glob syntax (`Glob.literal`), so `get_*` blocks
+ * the tool of that very name and no other. A name no tool can have (empty, longer than the MCP
+ * bound of 128 characters) matches nothing and is left out.
  */
 export const exactToolPatterns = (names: ReadonlyArray<string>): ReadonlyArray<string> =>
-  names.filter((name) => name.length >= 1 && name.length <= maxToolName).map((name) => name.replace(/[*?[\]\\]/g, "\\$&"))
+  names.filter((name) => name.length >= 1 && name.length <= maxNameLength).map(Glob.literal)
 
 /** A list of tool names: an array of strings, else `undefined`. */
 export const toolNames = (value: unknown): ReadonlyArray<string> | undefined =>

@@ -85,7 +85,7 @@ export const parseJsonc = (text: string): ParsedText => {
 }
 
 /** How deep `extractJsonc` follows the members it skips (it builds nothing of them: a counter and a stack of frames). */
-export const maxSkippedDepth = 1024
+const maxSkippedDepth = 1024
 
 /** What `extractJsonc` found: the top-level keys, and each path's value (parsed, bounded). */
 export type Extracted =
