@@ -7,8 +7,8 @@
  *   with the caller's `effectIdentity` when one is given (`@effect/ai` does not hand the model's
  *   tool-call id to a handler, and phasebound never invents an identity).
  * - Success is the server's `CallToolResult`, every string of it cleared of the source's
- *   configured secrets (`ToolSource.redact`: a server that echoes a header value or token does
- *   not hand it to the model). A result with `isError: true`, every typed failure, a tool the
+ *   configured secrets by the source's `callTool`, within the call's deadline (a server that
+ *   echoes a header value or token does not hand it to the model). A result with `isError: true`, every typed failure, a tool the
  *   source no longer lists, arguments that are not a JSON object and a defect become a result
  *   the model reads (`ToolFailure`, failure mode `"return"`): never a failure of `generateText`,
  *   never a URL, header, credential, body or stack.
@@ -47,7 +47,6 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Subscribable from "effect/Subscribable"
-import { redactJson } from "./internal/redactJson.js"
 import * as ToolFailure from "./ToolFailure.js"
 import * as ToolSource from "./ToolSource.js"
 
@@ -315,7 +314,6 @@ const handlerOf = <E>(source: ToolSource.ToolSource<E>, entry: Entry, settings: 
     server: entry.source.server,
     arguments: params
   }
-  const redact = source.redact
   const attempt = Effect.flatMap(
     isListed(source, call),
     (listed): Effect.Effect<McpSchema.CallToolResult, E | McpConnectionError.McpConnectionError | ToolFailure.UnknownTool> => {
@@ -323,9 +321,8 @@ const handlerOf = <E>(source: ToolSource.ToolSource<E>, entry: Entry, settings: 
       if (!listed) return Effect.fail(ToolFailure.unknownTool(call.modelName))
       const identity = settings.effectIdentity?.(call)
       const options = identity === undefined ? settings.callOptions : { ...settings.callOptions, effectIdentity: identity }
-      const result = source.callTool(call.name, params, options)
-      // What the model reads is cleared of the source's secrets (an error result too).
-      return redact === undefined ? result : Effect.map(result, (answer) => redactJson(answer, redact) as McpSchema.CallToolResult)
+      // What the model reads is cleared of the source's secrets by the source (an error result too).
+      return source.callTool(call.name, params, options)
     }
   )
   return Effect.suspend(() => attempt).pipe(

@@ -35,12 +35,12 @@ export interface SourceTool {
  *   I/O; a catalog's connects each server on first use and leaves out the tools of one it cannot
  *   connect. Neither fails (`E` is `never`); a source of another kind may.
  * - `callTool` calls one tool once, under the source's own budgets, and fails only with an
- *   `McpConnectionError`; a result with `isError: true` is a result.
+ *   `McpConnectionError`; a result with `isError: true` is a result. What it returns is what
+ *   the model reads: a source that knows secrets clears them from it, within the call's
+ *   deadline (`fromConnection` and `fromCatalog` call with `redact: true`).
  * - `resolve` (optional) says what one name stands for now without reading the whole list: a
  *   catalog connects only the servers that could have the name, so a server that is down
  *   never delays a call to another. Without it, `toolList.get` is read before each call.
- * - `redact` (optional) replaces the source's configured secrets in a text: every string of a
- *   result goes through it before the model reads it. Without it, nothing is redacted.
  *
  * @since 0.1.0
  * @category models
@@ -53,23 +53,21 @@ export interface ToolSource<E = never> {
     options?: McpClient.CallOptions
   ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError.McpConnectionError>
   readonly resolve?: ((name: string) => Effect.Effect<SourceTool | undefined, McpConnectionError.McpConnectionError>) | undefined
-  readonly redact?: ((text: string) => string) | undefined
 }
 
 const sourceToolsOf = (tools: ReadonlyArray<McpSchema.Tool>): ReadonlyArray<SourceTool> => tools.map((tool) => ({ name: tool.name, tool }))
 
 /**
  * A connection as a tool source: its live tool list (which follows `tools/list_changed`,
- * docs/DESIGN.md, "Live tool lists"), its `callTool`, under the connection's call budget, and
- * its `redact`.
+ * docs/DESIGN.md, "Live tool lists") and its `callTool`, under the connection's call budget,
+ * each result cleared of the connection's secrets (`redact: true`).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const fromConnection = (connection: McpClient.Connection): ToolSource => ({
   toolList: Subscribable.map(connection.toolList, sourceToolsOf),
-  callTool: (name, args, options) => connection.callTool(name, args, options),
-  redact: (text) => connection.redact(text)
+  callTool: (name, args, options) => connection.callTool(name, args, { ...options, redact: true })
 })
 
 /**
@@ -77,15 +75,14 @@ export const fromConnection = (connection: McpClient.Connection): ToolSource => 
  * list (every server's own tools under their catalog names, conflicts and refused tools left
  * out, a server that cannot be connected reported and its tools missing) and its `callTool` by
  * catalog name, each call under its server's own policy, a tool its allow or block lists refuse
- * never sent; `resolve` connects only the servers that could have a name, and `redact` clears
- * the secrets of every server connected.
+ * never sent; each result cleared of the secrets of every server connected (`redact: true`);
+ * `resolve` connects only the servers that could have a name.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const fromCatalog = (catalog: McpCatalog.Catalog): ToolSource => ({
   toolList: catalog.toolList,
-  callTool: (name, args, options) => catalog.callTool(name, args, options),
-  resolve: (name) => catalog.resolve(name),
-  redact: (text) => catalog.redact(text)
+  callTool: (name, args, options) => catalog.callTool(name, args, { ...options, redact: true }),
+  resolve: (name) => catalog.resolve(name)
 })

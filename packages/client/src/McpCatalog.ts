@@ -193,11 +193,13 @@ export interface Catalog {
    * the name alone where the naming allows, so without connecting), `tool-conflict`,
    * `unknown-tool` (also any name that is not a valid tool name). A name that a server which
    * cannot be connected could have fails with that server's error (its `server` names it).
+   * With `redact: true`, the result is cleared of the secrets of every server connected so far
+   * (those of `redact`), merged once for the result.
    */
   readonly callTool: (
     name: string,
     args?: Readonly<Record<string, unknown>>,
-    options?: McpClient.CallOptions
+    options?: McpClient.CallToolOptions
   ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
   /**
    * What a catalog name stands for now, found as `callTool` finds it (connecting only the servers
@@ -208,8 +210,9 @@ export interface Catalog {
   /** The catalog name a server's tool has (or would have), `undefined` when it would be invalid or the server is unknown. */
   readonly nameOf: (server: string, tool: string) => string | undefined
   /**
-   * A text with the secrets of every server connected so far replaced by `[redacted]`
-   * (`McpClient.Connection.redact`): for what a server's answer hands on to a third party.
+   * A text with the secrets of every server connected so far (merged: a secret that holds
+   * another is replaced whole) replaced by `[redacted]` (`McpClient.Connection.redact`): for
+   * what a server's answer hands on to a third party.
    */
   readonly redact: (text: string) => string
 }

@@ -281,6 +281,8 @@ export const Reason = Schema.Literal(
   "output-check",
   /** The check of `structuredContent` would cost more than its ceiling of steps (`ProtocolViolation`, outcome `applied`). */
   "output-check-too-costly",
+  /** The redaction of a result's secrets (`redact: true`) reached the call's deadline (`DeadlineExceeded`, outcome `applied`). */
+  "redaction",
   /**
    * A URL elicitation phasebound would not hand on (docs/SECURITY.md, "1. The MCP server"): not
    * `https` (nor `http` to loopback), userinfo, invisible characters, too long, no

@@ -125,7 +125,7 @@ export interface Service {
     server: string,
     name: string,
     args?: Readonly<Record<string, unknown>>,
-    options?: McpClient.CallOptions
+    options?: McpClient.CallToolOptions
   ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
   /** The server's current tools (its last listing). */
   readonly tools: (server: string) => Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError>

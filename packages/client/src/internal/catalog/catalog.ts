@@ -17,6 +17,7 @@ import { InvalidOption, type McpConnectionError, type Reason, toRecord } from ".
 import type * as McpSchema from "../../McpSchema.js"
 import type * as McpServers from "../../McpServers.js"
 import * as PhasePolicy from "../../PhasePolicy.js"
+import * as Secrets from "../secrets.js"
 import * as Rules from "./rules.js"
 
 /** The longest wait before a server that failed is tried again (as a connection's streams wait). */
@@ -257,20 +258,25 @@ export const make = (
       return Effect.flatMap(PhasePolicy.callBudget(policy, overrides), (budget) => Effect.fail(refusedCall(route.reason, budget, route.server)))
     }
 
+    /** The secrets of every server connected so far, as one list (read when a result is redacted: tokens join them). */
+    const secrets = () => Secrets.mergeSecrets(...Array.from(connected.values(), Secrets.secretsOfConnection))
+
     const callTool = (
       name: string,
       args?: Readonly<Record<string, unknown>>,
-      callOptions?: McpClient.CallOptions
+      callOptions?: McpClient.CallToolOptions
     ): Effect.Effect<McpSchema.CallToolResult, McpConnectionError> =>
-      Effect.flatMap(route(name), (found) =>
-        found._tag === "Found" ? servers.callTool(found.entry.server, found.entry.tool.name, args, callOptions) : refuse(found, callOptions)).pipe(
-          Effect.withSpan("mcp.catalog.call", { attributes: { "mcp.catalog.servers": rules.length }, captureStackTrace: false })
-        )
+      Effect.flatMap(route(name), (found) => {
+        if (found._tag !== "Found") return refuse(found, callOptions)
+        // The result is redacted with every connected server's secrets, not only its own server's.
+        const options = callOptions?.redact === true ? { ...callOptions, [Secrets.redactWith]: secrets } : callOptions
+        return servers.callTool(found.entry.server, found.entry.tool.name, args, options)
+      }).pipe(
+        Effect.withSpan("mcp.catalog.call", { attributes: { "mcp.catalog.servers": rules.length }, captureStackTrace: false })
+      )
 
     const catalog: McpCatalog.Catalog = {
-      servers: rules.map((server) =>
-        server.server
-      ),
+      servers: rules.map((server) => server.server),
       listing,
       listTools,
       listings,
@@ -285,11 +291,7 @@ export const make = (
         const found = rulesOf.get(server)
         return found === undefined ? undefined : Rules.nameOf(found, tool)
       },
-      redact: (text) => {
-        let out = text
-        for (const connection of connected.values()) out = connection.redact(out)
-        return out
-      }
+      redact: (text) => Secrets.redact(text, secrets())
     }
     return Effect.succeed(catalog)
   })
