@@ -297,11 +297,24 @@ const toolOf = (entry: Entry): McpTool => {
 
 type Handler = (params: unknown) => Effect.Effect<McpSchema.CallToolResult, ToolFailure.ToolFailure>
 
-/** Whether the source lists the call's tool now (the model may have seen an older list). */
-const isListed = <E>(source: ToolSource.ToolSource<E>, call: ToolCall): Effect.Effect<boolean, E | McpConnectionError.McpConnectionError> =>
+/**
+ * The call of the tool as the source lists it now (the model may have seen an older list): with
+ * `resolve`, the tool resolved, called without looking its name up again; `undefined` when the
+ * source no longer lists it.
+ */
+const listedCall = <E>(
+  source: ToolSource.ToolSource<E>,
+  call: ToolCall
+): Effect.Effect<ToolSource.ResolvedTool["call"] | undefined, E | McpConnectionError.McpConnectionError> =>
   source.resolve !== undefined
-    ? Effect.map(source.resolve(call.name), (tool) => tool !== undefined && tool.server === call.server)
-    : Effect.map(source.toolList.get, (current) => current.some((tool) => tool.name === call.name && tool.server === call.server))
+    ? Effect.map(source.resolve(call.name), (tool) => tool !== undefined && tool.server === call.server ? tool.call : undefined)
+    : Effect.map(
+      source.toolList.get,
+      (current) =>
+        current.some((tool) => tool.name === call.name && tool.server === call.server)
+          ? (args, options) => source.callTool(call.name, args, options)
+          : undefined
+    )
 
 /** The handler of one entry: every way a call can end is its success or a `ToolFailure`. */
 const handlerOf = <E>(source: ToolSource.ToolSource<E>, entry: Entry, settings: Settings): Handler => (decoded) => {
@@ -315,14 +328,14 @@ const handlerOf = <E>(source: ToolSource.ToolSource<E>, entry: Entry, settings: 
     arguments: params
   }
   const attempt = Effect.flatMap(
-    isListed(source, call),
+    listedCall(source, call),
     (listed): Effect.Effect<McpSchema.CallToolResult, E | McpConnectionError.McpConnectionError | ToolFailure.UnknownTool> => {
       // A tool no longer listed is not called.
-      if (!listed) return Effect.fail(ToolFailure.unknownTool(call.modelName))
+      if (listed === undefined) return Effect.fail(ToolFailure.unknownTool(call.modelName))
       const identity = settings.effectIdentity?.(call)
       const options = identity === undefined ? settings.callOptions : { ...settings.callOptions, effectIdentity: identity }
       // What the model reads is cleared of the source's secrets by the source (an error result too).
-      return source.callTool(call.name, params, options)
+      return listed(params, options)
     }
   )
   return Effect.suspend(() => attempt).pipe(

@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import type { McpCatalog, McpClient, McpConnectionError, McpSchema } from "@phasebound/client"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Subscribable from "effect/Subscribable"
 
 /**
@@ -28,6 +28,20 @@ export interface SourceTool {
 }
 
 /**
+ * A tool a source resolved (`ToolSource.resolve`), with the call of that very tool: the name is
+ * not looked up again, so the tool called is the one resolved.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResolvedTool extends SourceTool {
+  readonly call: (
+    args: Readonly<Record<string, unknown>>,
+    options?: McpClient.CallOptions
+  ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError.McpConnectionError>
+}
+
+/**
  * A source of tools for `McpToolkit`.
  *
  * - `toolList.get` is the current list, read each time a toolkit is built and before each call
@@ -38,9 +52,10 @@ export interface SourceTool {
  *   `McpConnectionError`; a result with `isError: true` is a result. What it returns is what
  *   the model reads: a source that knows secrets clears them from it, within the call's
  *   deadline (`fromConnection` and `fromCatalog` call with `redact: true`).
- * - `resolve` (optional) says what one name stands for now without reading the whole list: a
- *   catalog connects only the servers that could have the name, so a server that is down
- *   never delays a call to another. Without it, `toolList.get` is read before each call.
+ * - `resolve` (optional) says what one name stands for now without reading the whole list, and
+ *   gives its call (used in place of `callTool`, under the same rules): a catalog connects only
+ *   the servers that could have the name, so a server that is down never delays a call to
+ *   another. Without it, `toolList.get` is read before each call.
  *
  * @since 0.1.0
  * @category models
@@ -52,7 +67,7 @@ export interface ToolSource<E = never> {
     args: Readonly<Record<string, unknown>>,
     options?: McpClient.CallOptions
   ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError.McpConnectionError>
-  readonly resolve?: ((name: string) => Effect.Effect<SourceTool | undefined, McpConnectionError.McpConnectionError>) | undefined
+  readonly resolve?: ((name: string) => Effect.Effect<ResolvedTool | undefined, McpConnectionError.McpConnectionError>) | undefined
 }
 
 const sourceToolsOf = (tools: ReadonlyArray<McpSchema.Tool>): ReadonlyArray<SourceTool> => tools.map((tool) => ({ name: tool.name, tool }))
@@ -84,5 +99,9 @@ export const fromConnection = (connection: McpClient.Connection): ToolSource => 
 export const fromCatalog = (catalog: McpCatalog.Catalog): ToolSource => ({
   toolList: catalog.toolList,
   callTool: (name, args, options) => catalog.callTool(name, args, { ...options, redact: true }),
-  resolve: (name) => catalog.resolve(name)
+  resolve: (name) =>
+    Effect.map(
+      catalog.resolve(name),
+      (resolved) => resolved === undefined ? undefined : { ...resolved, call: (args, options) => resolved.call(args, { ...options, redact: true }) }
+    )
 })

@@ -56,6 +56,21 @@ export interface CatalogTool {
 }
 
 /**
+ * A catalog name resolved to its tool (`resolve`), with the call of that very tool on its server:
+ * `call` does not route the name again (what `callTool` does), so the tool called is the one
+ * resolved, even if the listing has changed since.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResolvedTool extends CatalogTool {
+  readonly call: (
+    args?: Readonly<Record<string, unknown>>,
+    options?: McpClient.CallToolOptions
+  ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
+}
+
+/**
  * Tools that map to one catalog name (of two servers, or of one under a naming function): none
  * of them is listed, and calling the name is refused (`tool-conflict`).
  *
@@ -203,10 +218,11 @@ export interface Catalog {
   ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
   /**
    * What a catalog name stands for now, found as `callTool` finds it (connecting only the servers
-   * that could have it): its tool, or `undefined` when it is not listed (blocked, conflicted,
-   * unknown). Fails with the error of a server that could have the name but cannot be connected.
+   * that could have it): its tool and the call of it, or `undefined` when it is not listed
+   * (blocked, conflicted, unknown). Fails with the error of a server that could have the name
+   * but cannot be connected.
    */
-  readonly resolve: (name: string) => Effect.Effect<CatalogTool | undefined, McpConnectionError>
+  readonly resolve: (name: string) => Effect.Effect<ResolvedTool | undefined, McpConnectionError>
   /** The catalog name a server's tool has (or would have), `undefined` when it would be invalid or the server is unknown. */
   readonly nameOf: (server: string, tool: string) => string | undefined
   /**

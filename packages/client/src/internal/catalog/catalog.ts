@@ -261,18 +261,26 @@ export const make = (
     /** The secrets of every server connected so far, as one list (read when a result is redacted: tokens join them). */
     const secrets = () => Secrets.mergeSecrets(...Array.from(connected.values(), Secrets.secretsOfConnection))
 
+    /** The call of a routed tool on its server. */
+    const callEntry = (
+      entry: McpCatalog.CatalogTool,
+      args: Readonly<Record<string, unknown>> | undefined,
+      callOptions: McpClient.CallToolOptions | undefined
+    ): Effect.Effect<McpSchema.CallToolResult, McpConnectionError> => {
+      // The result is redacted with every connected server's secrets, not only its own server's.
+      const options = callOptions?.redact === true ? { ...callOptions, [Secrets.redactWith]: secrets } : callOptions
+      return servers.callTool(entry.server, entry.tool.name, args, options)
+    }
+
+    const callSpan = Effect.withSpan("mcp.catalog.call", { attributes: { "mcp.catalog.servers": rules.length }, captureStackTrace: false })
+
     const callTool = (
       name: string,
       args?: Readonly<Record<string, unknown>>,
       callOptions?: McpClient.CallToolOptions
     ): Effect.Effect<McpSchema.CallToolResult, McpConnectionError> =>
-      Effect.flatMap(route(name), (found) => {
-        if (found._tag !== "Found") return refuse(found, callOptions)
-        // The result is redacted with every connected server's secrets, not only its own server's.
-        const options = callOptions?.redact === true ? { ...callOptions, [Secrets.redactWith]: secrets } : callOptions
-        return servers.callTool(found.entry.server, found.entry.tool.name, args, options)
-      }).pipe(
-        Effect.withSpan("mcp.catalog.call", { attributes: { "mcp.catalog.servers": rules.length }, captureStackTrace: false })
+      Effect.flatMap(route(name), (found) => found._tag === "Found" ? callEntry(found.entry, args, callOptions) : refuse(found, callOptions)).pipe(
+        callSpan
       )
 
     const catalog: McpCatalog.Catalog = {
@@ -286,7 +294,11 @@ export const make = (
         changes: Stream.map(listings, (merged) => merged.tools).pipe(Stream.changesWith(sameTools))
       }),
       callTool,
-      resolve: (name) => Effect.map(route(name), (found) => found._tag === "Found" ? found.entry : undefined),
+      resolve: (name) =>
+        Effect.map(route(name), (found): McpCatalog.ResolvedTool | undefined =>
+          found._tag === "Found"
+            ? { ...found.entry, call: (args, callOptions) => callSpan(callEntry(found.entry, args, callOptions)) }
+            : undefined),
       nameOf: (server, tool) => {
         const found = rulesOf.get(server)
         return found === undefined ? undefined : Rules.nameOf(found, tool)
