@@ -51,6 +51,7 @@ import * as ServersFile from "./ServersFile.js"
 import * as Expand from "./internal/configFormats/expand.js"
 import * as Failures from "./internal/failures.js"
 import * as Options_ from "./internal/options.js"
+import * as ServersScope from "./internal/serversScope.js"
 
 /**
  * The servers by name, and what they share: a server's own `policy` fields win over the shared
@@ -241,7 +242,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
     const namedStream = (name: string) => <A>(stream: Stream.Stream<A, McpConnectionError>): Stream.Stream<A, McpConnectionError> =>
       servers.has(name) ? Stream.mapError(stream, (error) => withServer(error, name)) : stream
 
-    return {
+    const service: Service = {
       names: [...servers.keys()],
       catalog: options.catalog,
       policy: shared,
@@ -253,6 +254,9 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
       changes: (server) => namedStream(server)(Stream.unwrap(Effect.map(connected(server), (on) => on.changes))),
       resourceUpdates: (server, uri, options) => namedStream(server)(Stream.unwrap(Effect.map(connected(server), (on) => on.resourceUpdates(uri, options))))
     }
+    // A catalog over the service runs its retries in the service's scope.
+    ServersScope.register(service, yield* Effect.scope)
+    return service
   })
 
 /**

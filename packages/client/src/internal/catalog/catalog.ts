@@ -18,6 +18,7 @@ import type * as McpSchema from "../../McpSchema.js"
 import type * as McpServers from "../../McpServers.js"
 import * as PhasePolicy from "../../PhasePolicy.js"
 import * as Secrets from "../secrets.js"
+import * as ServersScope from "../serversScope.js"
 import * as Rules from "./rules.js"
 
 /** The longest wait before a server that failed is tried again (as a connection's streams wait). */
@@ -139,6 +140,9 @@ export const make = (
     const rules = validated as ReadonlyArray<Rules.ServerRules>
     const rulesOf = new Map(rules.map((server) => [server.server, server]))
 
+    // A service made otherwise than by `McpServers.make` has none: its retries are daemons,
+    // bounded by the server's discovery deadline.
+    const serversScope = ServersScope.scopeOf(servers)
     const failed = new Map<string, Failed>()
     const retrying = new Set<string>()
     const connected = new Map<string, McpClient.Connection>()
@@ -178,10 +182,10 @@ export const make = (
         if (wait) return yield* connect(server)
         if (!retrying.has(server.server)) {
           retrying.add(server.server)
-          // Not a child of this listing, which ends first; bounded all the same: by the server's
-          // discovery deadline, and by the servers' own scope (once it closes, `McpServers`
-          // fails at once).
-          yield* Effect.forkDaemon(Effect.ensuring(connect(server), Effect.sync(() => retrying.delete(server.server))))
+          // Not a child of this listing, which ends first: a fiber of the servers' own scope,
+          // which ends it when it closes; bounded meanwhile by the server's discovery deadline.
+          const retry = Effect.ensuring(connect(server), Effect.sync(() => retrying.delete(server.server)))
+          yield* serversScope === undefined ? Effect.forkDaemon(retry) : Effect.forkIn(retry, serversScope)
         }
         return Either.left(known.error)
       })
