@@ -28,6 +28,14 @@ export {
    */
   redact,
   /**
+   * Lists of secrets as one, without repeats or empty values, longest first (a secret that
+   * holds another is redacted whole).
+   *
+   * @since 0.1.0
+   * @category redaction
+   */
+  mergeSecrets,
+  /**
    * The secret values of an HTTP target: header values (and each cookie or parameter value in
    * them), URL userinfo, query values and path segments of 8 characters or more, with the
    * forms they travel in (parts, percent-decoded, base64 and base64url).

@@ -65,8 +65,9 @@ export const secretValues = (values: Iterable<string>): ReadonlyArray<string> =>
   return [...secrets].sort((a, b) => b.length - a.length)
 }
 
-/** Lists of secrets as one, without repeats, longest first (so that a secret holding another is redacted whole). */
-export const mergeSecrets = (...lists: ReadonlyArray<ReadonlyArray<string>>): Array<string> => [...new Set(lists.flat())].sort((a, b) => b.length - a.length)
+/** Lists of secrets as one, without repeats or empty values, longest first (so that a secret holding another is redacted whole). */
+export const mergeSecrets = (...lists: ReadonlyArray<ReadonlyArray<string>>): Array<string> =>
+  [...new Set(lists.flat().filter((secret) => secret.length > 0))].sort((a, b) => b.length - a.length)
 
 /** URL userinfo (also as `user:password`), every query value, and every long path segment. */
 const urlSecretValues = (url: URL): ReadonlyArray<string> => {
