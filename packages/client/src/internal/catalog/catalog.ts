@@ -17,15 +17,10 @@ import { InvalidOption, type McpConnectionError, type Reason, toRecord } from ".
 import type * as McpSchema from "../../McpSchema.js"
 import type * as McpServers from "../../McpServers.js"
 import * as PhasePolicy from "../../PhasePolicy.js"
+import { backoffMs } from "../backoff.js"
 import * as Secrets from "../secrets.js"
 import * as ServersScope from "../serversScope.js"
 import * as Rules from "./rules.js"
-
-/** The longest wait before a server that failed is tried again (as a connection's streams wait). */
-export const maxRetryDelayMs = 30_000
-
-/** The wait after the `failures`-th failure in a row: 1, 2, 4 ... at most 30 seconds. */
-export const retryDelayMs = (failures: number): number => Math.min(maxRetryDelayMs, 1_000 * 2 ** Math.max(0, failures - 1))
 
 /** A call refused by the catalog: nothing was sent, and repeating it cannot help. */
 const refusedCall = (
@@ -162,7 +157,7 @@ export const make = (
         // A failure recorded since this attempt started was that of the discovery it shared.
         if (current !== undefined && current.at >= started) return result
         const failures = (current?.failures ?? 0) + 1
-        failed.set(server.server, { error: result.left, failures, at: now, retryAt: now + retryDelayMs(failures) })
+        failed.set(server.server, { error: result.left, failures, at: now, retryAt: now + backoffMs(failures) })
         return result
       })
 
