@@ -241,8 +241,9 @@ export const make = (
           const entry = merged.tools.find((tool) => tool.name === name)
           if (entry !== undefined) return Effect.succeed({ _tag: "Found", entry })
           if (merged.conflicts.some((conflict) => conflict.name === name)) return Effect.succeed(refused("tool-conflict"))
-          // A server that could not be connected could have it: its failure is why it cannot be called.
-          const failure = merged.failures.find((candidate) => Rules.couldName(rulesOf.get(candidate.server)!, name))
+          // A server that could not be connected could have it (every server here could: `relevant`
+          // is those `couldName` admits): its failure is why it cannot be called.
+          const failure = merged.failures[0]
           if (failure !== undefined) return Effect.fail(failure.error)
           return Effect.succeed(notListed(name, states))
         })
