@@ -50,12 +50,14 @@ export const combine = (own: McpCatalog.Options | undefined, given: McpCatalog.O
 
 const sameTool = (a: McpSchema.Tool, b: McpSchema.Tool) => a === b || JSON.stringify(a) === JSON.stringify(b)
 
-const sameTools = (a: ReadonlyArray<McpCatalog.CatalogTool>, b: ReadonlyArray<McpCatalog.CatalogTool>): boolean =>
+export const sameTools = (a: ReadonlyArray<McpCatalog.CatalogTool>, b: ReadonlyArray<McpCatalog.CatalogTool>): boolean =>
   a.length === b.length && a.every((entry, i) => entry.name === b[i]!.name && entry.server === b[i]!.server && sameTool(entry.tool, b[i]!.tool))
 
+/** What tells two failures of a server apart: their public records. */
+export const failureKey = (error: McpConnectionError): string => JSON.stringify(toRecord(error))
+
 const sameFailures = (a: ReadonlyArray<McpCatalog.ServerFailure>, b: ReadonlyArray<McpCatalog.ServerFailure>): boolean =>
-  a.length === b.length &&
-  a.every((failure, i) => failure.server === b[i]!.server && JSON.stringify(toRecord(failure.error)) === JSON.stringify(toRecord(b[i]!.error)))
+  a.length === b.length && a.every((failure, i) => failure.server === b[i]!.server && failureKey(failure.error) === failureKey(b[i]!.error))
 
 /** Two listings with the same tools, conflicts, rejected and unresolved names and failures (a list announced again unchanged). */
 const sameListing = (a: McpCatalog.Listing, b: McpCatalog.Listing): boolean =>
