@@ -7,8 +7,8 @@
  *   with the caller's `effectIdentity` when one is given (`@effect/ai` does not hand the model's
  *   tool-call id to a handler, and phasebound never invents an identity).
  * - Success is the server's `CallToolResult`, every string of it cleared of the source's
- *   configured secrets (`ToolSource.redact`: a server that echoes a header value or token does
- *   not hand it to the model). A result with `isError: true`, every typed failure, a tool the
+ *   configured secrets by the source's `callTool`, within the call's deadline (a server that
+ *   echoes a header value or token does not hand it to the model). A result with `isError: true`, every typed failure, a tool the
  *   source no longer lists, arguments that are not a JSON object and a defect become a result
  *   the model reads (`ToolFailure`, failure mode `"return"`): never a failure of `generateText`,
  *   never a URL, header, credential, body or stack.
@@ -47,7 +47,6 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Subscribable from "effect/Subscribable"
-import { redactJson } from "./internal/redactJson.js"
 import * as ToolFailure from "./ToolFailure.js"
 import * as ToolSource from "./ToolSource.js"
 
@@ -298,11 +297,24 @@ const toolOf = (entry: Entry): McpTool => {
 
 type Handler = (params: unknown) => Effect.Effect<McpSchema.CallToolResult, ToolFailure.ToolFailure>
 
-/** Whether the source lists the call's tool now (the model may have seen an older list). */
-const isListed = <E>(source: ToolSource.ToolSource<E>, call: ToolCall): Effect.Effect<boolean, E | McpConnectionError.McpConnectionError> =>
+/**
+ * The call of the tool as the source lists it now (the model may have seen an older list): with
+ * `resolve`, the tool resolved, called without looking its name up again; `undefined` when the
+ * source no longer lists it.
+ */
+const listedCall = <E>(
+  source: ToolSource.ToolSource<E>,
+  call: ToolCall
+): Effect.Effect<ToolSource.ResolvedTool["call"] | undefined, E | McpConnectionError.McpConnectionError> =>
   source.resolve !== undefined
-    ? Effect.map(source.resolve(call.name), (tool) => tool !== undefined && tool.server === call.server)
-    : Effect.map(source.toolList.get, (current) => current.some((tool) => tool.name === call.name && tool.server === call.server))
+    ? Effect.map(source.resolve(call.name), (tool) => tool !== undefined && tool.server === call.server ? tool.call : undefined)
+    : Effect.map(
+      source.toolList.get,
+      (current) =>
+        current.some((tool) => tool.name === call.name && tool.server === call.server)
+          ? (args, options) => source.callTool(call.name, args, options)
+          : undefined
+    )
 
 /** The handler of one entry: every way a call can end is its success or a `ToolFailure`. */
 const handlerOf = <E>(source: ToolSource.ToolSource<E>, entry: Entry, settings: Settings): Handler => (decoded) => {
@@ -315,17 +327,15 @@ const handlerOf = <E>(source: ToolSource.ToolSource<E>, entry: Entry, settings: 
     server: entry.source.server,
     arguments: params
   }
-  const redact = source.redact
   const attempt = Effect.flatMap(
-    isListed(source, call),
+    listedCall(source, call),
     (listed): Effect.Effect<McpSchema.CallToolResult, E | McpConnectionError.McpConnectionError | ToolFailure.UnknownTool> => {
       // A tool no longer listed is not called.
-      if (!listed) return Effect.fail(ToolFailure.unknownTool(call.modelName))
+      if (listed === undefined) return Effect.fail(ToolFailure.unknownTool(call.modelName))
       const identity = settings.effectIdentity?.(call)
       const options = identity === undefined ? settings.callOptions : { ...settings.callOptions, effectIdentity: identity }
-      const result = source.callTool(call.name, params, options)
-      // What the model reads is cleared of the source's secrets (an error result too).
-      return redact === undefined ? result : Effect.map(result, (answer) => redactJson(answer, redact) as McpSchema.CallToolResult)
+      // What the model reads is cleared of the source's secrets by the source (an error result too).
+      return listed(params, options)
     }
   )
   return Effect.suspend(() => attempt).pipe(

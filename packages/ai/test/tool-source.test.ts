@@ -64,6 +64,25 @@ describe("a catalog as the toolkit's source", () => {
       expect(model.seen[0]!.tools.find((tool) => tool.name === "beta__add")!.parameters).toStrictEqual(listed.tool.inputSchema)
     }))
 
+  it.scopedLive("a call looks its name up once: the tool resolved is the one called, without routing the name again", () =>
+    Effect.gen(function*() {
+      const { beta, catalog } = yield* catalogOver()
+      const source = ToolSource.fromCatalog(catalog)
+      const resolved: Array<string> = []
+      let routedCalls = 0
+      const counted: ToolSource.ToolSource = {
+        ...source,
+        resolve: (name) => Effect.suspend(() => (resolved.push(name), source.resolve!(name))),
+        callTool: (name, args, options) => Effect.suspend(() => (routedCalls++, source.callTool(name, args, options)))
+      }
+      const model = scriptedModel((_, turn) => Effect.succeed(turn === 0 ? [toolCall("1", "beta__echo", { text: "once" })] : []))
+      const response = yield* LanguageModel.generateText({ prompt: "p", toolkit: McpToolkit.fromSource(counted) }).pipe(Effect.provide(model.layer))
+      expect(response.toolResults[0]).toMatchObject({ isFailure: false, encodedResult: { content: [{ type: "text", text: "once" }] } })
+      expect(resolved).toEqual(["beta__echo"])
+      expect(routedCalls).toBe(0)
+      expect(beta.rpcCalls("tools/call")).toBe(1)
+    }))
+
   it.scopedLive("what the catalog leaves out is never offered: both sides of a conflict, a blocked tool, one outside the allow list", () =>
     Effect.gen(function*() {
       const { alpha, beta, catalog } = yield* catalogOver({

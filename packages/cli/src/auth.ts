@@ -95,9 +95,12 @@ export const pemSecrets = (pem: string): ReadonlyArray<string> => {
   return [pem.trim(), lines.join(""), ...lines]
 }
 
-/** Unique values, longest first (a secret holding another is redacted whole). */
-export const mergeSecrets = (...lists: ReadonlyArray<ReadonlyArray<string>>): ReadonlyArray<string> =>
-  [...new Set(lists.flat().filter((secret) => secret.length > 0))].sort((a, b) => b.length - a.length)
+/** The secrets of OAuth client credentials, to scrub from the run's output: the client secret's forms, the private key's. */
+export const authSecrets = (clientSecret: string | undefined, privateKey: string | undefined): ReadonlyArray<string> =>
+  McpConnectionError.mergeSecrets(
+    clientSecret === undefined ? [] : McpConnectionError.secretValues([clientSecret]),
+    privateKey === undefined ? [] : pemSecrets(privateKey)
+  )
 
 /**
  * An `InvalidOption` of the library naming `auth.<field>` renamed to the CLI option the value
@@ -192,10 +195,7 @@ export const resolveAuth = (
       optionOf,
       explicit,
       redirectPort: entry.redirectPort,
-      secrets: mergeSecrets(
-        clientSecret === undefined ? [] : McpConnectionError.secretValues([clientSecret]),
-        privateKey === undefined ? [] : pemSecrets(privateKey)
-      )
+      secrets: authSecrets(clientSecret, privateKey)
     }
   })
 

@@ -25,7 +25,6 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import { mergeSecrets } from "./auth.js"
 import { runCli } from "./cli.js"
 import { flag, flagNames } from "./flags.js"
 import {
@@ -65,7 +64,7 @@ const finish = async (code: number, stdout: string, record?: RecordBody, debugTe
   // The commands set the target's secrets (with its config entry's inputs and variables); every
   // proxy variable's credentials come from the environment. Both are scrubbed from the record's
   // peer text (redactRecord) and from the debug dump.
-  state.secrets = mergeSecrets(state.secrets, proxySecrets)
+  state.secrets = McpConnectionError.mergeSecrets(state.secrets, proxySecrets)
   await write(process.stdout, stdout)
   // For a human only: a stdio server's last stderr lines, labelled, before the record
   // (--server-stderr tail). When stderr is not a terminal it stays the record alone.

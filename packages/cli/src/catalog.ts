@@ -20,10 +20,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { givenAuthFlag, mergeSecrets, tokenFileOf, tokenStoreLayer } from "./auth.js"
+import { authSecrets, givenAuthFlag, tokenFileOf, tokenStoreLayer } from "./auth.js"
 import type { CallInput } from "./call.js"
 import type { Use } from "./command.js"
-import { closing, enter, policyOf, type Requirements, revisionsOf } from "./connection.js"
+import { closing, enter, policyOf, type Requirements, revisionsOf, testDefect } from "./connection.js"
 import { flag, type Flags } from "./flags.js"
 import { json, renderCall, table } from "./output.js"
 import { withProgressBar } from "./progressBar.js"
@@ -44,12 +44,13 @@ const renamed = (error: McpConnectionError.McpConnectionError): McpConnectionErr
 const unwrap = (value: string | Redacted.Redacted<string>): string => Redacted.isRedacted(value) ? Redacted.value(value) : value
 
 /**
- * Every secret a server's options hold (header values, URL secrets, environment values, a client
- * secret, its `secrets`: a config entry's variables and inputs), for scrubbing the run's output.
+ * Every secret a server's options hold (header values, URL secrets, environment values, the
+ * OAuth client secret and private key, as for one server, its `secrets`: a config entry's
+ * variables and inputs), for scrubbing the run's output.
  */
 const secretsOf = (server: McpConnection.ServerOptions): ReadonlyArray<string> => {
   const given = McpConnectionError.secretValues((server.secrets ?? []).map(unwrap))
-  if (McpConnection.isStdio(server)) return mergeSecrets(McpConnectionError.secretValues(Object.values(server.env ?? {}).map(unwrap)), given)
+  if (McpConnection.isStdio(server)) return McpConnectionError.mergeSecrets(McpConnectionError.secretValues(Object.values(server.env ?? {}).map(unwrap)), given)
   const headers = Object.fromEntries(Object.entries(server.headers ?? {}).map(([name, value]) => [name, unwrap(value)]))
   let url: URL | undefined
   try {
@@ -57,10 +58,12 @@ const secretsOf = (server: McpConnection.ServerOptions): ReadonlyArray<string> =
   } catch {
     url = undefined
   }
-  const clientSecret = server.auth?.clientSecret
-  return mergeSecrets(
+  const { clientSecret, privateKey } = server.auth ?? {}
+  // A `CryptoKey` has no text to leak.
+  const keyText = typeof privateKey === "string" || Redacted.isRedacted(privateKey) ? unwrap(privateKey) : undefined
+  return McpConnectionError.mergeSecrets(
     McpConnectionError.secretsOf(url, headers),
-    clientSecret === undefined ? [] : McpConnectionError.secretValues([unwrap(clientSecret)]),
+    authSecrets(clientSecret === undefined ? undefined : unwrap(clientSecret), keyText),
     given
   )
 }
@@ -71,16 +74,19 @@ const secretsOf = (server: McpConnection.ServerOptions): ReadonlyArray<string> =
  */
 const tracked = (ctx: RunContext, options: McpServers.Options): McpServers.Options => {
   const record = (server: McpConnection.ServerOptions) =>
-    Effect.sync(() => {
-      ctx.state.secrets = mergeSecrets(ctx.state.secrets, secretsOf(server))
-    })
+    Effect.zipRight(
+      Effect.sync(() => {
+        ctx.state.secrets = McpConnectionError.mergeSecrets(ctx.state.secrets, secretsOf(server))
+      }),
+      testDefect(ctx, server)
+    )
   const servers = Object.fromEntries(
     Object.entries(options.servers).map(([name, server]) =>
       [name, McpServers.isDeferred(server) ? { _tag: "Deferred", resolve: Effect.tap(server.resolve, record) } as const : server] as const
     )
   )
   for (const server of Object.values(options.servers)) {
-    if (!McpServers.isDeferred(server)) ctx.state.secrets = mergeSecrets(ctx.state.secrets, secretsOf(server))
+    if (!McpServers.isDeferred(server)) ctx.state.secrets = McpConnectionError.mergeSecrets(ctx.state.secrets, secretsOf(server))
   }
   return { ...options, servers }
 }

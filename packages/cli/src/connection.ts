@@ -9,16 +9,16 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as Path from "@effect/platform/Path"
 import { McpClient, McpSchema, PhasePolicy } from "@phasebound/client"
 import * as Authorization from "@phasebound/client/Authorization"
-import { type Limits, redact, type McpConnectionError, type Stage } from "@phasebound/client/McpConnectionError"
+import { type Limits, type McpConnectionError, mergeSecrets, redact, type Stage } from "@phasebound/client/McpConnectionError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import {
   type AuthSettings,
   givenAuthFlag,
-  mergeSecrets,
   needsLogin,
   renameAuthOption,
   resolveAuth,
@@ -75,18 +75,26 @@ const releaseSteps = 3
 /**
  * Test hook (documented in the README): `PHASEBOUND_TEST_DEFECT=after-connect` raises an
  * unexpected defect whose message carries the target's secrets (and the auth settings' client
- * secret and private key, and the proxy variables' values), to prove that an internal error is
- * reported as a scrubbed record and that `--debug` scrubs the cause it prints.
+ * secret and private key, and the proxy variables' values; with `--catalog`, a server's options
+ * as resolved, `Redacted` values unwrapped), to prove that an internal error is reported as a
+ * scrubbed record and that `--debug` scrubs the cause it prints.
  */
-const testDefect = (ctx: RunContext, target: Target): Effect.Effect<void> =>
+export const testDefect = (ctx: RunContext, target: unknown): Effect.Effect<void> =>
   ctx.env["PHASEBOUND_TEST_DEFECT"] === "after-connect"
-    ? Effect.die(
+    ? Effect.dieSync(() =>
       new Error(`test defect with ${
-        JSON.stringify({
-          target,
-          secrets: ctx.state.secrets,
-          proxies: ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"].map((name) => ctx.env[name])
-        })
+        JSON.stringify(
+          {
+            target,
+            secrets: ctx.state.secrets,
+            proxies: ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"].map((name) => ctx.env[name])
+          },
+          // The holder's own value: a `Redacted` would have been turned into "<redacted>" already.
+          function(this: Record<string, unknown>, key, value: unknown) {
+            const own = this[key]
+            return Redacted.isRedacted(own) ? Redacted.value(own) : value
+          }
+        )
       }`)
     )
     : Effect.void

@@ -273,6 +273,23 @@ describe("config-file auth", () => {
     expect(expectFailure(overridden, 3, "AuthorizationFailed")).toMatchObject({ oauthError: "invalid_client" })
   })
 
+  it("--catalog: a server's private key is scrubbed from the --debug dump of a defect that carries it", async () => {
+    const config = path.join(dir, "catalog-auth.json")
+    writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: { signed: { url: server.url, auth: { grant: "client_credentials", clientId: "signed", privateKeyFile: "key.pem" } } } })
+    )
+    // The hook's defect carries the server's options as resolved, the key unwrapped.
+    const defect = await node(["tools", "--catalog", "--config", config, "--debug"], {
+      env: { PHASEBOUND_TEST_DEFECT: "after-connect", PHASEBOUND_TOKEN_FILE: freshTokenFile() }
+    })
+    expect(defect.code).toBe(8)
+    expect(JSON.parse(defect.stderr.split("\n")[0]!)).toMatchObject({ error: { tag: "InternalError" } })
+    expect(defect.stderr).toContain("test defect")
+    expect(defect.stderr).toContain("[redacted]")
+    expectNoSecrets(defect)
+  })
+
   it("an unknown field in an entry's auth object is refused: InvalidOption naming --config, before any I/O", async () => {
     const config = path.join(dir, "typo.json")
     writeFileSync(config, JSON.stringify({ mcpServers: { svc: { url: server.url, auth: { clientID: "svc" } } } }))

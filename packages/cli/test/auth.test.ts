@@ -12,7 +12,6 @@ import {
   type AuthFlags,
   authTimeoutOf,
   interactiveTimeoutOf,
-  mergeSecrets,
   needsLogin,
   parsePort,
   pemSecrets,
@@ -196,7 +195,7 @@ describe("small parts", () => {
   })
 
   it("secrets: unique, longest first; PEM lines without their armour", () => {
-    expect(mergeSecrets(["abc", "abcdef"], ["abc", ""])).toEqual(["abcdef", "abc"])
+    expect(McpConnectionError.mergeSecrets(["abc", "abcdef"], ["abc", ""])).toEqual(["abcdef", "abc"])
     expect(pemSecrets("-----BEGIN PRIVATE KEY-----\nAAAA\nBBBB\n-----END PRIVATE KEY-----\n")).toEqual([
       "-----BEGIN PRIVATE KEY-----\nAAAA\nBBBB\n-----END PRIVATE KEY-----",
       "AAAABBBB",

@@ -56,6 +56,21 @@ export interface CatalogTool {
 }
 
 /**
+ * A catalog name resolved to its tool (`resolve`), with the call of that very tool on its server:
+ * `call` does not route the name again (what `callTool` does), so the tool called is the one
+ * resolved, even if the listing has changed since.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResolvedTool extends CatalogTool {
+  readonly call: (
+    args?: Readonly<Record<string, unknown>>,
+    options?: McpClient.CallToolOptions
+  ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
+}
+
+/**
  * Tools that map to one catalog name (of two servers, or of one under a naming function): none
  * of them is listed, and calling the name is refused (`tool-conflict`).
  *
@@ -193,23 +208,27 @@ export interface Catalog {
    * the name alone where the naming allows, so without connecting), `tool-conflict`,
    * `unknown-tool` (also any name that is not a valid tool name). A name that a server which
    * cannot be connected could have fails with that server's error (its `server` names it).
+   * With `redact: true`, the result is cleared of the secrets of every server connected so far
+   * (those of `redact`), merged once for the result.
    */
   readonly callTool: (
     name: string,
     args?: Readonly<Record<string, unknown>>,
-    options?: McpClient.CallOptions
+    options?: McpClient.CallToolOptions
   ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
   /**
    * What a catalog name stands for now, found as `callTool` finds it (connecting only the servers
-   * that could have it): its tool, or `undefined` when it is not listed (blocked, conflicted,
-   * unknown). Fails with the error of a server that could have the name but cannot be connected.
+   * that could have it): its tool and the call of it, or `undefined` when it is not listed
+   * (blocked, conflicted, unknown). Fails with the error of a server that could have the name
+   * but cannot be connected.
    */
-  readonly resolve: (name: string) => Effect.Effect<CatalogTool | undefined, McpConnectionError>
+  readonly resolve: (name: string) => Effect.Effect<ResolvedTool | undefined, McpConnectionError>
   /** The catalog name a server's tool has (or would have), `undefined` when it would be invalid or the server is unknown. */
   readonly nameOf: (server: string, tool: string) => string | undefined
   /**
-   * A text with the secrets of every server connected so far replaced by `[redacted]`
-   * (`McpClient.Connection.redact`): for what a server's answer hands on to a third party.
+   * A text with the secrets of every server connected so far (merged: a secret that holds
+   * another is replaced whole) replaced by `[redacted]` (`McpClient.Connection.redact`): for
+   * what a server's answer hands on to a third party.
    */
   readonly redact: (text: string) => string
 }

@@ -223,12 +223,13 @@ export interface Connection {
   readonly discovery: ReadonlyArray<Observation>
   /**
    * Calls a tool once, under the call budget (or the validated overrides). A result with
-   * `isError: true` is returned, not raised. Never retried.
+   * `isError: true` is returned, not raised. Never retried. With `redact: true`, the result
+   * with the connection's secrets replaced (`CallToolOptions.redact`).
    */
   readonly callTool: (
     name: string,
     args?: Readonly<Record<string, unknown>>,
-    options?: CallOptions
+    options?: CallToolOptions
   ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
   /**
    * `callTool` as a stream: the call's progress as the server reports it, then its result, then
@@ -237,7 +238,7 @@ export interface Connection {
   readonly callToolStream: (
     name: string,
     args?: Readonly<Record<string, unknown>>,
-    options?: Omit<CallOptions, "onProgress">
+    options?: Omit<CallToolOptions, "onProgress">
   ) => Stream.Stream<CallEvent, McpConnectionError>
   /**
    * `callTool`, its `structuredContent` decoded with `output` (after the check against the
@@ -500,6 +501,25 @@ export interface CallOptions extends PhasePolicy.CallBudgetOptions {
    * phasebound send a call twice.
    */
   readonly effectIdentity?: string | undefined
+}
+
+/**
+ * The options of `callTool` and `callToolStream`: those of any call, and `redact`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallToolOptions extends CallOptions {
+  /**
+   * Returns the result with every secret `redact` replaces (the connection's configured
+   * secrets and the tokens it obtained; a catalog's: those of every server it connected) replaced
+   * by `[redacted]` in every string and key, for a result handed on to a third party, such as a
+   * language model (docs/DESIGN.md, "AI toolkits"). Part of the call: within its deadline
+   * (past it, `DeadlineExceeded` reason `redaction`, outcome `applied`), interruptible, and never
+   * holding the process's other fibers for long. A result with no secret in it is returned
+   * itself. Default `false`.
+   */
+  readonly redact?: boolean | undefined
 }
 
 /**

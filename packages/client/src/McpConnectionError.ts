@@ -28,6 +28,14 @@ export {
    */
   redact,
   /**
+   * Lists of secrets as one, without repeats or empty values, longest first (a secret that
+   * holds another is redacted whole).
+   *
+   * @since 0.1.0
+   * @category redaction
+   */
+  mergeSecrets,
+  /**
    * The secret values of an HTTP target: header values (and each cookie or parameter value in
    * them), URL userinfo, query values and path segments of 8 characters or more, with the
    * forms they travel in (parts, percent-decoded, base64 and base64url).
@@ -281,6 +289,8 @@ export const Reason = Schema.Literal(
   "output-check",
   /** The check of `structuredContent` would cost more than its ceiling of steps (`ProtocolViolation`, outcome `applied`). */
   "output-check-too-costly",
+  /** The redaction of a result's secrets (`redact: true`) reached the call's deadline (`DeadlineExceeded`, outcome `applied`). */
+  "redaction",
   /**
    * A URL elicitation phasebound would not hand on (docs/SECURITY.md, "1. The MCP server"): not
    * `https` (nor `http` to loopback), userinfo, invisible characters, too long, no

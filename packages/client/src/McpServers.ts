@@ -52,6 +52,7 @@ import * as Expand from "./internal/configFormats/expand.js"
 import { placeOf } from "./internal/configFormats/search.js"
 import * as Failures from "./internal/failures.js"
 import * as Options_ from "./internal/options.js"
+import * as ServersScope from "./internal/serversScope.js"
 
 /**
  * The servers by name, and what they share: a server's own `policy` fields win over the shared
@@ -127,7 +128,7 @@ export interface Service {
     server: string,
     name: string,
     args?: Readonly<Record<string, unknown>>,
-    options?: McpClient.CallOptions
+    options?: McpClient.CallToolOptions
   ) => Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
   /** The server's current tools (its last listing). */
   readonly tools: (server: string) => Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpConnectionError>
@@ -238,7 +239,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
     const namedStream = (name: string) => <A>(stream: Stream.Stream<A, McpConnectionError>): Stream.Stream<A, McpConnectionError> =>
       servers.has(name) ? Stream.mapError(stream, (error) => withServer(error, name)) : stream
 
-    return {
+    const service: Service = {
       names: [...servers.keys()],
       catalog: options.catalog,
       policy: shared,
@@ -250,6 +251,9 @@ export const make = (options: Options): Effect.Effect<Service, InvalidOption, Mc
       changes: (server) => namedStream(server)(Stream.unwrap(Effect.map(connected(server), (on) => on.changes))),
       resourceUpdates: (server, uri, options) => namedStream(server)(Stream.unwrap(Effect.map(connected(server), (on) => on.resourceUpdates(uri, options))))
     }
+    // A catalog over the service runs its retries in the service's scope.
+    ServersScope.register(service, yield* Effect.scope)
+    return service
   })
 
 /**

@@ -32,6 +32,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Authorization from "./Authorization.js"
 import * as HttpProxy from "./HttpProxy.js"
+import * as CatalogInternal from "./internal/catalog/catalog.js"
 import type * as ClientHandlers from "./ClientHandlers.js"
 import * as McpCache from "./McpCache.js"
 import * as McpCatalog from "./McpCatalog.js"
@@ -743,13 +744,31 @@ export interface Catalog {
   readonly close: () => Promise<void>
 }
 
-/** The failures of each listing that the one before did not have (a server that failed, or fails differently). */
-const newFailures = (listings: Stream.Stream<McpCatalog.Listing>): Stream.Stream<McpConnectionError> =>
+/** What a catalog's live listing hands to `onToolsChanged` and `onError`. */
+type ListingEvent =
+  | { readonly _tag: "Tools"; readonly tools: ReadonlyArray<McpCatalog.CatalogTool> }
+  | { readonly _tag: "Failure"; readonly error: McpConnectionError }
+
+/**
+ * Of each listing: its tools when they differ from the last ones handed on (as `toolList`
+ * does), and the failures the listing before did not have (a server that failed, or fails
+ * differently). One stream for both callbacks: the live listing runs once.
+ */
+const listingEvents = (listings: Stream.Stream<McpCatalog.Listing>): Stream.Stream<ListingEvent> =>
   listings.pipe(
-    Stream.mapAccum(new Map<string, string>(), (before, listing) => {
-      const now = new Map(listing.failures.map((failure) => [failure.server, JSON.stringify(failure.error)]))
-      return [now, listing.failures.filter((failure) => before.get(failure.server) !== now.get(failure.server)).map((failure) => failure.error)]
-    }),
+    Stream.mapAccum(
+      { tools: undefined as ReadonlyArray<McpCatalog.CatalogTool> | undefined, failures: new Map<string, string>() },
+      (before, listing) => {
+        const failures = new Map(listing.failures.map((failure) => [failure.server, CatalogInternal.failureKey(failure.error)]))
+        const events: Array<ListingEvent> = before.tools !== undefined && CatalogInternal.sameTools(before.tools, listing.tools)
+          ? []
+          : [{ _tag: "Tools", tools: listing.tools }]
+        for (const failure of listing.failures) {
+          if (before.failures.get(failure.server) !== failures.get(failure.server)) events.push({ _tag: "Failure", error: failure.error })
+        }
+        return [{ tools: listing.tools, failures }, events]
+      }
+    ),
     Stream.flattenIterables
   )
 
@@ -790,9 +809,16 @@ export const createCatalog = async (options: CatalogOptions): Promise<Catalog> =
     throw error
   }
   const { onError, onToolsChanged } = options
-  // The catalog's live list never fails: a server that cannot be connected is reported and tried again.
-  if (typeof onToolsChanged === "function") forEachUntilClosed(catalog.toolList.changes, onToolsChanged, scope)
-  if (typeof onError === "function") forEachUntilClosed(newFailures(catalog.listings), onError, scope)
+  // The catalog's live listing never fails: a server that cannot be connected is reported and tried again.
+  const toTools = typeof onToolsChanged === "function" ? onToolsChanged : undefined
+  const toErrors = typeof onError === "function" ? onError : undefined
+  if (toTools !== undefined || toErrors !== undefined) {
+    forEachUntilClosed(
+      listingEvents(catalog.listings),
+      (event) => event._tag === "Tools" ? toTools?.(event.tools) : toErrors?.(event.error),
+      scope
+    )
+  }
   let closing: Promise<void> | undefined
   return {
     servers: catalog.servers,

@@ -42,6 +42,7 @@ import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import type { McpConnectionError } from "../McpConnectionError.js"
+import { backoffMs } from "./backoff.js"
 import * as Failures from "./failures.js"
 import type { Exchange, Response } from "./transport/transport.js"
 
@@ -96,9 +97,6 @@ const nextTurn: Effect.Effect<void> = Effect.async((resume) => {
   const immediate = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(immediate))
 })
-
-/** The longest wait before subscribing again after a subscription was dropped. */
-const maxResubscribeDelayMs = 30_000
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -170,7 +168,8 @@ export const make = (options: {
       Either.isRight(exit) || exit.left._tag === "RemoteRefusal" || exit.left._tag === "ProtocolViolation" ? "ended" : "dropped"
 
     type Subscription = Fiber.RuntimeFiber<Either.Either<Response, McpConnectionError>>
-    const delayOf = (failures: number) => Duration.millis(Math.min(maxResubscribeDelayMs, 1_000 * 2 ** failures))
+    /** The wait before the next subscription, `failures` of them having failed in a row since. */
+    const delayOf = (failures: number) => Duration.millis(backoffMs(failures + 1))
     /**
      * Who waits up to `upTo` fails: their subscription was refused, dropped or never
      * acknowledged while the previous one still serves (its URIs, not theirs).

@@ -65,9 +65,9 @@ export const secretValues = (values: Iterable<string>): ReadonlyArray<string> =>
   return [...secrets].sort((a, b) => b.length - a.length)
 }
 
-/** Two lists of secrets as one, without repeats, longest first (so that a secret holding another is redacted whole). */
-export const mergeSecrets = (first: ReadonlyArray<string>, second: ReadonlyArray<string>): Array<string> =>
-  [...new Set([...first, ...second])].sort((a, b) => b.length - a.length)
+/** Lists of secrets as one, without repeats or empty values, longest first (so that a secret holding another is redacted whole). */
+export const mergeSecrets = (...lists: ReadonlyArray<ReadonlyArray<string>>): Array<string> =>
+  [...new Set(lists.flat().filter((secret) => secret.length > 0))].sort((a, b) => b.length - a.length)
 
 /** URL userinfo (also as `user:password`), every query value, and every long path segment. */
 const urlSecretValues = (url: URL): ReadonlyArray<string> => {
@@ -101,6 +101,11 @@ const anyInvisible = `[${invisibleCharacters}]*`
 /** One invisible character, to be removed from a secret or turned into a space in a display. */
 export const invisibleCharacterPattern = new RegExp(`[${invisibleCharacters}]`, "g")
 
+/** Whether a UTF-16 code unit is one of `invisibleCharacters` (the same ranges, without a regular expression). */
+export const isInvisible = (code: number): boolean =>
+  code <= 0x1f || (code >= 0x7f && code <= 0x9f) || (code >= 0x200b && code <= 0x200f) || (code >= 0x2028 && code <= 0x202e) ||
+  (code >= 0x2060 && code <= 0x2064) || (code >= 0x2066 && code <= 0x2069) || code === 0xfeff
+
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&")
 
 /** `2F` as `2[Ff]`: hex digits in either case, `width` of them. */
@@ -128,21 +133,50 @@ const characterPattern = (character: string): string => {
   return `(?:${forms.join("|")})`
 }
 
-const patterns = new Map<string, RegExp | undefined>()
+/** What replaces a secret. */
+export const replacement = "[redacted]"
+
+/** A secret's pattern, with what bounds the text a match of it may span. */
+export interface SecretPattern {
+  /** Global: reset `lastIndex` before using it, it is shared. */
+  readonly pattern: RegExp
+  /** The visible characters (code points) of the secret: a match is at least this many code units long. */
+  readonly visible: number
+  /**
+   * The most visible code units a match can hold: each character's longest form (12 units: a
+   * 4-byte UTF-8 character percent-encoded, or a surrogate pair JSON-escaped). Only invisible
+   * characters can make a match longer.
+   */
+  readonly maxVisibleUnits: number
+}
+
+const patterns = new Map<string, SecretPattern | undefined>()
 
 /**
  * The secret as it may travel: each character as itself, percent-encoded (`%2F` or `%2f`) or
  * JSON-escaped, with any invisible characters between them (a secret split by `\u0000` or a
  * newline). None for a secret of fewer than 3 visible characters (it would redact ordinary text).
  */
-const patternOf = (secret: string): RegExp | undefined => {
+const patternOf = (secret: string): SecretPattern | undefined => {
   if (patterns.has(secret)) return patterns.get(secret)
   const visible = Array.from(secret.replace(invisibleCharacterPattern, ""))
-  const pattern = visible.length >= 3 ? new RegExp(visible.map(characterPattern).join(anyInvisible), "g") : undefined
+  const pattern = visible.length >= 3
+    ? { pattern: new RegExp(visible.map(characterPattern).join(anyInvisible), "g"), visible: visible.length, maxVisibleUnits: 12 * visible.length }
+    : undefined
   // A cache, not a registry: a long-lived process with ever-new tokens starts over.
   if (patterns.size >= 1024) patterns.clear()
   patterns.set(secret, pattern)
   return pattern
+}
+
+/** The patterns of the secrets that have one, in their order. */
+export const patternsOf = (secrets: ReadonlyArray<string>): ReadonlyArray<SecretPattern> => {
+  const out: Array<SecretPattern> = []
+  for (const secret of secrets) {
+    const pattern = patternOf(secret)
+    if (pattern !== undefined) out.push(pattern)
+  }
+  return out
 }
 
 /**
@@ -153,7 +187,25 @@ export const redact = (text: string, secrets: ReadonlyArray<string>): string => 
   let out = text
   for (const secret of secrets) {
     const pattern = patternOf(secret)
-    if (pattern !== undefined) out = out.replace(pattern, "[redacted]")
+    if (pattern !== undefined) out = out.replace(pattern.pattern, replacement)
   }
   return out
 }
+
+/**
+ * The configured secrets of each connection (the array its tokens join as they are obtained),
+ * for a catalog, which redacts with those of every server it connected.
+ */
+const connectionSecrets = new WeakMap<object, ReadonlyArray<string>>()
+
+export const registerSecrets = (connection: object, secrets: ReadonlyArray<string>): void => {
+  connectionSecrets.set(connection, secrets)
+}
+
+export const secretsOfConnection = (connection: object): ReadonlyArray<string> => connectionSecrets.get(connection) ?? []
+
+/**
+ * A call option only the catalog gives a connection's `callTool`: the secrets `redact: true`
+ * clears from the result, read once the result is in, in place of the connection's own.
+ */
+export const redactWith: unique symbol = Symbol("phasebound/redactWith")

@@ -77,8 +77,8 @@ describe("docs/REFERENCE.md", () => {
     const [http, stdio, call] = tables(section("## Connection options"))
     expect(sorted(http!)).toEqual(sorted(Object.keys(Options.HttpFields.fields)))
     expect(sorted(stdio!)).toEqual(sorted(Object.keys(Options.StdioFields.fields)))
-    // A call's options: its budget (the Schema's) and what the call itself reads.
-    expect(sorted(call!)).toEqual(sorted([...Object.keys(Options.CallBudget.fields), "onProgress", "meta", "effectIdentity"]))
+    // A call's options: its budget (the Schema's) and what the call itself reads (`redact`: callTool's).
+    expect(sorted(call!)).toEqual(sorted([...Object.keys(Options.CallBudget.fields), "onProgress", "meta", "effectIdentity", "redact"]))
   })
 
   it("lists every option of the policy and of auth, and no other, as their Schemas declare them", () => {

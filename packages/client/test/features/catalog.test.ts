@@ -12,7 +12,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import type * as Testkit from "@phasebound/testkit"
-import { Context, Effect, Fiber, Layer, Option, Redacted, Stream, TestClock } from "effect"
+import { Context, Effect, Exit, Fiber, FiberRef, Layer, Option, Redacted, Scope, Stream, TestClock } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -260,6 +260,38 @@ describe.concurrent("McpCatalog, a server that fails", () => {
       expect(again.failures.map((entry) => entry.server)).toEqual(["b"])
       expect(namesOf(again.tools)).toEqual(namesOf(merged.tools))
       expect(b.rpcCalls("initialize")).toBe(1)
+    }))
+
+  it.scoped("a retry in the background belongs to the servers' scope: closing it during the retry ends the retry's fibers, none left as a daemon", () =>
+    Effect.gen(function*() {
+      const a = yield* server()
+      const b = yield* server()
+      b.script({ on: "initialize", kind: "never-answer", times: Infinity })
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(
+        McpServers.layer({
+          servers: {
+            a: { url: a.url },
+            b: { url: b.url, transport: "streamable-http", revisions: ["2025-11-25"], policy: { discovery: { timeout: "3 seconds" } } }
+          }
+        }).pipe(Layer.provide(platform)),
+        scope
+      )
+      const catalog = yield* McpCatalog.fromServers(Context.get(context, McpServers.McpServers))
+      const first = yield* Effect.fork(catalog.listing)
+      yield* eventually(() => b.rpcCalls("initialize") === 1, 10_000)
+      yield* TestClock.adjust("3 seconds")
+      expect((yield* Fiber.join(first)).failures.map((failure) => failure.server)).toEqual(["b"])
+      // Past b's backoff, a listing answers at once and tries b again in the background; every
+      // fiber of that retry carries the marker.
+      yield* TestClock.adjust("1 second")
+      const marker = FiberRef.unsafeMake<boolean>(false)
+      const marked = Effect.map(Fiber.roots, (roots) => roots.filter((fiber) => fiber.getFiberRef(marker)))
+      expect((yield* Effect.locally(catalog.listing, marker, true)).failures.map((failure) => failure.server)).toEqual(["b"])
+      yield* eventually(() => b.rpcCalls("initialize") === 2, 10_000)
+      expect((yield* marked).length).toBeGreaterThan(0)
+      yield* Scope.close(scope, Exit.void)
+      expect(yield* marked).toEqual([])
     }))
 
   it.scopedLive("a name a failed server could also give is held back, never offered; calling it fails with that server's error, nothing sent", () =>

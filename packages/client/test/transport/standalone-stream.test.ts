@@ -12,25 +12,39 @@ import { McpClient } from "../../src/index.js"
 import { eventually } from "../support/harness.js"
 import { rawMcpServer, SSE_HEADERS, sseEvent } from "../support/rawMcpServer.js"
 
+/** Answers a GET with an SSE stream that stays open (a comment first, so its headers reach the client). */
+const openStream = (res: http.ServerResponse): http.ServerResponse => {
+  res.writeHead(200, SSE_HEADERS)
+  res.write(": open\n\n")
+  return res
+}
+
+/**
+ * A raw server of session `s-1` whose GETs `answer` scripts by their number (the first is 1):
+ * what it returns is kept (`kept`), for the test to end; `gets()` counts them so far.
+ */
+const scriptedGets = (answer: (get: number, res: http.ServerResponse) => http.ServerResponse | undefined) =>
+  Effect.gen(function*() {
+    let gets = 0
+    const kept: Array<http.ServerResponse> = []
+    const srv = yield* rawMcpServer({
+      sessionId: "s-1",
+      onGet: ({ res }) => {
+        const keep = answer(++gets, res)
+        if (keep !== undefined) kept.push(keep)
+      }
+    })
+    return { srv, kept, gets: () => gets }
+  })
+
 describe("the standalone GET stream", () => {
   it.scopedLive("a stream that ends is opened again after 1 s, and the tools are listed again", () =>
     Effect.gen(function*() {
-      const open: Array<http.ServerResponse> = []
-      let gets = 0
-      const srv = yield* rawMcpServer({
-        sessionId: "s-1",
-        onGet: ({ res }) => {
-          gets++
-          res.writeHead(200, SSE_HEADERS)
-          res.write(": open\n\n")
-          // The first stream ends at once; the next ones stay.
-          if (gets === 1) res.end()
-          else open.push(res)
-        }
-      })
+      // The first stream ends at once; the next ones stay.
+      const { gets, kept, srv } = yield* scriptedGets((get, res) => get === 1 ? void openStream(res).end() : openStream(res))
       const connection = yield* McpClient.connect({ url: srv.url, transport: "streamable-http", policy: { relistDelay: 20 } })
       const listedAtConnect = srv.posts("tools/list").length
-      yield* eventually(() => gets === 2, 5_000)
+      yield* eventually(() => gets() === 2, 5_000)
       // The reopened stream counts as a change: one more listing.
       yield* eventually(() => srv.posts("tools/list").length === listedAtConnect + 1, 5_000)
       // The server has the request; the client is done with it once it observed the listing.
@@ -40,7 +54,7 @@ describe("the standalone GET stream", () => {
       )
       expect(srv.received.filter((r) => r.method === "GET").every((r) => r.headers["mcp-session-id"] === "s-1")).toBe(true)
       expect((yield* connection.diagnostics).pending).toBe(0)
-      for (const res of open) res.end()
+      for (const res of kept) res.end()
     }).pipe(Effect.provide(FetchHttpClient.layer)), 20_000)
 
   // Under TestClock, no sleep: a reopening waits on the client's clock ("Live tool lists": after
@@ -59,25 +73,15 @@ describe("the standalone GET stream", () => {
 
   it.scopedLive("headers that do not come within a release step: asked again later, in the background", () =>
     Effect.gen(function*() {
-      let gets = 0
-      const held: Array<http.ServerResponse> = []
-      const srv = yield* rawMcpServer({
-        sessionId: "s-1",
-        onGet: ({ res }) => {
-          gets++
-          if (gets === 1) return void held.push(res) // never answered
-          res.writeHead(200, SSE_HEADERS)
-          res.write(": open\n\n")
-          held.push(res)
-        }
-      })
+      // The first GET is never answered.
+      const { gets, kept, srv } = yield* scriptedGets((get, res) => get === 1 ? res : openStream(res))
       const started = Date.now()
       const connection = yield* McpClient.connect({ url: srv.url, transport: "streamable-http", policy: { releaseTimeout: 200 } })
       // The discovery waited one release step for the first GET, not more.
       expect(Date.now() - started).toBeLessThan(3_000)
-      yield* eventually(() => gets === 2, 5_000)
+      yield* eventually(() => gets() === 2, 5_000)
       expect((yield* connection.callTool("increment").pipe(Effect.flip))._tag).toBe("RemoteRefusal")
-      for (const res of held) res.destroy()
+      for (const res of kept) res.destroy()
     }).pipe(Effect.provide(FetchHttpClient.layer)), 20_000)
 
   // The server answers neither until it has both: a client that waited for the notification's
@@ -101,9 +105,7 @@ describe("the standalone GET stream", () => {
         },
         onGet: async ({ res }) => {
           await meet()
-          res.writeHead(200, SSE_HEADERS)
-          res.write(": open\n\n")
-          open.push(res)
+          open.push(openStream(res))
           answeredBefore = srv.received.length
         }
       })
@@ -120,29 +122,18 @@ describe("the standalone GET stream", () => {
   // asked once more after it, and the stream opened then carries the server's messages.
   it.scoped("a stream refused (400) beside the notification is asked for once more after it, and then heard", () =>
     Effect.gen(function*() {
-      let gets = 0
-      const open: Array<http.ServerResponse> = []
-      const srv = yield* rawMcpServer({
-        sessionId: "s-1",
-        onGet: ({ res }) => {
-          gets++
-          if (gets === 1) return void res.writeHead(400).end()
-          res.writeHead(200, SSE_HEADERS)
-          res.write(": open\n\n")
-          open.push(res)
-        }
-      })
+      const { gets, kept, srv } = yield* scriptedGets((get, res) => get === 1 ? void res.writeHead(400).end() : openStream(res))
       const connection = yield* McpClient.connect({ url: srv.url, transport: "streamable-http", policy: { relistDelay: 1 } })
-      expect(gets).toBe(2)
+      expect(gets()).toBe(2)
       const listed = srv.posts("tools/list").length
       // A change announced on the second stream is heard: the tools are listed again.
-      open[0]!.write(sseEvent({ jsonrpc: "2.0", method: "notifications/tools/list_changed" }))
+      kept[0]!.write(sseEvent({ jsonrpc: "2.0", method: "notifications/tools/list_changed" }))
       yield* TestClock.adjust("1 second")
       yield* connection.observations.pipe(
         Effect.repeat({ until: (seen) => seen.some((o) => o.operation === "tools/list") }),
         Effect.timeout("5 seconds")
       )
       expect(srv.posts("tools/list")).toHaveLength(listed + 1)
-      for (const res of open) res.end()
+      for (const res of kept) res.end()
     }).pipe(Effect.provide(FetchHttpClient.layer)), 20_000)
 })

@@ -17,13 +17,10 @@ import { InvalidOption, type McpConnectionError, type Reason, toRecord } from ".
 import type * as McpSchema from "../../McpSchema.js"
 import type * as McpServers from "../../McpServers.js"
 import * as PhasePolicy from "../../PhasePolicy.js"
+import { backoffMs } from "../backoff.js"
+import * as Secrets from "../secrets.js"
+import * as ServersScope from "../serversScope.js"
 import * as Rules from "./rules.js"
-
-/** The longest wait before a server that failed is tried again (as a connection's streams wait). */
-export const maxRetryDelayMs = 30_000
-
-/** The wait after the `failures`-th failure in a row: 1, 2, 4 ... at most 30 seconds. */
-export const retryDelayMs = (failures: number): number => Math.min(maxRetryDelayMs, 1_000 * 2 ** Math.max(0, failures - 1))
 
 /** A call refused by the catalog: nothing was sent, and repeating it cannot help. */
 const refusedCall = (
@@ -53,12 +50,14 @@ export const combine = (own: McpCatalog.Options | undefined, given: McpCatalog.O
 
 const sameTool = (a: McpSchema.Tool, b: McpSchema.Tool) => a === b || JSON.stringify(a) === JSON.stringify(b)
 
-const sameTools = (a: ReadonlyArray<McpCatalog.CatalogTool>, b: ReadonlyArray<McpCatalog.CatalogTool>): boolean =>
+export const sameTools = (a: ReadonlyArray<McpCatalog.CatalogTool>, b: ReadonlyArray<McpCatalog.CatalogTool>): boolean =>
   a.length === b.length && a.every((entry, i) => entry.name === b[i]!.name && entry.server === b[i]!.server && sameTool(entry.tool, b[i]!.tool))
 
+/** What tells two failures of a server apart: their public records. */
+export const failureKey = (error: McpConnectionError): string => JSON.stringify(toRecord(error))
+
 const sameFailures = (a: ReadonlyArray<McpCatalog.ServerFailure>, b: ReadonlyArray<McpCatalog.ServerFailure>): boolean =>
-  a.length === b.length &&
-  a.every((failure, i) => failure.server === b[i]!.server && JSON.stringify(toRecord(failure.error)) === JSON.stringify(toRecord(b[i]!.error)))
+  a.length === b.length && a.every((failure, i) => failure.server === b[i]!.server && failureKey(failure.error) === failureKey(b[i]!.error))
 
 /** Two listings with the same tools, conflicts, rejected and unresolved names and failures (a list announced again unchanged). */
 const sameListing = (a: McpCatalog.Listing, b: McpCatalog.Listing): boolean =>
@@ -138,6 +137,9 @@ export const make = (
     const rules = validated as ReadonlyArray<Rules.ServerRules>
     const rulesOf = new Map(rules.map((server) => [server.server, server]))
 
+    // A service made otherwise than by `McpServers.make` has none: its retries are daemons,
+    // bounded by the server's discovery deadline.
+    const serversScope = ServersScope.scopeOf(servers)
     const failed = new Map<string, Failed>()
     const retrying = new Set<string>()
     const connected = new Map<string, McpClient.Connection>()
@@ -157,7 +159,7 @@ export const make = (
         // A failure recorded since this attempt started was that of the discovery it shared.
         if (current !== undefined && current.at >= started) return result
         const failures = (current?.failures ?? 0) + 1
-        failed.set(server.server, { error: result.left, failures, at: now, retryAt: now + retryDelayMs(failures) })
+        failed.set(server.server, { error: result.left, failures, at: now, retryAt: now + backoffMs(failures) })
         return result
       })
 
@@ -177,10 +179,10 @@ export const make = (
         if (wait) return yield* connect(server)
         if (!retrying.has(server.server)) {
           retrying.add(server.server)
-          // Not a child of this listing, which ends first; bounded all the same: by the server's
-          // discovery deadline, and by the servers' own scope (once it closes, `McpServers`
-          // fails at once).
-          yield* Effect.forkDaemon(Effect.ensuring(connect(server), Effect.sync(() => retrying.delete(server.server))))
+          // Not a child of this listing, which ends first: a fiber of the servers' own scope,
+          // which ends it when it closes; bounded meanwhile by the server's discovery deadline.
+          const retry = Effect.ensuring(connect(server), Effect.sync(() => retrying.delete(server.server)))
+          yield* serversScope === undefined ? Effect.forkDaemon(retry) : Effect.forkIn(retry, serversScope)
         }
         return Either.left(known.error)
       })
@@ -241,8 +243,9 @@ export const make = (
           const entry = merged.tools.find((tool) => tool.name === name)
           if (entry !== undefined) return Effect.succeed({ _tag: "Found", entry })
           if (merged.conflicts.some((conflict) => conflict.name === name)) return Effect.succeed(refused("tool-conflict"))
-          // A server that could not be connected could have it: its failure is why it cannot be called.
-          const failure = merged.failures.find((candidate) => Rules.couldName(rulesOf.get(candidate.server)!, name))
+          // A server that could not be connected could have it (every server here could: `relevant`
+          // is those `couldName` admits): its failure is why it cannot be called.
+          const failure = merged.failures[0]
           if (failure !== undefined) return Effect.fail(failure.error)
           return Effect.succeed(notListed(name, states))
         })
@@ -257,20 +260,33 @@ export const make = (
       return Effect.flatMap(PhasePolicy.callBudget(policy, overrides), (budget) => Effect.fail(refusedCall(route.reason, budget, route.server)))
     }
 
+    /** The secrets of every server connected so far, as one list (read when a result is redacted: tokens join them). */
+    const secrets = () => Secrets.mergeSecrets(...Array.from(connected.values(), Secrets.secretsOfConnection))
+
+    /** The call of a routed tool on its server. */
+    const callEntry = (
+      entry: McpCatalog.CatalogTool,
+      args: Readonly<Record<string, unknown>> | undefined,
+      callOptions: McpClient.CallToolOptions | undefined
+    ): Effect.Effect<McpSchema.CallToolResult, McpConnectionError> => {
+      // The result is redacted with every connected server's secrets, not only its own server's.
+      const options = callOptions?.redact === true ? { ...callOptions, [Secrets.redactWith]: secrets } : callOptions
+      return servers.callTool(entry.server, entry.tool.name, args, options)
+    }
+
+    const callSpan = Effect.withSpan("mcp.catalog.call", { attributes: { "mcp.catalog.servers": rules.length }, captureStackTrace: false })
+
     const callTool = (
       name: string,
       args?: Readonly<Record<string, unknown>>,
-      callOptions?: McpClient.CallOptions
+      callOptions?: McpClient.CallToolOptions
     ): Effect.Effect<McpSchema.CallToolResult, McpConnectionError> =>
-      Effect.flatMap(route(name), (found) =>
-        found._tag === "Found" ? servers.callTool(found.entry.server, found.entry.tool.name, args, callOptions) : refuse(found, callOptions)).pipe(
-          Effect.withSpan("mcp.catalog.call", { attributes: { "mcp.catalog.servers": rules.length }, captureStackTrace: false })
-        )
+      Effect.flatMap(route(name), (found) => found._tag === "Found" ? callEntry(found.entry, args, callOptions) : refuse(found, callOptions)).pipe(
+        callSpan
+      )
 
     const catalog: McpCatalog.Catalog = {
-      servers: rules.map((server) =>
-        server.server
-      ),
+      servers: rules.map((server) => server.server),
       listing,
       listTools,
       listings,
@@ -280,16 +296,16 @@ export const make = (
         changes: Stream.map(listings, (merged) => merged.tools).pipe(Stream.changesWith(sameTools))
       }),
       callTool,
-      resolve: (name) => Effect.map(route(name), (found) => found._tag === "Found" ? found.entry : undefined),
+      resolve: (name) =>
+        Effect.map(route(name), (found): McpCatalog.ResolvedTool | undefined =>
+          found._tag === "Found"
+            ? { ...found.entry, call: (args, callOptions) => callSpan(callEntry(found.entry, args, callOptions)) }
+            : undefined),
       nameOf: (server, tool) => {
         const found = rulesOf.get(server)
         return found === undefined ? undefined : Rules.nameOf(found, tool)
       },
-      redact: (text) => {
-        let out = text
-        for (const connection of connected.values()) out = connection.redact(out)
-        return out
-      }
+      redact: (text) => Secrets.redact(text, secrets())
     }
     return Effect.succeed(catalog)
   })

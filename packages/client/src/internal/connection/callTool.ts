@@ -21,6 +21,8 @@ import type { Exchange, Response } from "../transport/transport.js"
 import * as Failures from "../failures.js"
 import { withIdleTimeout } from "../idle.js"
 import { invalidResult, type Listing } from "../listing.js"
+import { redactValue } from "../redactValue.js"
+import * as Secrets from "../secrets.js"
 import type { Discovered } from "../liveSession.js"
 import { effectIdentityMetaKey, isValidCallerMeta, isValidEffectIdentity, traceContext } from "../requestMeta.js"
 import * as McpTask from "../../McpTask.js"
@@ -50,6 +52,10 @@ type Finish<A> = (
 const checkPastDeadline = (exchange: Exchange, bytes: number) =>
   new DeadlineExceeded({ ...Failures.fields(exchange), observedBytes: bytes, reason: "output-check", outcome: "applied", retryable: false })
 
+/** The redaction of a result (`redact: true`) ended past the call's deadline: the call ran, it is not sent again. */
+const redactionPastDeadline = (exchange: Exchange, bytes: number) =>
+  new DeadlineExceeded({ ...Failures.fields(exchange), observedBytes: bytes, reason: "redaction", outcome: "applied", retryable: false })
+
 const asIs: Finish<McpSchema.CallToolResult> = (result) => Either.right(result)
 
 export interface CallTool {
@@ -63,11 +69,20 @@ export interface CallTool {
   readonly listTasks: McpClient.Connection["listTasks"]
 }
 
+/** A call's answer, with the response's bytes, the call's exchange and its deadline (for what follows it). */
+interface Answered<A> {
+  readonly value: A
+  readonly bytes: number
+  readonly exchange: Exchange
+  readonly deadlineAt: number
+}
+
 /** What a `tools/call` gave: the call's answer, or a task the server created for it. */
 type Sent<A> =
-  | { readonly _tag: "Done"; readonly value: A }
+  | { readonly _tag: "Done" } & Answered<A>
   | {
     readonly _tag: "Created"
+    readonly exchange: Exchange
     readonly task: McpTask.Task
     /**
      * Ends the call's progress tracking: its token stays valid for the task's lifetime (MCP
@@ -195,13 +210,13 @@ export const make = (core: Core): CallTool => {
                   if (!TaskWire.isCreatedTask(response.result)) {
                     return Effect.map(
                       checkedResult(on, name, exchange, response, finish, clock, deadlineAt),
-                      (checked) => ({ value: { _tag: "Done", value: checked.value }, bytes: checked.bytes })
+                      (checked) => ({ value: { _tag: "Done", ...checked, exchange, deadlineAt }, bytes: checked.bytes })
                     )
                   }
                   const created = TaskWire.createdTaskOf(response.result)
                   // The server accepted the call: whatever follows, it is not sent again.
                   if (created === undefined) return Effect.fail(resultViolation(exchange, "invalid-result", response.bytes))
-                  return Effect.succeed({ value: { _tag: "Created", task: created, release, deadlineAt }, bytes: response.bytes })
+                  return Effect.succeed({ value: { _tag: "Created", exchange, task: created, release, deadlineAt }, bytes: response.bytes })
                 }
               )
             })
@@ -257,9 +272,9 @@ export const make = (core: Core): CallTool => {
     args: Readonly<Record<string, unknown>> | undefined,
     options: McpClient.CallOptions | undefined,
     finish: Finish<A>
-  ): Effect.Effect<A, McpConnectionError> =>
+  ): Effect.Effect<Answered<A>, McpConnectionError> =>
     Effect.flatMap(callToolWith(name, args, options, finish), (sent) => {
-      if (sent._tag === "Done") return Effect.succeed(sent.value)
+      if (sent._tag === "Done") return Effect.succeed(sent)
       return Effect.flatMap(
         Effect.zip(PhasePolicy.callBudget(policy, options), Effect.clock),
         ([budget, clock]) => {
@@ -269,13 +284,35 @@ export const make = (core: Core): CallTool => {
           return Effect.flatMap(tasks.wait(sent.task.taskId, waitBudget, undefined), ({ exchange, response }) =>
             Effect.map(
               checkedResult(core.live.current(), name, exchange, response, finish, clock, sent.deadlineAt),
-              (checked) => checked.value
+              (checked): Answered<A> => ({ ...checked, exchange: sent.exchange, deadlineAt: sent.deadlineAt })
             )).pipe(Effect.ensuring(Effect.sync(sent.release)))
         }
       )
     })
 
-  const callTool: CallTool["callTool"] = (name, args, options) => followed(name, args, options, asIs)
+  /**
+   * With `redact: true`, the result cleared of the connection's secrets (a catalog's call: of
+   * those it gives), read now that the result is in (tokens join them as they are obtained).
+   * The redaction yields between steps, so the deadline is the call's, checked at each step: the
+   * call's own timer ended with its response (`observed`), and a deadline it fired would say
+   * `unknown` of a call the server answered (docs/DESIGN.md, "AI toolkits").
+   */
+  const callTool: CallTool["callTool"] = (name, args, options) => {
+    const redact = options?.redact
+    if (redact === undefined || redact === false) return Effect.map(followed(name, args, options, asIs), (answered) => answered.value)
+    if (redact !== true) {
+      return Effect.flatMap(PhasePolicy.callBudget(policy, options), (budget) => refusedOption({ stage: "call", phase: "call", budget }, "redact"))
+    }
+    const given = (options as { readonly [Secrets.redactWith]?: () => ReadonlyArray<string> })[Secrets.redactWith]
+    return Effect.flatMap(followed(name, args, options, asIs), ({ bytes, deadlineAt, exchange, value }) =>
+      Effect.clockWith((clock) =>
+        redactValue(
+          value,
+          given === undefined ? core.secrets ?? [] : given(),
+          () => clock.unsafeCurrentTimeMillis() > deadlineAt ? redactionPastDeadline(exchange, bytes) : undefined
+        ) as Effect.Effect<McpSchema.CallToolResult, McpConnectionError>
+      ))
+  }
 
   const callToolTask: CallTool["callToolTask"] = (name, args, options) =>
     Effect.flatMap(
@@ -313,7 +350,7 @@ export const make = (core: Core): CallTool => {
 
   const callToolDecoded: CallTool["callToolDecoded"] = (output, name, args, options) => {
     const decode = Schema.decodeUnknownEither(output)
-    return followed(
+    const answered = followed(
       name,
       args,
       options,
@@ -330,6 +367,7 @@ export const make = (core: Core): CallTool => {
         })
       }
     )
+    return Effect.map(answered, ({ value }) => value)
   }
 
   return {

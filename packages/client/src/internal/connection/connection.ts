@@ -42,7 +42,7 @@ export const make = (
     const resources = Resources.make(core)
     const promptList = yield* LiveLists.make(core, prompts.listPrompts(), setup.notifications.promptsChanged)
     const resourceList = yield* LiveLists.make(core, resources.listResources(), setup.notifications.resourcesChanged)
-    return {
+    const connection: McpClient.Connection = {
       get transport() {
         return current().kind
       },
@@ -91,4 +91,7 @@ export const make = (
       logTail: Effect.suspend(() => current().transport.logTail ?? Effect.succeed("")),
       ...Elicitation.make(core)
     }
+    // A catalog redacts with the secrets of every server it connected.
+    Secrets.registerSecrets(connection, setup.secrets ?? [])
+    return connection
   })

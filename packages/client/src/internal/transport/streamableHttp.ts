@@ -27,6 +27,7 @@ import type * as McpSchema from "../../McpSchema.js"
 import { readBody, readFrames, releaseBody } from "../bodyReader.js"
 import { makeBackground } from "../background.js"
 import * as Failures from "../failures.js"
+import { backoffMs } from "../backoff.js"
 import type { FrameTooLarge } from "../frameErrors.js"
 import * as Http from "../http.js"
 import * as Messages from "../messages.js"
@@ -72,9 +73,6 @@ interface Counted {
   /** The headers of the POST's answer, given with the response. */
   readonly headers: Response["headers"]
 }
-
-/** The longest wait before the standalone stream is opened again. */
-const maxReopenDelayMs = 30_000
 
 /** A standalone GET's answer that offers no stream, with its status. */
 const isRefusal = <A>(stream: A | { readonly refused: number }): stream is { readonly refused: number } =>
@@ -331,7 +329,7 @@ export const make = (options: Options): Effect.Effect<Transport, never, HttpClie
               failures = 0
             }
             yield* Scope.close(current.attempt, Exit.void)
-            yield* Effect.sleep(Duration.millis(Math.min(maxReopenDelayMs, 1_000 * 2 ** Math.max(0, failures - 1))))
+            yield* Effect.sleep(Duration.millis(backoffMs(failures)))
             current = yield* open
             if (Effect.isEffect(current.stream) && options.inbound.reopened !== undefined) yield* options.inbound.reopened
           }
