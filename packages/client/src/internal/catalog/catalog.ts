@@ -18,6 +18,7 @@ import type * as McpSchema from "../../McpSchema.js"
 import type * as McpServers from "../../McpServers.js"
 import * as PhasePolicy from "../../PhasePolicy.js"
 import { backoffMs } from "../backoff.js"
+import { sameJson } from "../sameJson.js"
 import * as Secrets from "../secrets.js"
 import * as ServersScope from "../serversScope.js"
 import * as Rules from "./rules.js"
@@ -48,7 +49,7 @@ export const combine = (own: McpCatalog.Options | undefined, given: McpCatalog.O
   return { ...own, ...given, servers }
 }
 
-const sameTool = (a: McpSchema.Tool, b: McpSchema.Tool) => a === b || JSON.stringify(a) === JSON.stringify(b)
+const sameTool = (a: McpSchema.Tool, b: McpSchema.Tool) => sameJson(a, b)
 
 export const sameTools = (a: ReadonlyArray<McpCatalog.CatalogTool>, b: ReadonlyArray<McpCatalog.CatalogTool>): boolean =>
   a.length === b.length && a.every((entry, i) => entry.name === b[i]!.name && entry.server === b[i]!.server && sameTool(entry.tool, b[i]!.tool))

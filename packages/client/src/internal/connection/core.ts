@@ -28,6 +28,7 @@ import type * as UrlElicitations from "../urlElicitations.js"
 import type { ConnectionAuthorization } from "../oauth/authorizer.js"
 import { clientSpan } from "../tracing.js"
 import type { ConnectionCache } from "../cacheService.js"
+import { sameJson } from "../sameJson.js"
 import type { Responder } from "../inbound.js"
 import { authorized } from "./authorized.js"
 
@@ -120,7 +121,7 @@ export interface Core extends Setup {
 }
 
 /** Whether two lists (of tools, prompts, resources) are the same, as the server sent them. */
-export const sameList = <A>(a: ReadonlyArray<A>, b: ReadonlyArray<A>) => a === b || JSON.stringify(a) === JSON.stringify(b)
+export const sameList = <A>(a: ReadonlyArray<A>, b: ReadonlyArray<A>) => sameJson(a, b)
 
 /** An input found invalid: refused before any I/O. */
 export const refusedOption = (exchange: Exchange, option: string) =>
