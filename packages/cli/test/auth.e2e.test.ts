@@ -15,7 +15,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { baseEnv, cliDir, expectFailure, expectJson, recordOf, run, type RunResult, shellQuote } from "./support/cli.js"
-import { itOnTerminal, runOnTerminal } from "./support/pty.js"
+import { itOnTerminal, runOnTerminal, screenOf } from "./support/pty.js"
 
 const SECRET = "CANARY-client-secret-9f3a"
 const BASIC = Buffer.from(`svc:${SECRET}`).toString("base64")
@@ -438,7 +438,7 @@ describe("human mode", () => {
     const bundle = path.join(cliDir, "dist/bin.js")
     const line = shellQuote([process.execPath, bundle, "tools", server.url, "--token-file", tokenFile])
     const { raw } = await runOnTerminal(line, baseEnv())
-    const lines = raw.split(/\r?\n/).filter((l) => l.trim() !== "")
+    const lines = screenOf(raw).split("\n").filter((l) => l.trim() !== "")
     expect(JSON.parse(lines[0]!)).toMatchObject({ error: { tag: "Unauthorized" } })
     expect(lines[1]).toBe(`run: phasebound login ${server.url}`)
     // The same command in machine mode: the record alone (expectFailure checks the one line).

@@ -11,7 +11,7 @@ import * as Testkit from "@phasebound/testkit"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { baseEnv, cliDir, expectFailure, expectJson, run, shellQuote, waitFor } from "./support/cli.js"
-import { itOnTerminal, runOnTerminal } from "./support/pty.js"
+import { itOnTerminal, runOnTerminal, screenOf } from "./support/pty.js"
 
 let server: Testkit.TestServer
 beforeAll(async () => {
@@ -252,14 +252,10 @@ describe("on a terminal (human output)", () => {
   /** What the pty received, raw (stdout and stderr interleaved as a terminal shows them). */
   const onTerminal = (args: ReadonlyArray<string>) => runOnTerminal(shellQuote([process.execPath, bundle, ...args]), baseEnv())
 
-  /** The screen's lines: each line as the last redraw after a `\r` left it, erasures removed. */
-  const screen = (raw: string): string =>
-    raw.replace(/\r\n/g, "\n").split("\n").map((line) => line.slice(line.lastIndexOf("\r") + 1).replace(/\x1b\[K/g, "")).join("\n")
-
   const human = async (args: ReadonlyArray<string>, code = 0): Promise<string> => {
     const result = await onTerminal(args)
     expect(result.code).toBe(code)
-    return screen(result.raw)
+    return screenOf(result.raw)
   }
 
   itOnTerminal("resources, templates and prompts: one line each, under a header", async () => {
@@ -296,7 +292,7 @@ describe("on a terminal (human output)", () => {
     expect(result.code).toBe(0)
     // The escape sequence never reached the terminal.
     expect(result.raw).not.toContain("\x1b[2J")
-    expect(screen(result.raw)).toBe("logged 2\nserver log:\n  error testkit: bad [2J thing\n  error testkit: bad [2J thing\n")
+    expect(screenOf(result.raw)).toBe("logged 2\nserver log:\n  error testkit: bad [2J thing\n  error testkit: bad [2J thing\n")
     expect(await human(["call", server.url, "log", "--server-log-level", "emergency", "--args", "{\"level\":\"info\",\"message\":\"x\"}"]))
       .toBe("logged 0\nserver log: (none)\n")
   })
@@ -308,7 +304,7 @@ describe("on a terminal (human output)", () => {
       expect(result.raw).toContain(`\r${step}\x1b[K`)
     }
     expect(result.raw).toContain("\r\x1b[Kdone")
-    expect(screen(result.raw)).toBe("done\n")
+    expect(screenOf(result.raw)).toBe("done\n")
     // Progress was asked for because the bar is drawn.
     expect(lastCall().meta).toHaveProperty("progressToken")
   })
@@ -317,7 +313,7 @@ describe("on a terminal (human output)", () => {
     const result = await onTerminal(["call", "--json", server.url, "slow_progress", "--args", "{\"steps\":2,\"intervalMs\":50}"])
     expect(result.code).toBe(0)
     expect(result.raw).not.toContain("[#")
-    expect(JSON.parse(screen(result.raw))).toMatchObject({ content: [{ text: "done" }] })
+    expect(JSON.parse(screenOf(result.raw))).toMatchObject({ content: [{ text: "done" }] })
     expect(lastCall().meta ?? {}).not.toHaveProperty("progressToken")
   })
 })

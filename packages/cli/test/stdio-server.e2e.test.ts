@@ -17,7 +17,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { baseEnv, cliDir, expectFailure, expectJson, run, shellQuote, stdioFixtures } from "./support/cli.js"
-import { itOnTerminal, runOnTerminal } from "./support/pty.js"
+import { itOnTerminal, runOnTerminal, screenOf } from "./support/pty.js"
 
 const node = (args: ReadonlyArray<string>, options?: Parameters<typeof run>[2]) => run("node", args, options)
 
@@ -38,7 +38,7 @@ const onTerminal = async (args: ReadonlyArray<string>, env: Record<string, strin
   const { code, raw } = await runOnTerminal(shellQuote([process.execPath, path.join(cliDir, "dist/bin.js"), ...args]), { ...baseEnv(), ...env })
   return {
     code,
-    lines: raw.replace(/\r\n/g, "\n").split("\n").map((l) => l.slice(l.lastIndexOf("\r") + 1).replace(/\x1b\[K/g, "")).filter((l) => l !== "")
+    lines: screenOf(raw).split("\n").filter((l) => l !== "")
   }
 }
 

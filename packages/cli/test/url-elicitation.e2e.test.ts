@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { baseEnv, cliDir, recordOf, run, shellQuote } from "./support/cli.js"
-import { itOnTerminal, runOnTerminal } from "./support/pty.js"
+import { itOnTerminal, runOnTerminal, screenOf } from "./support/pty.js"
 
 const server = shellQuote([process.execPath, fileURLToPath(new URL("./support/urlElicitationServer.mjs", import.meta.url))])
 const args = ["call", "--stdio", server, "gated", "--revision", "2025-11-25"]
@@ -40,7 +40,7 @@ describe("call refused until a URL elicitation is done", () => {
     const result = await runOnTerminal(shellQuote([process.execPath, bundle, ...args]), baseEnv())
     expect(result.code).toBe(6)
     expect(result.raw).not.toContain("\x1b[2J")
-    const lines = result.raw.replace(/\r\n/g, "\n").split("\n")
+    const lines = screenOf(result.raw).split("\n")
     const at = lines.findIndex((line) => line.startsWith("{\"error\":"))
     expect(JSON.parse(lines[at]!).error.tag).toBe("UrlElicitationRequired")
     expect(lines.slice(at + 1, at + 5)).toEqual([

@@ -49,3 +49,10 @@ export const runOnTerminal = (line: string, env: NodeJS.ProcessEnv) =>
     child.on("error", reject)
     child.on("close", (code) => resolve({ code, raw }))
   })
+
+/**
+ * What a terminal shows once `raw` is drawn: each line as the last redraw after a `\r` left it
+ * (the spinner redraws its line, and only does when the command is slow enough), erasures removed.
+ */
+export const screenOf = (raw: string): string =>
+  raw.replace(/\r\n/g, "\n").split("\n").map((line) => line.slice(line.lastIndexOf("\r") + 1).replace(/\x1b\[K/g, "")).join("\n")
