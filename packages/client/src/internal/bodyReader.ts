@@ -29,6 +29,7 @@ export class BodyReadFailed extends Data.TaggedError("BodyReadFailed")<{ readonl
 
 interface NodeReadable {
   on(event: string, listener: (...args: Array<unknown>) => void): unknown
+  removeListener(event: string, listener: (...args: Array<unknown>) => void): unknown
   read(): Uint8Array | null
   destroy(error?: Error): unknown
   resume?(): unknown
@@ -97,6 +98,23 @@ const webChunks = (body: ReadableStream<Uint8Array>): BodyChunks => {
   }
 }
 
+/**
+ * Lets go of a Node body that is no longer read: one still arriving is cut (the server sees the
+ * connection closed); one whose end has arrived is left to go with the response, never cut.
+ */
+const dropNodeBody = (body: NodeReadable): void => {
+  if (body.readableEnded === true || body.destroyed === true) return
+  // node:http's message: destroying it closes the socket even when the whole body is here, so
+  // a complete body is drained instead (it is already in memory).
+  if (body.complete === true) return void body.resume?.()
+  // Any other Node stream whose end has arrived (undici's body): the connection is already
+  // free and the buffered bytes go with the response. Destroying it would only build an
+  // abort error, a measurable cost on every acknowledgement and every SSE answer read to its
+  // last event.
+  if (body._readableState?.ended === true) return
+  body.destroy()
+}
+
 const nodeChunks = (body: NodeReadable): BodyChunks => {
   let ended = false
   let failure: unknown
@@ -141,7 +159,9 @@ const nodeChunks = (body: NodeReadable): BodyChunks => {
       wake = undefined
       if (ended || failure !== undefined) return
       ended = true
-      body.destroy()
+      // Without a 'readable' listener a drained body flows (`resume` does nothing beside one).
+      body.removeListener("readable", notify)
+      dropNodeBody(body)
     })
   }
 }
@@ -201,15 +221,7 @@ export const releaseBody = (response: HttpClientResponse.HttpClientResponse): vo
     if (!body.locked) body.cancel().catch(() => undefined)
     return
   }
-  if (body.readableEnded === true || body.destroyed === true) return
-  // node:http's message: destroying it closes the socket even when the whole body is here, so
-  // a complete body is drained instead (it is already in memory).
-  if (body.complete === true) return void body.resume?.()
-  // Any other Node stream whose end has arrived (undici's body): the connection is already
-  // free and the buffered bytes go with the response. Destroying it would only build an
-  // abort error, a measurable cost on every acknowledgement.
-  if (body._readableState?.ended === true) return
-  body.destroy()
+  dropNodeBody(body)
 }
 
 /** Runs `read` over a response's body, then releases the body however the read ended. */

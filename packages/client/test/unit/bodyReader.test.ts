@@ -32,6 +32,12 @@ const serve = Effect.acquireRelease(
         if (!res.writableFinished) aborted++
       })
       const sse = params.get("sse")
+      if (sse === "whole") {
+        // Three events and the end of the body in one write: the whole body arrives at once.
+        const body = Buffer.from([0, 1, 2].map((n) => `id: ${n}\ndata: {"n":${n}}\n\n`).join(""))
+        res.writeHead(200, { "content-type": "text/event-stream", "content-length": body.length })
+        return res.end(body)
+      }
       if (sse !== null) {
         // Events "n" = 0, 1, ... written 3 bytes at a time; "endless" never ends, "reset" breaks
         // the connection after the first event.
@@ -213,4 +219,29 @@ describe("readFrames over the Effect stream of an unknown HTTP client", () => {
       expect(result).toBe("3")
       expect(pulls).toBe(3)
     }))
+})
+
+describe.each(clients.filter(([, , kind]) => kind === "node"))("a Node body read to its last frame, through %s", (name, layer) => {
+  const kind = name.includes("node:http") ? "node:http" : "undici"
+  it.scopedLive("is let go once its end has arrived, never cut: no abort error, nothing destroyed", () =>
+    Effect.gen(function*() {
+      const { url } = yield* serve
+      const response = yield* Effect.flatMap(HttpClient.HttpClient, (client) => client.execute(HttpClientRequest.get(`${url}?sse=whole`)))
+      const body = platformBody(response) as { destroyed: boolean; errored: unknown; readableEnded: boolean }
+      const result = yield* readFrames(
+        response,
+        sseParser({ maxFrameBytes: () => 100 }),
+        (event) => Effect.succeed(JSON.parse(event.data).n === 2 ? event : undefined)
+      )
+      expect(result?.data).toBe(`{"n":2}`)
+      // Cutting it would have built an abort error for nothing (undici), or closed a socket
+      // that can serve the next request (node:http).
+      expect({ destroyed: body.destroyed, errored: body.errored ?? null }).toEqual({ destroyed: false, errored: null })
+      // node:http's message is drained to its end, which frees its socket (undici's already is).
+      if (kind === "node:http") {
+        yield* Effect.promise(() =>
+          new Promise((resolve) => body.readableEnded ? resolve(undefined) : (body as unknown as http.IncomingMessage).once("end", resolve))
+        )
+      }
+    }).pipe(Effect.provide(layer)))
 })
