@@ -110,7 +110,7 @@ export const renderReport = (output: any): string => {
       output.settings.memory.unboundedReps?.json ?? "?"
     } (json) and ${
       output.settings.memory.unboundedReps?.sse ?? "?"
-    } (sse) for the two official SDKs, which have no ceiling and read the whole GiB; CLI: ${output.settings.cliReps}). Concurrent: ${concCalls}; sequential: ${output.settings.seqCalls} calls; discovery: median of ${output.settings.discoveryConnects} connects per repetition; within one repetition, clients run in ABAB order (forward, then backward) in one process per server mode, so that drifts spread over all of them. Every server runs in a child process of its own; loopback only. These are numbers, not tests: nothing in \`npm test\` asserts a time.`
+    } (sse) for the two official SDKs, which have no ceiling and read the whole GiB; CLI: ${output.settings.cliReps}). Concurrent: ${concCalls}; sequential: ${output.settings.seqCalls} calls; discovery: after an untimed block of ${output.settings.discoveryConnects} connects per client (the warm-up), median of ${output.settings.discoveryConnects} connects per repetition; within one repetition, clients run in ABAB order (forward, then backward) in one process per server mode, so that drifts spread over all of them. Every server runs in a child process of its own; loopback only. These are numbers, not tests: nothing in \`npm test\` asserts a time.`
   )
   out()
   out(

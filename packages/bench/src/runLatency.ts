@@ -164,8 +164,13 @@ const has = (w: string) => config.workloads.includes(w)
 // (1) discovery: connect + initialize + tools/list of 50 tools (close is not timed).
 if (has("discovery")) {
   progress("discovery")
-  // Warm-up: every code path once.
-  for (const adapter of loaded) await guarded("discovery", adapter.name, async () => (await adapter.connect(config.url, config.mode)).close())
+  // Warm-up: one untimed block per client, as many connects as a timed one, so that every
+  // repetition times code the JIT has compiled (as the other workloads' warm-ups do).
+  for (const adapter of loaded) {
+    await guarded("discovery", adapter.name, async () => {
+      for (let i = 0; i < config.discoveryConnects; i++) await (await adapter.connect(config.url, config.mode)).close()
+    })
+  }
   for (let rep = 0; rep < config.reps; rep++) {
     for (const adapter of abab(loaded, rep)) {
       await guarded("discovery", adapter.name, async () => {
