@@ -169,6 +169,14 @@ export const jsonWithin = (value: unknown, max: number): boolean => {
 }
 
 /**
+ * How many times its source text the JSON a parsed value is written back as can be, at most:
+ * `JSON.stringify` writes strings and structure no longer than they came (escapes only shrink
+ * or stay, whitespace goes), and a number at most 21 / 4 times (`1e20` is written with 21
+ * digits). A page of `bytes` therefore holds no schema longer than `bytes * maxJsonGrowth`.
+ */
+export const maxJsonGrowth = 6
+
+/**
  * Lists every page of tools. The cache hint is the most cautious of the pages' (the shortest
  * `ttlMs`; private if any page is).
  */
@@ -205,13 +213,17 @@ export const listAllTools = (
       if (tools.length + excluded.size + decoded.tools.length > policy.maxTools) {
         return yield* Effect.fail(limitExceeded(exchange, "maxTools"))
       }
+      // A page too small to hold a schema past the bound is not measured schema by schema.
+      const measured = response.bytes * maxJsonGrowth > policy.maxSchemaBytes
       for (const candidate of decoded.tools) {
         const listed = toolOf(candidate)
         if (Either.isLeft(listed)) return yield* Effect.fail(invalidResult(exchange, response.bytes)(listed.left))
         const tool = listed.right
         if (
-          !jsonWithin(tool.inputSchema, policy.maxSchemaBytes) ||
-          (tool.outputSchema !== undefined && !jsonWithin(tool.outputSchema, policy.maxSchemaBytes))
+          measured && (
+            !jsonWithin(tool.inputSchema, policy.maxSchemaBytes) ||
+            (tool.outputSchema !== undefined && !jsonWithin(tool.outputSchema, policy.maxSchemaBytes))
+          )
         ) {
           return yield* Effect.fail(limitExceeded(exchange, "maxSchemaBytes"))
         }

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck as fc, Schema } from "effect"
-import { jsonWithin, pageOf, toolOf } from "../../src/internal/listing.js"
+import { jsonWithin, maxJsonGrowth, pageOf, toolOf } from "../../src/internal/listing.js"
 import * as McpSchema from "../../src/McpSchema.js"
 
 const decodeTool = Schema.decodeUnknownEither(McpSchema.Tool)
@@ -92,4 +92,39 @@ describe("listing checks", () => {
     expect(jsonWithin(value, bytes)).toBe(true)
     if (bytes > 0) expect(jsonWithin(value, bytes - 1)).toBe(false)
   }, { fastCheck: { numRuns: 2_000 } })
+
+  /** JSON texts as a peer may write them: numbers in every form, escapes, whitespace. */
+  const whitespace = fc.constantFrom("", " ", "\n  ", "\t")
+  const jsonText = fc.letrec<{ value: string; number: string; string: string; array: string; object: string }>((tie) => ({
+    value: fc.oneof({ depthSize: "small" }, tie("number"), tie("string"), fc.constantFrom("true", "false", "null"), tie("array"), tie("object")),
+    number: fc.tuple(
+      fc.constantFrom("", "-"),
+      fc.oneof(fc.constant("0"), fc.integer({ min: 1, max: 99_999 }).map(String)),
+      fc.option(fc.stringMatching(/^\.[0-9]{1,4}$/), { nil: "" }),
+      fc.option(fc.tuple(fc.constantFrom("e", "E"), fc.constantFrom("", "+", "-"), fc.integer({ min: 0, max: 400 })).map((parts) => parts.join("")), {
+        nil: ""
+      })
+    ).map((parts) => parts.join("")),
+    string: fc.array(
+      fc.oneof(
+        fc.fullUnicode().filter((c) => c >= " " && c !== "\"" && c !== "\\"),
+        fc.constantFrom("\\n", "\\\"", "\\\\", "\\/", "\\u0041", "\\u00e9", "\\u0000", "\\ud83d\\ude00", "\\ud800")
+      ),
+      { maxLength: 6 }
+    ).map((parts) => `"${parts.join("")}"`),
+    array: fc.array(fc.tuple(whitespace, tie("value")), { maxLength: 4 }).map((items) => `[${items.map(([w, v]) => w + v).join(",")}]`),
+    object: fc.array(fc.tuple(whitespace, tie("string"), tie("value")), { maxLength: 4 }).map((members) =>
+      `{${members.map(([w, k, v]) => `${w}${k}:${w}${v}`).join(",")}}`
+    )
+  })).value
+
+  it.prop("a parsed value is written back in at most maxJsonGrowth times its source's bytes (why a small page is not measured)", [jsonText], ([text]) => {
+    const utf8 = (t: string) => new TextEncoder().encode(t).length
+    expect(utf8(JSON.stringify(JSON.parse(text)))).toBeLessThanOrEqual(maxJsonGrowth * utf8(text))
+  }, { fastCheck: { numRuns: 5_000 } })
+
+  it("the growth bound is nearly reached: 1e20 is written with 21 digits", () => {
+    expect(JSON.stringify(JSON.parse("1e20"))).toBe("100000000000000000000")
+    expect(21 / 4).toBeLessThanOrEqual(maxJsonGrowth)
+  })
 })
