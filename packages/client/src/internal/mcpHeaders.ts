@@ -40,13 +40,38 @@ const dataKeywords = new Set(["const", "enum", "default", "examples"])
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
+const none: ReadonlyArray<HeaderParameter> = Object.freeze([])
+
+/**
+ * Whether any object in a schema has an `x-mcp-header` key, found by a walk that builds nothing:
+ * most tools declare none, and a listing asks this of each one.
+ */
+const mentionsHeader = (schema: unknown): boolean => {
+  const stack: Array<unknown> = [schema]
+  while (stack.length > 0) {
+    const node = stack.pop()
+    if (typeof node !== "object" || node === null) continue
+    if (Array.isArray(node)) {
+      for (const item of node) stack.push(item)
+      continue
+    }
+    if ("x-mcp-header" in node) return true
+    for (const key of Object.keys(node)) stack.push((node as Record<string, unknown>)[key])
+  }
+  return false
+}
+
 /**
  * The `x-mcp-header` declarations of a tool's input schema, or `undefined` when any of them is
  * invalid (the tool must then be left out): each must be a non-empty token, unique without
  * regard to case, on a `string`, `integer` or `boolean` parameter reachable from the root
  * through `properties` keys only (never through `items`, composition, conditionals or `$ref`).
  */
-export const headerParameters = (tool: McpSchema.Tool): ReadonlyArray<HeaderParameter> | undefined => {
+export const headerParameters = (tool: McpSchema.Tool): ReadonlyArray<HeaderParameter> | undefined =>
+  mentionsHeader(tool.inputSchema) ? declaredParameters(tool) : none
+
+/** `headerParameters` by the whole walk, for a schema that mentions `x-mcp-header` somewhere. */
+export const declaredParameters = (tool: McpSchema.Tool): ReadonlyArray<HeaderParameter> | undefined => {
   const found: Array<HeaderParameter> = []
   let valid = true
   // An explicit stack, not recursion: the schema is the server's (docs/DESIGN.md, "Structure

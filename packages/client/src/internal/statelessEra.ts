@@ -71,8 +71,11 @@ export const supportedByRefusal = (error: McpConnectionError): ReadonlyArray<str
 /** Each listed tool's header declarations, worked out once (at the listing) and kept with it. */
 const declarations = new WeakMap<McpSchema.Tool, ReturnType<typeof headerParameters>>()
 const declarationsOf = (tool: McpSchema.Tool) => {
-  if (!declarations.has(tool)) declarations.set(tool, headerParameters(tool))
-  return declarations.get(tool)
+  const known = declarations.get(tool)
+  if (known !== undefined || declarations.has(tool)) return known
+  const found = headerParameters(tool)
+  declarations.set(tool, found)
+  return found
 }
 
 const violation = (exchange: Exchange, response: Response, reason: "invalid-result" | "unknown-result-type") =>
