@@ -23,6 +23,22 @@ export const make = <A>(
   list: Effect.Effect<ReadonlyArray<A>, McpConnectionError>,
   changed: Queue.Dequeue<void>
 ): Effect.Effect<McpClient.LiveList<A>> =>
+  Effect.sync(() => {
+    // Built at the first `get` or `changes`: most connections never ask, and a connection is
+    // made faster without it (two per connection).
+    let built: McpClient.LiveList<A> | undefined
+    const live = Effect.suspend(() => built !== undefined ? Effect.succeed(built) : Effect.map(build(core, list, changed), (made) => (built ??= made)))
+    return {
+      get: Effect.flatMap(live, (made) => made.get),
+      changes: Stream.unwrap(Effect.map(live, (made) => made.changes))
+    }
+  })
+
+const build = <A>(
+  core: Core,
+  list: Effect.Effect<ReadonlyArray<A>, McpConnectionError>,
+  changed: Queue.Dequeue<void>
+): Effect.Effect<McpClient.LiveList<A>> =>
   Effect.gen(function*() {
     const ref = yield* SubscriptionRef.make<ReadonlyArray<A> | undefined>(undefined)
     const lock = yield* Effect.makeSemaphore(1)
