@@ -139,7 +139,8 @@ const nodeChunks = (body: NodeReadable): BodyChunks => {
     if (failure !== undefined) return Effect.fail(new BodyReadFailed({ cause: failure }))
     const chunk = body.read()
     if (chunk !== null) return Effect.succeed(chunk)
-    return ended ? Effect.succeed(undefined) : undefined
+    // Nothing left and its end arrived: the body is read, without waiting a turn for 'end'.
+    return ended || body._readableState?.ended === true ? Effect.succeed(undefined) : undefined
   }
   return {
     next: Effect.async((resume) => {
