@@ -227,7 +227,7 @@ describe.each(clients.filter(([, , kind]) => kind === "node"))("a Node body read
     Effect.gen(function*() {
       const { url } = yield* serve
       const response = yield* Effect.flatMap(HttpClient.HttpClient, (client) => client.execute(HttpClientRequest.get(`${url}?sse=whole`)))
-      const body = platformBody(response) as { destroyed: boolean; errored: unknown; readableEnded: boolean }
+      const body = platformBody(response) as unknown as { destroyed: boolean; errored: unknown; readableEnded: boolean }
       const result = yield* readFrames(
         response,
         sseParser({ maxFrameBytes: () => 100 }),

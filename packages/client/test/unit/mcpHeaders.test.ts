@@ -19,7 +19,7 @@ const schema = fc.letrec<{ node: unknown }>((tie) => ({
   )
 })).node
 
-const toolOf = (properties: unknown): McpSchema.Tool => ({ name: "t", inputSchema: { type: "object", properties } })
+const toolOf = (properties: unknown): McpSchema.Tool => ({ name: "t", inputSchema: { type: "object", properties } as McpSchema.Tool["inputSchema"] })
 
 describe("headerParameters", () => {
   it.prop("answers as the whole walk does, whether or not the schema mentions x-mcp-header", [schema], ([properties]) => {
