@@ -10,7 +10,7 @@
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as Queue from "effect/Queue"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import type * as McpSchema from "../McpSchema.js"
 
 /** Answers worked out at the same time. */
@@ -33,31 +33,47 @@ export interface ServerRequests {
   readonly dropped: () => number
 }
 
-/** Starts the answering fiber in the current scope. */
+/**
+ * The queue, in the current scope; its answering fiber starts there with the first request (most
+ * connections never receive one, and a connection is made and closed faster without it).
+ */
 export const make = (
   answer: (request: ServerRequest) => Effect.Effect<Record<string, unknown>>
 ): Effect.Effect<ServerRequests, never, Scope.Scope> =>
   Effect.gen(function*() {
+    const scope = yield* Effect.scope
     const queue = yield* Effect.acquireRelease(Queue.dropping<Queued>(maxQueued), Queue.shutdown)
-    const answering = yield* FiberSet.make()
-    const slots = yield* Effect.makeSemaphore(maxAnswering)
     let dropped = 0
-    // An answer never fails (an error reply instead); a defect drops this answer, not the fiber.
-    const answerOne = ({ reply, request }: Queued) =>
-      Effect.flatMap(answer(request), reply).pipe(Effect.catchAllCause(() => Effect.void), Effect.ensuring(slots.release(1)))
-    // A slot first, then a request: what waits for a slot waits in the queue, where it is bounded.
-    yield* slots.take(1).pipe(
-      Effect.zipRight(Queue.take(queue)),
-      Effect.flatMap((queued) => FiberSet.run(answering, answerOne(queued))),
-      Effect.forever,
-      Effect.interruptible,
-      Effect.forkScoped
-    )
+    let started = false
+    const answering = Effect.gen(function*() {
+      const running = yield* FiberSet.make()
+      const slots = yield* Effect.makeSemaphore(maxAnswering)
+      // An answer never fails (an error reply instead); a defect drops this answer, not the fiber.
+      const answerOne = ({ reply, request }: Queued) =>
+        Effect.flatMap(answer(request), reply).pipe(Effect.catchAllCause(() => Effect.void), Effect.ensuring(slots.release(1)))
+      // A slot first, then a request: what waits for a slot waits in the queue, where it is bounded.
+      yield* slots.take(1).pipe(
+        Effect.zipRight(Queue.take(queue)),
+        Effect.flatMap((queued) => FiberSet.run(running, answerOne(queued))),
+        Effect.forever,
+        Effect.interruptible,
+        Effect.forkScoped
+      )
+    })
+    const start = Effect.suspend(() => {
+      if (started) return Effect.void
+      started = true
+      // Uninterruptible: a reader interrupted here must not leave the queue without its fiber.
+      return Effect.uninterruptible(Scope.extend(answering, scope))
+    })
     return {
       request: (request, reply) =>
-        Effect.map(Queue.offer(queue, { request, reply }), (queued) => {
-          if (!queued) dropped++
-        }),
+        Effect.zipRight(
+          start,
+          Effect.map(Queue.offer(queue, { request, reply }), (queued) => {
+            if (!queued) dropped++
+          })
+        ),
       dropped: () => dropped
     }
   })
