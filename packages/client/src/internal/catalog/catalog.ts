@@ -49,10 +49,8 @@ export const combine = (own: McpCatalog.Options | undefined, given: McpCatalog.O
   return { ...own, ...given, servers }
 }
 
-const sameTool = (a: McpSchema.Tool, b: McpSchema.Tool) => sameJson(a, b)
-
 export const sameTools = (a: ReadonlyArray<McpCatalog.CatalogTool>, b: ReadonlyArray<McpCatalog.CatalogTool>): boolean =>
-  a.length === b.length && a.every((entry, i) => entry.name === b[i]!.name && entry.server === b[i]!.server && sameTool(entry.tool, b[i]!.tool))
+  a.length === b.length && a.every((entry, i) => entry.name === b[i]!.name && entry.server === b[i]!.server && sameJson(entry.tool, b[i]!.tool))
 
 /** What tells two failures of a server apart: their public records. */
 export const failureKey = (error: McpConnectionError): string => JSON.stringify(toRecord(error))
